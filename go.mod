@@ -1,0 +1,17 @@
+module github.com/headless-dev/headless
+
+go 1.26
+
+require (
+	github.com/creack/pty v1.1.24
+	github.com/godbus/dbus/v5 v5.2.4
+	github.com/zalando/go-keyring v0.2.8
+	golang.org/x/net v0.62.0
+	golang.org/x/sys v0.50.0
+	golang.org/x/term v0.48.0
+)
+
+require (
+	github.com/danieljoos/wincred v1.2.3 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)

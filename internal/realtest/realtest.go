@@ -1,0 +1,141 @@
+// Package realtest starts the real components that tests run against: a private D-Bus session
+// bus with an unlocked gnome-keyring, through the project's own scripts/with-secret-service.sh.
+//
+// Real-component tests are opt-in for a developer's quick `go test ./...` and mandatory in the
+// official run: with HEADLESS_REAL=1 (set by .ci/run) a missing component fails the test; it
+// never skips. This package is imported only by tests.
+package realtest
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Enabled reports whether the run opted in to real-component tests.
+func Enabled() bool { return os.Getenv("HEADLESS_REAL") == "1" }
+
+// Need skips t unless the run opted in to real-component tests.
+func Need(t testing.TB) {
+	t.Helper()
+	if !Enabled() {
+		t.Skip("real-component test: set HEADLESS_REAL=1 (.ci/run does) to run it against real gnome-keyring and Chromium")
+	}
+}
+
+// Binary returns the path of a program the test needs; in an opted-in run a missing one fails.
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	Need(t)
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("real component %s is missing (%v): install it (see README) — real-component tests never skip in the official run", name, err)
+	}
+	return p
+}
+
+// Root is the repository root (the directory holding go.mod).
+func Root(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Keyring is a running private session bus with an unlocked gnome-keyring.
+type Keyring struct {
+	Addr       string // DBUS_SESSION_BUS_ADDRESS of the private bus
+	BusPID     int
+	KeyringPID int
+	Password   string // the login keyring's password
+}
+
+// KeyringOptions adjust StartKeyring.
+type KeyringOptions struct {
+	Password   string   // login keyring password; default "test"
+	Activation bool     // enable D-Bus service activation (-a)
+	Env        []string // extra environment for the harness (e.g. GNOME_KEYRING_TEST_PROMPTER=...)
+}
+
+// StartKeyring starts a private bus and an unlocked gnome-keyring for t and tears both down in
+// t.Cleanup. It fails t (never skips, once opted in) when a component is missing.
+func StartKeyring(t testing.TB, o KeyringOptions) *Keyring {
+	t.Helper()
+	Need(t)
+	for _, b := range []string{"dbus-daemon", "gnome-keyring-daemon", "dbus-send"} {
+		Binary(t, b)
+	}
+	if o.Password == "" {
+		o.Password = "test"
+	}
+	args := []string{filepath.Join(Root(t), "scripts", "with-secret-service.sh"), "-p", o.Password}
+	if o.Activation {
+		args = append(args, "-a")
+	}
+	// The command prints the bus address and pids, then holds until its stdin closes.
+	args = append(args, "--", "sh", "-c", `printf '%s %s %s\n' "$DBUS_SESSION_BUS_ADDRESS" "$WSS_BUS_PID" "$WSS_KEYRING_PID"; exec cat >/dev/null`)
+	cmd := exec.Command("bash", args...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start keyring harness: %v", err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		for sc.Scan() {
+		}
+	}()
+	go func() { cmd.Wait(); close(done) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	select {
+	case line, ok := <-lines:
+		f := strings.Fields(line)
+		if !ok || len(f) != 3 {
+			t.Fatalf("keyring harness failed to come up (got %q)", line)
+		}
+		k := &Keyring{Addr: f[0], Password: o.Password}
+		k.BusPID, _ = strconv.Atoi(f[1])
+		k.KeyringPID, _ = strconv.Atoi(f[2])
+		return k
+	case <-ctx.Done():
+		t.Fatal("keyring harness did not come up within 20s")
+	}
+	return nil
+}
+
+// Alive reports whether the keyring daemon process still runs.
+func (k *Keyring) Alive() bool {
+	return syscall.Kill(k.KeyringPID, 0) == nil
+}
