@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/config"
+	"github.com/headless-dev/headless/internal/lockfile"
+	"github.com/headless-dev/headless/internal/logfile"
+	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/safesock"
+	"github.com/headless-dev/headless/internal/version"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+const usage = `brokerd — the headless credential broker (one per user)
+
+Usage:
+    brokerd              run in the foreground until SIGTERM or SIGINT
+    brokerd --version    print the version
+    brokerd --help       print this help
+
+brokerd listens on $XDG_RUNTIME_DIR/headless/broker.sock (fallback /tmp/headless-$UID/),
+accepts only connections from its own uid, and is the only process that reads passwords
+from the Secret Service. 'headless' starts it when it is not running.
+
+Presence (who approves each release) is chosen only in $XDG_CONFIG_HOME/headless/config.json:
+    {"presence": {"provider": "pinentry", "program": "/usr/bin/pinentry-curses"}}
+With no config every release fails with PRESENCE_UNAVAILABLE. The pinentry provider shows
+its prompt on the terminal brokerd was started from (its standard input), if any.
+
+Files:
+    broker.sock, broker.lock, brokerd.log (bounded: 1 MiB + one rotated generation)
+    in the runtime dir.
+
+Exit status: 0 after a clean stop; 1 on a start-up error (another brokerd running,
+unsafe runtime dir, invalid config); 2 on a usage error.
+`
+
+const logMax = 1 << 20
+
+func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("brokerd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	showVersion := fs.Bool("version", false, "print the version")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "brokerd: error: %v\nhint: run 'brokerd --help'\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "brokerd: error: unexpected argument %q\nhint: run 'brokerd --help'\n", fs.Arg(0))
+		return 2
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "brokerd %s\n", version.String())
+		return 0
+	}
+	fail := func(code wire.Code, format string, a ...any) int {
+		fmt.Fprintf(stderr, "brokerd: error: %s\nhint: %s\n", fmt.Sprintf(format, a...), wire.Hint(code))
+		return 1
+	}
+
+	dir := safesock.Dir(getenv)
+	if err := safesock.EnsureDir(dir); err != nil {
+		return fail(wire.CodeRuntimeDir, "%v", err)
+	}
+	unlock, err := lockfile.Lock(filepath.Join(dir, "broker.lock"))
+	if err != nil {
+		var held *lockfile.HeldError
+		if errors.As(err, &held) {
+			return fail(wire.CodeBrokerRunning, "brokerd is already running (pid %d)", held.PID)
+		}
+		return fail(wire.CodeRuntimeDir, "%v", err)
+	}
+	defer unlock()
+	lf, err := logfile.Open(filepath.Join(dir, "brokerd.log"), logMax)
+	if err != nil {
+		return fail(wire.CodeRuntimeDir, "%v", err)
+	}
+	defer lf.Close()
+	log := slog.New(slog.NewTextHandler(lf, nil))
+	fatal := func(code wire.Code, format string, a ...any) int {
+		log.Error("start failed", "code", code, "err", fmt.Sprintf(format, a...))
+		return fail(code, format, a...)
+	}
+
+	sockPath := filepath.Join(dir, "broker.sock")
+	l, err := safesock.Listen(sockPath)
+	if err != nil {
+		var inUse *safesock.InUseError
+		if errors.As(err, &inUse) {
+			return fatal(wire.CodeBrokerRunning, "brokerd is already running (pid %d)", inUse.PID)
+		}
+		return fatal(wire.CodeRuntimeDir, "%v", err)
+	}
+	defer l.Close()
+
+	cfgPath, err := config.Path(getenv)
+	if err != nil {
+		return fatal(wire.CodeConfigInvalid, "%v", err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return fatal(wire.CodeConfigInvalid, "%v", err)
+	}
+	prov, err := newProvider(cfg, stdin, getenv)
+	if err != nil {
+		return fatal(wire.CodeConfigInvalid, "%v", err)
+	}
+
+	var store vault.Store
+	addr, err := vault.SessionBusAddress(getenv)
+	if err != nil {
+		store = vault.Unavailable{Reason: err.Error()}
+		log.Warn("no Secret Service", "err", err)
+	} else {
+		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ss, err := vault.OpenSecretService(octx, vault.SecretServiceOptions{Address: addr})
+		cancel()
+		if err != nil {
+			store = vault.Unavailable{Reason: err.Error()}
+			log.Warn("Secret Service unavailable", "err", err)
+		} else {
+			defer ss.Close()
+			store = ss
+		}
+	}
+
+	srv := &broker.Server{
+		Vault:      store,
+		Presence:   prov,
+		Challenges: challenge.New(challenge.Options{TTL: cfg.ChallengeTTL()}),
+		Log:        log,
+		Version:    version.String(),
+		UID:        os.Getuid(),
+		PID:        os.Getpid(),
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath)
+	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
+	if err := srv.Serve(ctx, l); err != nil {
+		log.Error("serve", "err", err)
+		return fail(wire.CodeInternal, "%v", err)
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// newProvider builds the configured presence provider. Only the config file chooses it.
+func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string) (presence.Provider, error) {
+	switch cfg.Presence.Provider {
+	case "pinentry":
+		tty := ""
+		if stdin != nil && term.IsTerminal(int(stdin.Fd())) {
+			if p, err := os.Readlink("/proc/self/fd/0"); err == nil && strings.HasPrefix(p, "/dev/") {
+				tty = p
+			}
+		}
+		return presence.NewPinentry(presence.PinentryOptions{
+			Program: cfg.Presence.Program,
+			Timeout: cfg.PresenceTimeout(),
+			TTY:     tty,
+			TTYType: getenv("TERM"),
+			Env:     pinentryEnv(getenv),
+		})
+	case "secret-service":
+		return unavailableProvider{name: "secret-service", reason: "the secret-service presence provider is not available in this version"}, nil
+	default:
+		return presence.None{}, nil
+	}
+}
+
+// pinentryEnv passes only what a pinentry needs to find its display or terminal.
+func pinentryEnv(getenv func(string) string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM",
+		"DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+type unavailableProvider struct{ name, reason string }
+
+func (u unavailableProvider) Name() string { return u.name }
+
+func (u unavailableProvider) Do(context.Context, presence.Request, func(context.Context) error) error {
+	return fmt.Errorf("%w: %s", presence.ErrUnavailable, u.reason)
+}

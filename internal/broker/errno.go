@@ -1,0 +1,5 @@
+package broker
+
+import "syscall"
+
+var errTooManyFiles error = syscall.EMFILE

@@ -1,0 +1,190 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/safesock"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// dialEnv makes this test binary act as a bare client (used to connect as another uid).
+const dialEnv = "HEADLESS_BROKER_TEST_DIAL"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(dialEnv); path != "" {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			fmt.Println("DIAL-ERROR", err)
+			os.Exit(0)
+		}
+		io.WriteString(c, `{"id":1,"method":"credentials.list"}`+"\n")
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		fmt.Printf("REPLY %s", line)
+		if err != nil {
+			fmt.Println("READ-ERROR", err)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// serveUnix runs f's server on a real socket and returns its path.
+func serveUnix(t *testing.T, f *fixture) (dir, sock string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "broker-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o700)
+	sock = filepath.Join(dir, "broker.sock")
+	l, err := safesock.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.UID = os.Getuid()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.srv.Serve(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return dir, sock
+}
+
+func TestSocketIsPrivate(t *testing.T) {
+	f := newFixture(t)
+	_, sock := serveUnix(t, f)
+	fi, err := os.Stat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("socket mode %v", fi.Mode())
+	}
+	c, err := Dial(context.Background(), sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	v, err := c.Version(context.Background())
+	if err != nil || v.Protocol != Protocol || v.PID != 4242 {
+		t.Fatalf("version %+v %v", v, err)
+	}
+}
+
+// TestOtherUIDRefused opens the directory and socket to everyone so that only the SO_PEERCRED
+// check stands between uid 65534 and the broker.
+func TestOtherUIDRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		if realtest.Enabled() {
+			t.Fatal("the official run is as root; this test needs root to connect as uid 65534")
+		}
+		t.Skip("needs root to connect as uid 65534")
+	}
+	f := newFixture(t)
+	dir, sock := serveUnix(t, f)
+	os.Chmod(dir, 0o755)
+	os.Chmod(sock, 0o666)
+
+	bin, err := os.MkdirTemp("", "broker-peer-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(bin)
+	os.Chmod(bin, 0o755)
+	exe := filepath.Join(bin, "client")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(uid uint32) string {
+		cmd := exec.Command(exe)
+		cmd.Env = []string{dialEnv + "=" + sock}
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("client as uid %d: %v\n%s", uid, err, out)
+		}
+		return string(out)
+	}
+	out := run(65534)
+	if !strings.HasPrefix(out, "REPLY ") {
+		t.Fatalf("uid 65534 could not even reach the socket, so the test proves nothing: %s", out)
+	}
+	var r wire.Response
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(out, "REPLY ")), &r); err != nil || r.Error == nil || r.Error.Code != wire.CodePeerRefused {
+		t.Fatalf("uid 65534 got %q, want PEER_REFUSED", out)
+	}
+	// The same client as root is served (so the refusal above is about the uid).
+	out = run(0)
+	if !strings.Contains(out, `"credentials"`) {
+		t.Fatalf("root client: %s", out)
+	}
+}
+
+func TestConnectionLimit(t *testing.T) {
+	f := newFixture(t)
+	f.srv.MaxConns = 2
+	_, sock := serveUnix(t, f)
+	ctx := context.Background()
+	var held []*Client
+	for i := 0; i < 2; i++ {
+		c, err := Dial(ctx, sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Version(ctx); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	c, err := Dial(ctx, sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Version(ctx); wire.CodeOf(err) != wire.CodeBusy {
+		t.Fatalf("third connection: %v, want BUSY", err)
+	}
+	held[0].Close()
+	// The slot frees once the server notices the close.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c2, err := Dial(ctx, sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c2.Version(ctx)
+		c2.Close()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot never freed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	held[1].Close()
+}

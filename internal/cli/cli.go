@@ -1,0 +1,399 @@
+// Package cli is the headless command line: the agent- and person-facing surface.
+//
+// # Security contract
+//
+// The CLI never prints, logs or accepts on its command line a password value. Passwords are
+// read only from the controlling terminal (/dev/tty) with echo off — never from arguments,
+// environment variables or a stdin pipe; with no terminal the command fails with NO_TTY.
+// Destructive commands ask for confirmation on the terminal. Every command has --json; errors
+// are "headless: error: …" plus "hint: …", or {"error":{"code","message","hint"}} with --json,
+// and a non-zero exit status.
+package cli
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/version"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+const usage = `headless — let agents sign in to sites by alias, without ever seeing the password
+
+Usage:
+    headless credentials add    --origin ORIGIN --account ACCOUNT --alias NAME
+    headless credentials list   [--origin ORIGIN]
+    headless credentials remove --origin ORIGIN --alias NAME
+    headless credentials verify --origin ORIGIN --alias NAME
+    headless version
+    headless help
+
+Every command takes --json for machine-readable output.
+
+Examples:
+    headless credentials add --origin https://staging.example.com --account admin@example.com --alias staging-admin
+        (the password is read from the terminal, echo off)
+    headless credentials list --origin https://staging.example.com --json
+    headless credentials verify --origin https://staging.example.com --alias staging-admin
+        (asks for presence, has brokerd release the password to this process, discards it
+         unseen: proves the alias can be used)
+
+The CLI starts brokerd when it is not running. Passwords are read only from the controlling
+terminal; never from arguments, the environment or a pipe.
+
+Errors print "headless: error: MESSAGE" and "hint: HINT" (with --json:
+{"error":{"code":…,"message":…,"hint":…}} on stdout).
+
+Exit status: 0 success; 1 an error with a code (see below); 2 a usage error.
+
+Error codes: NO_TTY, USAGE, CANCELLED, BROKER_UNAVAILABLE, INVALID_ORIGIN, INVALID_ARGUMENT,
+ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH, VAULT_LOCKED, VAULT_UNAVAILABLE,
+PRESENCE_DENIED, PRESENCE_TIMEOUT, PRESENCE_UNAVAILABLE, CHALLENGE_UNKNOWN,
+CHALLENGE_EXPIRED, CHALLENGE_USED, CHALLENGE_MISMATCH, CONFIG_INVALID, INTERNAL.
+`
+
+// Env is everything the CLI touches in the outside world.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// OpenTTY opens the controlling terminal.
+	OpenTTY func() (TTY, error)
+	// Broker returns a connected broker client, starting brokerd if needed.
+	Broker func(ctx context.Context) (*broker.Client, error)
+}
+
+// Run runs the CLI with args (without the program name) and returns the exit status.
+func Run(ctx context.Context, args []string, env Env) int {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return 2
+	}
+	c := &cmd{env: env}
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(env.Stdout, usage)
+		return 0
+	case "version", "--version":
+		return c.run(ctx, "version", args[1:], c.version)
+	case "credentials":
+		if len(args) < 2 {
+			return c.usageErr(false, "credentials needs a subcommand: add, list, remove or verify")
+		}
+		switch args[1] {
+		case "add":
+			return c.run(ctx, "credentials add", args[2:], c.credAdd)
+		case "list":
+			return c.run(ctx, "credentials list", args[2:], c.credList)
+		case "remove":
+			return c.run(ctx, "credentials remove", args[2:], c.credRemove)
+		case "verify":
+			return c.run(ctx, "credentials verify", args[2:], c.credVerify)
+		}
+		return c.usageErr(hasJSON(args), "unknown credentials subcommand %q", args[1])
+	}
+	return c.usageErr(hasJSON(args), "unknown command %q", args[0])
+}
+
+func hasJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--json" || a == "-json" {
+			return true
+		}
+	}
+	return false
+}
+
+type cmd struct {
+	env  Env
+	json bool
+}
+
+type handler func(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error)
+
+// run parses flags (with the common --json), runs h, and prints its result or error.
+func (c *cmd) run(ctx context.Context, name string, args []string, h handler) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&c.json, "json", false, "machine-readable output")
+	c.json = hasJSON(args)
+	result, human, err := h(ctx, fs, args)
+	if err != nil {
+		return c.fail(err)
+	}
+	if c.json {
+		b, _ := json.Marshal(result)
+		fmt.Fprintf(c.env.Stdout, "%s\n", b)
+	} else if human != nil {
+		human(c.env.Stdout)
+	}
+	return 0
+}
+
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func (c *cmd) usageErr(asJSON bool, format string, a ...any) int {
+	c.json = asJSON
+	return c.fail(&usageError{fmt.Sprintf(format, a...)})
+}
+
+// fail prints err and returns the exit status.
+func (c *cmd) fail(err error) int {
+	we := toWire(err)
+	status := 1
+	if we.Code == wire.CodeUsage {
+		status = 2
+	}
+	if c.json {
+		b, _ := json.Marshal(struct {
+			Error *wire.Error `json:"error"`
+		}{we})
+		fmt.Fprintf(c.env.Stdout, "%s\n", b)
+		return status
+	}
+	fmt.Fprintf(c.env.Stderr, "headless: error: %s\n", we.Message)
+	if we.Hint != "" {
+		fmt.Fprintf(c.env.Stderr, "hint: %s\n", we.Hint)
+	}
+	return status
+}
+
+func toWire(err error) *wire.Error {
+	var we *wire.Error
+	var ue *usageError
+	switch {
+	case errors.As(err, &we):
+		return we
+	case errors.As(err, &ue):
+		return wire.Errorf(wire.CodeUsage, "%s", ue.msg)
+	case errors.Is(err, errTTYCancelled):
+		return wire.Errorf(wire.CodeCancelled, "%v", err)
+	case errors.Is(err, broker.ErrUnreachable):
+		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+	case errors.Is(err, origin.ErrInvalid):
+		return wire.Errorf(wire.CodeInvalidOrigin, "%v", err)
+	case errors.Is(err, vault.ErrInvalid):
+		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return wire.Errorf(wire.CodeBrokerUnavail, "brokerd did not answer in time")
+	}
+	return wire.Errorf(wire.CodeInternal, "%v", err)
+}
+
+// parse parses args, requiring the named flags to be non-empty and no positional arguments.
+func parse(fs *flag.FlagSet, args []string, required map[string]*string) error {
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	for name, v := range required {
+		if *v == "" {
+			return &usageError{fmt.Sprintf("--%s is required", name)}
+		}
+	}
+	return nil
+}
+
+func (c *cmd) version(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	if err := parse(fs, args, nil); err != nil {
+		return nil, nil, err
+	}
+	v := struct {
+		Version string `json:"version"`
+	}{version.String()}
+	return v, func(w io.Writer) { fmt.Fprintf(w, "headless %s\n", v.Version) }, nil
+}
+
+func (c *cmd) credList(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	o := fs.String("origin", "", "only this origin")
+	if err := parse(fs, args, nil); err != nil {
+		return nil, nil, err
+	}
+	if *o != "" {
+		co, err := origin.Canonical(*o)
+		if err != nil {
+			return nil, nil, err
+		}
+		*o = co
+	}
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	creds, err := b.List(ctx, *o)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := broker.ListResult{Credentials: creds}
+	return res, func(w io.Writer) {
+		if len(creds) == 0 {
+			fmt.Fprintln(w, "no saved credentials")
+			return
+		}
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "ORIGIN\tALIAS\tACCOUNT\tCREATED")
+		for _, r := range creds {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Origin, r.Alias, r.Account, r.Created.Local().Format(time.DateTime))
+		}
+		tw.Flush()
+	}, nil
+}
+
+func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	o := fs.String("origin", "", "exact origin the credential is for")
+	account := fs.String("account", "", "account (user name or e-mail)")
+	alias := fs.String("alias", "", "alias agents will use")
+	if err := parse(fs, args, map[string]*string{"origin": o, "account": account, "alias": alias}); err != nil {
+		return nil, nil, err
+	}
+	co, err := origin.Canonical(*o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := vault.ValidAlias(*alias); err != nil {
+		return nil, nil, err
+	}
+	if err := vault.ValidAccount(*account); err != nil {
+		return nil, nil, err
+	}
+	tty, err := c.env.OpenTTY()
+	if err != nil {
+		return nil, nil, wire.Errorf(wire.CodeNoTTY, "no controlling terminal to read the password from (%v)", err)
+	}
+	defer tty.Close()
+	pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", *account, co, *alias), vault.MaxSecretLen)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer vault.Zero(pw)
+	again, err := tty.Secret("Repeat the password: ", vault.MaxSecretLen)
+	if err != nil {
+		return nil, nil, err
+	}
+	same := subtle.ConstantTimeCompare(pw, again) == 1
+	vault.Zero(again)
+	if !same {
+		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "the two passwords differ; nothing was saved")
+	}
+	if err := vault.ValidSecret(pw); err != nil {
+		return nil, nil, err
+	}
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	cred, err := b.Add(ctx, co, *account, *alias, pw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cred, func(w io.Writer) {
+		fmt.Fprintf(w, "saved alias %s for %s at %s\n", cred.Alias, cred.Account, cred.Origin)
+	}, nil
+}
+
+func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	o := fs.String("origin", "", "origin of the credential")
+	alias := fs.String("alias", "", "alias to remove")
+	if err := parse(fs, args, map[string]*string{"origin": o, "alias": alias}); err != nil {
+		return nil, nil, err
+	}
+	co, err := origin.Canonical(*o)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	creds, err := b.List(ctx, co)
+	if err != nil {
+		return nil, nil, err
+	}
+	var found *broker.Credential
+	for i := range creds {
+		if strings.EqualFold(creds[i].Alias, *alias) {
+			found = &creds[i]
+		}
+	}
+	if found == nil {
+		return nil, nil, wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s", *alias, co)
+	}
+	tty, err := c.env.OpenTTY()
+	if err != nil {
+		return nil, nil, wire.Errorf(wire.CodeNoTTY, "removing a credential needs confirmation on the controlling terminal (%v)", err)
+	}
+	defer tty.Close()
+	ans, err := tty.Line(fmt.Sprintf("Remove alias %s (%s) at %s from the vault? [y/N] ", found.Alias, found.Account, co), 16)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a := strings.ToLower(strings.TrimSpace(ans)); a != "y" && a != "yes" {
+		return nil, nil, wire.Errorf(wire.CodeCancelled, "not removed")
+	}
+	if err := b.Remove(ctx, co, found.Alias); err != nil {
+		return nil, nil, err
+	}
+	res := struct {
+		Removed broker.Credential `json:"removed"`
+	}{*found}
+	return res, func(w io.Writer) { fmt.Fprintf(w, "removed alias %s at %s\n", found.Alias, co) }, nil
+}
+
+// credVerify has brokerd release a credential through the full gate (challenge, presence,
+// vault) to this process, which zeroes it unseen.
+func (c *cmd) credVerify(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	o := fs.String("origin", "", "origin of the credential")
+	alias := fs.String("alias", "", "alias to verify")
+	if err := parse(fs, args, map[string]*string{"origin": o, "alias": alias}); err != nil {
+		return nil, nil, err
+	}
+	co, err := origin.Canonical(*o)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	doc := fmt.Sprintf("cli-verify-%d-%d", os.Getpid(), time.Now().UnixNano())
+	ch, err := b.Challenge(ctx, broker.ChallengeParams{Session: "cli", Document: doc, Origin: co})
+	if err != nil {
+		return nil, nil, err
+	}
+	if !c.json {
+		fmt.Fprintf(c.env.Stderr, "waiting for approval at the presence prompt…\n")
+	}
+	rel, secret, err := b.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: *alias, Session: "cli", Document: doc})
+	vault.Zero(secret)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := struct {
+		Status  string `json:"status"`
+		Origin  string `json:"origin"`
+		Account string `json:"account"`
+		Alias   string `json:"alias"`
+	}{"released", rel.Origin, rel.Account, rel.Alias}
+	return res, func(w io.Writer) {
+		fmt.Fprintf(w, "released: alias %s (%s) at %s — received and zeroed, never shown\n", rel.Alias, rel.Account, rel.Origin)
+	}, nil
+}

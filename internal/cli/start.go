@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/safesock"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// BrokerDialer returns an Env.Broker that connects to brokerd's socket, starting brokerd
+// (found next to this executable, else on PATH) when nothing listens there.
+func BrokerDialer(getenv func(string) string) func(ctx context.Context) (*broker.Client, error) {
+	return func(ctx context.Context) (*broker.Client, error) {
+		dir := safesock.Dir(getenv)
+		if err := safesock.EnsureDir(dir); err != nil {
+			return nil, wire.Errorf(wire.CodeRuntimeDir, "%v", err)
+		}
+		sock := filepath.Join(dir, "broker.sock")
+		if c, err := broker.Dial(ctx, sock); err == nil {
+			return c, nil
+		}
+		if err := startBroker(ctx, dir, sock); err != nil {
+			return nil, err
+		}
+		return broker.Dial(ctx, sock)
+	}
+}
+
+func brokerdPath() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "brokerd")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return exec.LookPath("brokerd")
+}
+
+// startBroker starts brokerd detached (own session, no terminal, output discarded: it logs to
+// its bounded log file) and waits until its socket answers.
+func startBroker(ctx context.Context, dir, sock string) error {
+	path, err := brokerdPath()
+	if err != nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "brokerd is not running and was not found next to headless or on PATH")
+	}
+	cmd := exec.Command(path)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "start brokerd: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if c, err := broker.Dial(ctx, sock); err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case err := <-exited:
+			// Another CLI may have started brokerd at the same moment; ours then exits.
+			if c, derr := broker.Dial(ctx, sock); derr == nil {
+				c.Close()
+				return nil
+			}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited with status %d during start-up; see %s", ee.ExitCode(), filepath.Join(dir, "brokerd.log"))
+			}
+			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited during start-up: %v", err)
+		case <-ctx.Done():
+			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd did not answer within 10s; see %s", filepath.Join(dir, "brokerd.log"))
+		case <-tick.C:
+		}
+	}
+}

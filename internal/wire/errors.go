@@ -1,0 +1,99 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error code. Codes never change meaning.
+type Code string
+
+// Codes that cross a socket or leave the CLI. "Could not look" and "nothing found" are always
+// different codes.
+const (
+	CodeBadRequest      Code = "BAD_REQUEST"       // malformed, wrong-typed or unknown-field input
+	CodeFrameTooLarge   Code = "FRAME_TOO_LARGE"   // a frame over 1 MiB
+	CodeUnknownMethod   Code = "UNKNOWN_METHOD"    // no such method
+	CodePeerRefused     Code = "PEER_REFUSED"      // the connecting process is another user
+	CodeBusy            Code = "BUSY"              // connection or request limit reached
+	CodeInternal        Code = "INTERNAL"          // a bug or an unexpected failure
+	CodeInvalidOrigin   Code = "INVALID_ORIGIN"    // origin is not an acceptable web origin
+	CodeInvalidArgument Code = "INVALID_ARGUMENT"  // alias, account, password or other field out of bounds
+	CodeAliasExists     Code = "ALIAS_EXISTS"      // alias already used at that origin
+	CodeAliasUnknown    Code = "ALIAS_UNKNOWN"     // no such alias at that origin
+	CodeOriginMismatch  Code = "ORIGIN_MISMATCH"   // alias belongs to another origin than the challenge
+	CodeVaultLocked     Code = "VAULT_LOCKED"      // the OS vault is locked
+	CodeVaultUnavail    Code = "VAULT_UNAVAILABLE" // no OS vault reachable
+	CodeVaultFull       Code = "VAULT_FULL"        // a bounded store is full
+	CodePresenceDenied  Code = "PRESENCE_DENIED"
+	CodePresenceTimeout Code = "PRESENCE_TIMEOUT"
+	CodePresenceUnavail Code = "PRESENCE_UNAVAILABLE"
+	CodeChallengeUnk    Code = "CHALLENGE_UNKNOWN"
+	CodeChallengeExp    Code = "CHALLENGE_EXPIRED"
+	CodeChallengeUsed   Code = "CHALLENGE_USED"
+	CodeChallengeMism   Code = "CHALLENGE_MISMATCH"
+	CodeBrokerUnavail   Code = "BROKER_UNAVAILABLE" // CLI: brokerd not reachable and could not be started
+	CodeBrokerRunning   Code = "BROKER_RUNNING"     // brokerd: another brokerd holds the runtime dir
+	CodeNoTTY           Code = "NO_TTY"             // CLI: a secret or confirmation needs the controlling terminal
+	CodeUsage           Code = "USAGE"              // CLI: bad flags or arguments
+	CodeCancelled       Code = "CANCELLED"          // CLI: the person answered no
+	CodeConfigInvalid   Code = "CONFIG_INVALID"     // config file unsafe or malformed
+	CodeRuntimeDir      Code = "RUNTIME_DIR_UNSAFE" // runtime dir has wrong owner or mode
+)
+
+var hints = map[Code]string{
+	CodeBadRequest:      "send one JSON object per line with only the documented fields",
+	CodeFrameTooLarge:   "frames are limited to 1 MiB",
+	CodeUnknownMethod:   "check the method name against the protocol documentation",
+	CodePeerRefused:     "only the user who runs brokerd may connect",
+	CodeBusy:            "too many connections or requests at once; retry shortly",
+	CodeInternal:        "this is a bug; the broker log in the runtime dir has details",
+	CodeInvalidOrigin:   "use https://host[:port]; http only for localhost and loopback addresses",
+	CodeInvalidArgument: "aliases are letters, digits, '.', '_', '-' (max 64); accounts max 256 bytes; passwords 1-1024 bytes",
+	CodeAliasExists:     "choose another alias, or remove the existing one with 'headless credentials remove'",
+	CodeAliasUnknown:    "list saved aliases with 'headless credentials list --origin ORIGIN'",
+	CodeOriginMismatch:  "the alias is saved for a different origin than the page; a credential is only used on its exact origin",
+	CodeVaultLocked:     "unlock your keyring (for example by logging in to the desktop session) and retry",
+	CodeVaultUnavail:    "start a Secret Service (gnome-keyring or KWallet) on your D-Bus session bus",
+	CodeVaultFull:       "remove unused credentials from this session's store",
+	CodePresenceDenied:  "the release was not approved at the presence prompt",
+	CodePresenceTimeout: "nobody answered the presence prompt in time; retry and answer it",
+	CodePresenceUnavail: "configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see README)",
+	CodeChallengeUnk:    "request a new challenge: visit the login page again",
+	CodeChallengeExp:    "the challenge expired; visit the login page again for a new one",
+	CodeChallengeUsed:   "challenges are single use; visit the login page again for a new one",
+	CodeChallengeMism:   "the challenge belongs to another session or document; visit the login page again",
+	CodeBrokerUnavail:   "start it with 'brokerd' and read its log in the runtime dir",
+	CodeBrokerRunning:   "one brokerd per user; stop the running one first (kill -TERM PID)",
+	CodeNoTTY:           "run this command from an interactive terminal; secrets are read only from the terminal",
+	CodeUsage:           "run 'headless help' for usage",
+	CodeCancelled:       "nothing was changed",
+	CodeConfigInvalid:   "fix $XDG_CONFIG_HOME/headless/config.json: owned by you, not group/world-writable, documented keys only",
+	CodeRuntimeDir:      "the runtime dir must be owned by you with mode 0700; remove it and retry",
+}
+
+// Hint is the default one-line hint for code.
+func Hint(code Code) string { return hints[code] }
+
+// Error is an error that crosses a socket or leaves the CLI.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Errorf makes an Error with code's default hint.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Hint: Hint(code)}
+}
+
+// CodeOf returns the code of the first *Error in err's chain, or "".
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}

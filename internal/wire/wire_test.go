@@ -1,0 +1,157 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func readAll(t testing.TB, r *Reader) ([]string, error) {
+	var out []string
+	for {
+		f, err := r.ReadFrame()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(f))
+	}
+}
+
+func TestReadFrame(t *testing.T) {
+	cases := []struct {
+		name  string
+		in    string
+		want  []string
+		final error
+	}{
+		{"two frames", "{\"a\":1}\n{\"b\":2}\n", []string{`{"a":1}`, `{"b":2}`}, io.EOF},
+		{"blank lines skipped", "\n\n{}\n\n", []string{"{}"}, io.EOF},
+		{"truncated", "{}\n{\"a\"", []string{"{}"}, ErrTruncated},
+		{"empty", "", nil, io.EOF},
+		{"exactly max", strings.Repeat("x", MaxFrame-1) + "\n", []string{strings.Repeat("x", MaxFrame-1)}, io.EOF},
+		{"one over max", strings.Repeat("x", MaxFrame) + "\n", nil, ErrFrameTooLarge},
+		{"no newline, huge", strings.Repeat("x", 3*MaxFrame), nil, ErrFrameTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, wrap := range []func(io.Reader) io.Reader{
+				func(r io.Reader) io.Reader { return r },
+				iotest.OneByteReader,
+				iotest.HalfReader,
+			} {
+				got, err := readAll(t, NewReader(wrap(strings.NewReader(tc.in))))
+				if !errors.Is(err, tc.final) {
+					t.Fatalf("final error %v, want %v", err, tc.final)
+				}
+				if len(got) != len(tc.want) {
+					t.Fatalf("got %d frames, want %d", len(got), len(tc.want))
+				}
+				for i := range got {
+					if got[i] != tc.want[i] {
+						t.Fatalf("frame %d = %.40q", i, got[i])
+					}
+				}
+				if testing.Short() || tc.name == "no newline, huge" {
+					break // OneByteReader over 3 MiB is slow
+				}
+			}
+		})
+	}
+}
+
+func TestReaderZeroesConsumedBytes(t *testing.T) {
+	in := []byte("{\"secret\":\"hunter2-canary\"}\n{\"next\":1}\n")
+	r := NewReader(bytes.NewReader(in))
+	f, err := r.ReadFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(f)
+	if bytes.Contains(r.buf, []byte("hunter2-canary")) {
+		t.Fatal("reader buffer still holds a consumed frame")
+	}
+	r.ReadFrame()
+	r.Wipe()
+	if bytes.ContainsAny(r.buf, "nx{") {
+		t.Fatal("Wipe left bytes behind")
+	}
+}
+
+func TestDecodeStrict(t *testing.T) {
+	type p struct {
+		A string `json:"a"`
+	}
+	for in, ok := range map[string]bool{
+		`{"a":"x"}`:         true,
+		`{"a":"x","b":1}`:   false,
+		`{"a":1}`:           false,
+		`{"a":"x"} {}`:      false,
+		`{"a":"x"}garbage`:  false,
+		`[]`:                false,
+		`{"a":"x"}   `:      true,
+		`{"a":"\u0000"}`:    true,
+		`{"a":"x"`:          false,
+		`{"A":"case-fold"}`: true, // encoding/json matches field names case-insensitively
+	} {
+		var v p
+		if err := DecodeStrict([]byte(in), &v); (err == nil) != ok {
+			t.Errorf("DecodeStrict(%s) err = %v, want ok=%v", in, err, ok)
+		}
+	}
+}
+
+func TestErrorsCarryHints(t *testing.T) {
+	for code := range hints {
+		if Hint(code) == "" {
+			t.Errorf("%s has no hint", code)
+		}
+	}
+	e := Errorf(CodeVaultLocked, "vault %s", "locked")
+	if e.Code != CodeVaultLocked || e.Hint == "" || e.Message != "vault locked" || CodeOf(e) != CodeVaultLocked {
+		t.Fatalf("%+v", e)
+	}
+	if b := ErrorFrame(3, e); !bytes.HasSuffix(b, []byte("\n")) || !bytes.Contains(b, []byte(`"id":3`)) {
+		t.Fatalf("%s", b)
+	}
+}
+
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte("{}\n"), uint8(1))
+	f.Add([]byte("\n\n\n"), uint8(3))
+	f.Add([]byte("{\"id\":1}\n{\"id\""), uint8(7))
+	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
+		r := NewReader(iotest.DataErrReader(&chunked{b: in, n: int(chunk%16) + 1}))
+		total := 0
+		for {
+			fr, err := r.ReadFrame()
+			if err != nil {
+				break
+			}
+			if len(fr) == 0 || bytes.IndexByte(fr, '\n') >= 0 || len(fr) >= MaxFrame {
+				t.Fatalf("bad frame %q", fr)
+			}
+			total += len(fr)
+		}
+		if total > len(in) {
+			t.Fatal("produced more bytes than read")
+		}
+	})
+}
+
+type chunked struct {
+	b []byte
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), c.n, len(c.b))
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}

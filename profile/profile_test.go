@@ -1,0 +1,82 @@
+package profile
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/lockfile"
+)
+
+func TestDataDir(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+		err  bool
+	}{
+		{map[string]string{"XDG_DATA_HOME": "/x/data", "HOME": "/home/u"}, "/x/data/headless", false},
+		{map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/home/u"}, "/home/u/.local/share/headless", false},
+		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/share/headless", false},
+		{map[string]string{}, "", true},
+	} {
+		got, err := DataDir(env(tc.env))
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("DataDir(%v) = %q, %v", tc.env, got, err)
+		}
+	}
+}
+
+func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	unlock, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(dir)
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data dir mode %v", fi.Mode().Perm())
+	}
+	_, err = Lock(dir)
+	var held *lockfile.HeldError
+	if !errors.As(err, &held) || held.PID != os.Getpid() {
+		t.Fatalf("second lock: %v", err)
+	}
+	unlock()
+	// A holder that is SIGKILLed releases the lock: flock from a child, kill it, relock.
+	// -o: only flock(1) itself holds the lock, not its sleeping child.
+	cmd := exec.Command("flock", "-o", filepath.Join(dir, "profile.lock"), "sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("flock(1) (util-linux) is needed: %v", err)
+	}
+	for i := 0; ; i++ {
+		u, err := Lock(dir)
+		if errors.Is(err, lockfile.ErrHeld) {
+			break
+		}
+		if err != nil || i > 500 {
+			t.Fatalf("child never took the lock: %v", err)
+		}
+		u()
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	unlock, err = Lock(dir)
+	if err != nil {
+		t.Fatalf("lock after the holder was killed: %v", err)
+	}
+	unlock()
+	b, _ := os.ReadFile(filepath.Join(dir, "profile.lock"))
+	if strings.TrimSpace(string(b)) != "" && strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("lock file holds %q", b)
+	}
+}
