@@ -52,3 +52,43 @@ func ValidSecret(secret []byte) error {
 	}
 	return nil
 }
+
+// maxOriginLen bounds an origin; canonical origins (internal/origin) are far shorter.
+const maxOriginLen = 2048
+
+// validOrigin checks the little the vault needs of an origin: canonicalisation is the
+// caller's job (package internal/origin). It must be non-empty UTF-8 without control
+// characters, since it travels as a D-Bus string and a keychain service name.
+func validOrigin(origin string) error {
+	if len(origin) == 0 || len(origin) > maxOriginLen {
+		return fmt.Errorf("%w: origin must be 1 to %d bytes", ErrInvalid, maxOriginLen)
+	}
+	if !utf8.ValidString(origin) {
+		return fmt.Errorf("%w: origin is not UTF-8", ErrInvalid)
+	}
+	for _, r := range origin {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: origin holds a control character", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// validKey checks the (origin, alias) pair that names a record.
+func validKey(origin, alias string) error {
+	if err := validOrigin(origin); err != nil {
+		return err
+	}
+	return ValidAlias(alias)
+}
+
+// validRecord checks a record and its secret before Add.
+func validRecord(rec Record, secret []byte) error {
+	if err := validKey(rec.Origin, rec.Alias); err != nil {
+		return err
+	}
+	if err := ValidAccount(rec.Account); err != nil {
+		return err
+	}
+	return ValidSecret(secret)
+}

@@ -5,27 +5,44 @@
 // A [Store] is the only place a password value lives at rest. Implementations:
 //
 //   - [SecretService] (Linux): the freedesktop Secret Service (gnome-keyring, KWallet) over a
-//     private D-Bus connection, never an autolaunched bus, with the
-//     dh-ietf1024-sha256-aes128-cbc-pkcs7 session so a same-user dbus-monitor sees no plaintext.
+//     private D-Bus connection to an explicit address, never an autolaunched bus, with the
+//     dh-ietf1024-sha256-aes128-cbc-pkcs7 session (never "plain") so a same-user dbus-monitor
+//     sees no plaintext. Items carry the xdg:schema [SecretServiceSchema] and the attributes
+//     origin, account and alias. It reconnects by itself after the bus or the keyring went away.
 //   - [Memory]: bounded, exact-origin, zeroed on delete and on [Memory.Wipe]; for isolated browser
 //     sessions only, never a fallback.
-//   - Keychain (darwin): the login keychain through zalando/go-keyring.
+//   - Keychain (darwin): the login keychain through zalando/go-keyring, which passes secrets to
+//     /usr/bin/security on stdin, never in argv; a non-secret index item makes List possible.
 //
 // There is no plaintext file backend and no fallback between backends: a locked store answers
-// [ErrLocked], a missing one [ErrUnavailable].
+// [ErrLocked], a missing one [ErrUnavailable]. "Could not look" ([ErrLocked], [ErrUnavailable])
+// is never reported as "nothing found" ([ErrAliasUnknown]).
+//
+// Origins match exactly (the caller canonicalises them); aliases are unique per origin and
+// looked up case-insensitively. Every Add validates its input ([ValidAlias], [ValidAccount],
+// [ValidSecret], a non-empty origin) and answers [ErrInvalid] otherwise.
 //
 // Record metadata (origin, account, alias, creation time) is not secret: attributes of items in a
-// locked Secret Service collection are readable by any same-user process. Only [Store.Secret]
-// returns a password, as a fresh []byte the caller must zero with [Zero].
+// locked Secret Service collection are readable by any same-user process, and List works while
+// the collection is locked. Only [Store.Secret] returns a password, as a fresh []byte the caller
+// must zero with [Zero]; implementations zero the buffers they own. No error message quotes a
+// password.
 //
 // # Not guaranteed
 //
 // The vault does not ask for user presence; callers (brokerd) gate [Store.Secret] on it.
+// [SecretService.Unlock] shows the desktop's unlock prompt, but an unlock that succeeds without a
+// prompt (an auto-unlock password stored by gnome-keyring) is not evidence of presence. On macOS
+// any same-user process can read items created through /usr/bin/security, and go-keyring hands
+// secrets over as Go strings, which cannot be zeroed.
 package vault
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -58,7 +75,7 @@ type Record struct {
 // Store is a credential store. Every method takes a context and returns when it is done.
 type Store interface {
 	// List returns the records for origin (all records when origin is ""), sorted by origin
-	// then alias, at most MaxList.
+	// then alias (case-insensitively), at most MaxList. The origin match is exact.
 	List(ctx context.Context, origin string) ([]Record, error)
 	// Add saves a new record. The alias must be unique for the origin, case-insensitively
 	// (ErrAliasExists). Add does not retain secret; the caller still owns and zeroes it.
@@ -72,4 +89,15 @@ type Store interface {
 // Zero overwrites b with zeros.
 func Zero(b []byte) {
 	clear(b)
+}
+
+// sortRecords orders records by origin, then alias case-insensitively, then alias.
+func sortRecords(recs []Record) {
+	slices.SortFunc(recs, func(a, b Record) int {
+		return cmp.Or(
+			strings.Compare(a.Origin, b.Origin),
+			strings.Compare(strings.ToLower(a.Alias), strings.ToLower(b.Alias)),
+			strings.Compare(a.Alias, b.Alias),
+		)
+	})
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/term"
 
@@ -25,7 +24,6 @@ import (
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 const usage = `brokerd — the headless credential broker (one per user)
@@ -74,6 +72,9 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		fmt.Fprintf(stdout, "brokerd %s\n", version.String())
 		return 0
 	}
+	// Catch SIGTERM before anything exists that a stop must clean up (socket, lock).
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
 	fail := func(code wire.Code, format string, a ...any) int {
 		fmt.Fprintf(stderr, "brokerd: error: %s\nhint: %s\n", fmt.Sprintf(format, a...), wire.Hint(code))
 		return 1
@@ -127,23 +128,8 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
 
-	var store vault.Store
-	addr, err := vault.SessionBusAddress(getenv)
-	if err != nil {
-		store = vault.Unavailable{Reason: err.Error()}
-		log.Warn("no Secret Service", "err", err)
-	} else {
-		octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ss, err := vault.OpenSecretService(octx, vault.SecretServiceOptions{Address: addr})
-		cancel()
-		if err != nil {
-			store = vault.Unavailable{Reason: err.Error()}
-			log.Warn("Secret Service unavailable", "err", err)
-		} else {
-			defer ss.Close()
-			store = ss
-		}
-	}
+	store, closeStore := openVault(ctx, getenv, log)
+	defer closeStore()
 
 	srv := &broker.Server{
 		Vault:      store,
@@ -154,8 +140,6 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		UID:        os.Getuid(),
 		PID:        os.Getpid(),
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath)
 	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
 	if err := srv.Serve(ctx, l); err != nil {

@@ -25,6 +25,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -162,7 +163,8 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 	}
 	inflight := make(chan struct{}, s.MaxInflight)
 	var handlers sync.WaitGroup
-	defer handlers.Wait()
+	// When the peer goes away, cancel what it still waits for (a pending prompt), then wait.
+	defer func() { cancel(); handlers.Wait() }()
 	for {
 		frame, err := r.ReadFrame()
 		if err != nil {
@@ -177,7 +179,7 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 			var probe struct {
 				ID uint64 `json:"id"`
 			}
-			json.Unmarshal(frame, &probe)
+			json.NewDecoder(bytes.NewReader(frame)).Decode(&probe) // best effort, to echo the id
 			clear(frame)
 			clear(req.Params)
 			write(wire.ErrorFrame(probe.ID, wire.Errorf(wire.CodeBadRequest, "malformed request: %s", sanitize(err))))

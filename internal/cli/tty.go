@@ -51,18 +51,18 @@ func (t *devTTY) Secret(prompt string, max int) ([]byte, error) {
 func (t *devTTY) read(prompt string, max int, secret bool) ([]byte, error) {
 	fd := int(t.f.Fd())
 	if secret {
-		old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+		old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 		if err != nil {
 			return nil, fmt.Errorf("terminal: %w", err)
 		}
 		raw := *old
 		raw.Lflag &^= unix.ECHO | unix.ISIG
 		raw.Lflag |= unix.ICANON
-		if err := unix.IoctlSetTermios(fd, unix.TCSETS, &raw); err != nil {
+		if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &raw); err != nil {
 			return nil, fmt.Errorf("terminal: %w", err)
 		}
 		defer func() {
-			unix.IoctlSetTermios(fd, unix.TCSETS, old)
+			unix.IoctlSetTermios(fd, ioctlSetTermios, old)
 			t.f.WriteString("\n")
 		}()
 	}

@@ -10,13 +10,9 @@ package peercred
 
 import (
 	"errors"
-	"fmt"
-	"net"
-	"os"
-	"strconv"
-
-	"golang.org/x/sys/unix"
 )
+
+var errNotUnix = errors.New("peer credentials: not a unix socket")
 
 // Cred is the kernel's record of a peer.
 type Cred struct {
@@ -25,35 +21,12 @@ type Cred struct {
 	PID int
 }
 
-// Get returns the credentials of the peer of c, which must be a *net.UnixConn.
-func Get(c net.Conn) (Cred, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return Cred{}, errors.New("peer credentials: not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
-	var ucred *unix.Ucred
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		ucred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return Cred{}, fmt.Errorf("peer credentials: %w", err)
-	}
-	if serr != nil {
-		return Cred{}, fmt.Errorf("peer credentials: %w", serr)
-	}
-	return Cred{UID: int(ucred.Uid), GID: int(ucred.Gid), PID: int(ucred.Pid)}, nil
-}
-
 // Exe returns the executable of the peer process, or "" when it cannot be read.
 func (c Cred) Exe() string {
 	if c.PID <= 0 {
 		return ""
 	}
-	p, err := os.Readlink("/proc/" + strconv.Itoa(c.PID) + "/exe")
+	p, err := exePath(c.PID)
 	if err != nil {
 		return ""
 	}

@@ -135,7 +135,14 @@ func StartKeyring(t testing.TB, o KeyringOptions) *Keyring {
 	return nil
 }
 
-// Alive reports whether the keyring daemon process still runs.
+// Alive reports whether the keyring daemon process still runs (a crashed daemon that the
+// harness has not reaped yet is a zombie, and counts as dead).
 func (k *Keyring) Alive() bool {
-	return syscall.Kill(k.KeyringPID, 0) == nil
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(k.KeyringPID) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
 }

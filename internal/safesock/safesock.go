@@ -72,8 +72,26 @@ func (e *InUseError) Error() string {
 	return fmt.Sprintf("%s is in use by pid %d", e.Path, e.PID)
 }
 
+// Listener is a Unix listener that, on Close, removes its socket file only if the path still
+// names the socket it created (never a file someone put there since).
+type Listener struct {
+	*net.UnixListener
+	path     string
+	dev, ino uint64
+}
+
+// Close stops listening and removes the socket file if it is still ours.
+func (l *Listener) Close() error {
+	err := l.UnixListener.Close()
+	var st syscall.Stat_t
+	if syscall.Lstat(l.path, &st) == nil && uint64(st.Dev) == l.dev && st.Ino == l.ino {
+		os.Remove(l.path)
+	}
+	return err
+}
+
 // Listen listens on the Unix socket at path with mode 0600, replacing a stale socket.
-func Listen(path string) (*net.UnixListener, error) {
+func Listen(path string) (*Listener, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
 			return nil, fmt.Errorf("%s exists and is not a socket; not removing it", path)
@@ -103,6 +121,11 @@ func Listen(path string) (*net.UnixListener, error) {
 		l.Close()
 		return nil, fmt.Errorf("chmod socket: %w", err)
 	}
-	l.SetUnlinkOnClose(true)
-	return l, nil
+	l.SetUnlinkOnClose(false)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("stat socket: %w", err)
+	}
+	return &Listener{UnixListener: l, path: path, dev: uint64(st.Dev), ino: st.Ino}, nil
 }

@@ -1,0 +1,501 @@
+// Package config reads the user-only configuration file,
+// $XDG_CONFIG_HOME/headless/config.json (else $HOME/.config/headless/config.json).
+//
+// # Security contract
+//
+// The file is the only place that chooses the presence provider or allows direct password
+// fill; no environment variable or flag can. [Load] therefore trusts the file only if no other
+// user could have written it:
+//
+//   - the directory that holds it must be owned by the current user and not writable by group
+//     or others;
+//   - the file must be a regular file (a symlink, FIFO, device or directory is refused, and the
+//     final component is opened with O_NOFOLLOW), owned by the current user and not writable by
+//     group or others. Being readable by others (0644) is fine: the file holds no secret.
+//     0600 is recommended;
+//   - the checks are made with fstat on the open descriptors (the file is opened relative to the
+//     checked directory descriptor), so the file that is checked is the file that is read;
+//   - a refusal is an error wrapping [ErrInsecure] that names the reason; it never falls back
+//     to the defaults.
+//
+// A missing file (or a missing directory) gives [Defaults]: no presence provider (every
+// release is refused) and no direct password fill — the safest configuration.
+//
+// # Format
+//
+// One JSON object, at most [MaxSize] bytes of UTF-8, decoded strictly: unknown keys (names
+// match exactly, case included), duplicate keys, null, wrong types, non-integer numbers and
+// trailing data are refused with an error wrapping [ErrInvalid] that names the field path
+// ("presence.timeout_seconds"). Omitted keys and zero values take the defaults.
+//
+//	{
+//	  "presence": {
+//	    "provider": "pinentry",          // "secret-service", "pinentry" or "none" (default)
+//	    "program": "/usr/bin/pinentry",  // only with "pinentry": absolute, executable
+//	    "timeout_seconds": 60            // 1..600, default 60
+//	  },
+//	  "challenge_ttl_seconds": 120,      // 10..3600, default 120
+//	  "allow_direct_password_fill": false
+//	}
+//
+// [Parse] checks everything that needs no file system. [Load] also checks that a pinentry
+// program exists, is a regular executable file and is not writable by group or others.
+//
+// # Not guaranteed
+//
+// Only the file and its directory are checked, not every ancestor directory; symlinks in
+// the directory part of the path are followed (~/.config may point into a dotfiles tree). A process running
+// as the same user can rewrite the file; that is outside the threat model the file defends
+// against (other users).
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// Presence providers.
+const (
+	ProviderSecretService = "secret-service"
+	ProviderPinentry      = "pinentry"
+	ProviderNone          = "none"
+)
+
+// Limits and defaults.
+const (
+	MaxSize = 64 << 10 // bytes
+
+	DefaultPresenceTimeoutSeconds = 60
+	MinPresenceTimeoutSeconds     = 1
+	MaxPresenceTimeoutSeconds     = 600
+
+	DefaultChallengeTTLSeconds = 120
+	MinChallengeTTLSeconds     = 10
+	MaxChallengeTTLSeconds     = 3600
+)
+
+// Errors. Every error from Parse wraps ErrInvalid; Load also returns errors wrapping
+// ErrInsecure, and plain errors when the file system fails.
+var (
+	ErrInvalid  = errors.New("config: invalid")
+	ErrInsecure = errors.New("config: insecure")
+)
+
+// Config is the user-only configuration.
+type Config struct {
+	Presence                Presence `json:"presence"`
+	ChallengeTTLSeconds     int      `json:"challenge_ttl_seconds"`
+	AllowDirectPasswordFill bool     `json:"allow_direct_password_fill"`
+}
+
+// Presence chooses how brokerd asks the person at the machine.
+type Presence struct {
+	Provider       string `json:"provider"`
+	Program        string `json:"program"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+}
+
+// Defaults returns the configuration used when there is no file.
+func Defaults() Config {
+	return Config{
+		Presence: Presence{
+			Provider:       ProviderNone,
+			TimeoutSeconds: DefaultPresenceTimeoutSeconds,
+		},
+		ChallengeTTLSeconds: DefaultChallengeTTLSeconds,
+	}
+}
+
+// PresenceTimeout returns how long a presence prompt may wait; the default for a zero Config.
+func (c Config) PresenceTimeout() time.Duration {
+	s := c.Presence.TimeoutSeconds
+	if s <= 0 {
+		s = DefaultPresenceTimeoutSeconds
+	}
+	return time.Duration(s) * time.Second
+}
+
+// ChallengeTTL returns the lifetime of a challenge; the default for a zero Config.
+func (c Config) ChallengeTTL() time.Duration {
+	s := c.ChallengeTTLSeconds
+	if s <= 0 {
+		s = DefaultChallengeTTLSeconds
+	}
+	return time.Duration(s) * time.Second
+}
+
+// Path returns the config file path: $XDG_CONFIG_HOME/headless/config.json, else
+// $HOME/.config/headless/config.json. A relative XDG_CONFIG_HOME is ignored, as the XDG
+// specification says; a missing or relative HOME is an error.
+func Path(getenv func(string) string) (string, error) {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "headless", "config.json"), nil
+	}
+	h := getenv("HOME")
+	if h == "" || !filepath.IsAbs(h) {
+		return "", errors.New("config: locate config file: $XDG_CONFIG_HOME and $HOME are unset or not absolute")
+	}
+	return filepath.Join(h, ".config", "headless", "config.json"), nil
+}
+
+// Load reads, checks and parses the config file at path; see the package documentation.
+func Load(path string) (Config, error) {
+	return load(path, os.Getuid())
+}
+
+func load(path string, uid int) (Config, error) {
+	data, err := readFile(path, uid)
+	if errors.Is(err, os.ErrNotExist) {
+		return Defaults(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("load %s: %w", path, err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("load %s: %w", path, err)
+	}
+	if c.Presence.Provider == ProviderPinentry {
+		if err := checkProgram(c.Presence.Program); err != nil {
+			return Config{}, fmt.Errorf("load %s: %w", path, err)
+		}
+	}
+	return c, nil
+}
+
+// readFile opens path's directory, checks it, opens the file relative to it without following
+// a symlink, checks the open file and reads it. A missing directory or file gives an error
+// that wraps os.ErrNotExist.
+func readFile(path string, uid int) ([]byte, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if base == "" {
+		return nil, fmt.Errorf("%w: not a file name", ErrInsecure)
+	}
+	dfd, err := openRetry(func() (int, error) {
+		return unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, &os.PathError{Op: "open directory", Path: dir, Err: err}
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(dfd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat directory", Path: dir, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR { // O_DIRECTORY makes this unreachable
+		return nil, fmt.Errorf("%w: %s is not a directory", ErrInsecure, dir)
+	}
+	if err := checkOwner("directory "+filepath.Clean(dir), st, uid); err != nil {
+		return nil, err
+	}
+
+	// O_NONBLOCK: opening a FIFO must not block; the fstat below refuses it.
+	fd, err := openRetry(func() (int, error) {
+		return unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	})
+	if err == unix.ELOOP {
+		return nil, fmt.Errorf("%w: file is a symlink", ErrInsecure)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%w: file is not a regular file", ErrInsecure)
+	}
+	if err := checkOwner("file", st, uid); err != nil {
+		return nil, err
+	}
+	if st.Size > MaxSize {
+		return nil, fmt.Errorf("%w: file is larger than %d bytes", ErrInvalid, MaxSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("%w: file is larger than %d bytes", ErrInvalid, MaxSize)
+	}
+	return data, nil
+}
+
+func openRetry(open func() (int, error)) (int, error) {
+	for {
+		fd, err := open()
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+func checkOwner(what string, st unix.Stat_t, uid int) error {
+	if int64(st.Uid) != int64(uid) {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by the current user (uid %d)", ErrInsecure, what, st.Uid, uid)
+	}
+	if perm := st.Mode & 0o7777; perm&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by group or others (mode %04o)", ErrInsecure, what, perm)
+	}
+	return nil
+}
+
+// checkProgram checks the file system part of a pinentry program: it exists, is a regular
+// executable file, and is not writable by group or others.
+func checkProgram(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%w: presence.program: %w", ErrInvalid, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: presence.program: %s is not a regular file", ErrInvalid, p)
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%w: presence.program: %s is not executable", ErrInvalid, p)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%w: presence.program: %s is writable by group or others (mode %04o)", ErrInsecure, p, perm)
+	}
+	return nil
+}
+
+// Parse decodes and validates a config file's contents; see the package documentation.
+// It touches no file system: Load also checks the pinentry program.
+func Parse(data []byte) (Config, error) {
+	if len(data) > MaxSize {
+		return Config{}, invalid("", "larger than %d bytes", MaxSize)
+	}
+	if !utf8.Valid(data) {
+		return Config{}, invalid("", "not valid UTF-8")
+	}
+	var c Config
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	err := object(d, "", map[string]func(*json.Decoder, string) error{
+		"presence": func(d *json.Decoder, path string) error {
+			return object(d, path, map[string]func(*json.Decoder, string) error{
+				"provider":        stringField(&c.Presence.Provider),
+				"program":         stringField(&c.Presence.Program),
+				"timeout_seconds": intField(&c.Presence.TimeoutSeconds),
+			})
+		},
+		"challenge_ttl_seconds":      intField(&c.ChallengeTTLSeconds),
+		"allow_direct_password_fill": boolField(&c.AllowDirectPasswordFill),
+	})
+	if err != nil {
+		return Config{}, err
+	}
+	if tok, err := d.Token(); err != io.EOF {
+		if err != nil {
+			return Config{}, invalid("", "after the top-level object: %v", err)
+		}
+		return Config{}, invalid("", "trailing data after the top-level object (%s)", kind(tok))
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	p := &c.Presence
+	switch p.Provider {
+	case "":
+		p.Provider = ProviderNone
+	case ProviderNone, ProviderSecretService, ProviderPinentry:
+	default:
+		return invalid("presence.provider", "unknown provider %q; want %q, %q or %q",
+			p.Provider, ProviderSecretService, ProviderPinentry, ProviderNone)
+	}
+	switch {
+	case p.Provider != ProviderPinentry:
+		if p.Program != "" {
+			return invalid("presence.program", "only used with provider %q", ProviderPinentry)
+		}
+	case p.Program == "":
+		return invalid("presence.program", "required with provider %q", ProviderPinentry)
+	case strings.IndexByte(p.Program, 0) >= 0:
+		return invalid("presence.program", "contains a NUL byte")
+	case !filepath.IsAbs(p.Program):
+		return invalid("presence.program", "%q is not an absolute path", p.Program)
+	case filepath.Clean(p.Program) != p.Program:
+		return invalid("presence.program", "%q is not a clean path (want %q)", p.Program, filepath.Clean(p.Program))
+	}
+	if err := defaultRange("presence.timeout_seconds", &p.TimeoutSeconds,
+		DefaultPresenceTimeoutSeconds, MinPresenceTimeoutSeconds, MaxPresenceTimeoutSeconds); err != nil {
+		return err
+	}
+	return defaultRange("challenge_ttl_seconds", &c.ChallengeTTLSeconds,
+		DefaultChallengeTTLSeconds, MinChallengeTTLSeconds, MaxChallengeTTLSeconds)
+}
+
+func defaultRange(path string, v *int, def, lo, hi int) error {
+	if *v == 0 {
+		*v = def
+		return nil
+	}
+	if *v < lo || *v > hi {
+		return invalid(path, "must be between %d and %d (or 0 for the default %d), got %d", lo, hi, def, *v)
+	}
+	return nil
+}
+
+func invalid(path, format string, args ...any) error {
+	if path == "" {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+	}
+	return fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalid, path}, args...)...)
+}
+
+// object reads one JSON object whose keys must be among fields, each at most once.
+func object(d *json.Decoder, path string, fields map[string]func(*json.Decoder, string) error) error {
+	where := path
+	if where == "" {
+		where = "top level"
+	}
+	tok, err := token(d, where)
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return invalid(path, "want an object, got %s", kind(tok))
+	}
+	seen := make(map[string]bool)
+	for d.More() {
+		tok, err := token(d, where)
+		if err != nil {
+			return err
+		}
+		key, ok := tok.(string)
+		if !ok { // the decoder only returns strings here; be safe anyway
+			return invalid(path, "want a key, got %s", kind(tok))
+		}
+		p := key
+		if path != "" {
+			p = path + "." + key
+		}
+		read, ok := fields[key]
+		if !ok {
+			return invalid(p, "unknown key")
+		}
+		if seen[key] {
+			return invalid(p, "duplicate key")
+		}
+		seen[key] = true
+		if err := read(d, p); err != nil {
+			return err
+		}
+	}
+	if tok, err = token(d, where); err != nil {
+		return err
+	}
+	if tok != json.Delim('}') { // unreachable after More reports false, unless malformed
+		return invalid(path, "want the end of the object, got %s", kind(tok))
+	}
+	return nil
+}
+
+func token(d *json.Decoder, where string) (json.Token, error) {
+	tok, err := d.Token()
+	if err == io.EOF {
+		return nil, invalid(strings.TrimPrefix(where, "top level"), "unexpected end of input")
+	}
+	if err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, invalid("", "syntax error at byte %d in %s: %v", se.Offset, where, err)
+		}
+		return nil, invalid("", "in %s: %v", where, err)
+	}
+	return tok, nil
+}
+
+func stringField(dst *string) func(*json.Decoder, string) error {
+	return func(d *json.Decoder, path string) error {
+		tok, err := token(d, path)
+		if err != nil {
+			return err
+		}
+		s, ok := tok.(string)
+		if !ok {
+			return invalid(path, "want a string, got %s", kind(tok))
+		}
+		*dst = s
+		return nil
+	}
+}
+
+func intField(dst *int) func(*json.Decoder, string) error {
+	return func(d *json.Decoder, path string) error {
+		tok, err := token(d, path)
+		if err != nil {
+			return err
+		}
+		n, ok := tok.(json.Number)
+		if !ok {
+			return invalid(path, "want an integer, got %s", kind(tok))
+		}
+		v, err := strconv.ParseInt(string(n), 10, 32)
+		if errors.Is(err, strconv.ErrRange) {
+			return invalid(path, "%.20s is out of range", string(n))
+		}
+		if err != nil {
+			return invalid(path, "want an integer, got %.20s", string(n))
+		}
+		*dst = int(v)
+		return nil
+	}
+}
+
+func boolField(dst *bool) func(*json.Decoder, string) error {
+	return func(d *json.Decoder, path string) error {
+		tok, err := token(d, path)
+		if err != nil {
+			return err
+		}
+		b, ok := tok.(bool)
+		if !ok {
+			return invalid(path, "want true or false, got %s", kind(tok))
+		}
+		*dst = b
+		return nil
+	}
+}
+
+func kind(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		switch v {
+		case '{':
+			return "an object"
+		case '[':
+			return "an array"
+		}
+		return fmt.Sprintf("%q", string(v))
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", tok)
+}

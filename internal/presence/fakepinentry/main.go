@@ -1,0 +1,183 @@
+// Command fakepinentry is a scripted pinentry for tests. It speaks real Assuan on stdin and
+// stdout: it greets "OK Pleased to meet you", answers OK to OPTION and SET* commands, and
+// answers CONFIRM according to -mode:
+//
+//	approve       OK
+//	deny          ERR 83886179 Operation cancelled <Pinentry>
+//	notconfirmed  ERR 83886194 Not confirmed <Pinentry>
+//	timeout       ERR 83886142 Timeout <Pinentry>
+//	hang          never answers; ignores SIGTERM. Before it greets, it starts a child (mode
+//	              sleeper, same process group, holding stdout open) that sleeps forever,
+//	              also ignoring SIGTERM, and logs "<pid> child <child pid>".
+//	crash         exits with status 2 without answering
+//	garbage       a line of random non-protocol bytes, then keeps reading
+//	gate          OK once the file <log>.gate exists (polled), so a test can hold a prompt open
+//
+// and, before CONFIRM:
+//
+//	nogreeting    exits at once without a word
+//	biggreeting   greets with a 100 KiB line
+//	errsetup      answers SETDESC with ERR 83886179
+//
+// Every received line is appended to the -log file as "<pid> recv <line>", after a
+// "<pid> start <mode>" line (and "<pid> child <pid>" for hang). It is a test stand-in only:
+// nothing in production refers to it.
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+var modes = map[string]bool{
+	"approve": true, "deny": true, "notconfirmed": true, "timeout": true, "hang": true,
+	"crash": true, "garbage": true, "gate": true, "nogreeting": true, "biggreeting": true,
+	"errsetup": true, "sleeper": true,
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fakepinentry", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mode := fs.String("mode", "approve", "how to answer (see the package doc)")
+	logPath := fs.String("log", "", "append every received line to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !modes[*mode] {
+		fmt.Fprintf(stderr, "fakepinentry: unknown mode %q\n", *mode)
+		return 2
+	}
+	logf := func(event, data string) {}
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "fakepinentry: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		pid := os.Getpid()
+		logf = func(event, data string) {
+			f.Write([]byte(fmt.Sprintf("%d %s %s\n", pid, event, data))) // one write: O_APPEND keeps lines whole
+		}
+	}
+	logf("start", *mode)
+
+	switch *mode {
+	case "sleeper":
+		signal.Ignore(syscall.SIGTERM)
+		sleepForever()
+	case "hang":
+		signal.Ignore(syscall.SIGTERM)
+		startSleeper(*logPath, stdout, logf)
+		fmt.Fprintln(stdout, "OK Pleased to meet you")
+	case "nogreeting":
+		return 0
+	case "biggreeting":
+		fmt.Fprintf(stdout, "OK %s\n", strings.Repeat("A", 100<<10))
+	default:
+		fmt.Fprintln(stdout, "OK Pleased to meet you")
+	}
+
+	in := bufio.NewReader(stdin)
+	for {
+		line, err := in.ReadString('\n')
+		if err != nil {
+			return 0
+		}
+		line = strings.TrimSuffix(line, "\n")
+		logf("recv", line)
+		verb, _, _ := strings.Cut(line, " ")
+		switch strings.ToUpper(verb) {
+		case "BYE":
+			fmt.Fprintln(stdout, "OK closing connection")
+			return 0
+		case "SETDESC":
+			if *mode == "errsetup" {
+				fmt.Fprintln(stdout, "ERR 83886179 Operation cancelled <Pinentry>")
+				continue
+			}
+			fmt.Fprintln(stdout, "OK")
+		case "OPTION", "SETTITLE", "SETPROMPT", "SETOK", "SETCANCEL", "SETNOTOK", "SETERROR",
+			"SETTIMEOUT", "SETKEYINFO", "SETREPEAT", "NOP", "RESET":
+			fmt.Fprintln(stdout, "OK")
+		case "CONFIRM":
+			if code := confirm(*mode, *logPath, stdout, logf); code >= 0 {
+				return code
+			}
+		default:
+			fmt.Fprintln(stdout, "ERR 83886355 Unknown IPC command <Pinentry>")
+		}
+	}
+}
+
+// confirm answers CONFIRM; a result >= 0 is an exit status.
+func confirm(mode, logPath string, stdout io.Writer, logf func(event, data string)) int {
+	switch mode {
+	case "deny":
+		fmt.Fprintln(stdout, "ERR 83886179 Operation cancelled <Pinentry>")
+	case "notconfirmed":
+		fmt.Fprintln(stdout, "ERR 83886194 Not confirmed <Pinentry>")
+	case "timeout":
+		fmt.Fprintln(stdout, "ERR 83886142 Timeout <Pinentry>")
+	case "hang":
+		sleepForever()
+	case "crash":
+		return 2
+	case "garbage":
+		b := make([]byte, 64)
+		rand.Read(b)
+		b[0] = 0xff // never a valid line, whatever follows
+		for i := range b {
+			if b[i] == '\n' {
+				b[i] = 0xfe
+			}
+		}
+		stdout.Write(append(b, '\n'))
+	case "gate":
+		for {
+			if _, err := os.Stat(logPath + ".gate"); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		fmt.Fprintln(stdout, "OK")
+	default: // approve, biggreeting, errsetup
+		fmt.Fprintln(stdout, "OK")
+	}
+	return -1
+}
+
+// startSleeper starts a child in mode sleeper that keeps stdout open, as a careless helper
+// process of a real pinentry could.
+func startSleeper(logPath string, stdout io.Writer, logf func(event, data string)) {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	args := []string{"-mode", "sleeper"}
+	if logPath != "" {
+		args = append(args, "-log", logPath)
+	}
+	child := exec.Command(exe, args...)
+	child.Stdout = stdout
+	if child.Start() == nil {
+		logf("child", fmt.Sprint(child.Process.Pid))
+	}
+}
+
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}

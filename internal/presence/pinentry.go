@@ -1,0 +1,523 @@
+package presence
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultPinentryTimeout bounds one pinentry prompt when [PinentryOptions.Timeout] is zero.
+const DefaultPinentryTimeout = 60 * time.Second
+
+const (
+	// maxResponseLine bounds one response line from the program, LF included. Assuan's own
+	// limit is 1000 bytes; anything longer than this is garbage.
+	maxResponseLine = 2048
+	// maxCommandLine bounds one line we send, LF included (Assuan's limit).
+	maxCommandLine = 1000
+	// maxSkipped bounds the comment and status lines accepted before one OK or ERR.
+	maxSkipped = 64
+	// byeGrace bounds the goodbye: the answer to BYE and the program's exit after it.
+	byeGrace = time.Second
+
+	gpgErrTimeout = 62 // GPG_ERR_TIMEOUT: the dialog's own SETTIMEOUT expired
+)
+
+// PinentryOptions configure [NewPinentry].
+type PinentryOptions struct {
+	// Program is the absolute path of the pinentry program (required). It is run directly,
+	// without a shell or a PATH search, with no arguments.
+	Program string
+	// Timeout bounds one whole prompt, from starting Program to its answer to CONFIRM. It
+	// is also sent, less a second or more, as SETTIMEOUT so that the dialog closes itself
+	// (restoring a terminal) before it would be killed. Zero means
+	// DefaultPinentryTimeout. Waiting for another prompt to finish is not counted.
+	Timeout time.Duration
+	// TTY and TTYType, when non-empty, are sent as "OPTION ttyname=" and "OPTION ttytype="
+	// (used by pinentry-curses and pinentry-tty; graphical pinentries ignore them).
+	TTY     string
+	TTYType string
+	// Env is the complete environment of Program (DISPLAY, WAYLAND_DISPLAY,
+	// DBUS_SESSION_BUS_ADDRESS, ... as the caller decides). Nil means an empty environment:
+	// nothing is inherited from this process.
+	Env []string
+}
+
+// Pinentry asks for presence through a pinentry program speaking the Assuan protocol, the
+// gpg-agent convention: for every request it starts Program in its own process group, sends
+//
+//	OPTION ttyname=<TTY>          (when set)
+//	OPTION ttytype=<TTYType>      (when set)
+//	SETTITLE headless
+//	SETDESC <Request.Description, percent-escaped>
+//	SETPROMPT ...
+//	SETOK Allow
+//	SETCANCEL Deny
+//	SETTIMEOUT <whole seconds left, minus one>
+//	CONFIRM
+//	BYE
+//
+// and then kills the process group (SIGKILL) and reaps the program, whatever happened. Comment
+// ("#") and status ("S ") lines are skipped; a response is "OK" or "OK ..." (success),
+// "ERR <number> ..." (failure) or garbage.
+//
+// # Decisions
+//
+// Only "OK" in answer to CONFIRM allows; use then runs after the program has been told BYE and
+// reaped, so the dialog is gone while the vault is read. Everything else fails closed:
+//
+//   - the program is missing, not executable or cannot start; it sends no valid greeting; it
+//     answers ERR, garbage or nothing (EOF, exit) before CONFIRM is sent: [ErrUnavailable];
+//   - after CONFIRM, ERR whose gpg error code (low 16 bits) is GPG_ERR_TIMEOUT (62), the dialog
+//     having closed itself: [ErrTimeout];
+//   - after CONFIRM, any other ERR (cancelled 99, not confirmed 114, no usable terminal or
+//     display, ...), garbage, a line over 2 KiB, EOF or a crash: [ErrDenied];
+//   - Timeout elapsing, or ctx's deadline passing, before the answer: [ErrTimeout];
+//   - ctx cancelled: [ErrDenied], also wrapping ctx.Err();
+//   - ctx done after the program allowed but before use: as the two cases above, and use is
+//     not called.
+//
+// Errors never quote the program's output; at most they carry the Assuan error number, as a
+// wrapped [*PinentryError].
+//
+// # Serialization
+//
+// A Pinentry shows one prompt at a time. A request waits for the previous prompt to be
+// answered and its program reaped; that wait is bounded by ctx only, not by Timeout.
+type Pinentry struct {
+	program string
+	timeout time.Duration
+	options []string // OPTION lines
+	env     []string
+	slot    chan struct{} // one prompt at a time
+}
+
+var _ Provider = (*Pinentry)(nil)
+
+// NewPinentry returns a pinentry provider. It fails when Program is not an absolute path, when
+// Timeout is negative, or when TTY or TTYType hold control characters or spaces. It does not
+// check that Program exists: a missing program makes every Do fail with ErrUnavailable.
+func NewPinentry(o PinentryOptions) (*Pinentry, error) {
+	if o.Program == "" {
+		return nil, errors.New("pinentry: no program configured")
+	}
+	if !filepath.IsAbs(o.Program) {
+		return nil, fmt.Errorf("pinentry: program %q is not an absolute path", o.Program)
+	}
+	if strings.IndexByte(o.Program, 0) >= 0 {
+		return nil, errors.New("pinentry: program path contains a NUL byte")
+	}
+	if o.Timeout < 0 {
+		return nil, fmt.Errorf("pinentry: negative timeout %s", o.Timeout)
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultPinentryTimeout
+	}
+	var options []string
+	for _, opt := range []struct{ name, value string }{{"ttyname", o.TTY}, {"ttytype", o.TTYType}} {
+		if opt.value == "" {
+			continue
+		}
+		if !validOptionValue(opt.value) {
+			return nil, fmt.Errorf("pinentry: %s %q must be printable ASCII without spaces, at most 256 bytes", opt.name, opt.value)
+		}
+		options = append(options, "OPTION "+opt.name+"="+opt.value)
+	}
+	env := append([]string{}, o.Env...) // non-nil: exec must not inherit our environment
+	return &Pinentry{
+		program: o.Program,
+		timeout: o.Timeout,
+		options: options,
+		env:     env,
+		slot:    make(chan struct{}, 1),
+	}, nil
+}
+
+func validOptionValue(v string) bool {
+	if len(v) > 256 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// Name returns "pinentry".
+func (p *Pinentry) Name() string { return "pinentry" }
+
+// Do asks the pinentry program about r and, only if the person allows it, calls use. See
+// [Pinentry] for the decision table.
+func (p *Pinentry) Do(ctx context.Context, r Request, use func(ctx context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return contextError(err)
+	}
+	select {
+	case p.slot <- struct{}{}:
+	case <-ctx.Done():
+		return contextError(ctx.Err())
+	}
+	err := p.prompt(ctx, r)
+	<-p.slot // the program is reaped: the next prompt may start while use runs
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return contextError(err)
+	}
+	return use(ctx)
+}
+
+// contextError maps a done context to a denial: a deadline is ErrTimeout, anything else
+// (cancellation) is ErrDenied. Both also wrap err.
+func contextError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return fmt.Errorf("%w: prompt abandoned: %w", ErrDenied, err)
+}
+
+// prompt runs one pinentry program for r. It returns nil only when the program answered OK to
+// CONFIRM; in every case the program's process group is killed and the program reaped before
+// prompt returns.
+func (p *Pinentry) prompt(ctx context.Context, r Request) error {
+	pctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+
+	proc, err := startPinentry(p.program, p.env)
+	if err != nil {
+		return fmt.Errorf("%w: start pinentry: %w", ErrUnavailable, err)
+	}
+	// On timeout or cancellation: kill the group and unblock our reads and writes (a
+	// descendant outside the group could still hold the pipes open).
+	aborted := make(chan struct{})
+	stopAbort := context.AfterFunc(pctx, func() {
+		defer close(aborted)
+		proc.kill()
+		proc.out.SetReadDeadline(time.Unix(1, 0))
+		proc.in.SetWriteDeadline(time.Unix(1, 0))
+	})
+	defer func() {
+		if !stopAbort() {
+			<-aborted // never kill a process group after its leader is reaped
+		}
+		proc.reap()
+	}()
+
+	// The dialog's own timeout ends a second or more before ours, so that it closes itself
+	// cleanly (a curses pinentry restores the terminal) rather than being killed.
+	seconds := int64(1)
+	if dl, ok := pctx.Deadline(); ok {
+		seconds = max(1, int64((time.Until(dl)-time.Second)/time.Second))
+	}
+	cmds := append(append([]string{}, p.options...),
+		"SETTITLE headless",
+		"SETDESC "+promptDescription(r),
+		"SETPROMPT Release the password?",
+		"SETOK Allow",
+		"SETCANCEL Deny",
+		"SETTIMEOUT "+strconv.FormatInt(seconds, 10),
+	)
+	c := &assuanConn{r: bufio.NewReaderSize(proc.out, maxResponseLine), w: proc.in}
+	answered, err := c.confirm(cmds)
+	if !answered && pctx.Err() != nil {
+		// We stopped waiting: that, not the broken pipe it caused, is the outcome.
+		if ctx.Err() != nil {
+			return contextError(ctx.Err())
+		}
+		return fmt.Errorf("%w: no answer from pinentry within %s", ErrTimeout, p.timeout)
+	}
+	if answered && pctx.Err() == nil {
+		// Polite goodbye, bounded: lets the program restore the terminal and exit by itself.
+		c.bye(proc, time.Now().Add(byeGrace))
+	}
+	return err
+}
+
+// assuanConn is the client side of an Assuan conversation with a pinentry.
+type assuanConn struct {
+	r *bufio.Reader // the program's stdout; its size bounds a line
+	w io.Writer     // the program's stdin
+}
+
+// confirm reads the greeting, sends cmds and then CONFIRM, and returns nil only when the
+// program answers OK to CONFIRM. answered reports whether the conversation ended on a
+// well-formed OK or ERR line (so that the program can be told BYE). The error wraps
+// ErrUnavailable for any failure before CONFIRM is sent, and ErrTimeout or ErrDenied after.
+func (c *assuanConn) confirm(cmds []string) (answered bool, err error) {
+	unavailable := func(step string, err error) (bool, error) {
+		return false, fmt.Errorf("%w: %s: %w", ErrUnavailable, step, err)
+	}
+	if err := c.response(); err != nil {
+		return unavailable("read pinentry greeting", err)
+	}
+	for _, cmd := range cmds {
+		verb, _, _ := strings.Cut(cmd, " ")
+		if err := c.send(cmd); err != nil {
+			return unavailable("send "+verb, err)
+		}
+		if err := c.response(); err != nil {
+			return unavailable("send "+verb, err)
+		}
+	}
+	if err := c.send("CONFIRM"); err != nil {
+		return unavailable("send CONFIRM", err)
+	}
+	err = c.response()
+	var pe *PinentryError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &pe) && pe.GPGCode() == gpgErrTimeout:
+		return true, fmt.Errorf("%w: the dialog closed itself: %w", ErrTimeout, err)
+	case errors.As(err, &pe):
+		return true, fmt.Errorf("%w: %w", ErrDenied, err)
+	default:
+		return false, fmt.Errorf("%w: pinentry gave no answer: %w", ErrDenied, err)
+	}
+}
+
+// bye tells the program to exit and waits, until deadline at most, for its answer and exit.
+func (c *assuanConn) bye(proc *pinentryProcess, deadline time.Time) {
+	proc.in.SetWriteDeadline(deadline)
+	proc.out.SetReadDeadline(deadline)
+	if c.send("BYE") != nil {
+		return
+	}
+	if c.response() != nil {
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(c.r, 64<<10)) // until EOF: the program has exited
+}
+
+func (c *assuanConn) send(line string) error {
+	if len(line)+1 > maxCommandLine || strings.ContainsAny(line, "\r\n") {
+		return errors.New("command line too long or not one line") // a bug in this file
+	}
+	_, err := io.WriteString(c.w, line+"\n")
+	return err
+}
+
+// errGarbage is returned for anything the program sends that is not an Assuan response.
+var errGarbage = errors.New("pinentry sent a malformed line")
+
+// PinentryError is an ERR answer from the pinentry program. Errors of [Pinentry.Do] wrap it
+// (inside ErrUnavailable, ErrTimeout or ErrDenied) whenever the program answered ERR, so that
+// a caller can give a better hint: for example, pinentry-curses without a usable terminal
+// answers CONFIRM with gpg error code 32870 (ENOTTY), pinentry-tty with 114 (not confirmed).
+type PinentryError struct {
+	// Code is the Assuan error number: the gpg error source in the high bits, the gpg error
+	// code in the low 16 bits (62 timeout, 99 cancelled, 114 not confirmed, ...).
+	Code uint32
+}
+
+// GPGCode returns the gpg error code, the low 16 bits of Code.
+func (e *PinentryError) GPGCode() uint32 { return e.Code & 0xffff }
+
+func (e *PinentryError) Error() string {
+	name := gpgErrorNames[e.GPGCode()]
+	if name == "" {
+		name = "error"
+	}
+	return fmt.Sprintf("pinentry answered ERR %d (gpg error code %d: %s)", e.Code, e.GPGCode(), name)
+}
+
+// gpgErrorNames names the gpg error codes a pinentry commonly returns. The program's own error
+// text is never shown.
+var gpgErrorNames = map[uint32]string{
+	gpgErrTimeout: "timeout",
+	83:            "not supported",
+	99:            "cancelled",
+	114:           "not confirmed",
+	275:           "unknown command",
+	32870:         "no terminal (ENOTTY)",
+}
+
+// response reads lines up to one OK (nil error) or ERR (*PinentryError), skipping comment and
+// status lines.
+func (c *assuanConn) response() error {
+	for range maxSkipped {
+		line, err := c.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return fmt.Errorf("%w: longer than %d bytes", errGarbage, maxResponseLine)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		kind, code := parseLine(line[:len(line)-1])
+		switch kind {
+		case lineOK:
+			return nil
+		case lineErr:
+			return &PinentryError{code}
+		case lineComment, lineStatus:
+			continue
+		default:
+			return errGarbage
+		}
+	}
+	return fmt.Errorf("%w: more than %d status lines", errGarbage, maxSkipped)
+}
+
+// lineKind classifies an Assuan response line.
+type lineKind int
+
+const (
+	lineGarbage lineKind = iota
+	lineOK
+	lineErr
+	lineComment
+	lineStatus
+)
+
+// parseLine classifies one Assuan response line, given without its LF. "OK" and "OK <text>"
+// are lineOK; "ERR <decimal uint32>" optionally followed by " <text>" is lineErr with that
+// number; a line starting with "#" is lineComment; "S <keyword>..." is lineStatus. Everything
+// else, including "D" data, INQUIRE, a CR before the LF or an ERR number that does not fit 32
+// bits, is lineGarbage.
+func parseLine(line []byte) (lineKind, uint32) {
+	switch {
+	case bytes.Equal(line, []byte("OK")) || bytes.HasPrefix(line, []byte("OK ")):
+		if bytes.IndexByte(line, '\r') >= 0 {
+			return lineGarbage, 0
+		}
+		return lineOK, 0
+	case bytes.HasPrefix(line, []byte("#")):
+		return lineComment, 0
+	case bytes.HasPrefix(line, []byte("S ")) && len(line) > 2:
+		return lineStatus, 0
+	case bytes.HasPrefix(line, []byte("ERR ")):
+		num, _, _ := bytes.Cut(line[4:], []byte(" "))
+		if len(num) == 0 || len(num) > 10 {
+			return lineGarbage, 0
+		}
+		for _, b := range num {
+			if b < '0' || b > '9' {
+				return lineGarbage, 0
+			}
+		}
+		n, err := strconv.ParseUint(string(num), 10, 32)
+		if err != nil {
+			return lineGarbage, 0
+		}
+		return lineErr, uint32(n)
+	}
+	return lineGarbage, 0
+}
+
+// escapeAssuan percent-escapes s for an Assuan command argument: "%" as %25, CR as %0D, LF as
+// %0A and every other byte below 0x20 as %XX (upper-case hex).
+func escapeAssuan(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' || c < 0x20 {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// promptDescription is r.Description(), percent-escaped, short enough for one Assuan line.
+// Over-long fields are shortened ("…") until it fits, so the requester is always named.
+func promptDescription(r Request) string {
+	budget := maxCommandLine - len("SETDESC \n")
+	desc := escapeAssuan(r.Description())
+	for limit := 256; len(desc) > budget && limit >= 8; limit /= 2 {
+		s := r
+		s.Origin = shorten(s.Origin, limit)
+		s.Account = shorten(s.Account, limit)
+		s.Alias = shorten(s.Alias, limit)
+		s.Session = shorten(s.Session, limit)
+		s.Exe = shorten(s.Exe, limit)
+		desc = escapeAssuan(s.Description())
+	}
+	return desc // with 8-byte fields the worst case is far below the budget
+}
+
+// shorten cuts s to at most limit bytes, on a rune boundary, marking the cut with "…".
+func shorten(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// pinentryProcess is a running pinentry program, leader of its own process group.
+type pinentryProcess struct {
+	cmd *exec.Cmd
+	in  *os.File // its stdin
+	out *os.File // its stdout
+}
+
+// startPinentry starts program with exactly env, stdin and stdout on pipes, stderr discarded,
+// in its own process group. The pipes are ours alone (not os/exec's), so reading can go on
+// while the process is reaped and deadlines work.
+func startPinentry(program string, env []string) (*pinentryProcess, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(program)
+	cmd.Env = env
+	cmd.Dir = "/"
+	cmd.Stdin = inR
+	cmd.Stdout = outW
+	cmd.Stderr = nil // /dev/null: nothing to bound, nothing to leak into our logs
+	cmd.SysProcAttr = pinentryProcAttr()
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	return &pinentryProcess{cmd: cmd, in: inW, out: outR}, nil
+}
+
+// kill sends SIGKILL to the whole process group. The group id stays valid until reap: the
+// leader is not waited for before then.
+func (p *pinentryProcess) kill() {
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// reap kills the process group, closes the pipes and waits for the program.
+func (p *pinentryProcess) reap() {
+	p.kill()
+	p.in.Close()
+	p.out.Close()
+	p.cmd.Wait()
+}

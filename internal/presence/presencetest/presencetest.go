@@ -1,0 +1,164 @@
+// Package presencetest provides a scripted pinentry program for tests of presence and of the
+// packages that use it (brokerd, end-to-end tests). It is imported only by tests.
+package presencetest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// modes are the modes FakePinentry accepts.
+var modes = []string{
+	"approve", "deny", "notconfirmed", "timeout", "hang", "crash", "garbage", "gate",
+	"nogreeting", "biggreeting", "errsetup",
+}
+
+// FakePinentry returns the absolute path of a 0700 program that behaves as a pinentry in the
+// given mode, and the log file it appends every received Assuan line to (see [Prompts]). The
+// program is what a config's presence.program names. The fake is built once per test process;
+// a build failure or an unknown mode fails t.
+//
+// The modes (see the fakepinentry command for details): approve, deny, notconfirmed, timeout,
+// hang, crash, garbage and gate answer CONFIRM (OK; cancelled; not confirmed; dialog timeout;
+// never, ignoring SIGTERM; exit 2; random bytes; OK once the file logFile+".gate" exists),
+// while nogreeting, biggreeting and errsetup fail before it.
+func FakePinentry(t testing.TB, mode string) (program, logFile string) {
+	t.Helper()
+	known := false
+	for _, m := range modes {
+		known = known || m == mode
+	}
+	if !known {
+		t.Fatalf("presencetest: unknown fake pinentry mode %q (want one of %v)", mode, modes)
+	}
+	bin, err := binary()
+	if err != nil {
+		t.Fatalf("presencetest: %v", err)
+	}
+	dir := t.TempDir()
+	logFile = filepath.Join(dir, "pinentry.log")
+	program = filepath.Join(dir, "pinentry")
+	script := fmt.Sprintf("#!/bin/sh\nexec %s -mode %s -log %s \"$@\"\n",
+		shellQuote(bin), shellQuote(mode), shellQuote(logFile))
+	if err := os.WriteFile(program, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(program, 0o700); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	return program, logFile
+}
+
+// Prompts returns the text of every prompt shown through logFile's fake so far (the SETDESC
+// arguments, percent-decoded), in order.
+func Prompts(t testing.TB, logFile string) []string {
+	t.Helper()
+	f, err := os.Open(logFile)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var prompts []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		_, rest, _ := strings.Cut(sc.Text(), " ")
+		if arg, ok := strings.CutPrefix(rest, "recv SETDESC "); ok {
+			prompts = append(prompts, percentDecode(arg))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return prompts
+}
+
+// percentDecode undoes Assuan's %XX escaping; a malformed escape is kept as is.
+func percentDecode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+var build struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// binary builds the fakepinentry command once per process into a temporary directory. Such
+// directories left by earlier test processes that have exited are removed first.
+func binary() (string, error) {
+	build.once.Do(func() { build.bin, build.err = buildFake() })
+	return build.bin, build.err
+}
+
+const dirPrefix = "headless-fakepinentry-"
+
+func buildFake() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("locate the presencetest source")
+	}
+	src := filepath.Join(filepath.Dir(file), "..", "fakepinentry")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("build fake pinentry: the go command is not on PATH: %w", err)
+	}
+	removeStale()
+	dir, err := os.MkdirTemp("", dirPrefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "fakepinentry")
+	cmd := exec.Command(gobin, "build", "-o", bin, ".")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("build fake pinentry: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// removeStale removes build directories of test processes that no longer exist.
+func removeStale() {
+	entries, _ := os.ReadDir(os.TempDir())
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), dirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/proc", pidStr)); os.IsNotExist(err) {
+			os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+		}
+	}
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

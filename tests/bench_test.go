@@ -1,0 +1,184 @@
+//go:build linux
+
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/vault"
+)
+
+// Benchmarks report their own latency percentiles (p50-ms, p99-ms) next to ns/op.
+// scripts/bench.sh runs them in one invocation and prints the ratios.
+
+type samples []time.Duration
+
+func (s samples) report(b *testing.B) {
+	if len(s) == 0 {
+		return
+	}
+	slices.Sort(s)
+	pct := func(p float64) float64 {
+		i := int(p * float64(len(s)-1))
+		return float64(s[i].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+func benchBroker(b *testing.B, mode string) (*env, *broker.Client) {
+	e := newEnv(b, envOptions{})
+	program, _ := presencetest.FakePinentry(b, mode)
+	e.pinentryConfig(program)
+	e.startBrokerd()
+	c, err := broker.Dial(context.Background(), e.sockPath())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	if _, err := c.Add(context.Background(), origin, "bench@example.test", "bench", []byte("bench-password-1")); err != nil {
+		b.Fatal(err)
+	}
+	return e, c
+}
+
+// BenchmarkRelease is one release through a real brokerd: challenge check, vault lookup,
+// scripted pinentry (a real process speaking Assuan), GetSecret over the DH session, reply.
+func BenchmarkRelease(b *testing.B) {
+	_, c := benchBroker(b, "approve")
+	ctx := context.Background()
+	var s samples
+	for i := 0; b.Loop(); i++ {
+		doc := "doc-" + strconv.Itoa(i)
+		ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: "bench", Document: doc, Origin: origin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		_, secret, err := c.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: "bench", Session: "bench", Document: doc})
+		s = append(s, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		vault.Zero(secret)
+	}
+	s.report(b)
+}
+
+// BenchmarkBaselineGetSecret is the raw vault read on an open DH session (no broker).
+func BenchmarkBaselineGetSecret(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	ctx := context.Background()
+	ss, err := vault.OpenSecretService(ctx, vault.SecretServiceOptions{Address: e.k.Addr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	if err := ss.Add(ctx, vault.Record{Origin: origin, Account: "bench@example.test", Alias: "bench"}, []byte("bench-password-1")); err != nil {
+		b.Fatal(err)
+	}
+	var s samples
+	for b.Loop() {
+		start := time.Now()
+		_, secret, err := ss.Secret(ctx, origin, "bench")
+		s = append(s, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		vault.Zero(secret)
+	}
+	s.report(b)
+}
+
+// BenchmarkBaselinePinentry is the scripted pinentry alone (spawn, Assuan, CONFIRM, reap).
+func BenchmarkBaselinePinentry(b *testing.B) {
+	newEnv(b, envOptions{noBus: true}) // opt-in check and build
+	program, _ := presencetest.FakePinentry(b, "approve")
+	p, err := presence.NewPinentry(presence.PinentryOptions{Program: program, Timeout: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	req := presence.Request{Origin: origin, Account: "bench@example.test", Alias: "bench", Session: "bench", PID: os.Getpid()}
+	var s samples
+	for b.Loop() {
+		start := time.Now()
+		err := p.Do(ctx, req, func(context.Context) error { return nil })
+		s = append(s, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.report(b)
+}
+
+// BenchmarkChallengeIssue issues challenges from 1, 8 and 64 concurrent connections.
+func BenchmarkChallengeIssue(b *testing.B) {
+	for _, conns := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			e, _ := benchBroker(b, "approve")
+			clients := make([]*broker.Client, conns)
+			for i := range clients {
+				c, err := broker.Dial(context.Background(), e.sockPath())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				clients[i] = c
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := b.N/conns + 1
+			start := time.Now()
+			for i, c := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for j := 0; j < per; j++ {
+						if _, err := c.Challenge(ctx, broker.ChallengeParams{Session: "s", Document: fmt.Sprintf("d-%d-%d", i, j), Origin: origin}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(per*conns)/time.Since(start).Seconds(), "challenges/s")
+		})
+	}
+}
+
+// BenchmarkBrokerdIdleRSS reports brokerd's resident memory after start-up and a few requests.
+func BenchmarkBrokerdIdleRSS(b *testing.B) {
+	e, c := benchBroker(b, "approve")
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := c.List(ctx, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(e.brokerPID()), "status"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			b.ReportMetric(float64(kb)/1024, "rss-MB")
+		}
+	}
+}

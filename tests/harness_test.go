@@ -1,0 +1,369 @@
+//go:build linux
+
+// Package tests runs the real brokerd and headless binaries end to end against a real
+// gnome-keyring Secret Service on a private D-Bus bus, with real Unix sockets, pseudo-terminals
+// and signals. The only stand-in is the human at the presence prompt (a scripted pinentry
+// speaking Assuan). Opt in with HEADLESS_REAL=1 (.ci/run does); then a missing component fails.
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/headless-dev/headless/internal/realtest"
+)
+
+var (
+	binDir   string
+	buildErr error
+)
+
+func TestMain(m *testing.M) {
+	if realtest.Enabled() {
+		dir, err := os.MkdirTemp("", "headless-e2e-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		binDir = dir
+		out, err := exec.Command("go", "build", "-o", dir, "github.com/headless-dev/headless/cmd/brokerd", "github.com/headless-dev/headless/cmd/headless").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build binaries: %v\n%s", err, out)
+		}
+	}
+	code := m.Run()
+	if binDir != "" {
+		if leaked := processesFrom(binDir); len(leaked) > 0 {
+			fmt.Fprintf(os.Stderr, "tests leaked processes: %v\n", leaked)
+			for _, p := range leaked {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+			code = 1
+		}
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// processesFrom lists pids whose executable lives in dir.
+func processesFrom(dir string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
+		if err == nil && strings.HasPrefix(exe, dir+"/") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// env is one user's world: a private keyring, XDG dirs in a temp dir, the built binaries.
+type env struct {
+	t       testing.TB
+	root    string
+	k       *realtest.Keyring
+	vars    []string
+	outputs *bytes.Buffer // every stdout/stderr/tty byte any command produced, for canary sweeps
+	mu      sync.Mutex
+}
+
+type envOptions struct {
+	noBus bool // no DBUS_SESSION_BUS_ADDRESS at all
+}
+
+func newEnv(t testing.TB, o envOptions) *env {
+	t.Helper()
+	realtest.Need(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	root, err := os.MkdirTemp("", "headless-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, root: root, outputs: &bytes.Buffer{}}
+	for _, d := range []string{"run", "config", "data", "home"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.vars = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(root, "home"),
+		"XDG_RUNTIME_DIR=" + filepath.Join(root, "run"),
+		"XDG_CONFIG_HOME=" + filepath.Join(root, "config"),
+		"XDG_DATA_HOME=" + filepath.Join(root, "data"),
+		"LANG=C.UTF-8",
+		"TERM=xterm",
+	}
+	if !o.noBus {
+		e.k = realtest.StartKeyring(t, realtest.KeyringOptions{})
+		e.vars = append(e.vars, "DBUS_SESSION_BUS_ADDRESS="+e.k.Addr)
+	}
+	t.Cleanup(func() {
+		e.stopBroker()
+		os.RemoveAll(root)
+	})
+	return e
+}
+
+func (e *env) runDir() string   { return filepath.Join(e.root, "run", "headless") }
+func (e *env) sockPath() string { return filepath.Join(e.runDir(), "broker.sock") }
+
+// brokerPID reads the pid of the brokerd holding the lock, or 0.
+func (e *env) brokerPID() int {
+	b, err := os.ReadFile(filepath.Join(e.runDir(), "broker.lock"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// stopBroker terminates a running brokerd (started by us or auto-started by the CLI).
+func (e *env) stopBroker() {
+	pid := e.brokerPID()
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	for i := 0; i < 250 && syscall.Kill(pid, 0) == nil && !isZombie(pid); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+		e.t.Errorf("brokerd pid %d ignored SIGTERM for 5s", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
+}
+
+func (e *env) writeConfig(body string) string {
+	dir := filepath.Join(e.root, "config", "headless")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		e.t.Fatal(err)
+	}
+	p := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) pinentryConfig(program string) {
+	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":5}}`, program))
+}
+
+func (e *env) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Env = append([]string(nil), e.vars...)
+	cmd.Dir = e.root
+	// No controlling terminal: a new session without one.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd
+}
+
+type result struct {
+	stdout, stderr, tty string
+	code                int
+}
+
+func (e *env) record(parts ...string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range parts {
+		e.outputs.WriteString(p)
+		e.outputs.WriteByte('\n')
+	}
+}
+
+// run runs a binary without a terminal, with stdin as given (may be nil).
+func (e *env) run(stdin string, name string, args ...string) result {
+	e.t.Helper()
+	cmd := e.command(name, args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	err := cmd.Run()
+	r := result{stdout: so.String(), stderr: se.String(), code: exitCode(e.t, err)}
+	e.record(r.stdout, r.stderr)
+	return r
+}
+
+func exitCode(t testing.TB, err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	t.Fatalf("run: %v", err)
+	return -1
+}
+
+// step is one exchange at the terminal: wait for prompt, then type input.
+type step struct {
+	prompt string
+	input  string
+}
+
+// runTTY runs a binary whose controlling terminal is a fresh pty, answering steps in order.
+// stdout and stderr are separate pipes; the tty transcript is returned.
+func (e *env) runTTY(steps []step, name string, args ...string) result {
+	e.t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd := e.command(name, args...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	cmd.Stdin = tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	tty.Close()
+	var transcript bytes.Buffer
+	var tmu sync.Mutex
+	readDone := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			tmu.Lock()
+			transcript.Write(buf[:n])
+			tmu.Unlock()
+			if err != nil {
+				close(readDone)
+				return
+			}
+		}
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+	seen := 0
+	for _, s := range steps {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			tmu.Lock()
+			i := strings.Index(transcript.String()[seen:], s.prompt)
+			if i >= 0 {
+				seen += i + len(s.prompt)
+			}
+			tmu.Unlock()
+			if i >= 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				e.t.Fatalf("prompt %q never appeared; transcript %q; stderr %q", s.prompt, transcript.String(), se.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		io.WriteString(ptmx, s.input)
+	}
+	var werr error
+	select {
+	case werr = <-waitDone:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		e.t.Fatalf("%s %v did not finish; transcript %q", name, args, transcript.String())
+	}
+	ptmx.Close()
+	select {
+	case <-readDone:
+	case <-time.After(2 * time.Second):
+	}
+	tmu.Lock()
+	r := result{stdout: so.String(), stderr: se.String(), tty: transcript.String(), code: exitCode(e.t, werr)}
+	tmu.Unlock()
+	e.record(r.stdout, r.stderr, r.tty)
+	return r
+}
+
+// proc is a brokerd started by a test.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func (p *proc) Pid() int { return p.cmd.Process.Pid }
+
+// Stop sends SIGTERM and returns brokerd's exit error (nil for status 0).
+func (p *proc) Stop() error {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("brokerd ignored SIGTERM for 10s")
+	}
+	return p.err
+}
+
+// startBrokerd runs brokerd in the foreground (no terminal) and waits for its socket.
+func (e *env) startBrokerd() *proc {
+	e.t.Helper()
+	cmd := e.command("brokerd")
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	done := p.done
+	go func() { p.err = cmd.Wait(); close(done) }()
+	e.t.Cleanup(func() { p.Stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if fi, err := os.Stat(e.sockPath()); err == nil && fi.Mode().Type() == os.ModeSocket && e.brokerPID() == cmd.Process.Pid {
+			return p
+		}
+		select {
+		case <-done:
+			e.t.Fatalf("brokerd exited: %s", se.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.t.Fatalf("brokerd did not come up: %s", se.String())
+	return nil
+}
+
+// allOutput is every byte any command printed so far in this env.
+func (e *env) allOutput() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.outputs.String()
+}

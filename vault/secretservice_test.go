@@ -1,0 +1,857 @@
+//go:build linux
+
+package vault_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/vault"
+	"github.com/headless-dev/headless/vault/vaulttest"
+)
+
+const (
+	secretsName = "org.freedesktop.secrets"
+	secretsPath = dbus.ObjectPath("/org/freedesktop/secrets")
+)
+
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// openStore opens a SecretService on the keyring's bus and closes it at cleanup.
+func openStore(t testing.TB, addr string) *vault.SecretService {
+	t.Helper()
+	s, err := vault.OpenSecretService(testCtx(t, 10*time.Second), vault.SecretServiceOptions{Address: addr})
+	if err != nil {
+		t.Fatalf("OpenSecretService: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// rawConn is the test's own connection to the bus, for what the vault API does not do.
+func rawConn(t testing.TB, addr string) *dbus.Conn {
+	t.Helper()
+	c, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatalf("connect to test bus: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func defaultCollection(t testing.TB, c *dbus.Conn) dbus.ObjectPath {
+	t.Helper()
+	var coll dbus.ObjectPath
+	err := c.Object(secretsName, secretsPath).Call("org.freedesktop.Secret.Service.ReadAlias", 0, "default").Store(&coll)
+	if err != nil || coll == "/" {
+		t.Fatalf("ReadAlias(default) = %q, %v", coll, err)
+	}
+	return coll
+}
+
+func lockCollection(t testing.TB, c *dbus.Conn, coll dbus.ObjectPath) {
+	t.Helper()
+	var (
+		locked []dbus.ObjectPath
+		prompt dbus.ObjectPath
+	)
+	err := c.Object(secretsName, secretsPath).Call("org.freedesktop.Secret.Service.Lock", 0, []dbus.ObjectPath{coll}).Store(&locked, &prompt)
+	if err != nil || prompt != "/" {
+		t.Fatalf("Lock = %v, %q, %v", locked, prompt, err)
+	}
+}
+
+// plainSession opens a "plain" session on the test's own connection: the control that shows
+// what a same-user dbus-monitor would see without transfer encryption.
+func plainSession(t testing.TB, c *dbus.Conn) dbus.ObjectPath {
+	t.Helper()
+	var (
+		out     dbus.Variant
+		session dbus.ObjectPath
+	)
+	err := c.Object(secretsName, secretsPath).Call("org.freedesktop.Secret.Service.OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &session)
+	if err != nil {
+		t.Fatalf("OpenSession(plain): %v", err)
+	}
+	return session
+}
+
+type rawSecret struct {
+	Session     dbus.ObjectPath
+	Parameters  []byte
+	Value       []byte
+	ContentType string
+}
+
+// unlockWithMasterPassword unlocks coll through gnome-keyring's private interface, without a
+// prompt.
+func unlockWithMasterPassword(t testing.TB, c *dbus.Conn, coll dbus.ObjectPath, password string) {
+	t.Helper()
+	s := rawSecret{Session: plainSession(t, c), Value: []byte(password), ContentType: "text/plain"}
+	err := c.Object(secretsName, secretsPath).Call("org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface.UnlockWithMasterPassword", 0, coll, s).Store()
+	if err != nil {
+		t.Fatalf("UnlockWithMasterPassword: %v", err)
+	}
+}
+
+func TestSecretService(t *testing.T) {
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+	vaulttest.Run(t, func(t *testing.T) vault.Store { return openStore(t, k.Addr) })
+}
+
+func TestSecretServiceLocked(t *testing.T) {
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+	s := openStore(t, k.Addr)
+	ctx := testCtx(t, 30*time.Second)
+	const o = "https://locked.test"
+	if err := s.Add(ctx, vault.Record{Origin: o, Account: "alice", Alias: "main"}, []byte("pw-locked")); err != nil {
+		t.Fatal(err)
+	}
+	c := rawConn(t, k.Addr)
+	coll := defaultCollection(t, c)
+	lockCollection(t, c, coll)
+
+	if locked, err := s.Locked(ctx); err != nil || !locked {
+		t.Fatalf("Locked = %v, %v; want true", locked, err)
+	}
+	if _, secret, err := s.Secret(ctx, o, "main"); !errors.Is(err, vault.ErrLocked) || secret != nil {
+		t.Fatalf("Secret on locked collection: %v (secret %v); want ErrLocked", err, secret != nil)
+	}
+	if err := s.Add(ctx, vault.Record{Origin: o, Account: "bob", Alias: "second"}, []byte("pw")); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("Add on locked collection: %v; want ErrLocked", err)
+	}
+	if err := s.Remove(ctx, o, "main"); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("Remove on locked collection: %v; want ErrLocked", err)
+	}
+	recs, err := s.List(ctx, o)
+	if err != nil {
+		t.Fatalf("List on locked collection: %v", err)
+	}
+	if len(recs) != 1 || recs[0].Alias != "main" || recs[0].Account != "alice" || recs[0].Created.IsZero() {
+		t.Fatalf("List on locked collection = %+v", recs)
+	}
+	if _, _, err := s.Secret(ctx, o, "nope"); !errors.Is(err, vault.ErrAliasUnknown) {
+		t.Fatalf("Secret(unknown) on locked collection: %v; want ErrAliasUnknown", err)
+	}
+
+	// No prompter on this bus: the unlock prompt completes dismissed at once.
+	if err := s.Unlock(ctx); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("Unlock without a prompter: %v; want ErrLocked", err)
+	}
+	if !k.Alive() {
+		t.Fatal("keyring died")
+	}
+
+	// Unlocked again behind the store's back, the same store works without reopening.
+	unlockWithMasterPassword(t, c, coll, k.Password)
+	_, secret, err := s.Secret(ctx, o, "main")
+	if err != nil || string(secret) != "pw-locked" {
+		t.Fatalf("Secret after unlock: %v", err)
+	}
+	if err := s.Lock(ctx); err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	if locked, err := s.Locked(ctx); err != nil || !locked {
+		t.Fatalf("Locked after Lock = %v, %v", locked, err)
+	}
+}
+
+func TestSecretServiceUnavailable(t *testing.T) {
+	realtest.Need(t)
+	t.Run("NoBus", func(t *testing.T) {
+		addr := "unix:path=" + filepath.Join(t.TempDir(), "no-bus")
+		_, err := vault.OpenSecretService(testCtx(t, 5*time.Second), vault.SecretServiceOptions{Address: addr})
+		if !errors.Is(err, vault.ErrUnavailable) {
+			t.Fatalf("OpenSecretService on a missing socket: %v; want ErrUnavailable", err)
+		}
+		s, err := vault.OpenSecretService(testCtx(t, 5*time.Second), vault.SecretServiceOptions{Address: addr, Lazy: true})
+		if err != nil {
+			t.Fatalf("lazy OpenSecretService: %v", err)
+		}
+		defer s.Close()
+		for range 2 { // and the next call retries
+			if _, err := s.List(testCtx(t, 5*time.Second), ""); !errors.Is(err, vault.ErrUnavailable) {
+				t.Fatalf("List without a bus: %v; want ErrUnavailable", err)
+			}
+		}
+	})
+	t.Run("RefusedSocket", func(t *testing.T) {
+		// A socket file nobody listens on: connection refused.
+		path := filepath.Join(t.TempDir(), "bus")
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.(*net.UnixListener).SetUnlinkOnClose(false)
+		l.Close()
+		_, err = vault.OpenSecretService(testCtx(t, 5*time.Second), vault.SecretServiceOptions{Address: "unix:path=" + path})
+		if !errors.Is(err, vault.ErrUnavailable) {
+			t.Fatalf("OpenSecretService on a dead socket: %v; want ErrUnavailable", err)
+		}
+	})
+	t.Run("NoCollection", func(t *testing.T) {
+		k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+		_, err := vault.OpenSecretService(testCtx(t, 5*time.Second), vault.SecretServiceOptions{Address: k.Addr, Collection: "no-such-alias"})
+		if !errors.Is(err, vault.ErrUnavailable) || !strings.Contains(err.Error(), "no-such-alias") {
+			t.Fatalf("OpenSecretService on a missing collection alias: %v; want ErrUnavailable naming it", err)
+		}
+	})
+	t.Run("KeyringGoneAndBack", func(t *testing.T) {
+		k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+		s := openStore(t, k.Addr)
+		ctx := testCtx(t, 30*time.Second)
+		if err := s.Add(ctx, vault.Record{Origin: "https://gone.test", Account: "a", Alias: "x"}, []byte("pw")); err != nil {
+			t.Fatal(err)
+		}
+		c := rawConn(t, k.Addr)
+		if err := syscall.Kill(k.KeyringPID, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		waitNameOwner(t, c, false)
+		for range 2 {
+			if _, err := s.List(ctx, ""); !errors.Is(err, vault.ErrUnavailable) {
+				t.Fatalf("List with the keyring gone: %v; want ErrUnavailable", err)
+			}
+			if _, _, err := s.Secret(ctx, "https://gone.test", "x"); !errors.Is(err, vault.ErrUnavailable) {
+				t.Fatalf("Secret with the keyring gone: %v; want ErrUnavailable", err)
+			}
+			if err := s.Add(ctx, vault.Record{Origin: "https://gone.test", Account: "a", Alias: "y"}, []byte("pw")); !errors.Is(err, vault.ErrUnavailable) {
+				t.Fatalf("Add with the keyring gone: %v; want ErrUnavailable", err)
+			}
+		}
+		// A new keyring daemon on the same bus: the same store reconnects by itself.
+		startKeyringDaemon(t, k.Addr, "test2")
+		waitNameOwner(t, c, true)
+		if err := s.Add(ctx, vault.Record{Origin: "https://back.test", Account: "a", Alias: "x"}, []byte("pw-back")); err != nil {
+			t.Fatalf("Add after the keyring came back: %v", err)
+		}
+		_, secret, err := s.Secret(ctx, "https://back.test", "x")
+		if err != nil || string(secret) != "pw-back" {
+			t.Fatalf("Secret after the keyring came back: %v", err)
+		}
+	})
+	t.Run("BusGone", func(t *testing.T) {
+		k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+		s := openStore(t, k.Addr)
+		ctx := testCtx(t, 30*time.Second)
+		if _, err := s.List(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Kill(k.KeyringPID, syscall.SIGTERM)
+		if err := syscall.Kill(k.BusPID, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			_, err := s.List(ctx, "")
+			if errors.Is(err, vault.ErrUnavailable) {
+				break
+			}
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("List with the bus gone: %v; want ErrUnavailable", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("Closed", func(t *testing.T) {
+		k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+		s := openStore(t, k.Addr)
+		s.Close()
+		if _, err := s.List(testCtx(t, 5*time.Second), ""); !errors.Is(err, vault.ErrUnavailable) {
+			t.Fatalf("List after Close: %v; want ErrUnavailable", err)
+		}
+	})
+}
+
+// waitNameOwner waits until org.freedesktop.secrets has (or has not) an owner.
+func waitNameOwner(t testing.TB, c *dbus.Conn, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var has bool
+		err := c.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, secretsName).Store(&has)
+		if err != nil {
+			t.Fatalf("NameHasOwner: %v", err)
+		}
+		if has == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("secret service owner present = %v after 10s, want %v", has, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// startKeyringDaemon starts another unlocked gnome-keyring-daemon on the bus at addr, with a
+// fresh data directory, and stops it at cleanup.
+func startKeyringDaemon(t testing.TB, addr, password string) {
+	t.Helper()
+	bin := realtest.Binary(t, "gnome-keyring-daemon")
+	dir, err := os.MkdirTemp("", "vault-gkd.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for _, d := range []string{"home", "data", "run"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "--foreground", "--unlock", "--components=secrets", "--control-directory="+filepath.Join(dir, "run", "keyring"))
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"DBUS_SESSION_BUS_ADDRESS=" + addr,
+		"HOME=" + filepath.Join(dir, "home"),
+		"XDG_DATA_HOME=" + filepath.Join(dir, "data"),
+		"XDG_RUNTIME_DIR=" + filepath.Join(dir, "run"),
+	}
+	cmd.Stdin = strings.NewReader(password)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+}
+
+func TestSessionBusAddress(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+	if _, err := vault.SessionBusAddress(env(nil)); !errors.Is(err, vault.ErrUnavailable) {
+		t.Fatalf("empty env: %v; want ErrUnavailable", err)
+	}
+	got, err := vault.SessionBusAddress(env(map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/x/bus"}))
+	if err != nil || got != "unix:path=/x/bus" {
+		t.Fatalf("DBUS_SESSION_BUS_ADDRESS: %q, %v", got, err)
+	}
+	for _, a := range []string{"autolaunch:", "autolaunch:scope=*user", "unix:path=/nonexistent;autolaunch:", "launchd:env=X"} {
+		if got, err := vault.SessionBusAddress(env(map[string]string{"DBUS_SESSION_BUS_ADDRESS": a})); err == nil {
+			t.Errorf("DBUS_SESSION_BUS_ADDRESS=%q: returned %q, want an error", a, got)
+		} else if !errors.Is(err, vault.ErrUnavailable) {
+			t.Errorf("DBUS_SESSION_BUS_ADDRESS=%q: %v; want ErrUnavailable", a, err)
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "vault xdg,=") // characters that need escaping
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if _, err := vault.SessionBusAddress(env(map[string]string{"XDG_RUNTIME_DIR": dir})); !errors.Is(err, vault.ErrUnavailable) {
+		t.Fatalf("XDG_RUNTIME_DIR without bus: %v; want ErrUnavailable", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bus"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vault.SessionBusAddress(env(map[string]string{"XDG_RUNTIME_DIR": dir})); !errors.Is(err, vault.ErrUnavailable) {
+		t.Fatalf("XDG_RUNTIME_DIR/bus not a socket: %v; want ErrUnavailable", err)
+	}
+	os.Remove(filepath.Join(dir, "bus"))
+	l, err := net.Listen("unix", filepath.Join(dir, "bus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got, err = vault.SessionBusAddress(env(map[string]string{"XDG_RUNTIME_DIR": dir}))
+	if err != nil || !strings.HasPrefix(got, "unix:path=") {
+		t.Fatalf("XDG_RUNTIME_DIR/bus: %q, %v", got, err)
+	}
+	if path, _ := dbus.UnescapeBusAddressValue(strings.TrimPrefix(got, "unix:path=")); path != filepath.Join(dir, "bus") {
+		t.Fatalf("XDG_RUNTIME_DIR/bus: address %q names %q", got, path)
+	}
+	// The env variable wins; autolaunch falls through to the runtime dir.
+	got, _ = vault.SessionBusAddress(env(map[string]string{"XDG_RUNTIME_DIR": dir, "DBUS_SESSION_BUS_ADDRESS": "autolaunch:"}))
+	if !strings.HasPrefix(got, "unix:path=") {
+		t.Fatalf("autolaunch + XDG_RUNTIME_DIR: %q", got)
+	}
+	if _, err := vault.OpenSecretService(context.Background(), vault.SecretServiceOptions{Address: "autolaunch:"}); err == nil {
+		t.Fatal("OpenSecretService accepted an autolaunch address")
+	}
+}
+
+// monitor runs dbus-monitor on addr into a file.
+type monitor struct {
+	path string
+	conn *dbus.Conn
+}
+
+func startMonitor(t *testing.T, addr string) *monitor {
+	t.Helper()
+	bin := realtest.Binary(t, "dbus-monitor")
+	m := &monitor{path: filepath.Join(t.TempDir(), "monitor.txt"), conn: rawConn(t, addr)}
+	f, err := os.Create(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(bin, "--address", addr)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	m.mark(t, "ready")
+	return m
+}
+
+// mark sends a call naming a fresh marker and waits until the monitor has written it: then
+// everything sent before it is in the file.
+func (m *monitor) mark(t *testing.T, what string) string {
+	t.Helper()
+	b := make([]byte, 8)
+	rand.Read(b)
+	marker := "org.example.Marker" + strings.ToUpper(what[:1]) + what[1:] + hex.EncodeToString(b)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m.conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, marker)
+		time.Sleep(10 * time.Millisecond)
+		out := m.read(t)
+		if i := strings.Index(out, marker); i >= 0 {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dbus-monitor did not show marker %s within 10s; output:\n%s", what, out)
+		}
+	}
+}
+
+func (m *monitor) read(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(m.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// canaryForms are the ways a dbus-monitor line could show b.
+func canaryForms(b []byte) []string {
+	var spaced []string
+	for _, c := range b {
+		spaced = append(spaced, hex.EncodeToString([]byte{c}))
+	}
+	return []string{
+		string(b),
+		hex.EncodeToString(b),
+		strings.ToUpper(hex.EncodeToString(b)),
+		strings.Join(spaced, " "),
+		base64.StdEncoding.EncodeToString(b),
+		base64.RawURLEncoding.EncodeToString(b),
+	}
+}
+
+func showsCanary(out string, canary []byte) (string, bool) {
+	for _, f := range canaryForms(canary) {
+		if strings.Contains(out, f) {
+			return f, true
+		}
+	}
+	// A long canary is also caught when dbus-monitor splits the hex over lines.
+	squashed := strings.Join(strings.Fields(out), "")
+	if strings.Contains(squashed, hex.EncodeToString(canary)) {
+		return "hex split over lines", true
+	}
+	return "", false
+}
+
+func TestSecretServiceDBusMonitor(t *testing.T) {
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+	m := startMonitor(t, k.Addr)
+	ctx := testCtx(t, 30*time.Second)
+
+	b := make([]byte, 12)
+	rand.Read(b)
+	canary := []byte("canary-" + hex.EncodeToString(b))
+	const o = "https://monitor.test"
+
+	s := openStore(t, k.Addr)
+	if err := s.Add(ctx, vault.Record{Origin: o, Account: "alice", Alias: "watched"}, bytes.Clone(canary)); err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := s.Secret(ctx, o, "watched")
+	if err != nil || !bytes.Equal(got, canary) {
+		t.Fatalf("Secret: %v", err)
+	}
+	out := m.mark(t, "vault")
+	if !strings.Contains(out, "dh-ietf1024-sha256-aes128-cbc-pkcs7") {
+		t.Fatal("monitor did not see the store's OpenSession")
+	}
+	if !strings.Contains(out, "CreateItem") || !strings.Contains(out, "GetSecret") {
+		t.Fatal("monitor did not see CreateItem and GetSecret")
+	}
+	if strings.Contains(out, `"plain"`) {
+		t.Fatal("the store opened a plain session")
+	}
+	if form, ok := showsCanary(out, canary); ok {
+		t.Fatalf("dbus-monitor saw the password (%s) while the vault used it", form)
+	}
+
+	// Control: the same secret read over a plain session is visible, so the check above can
+	// fail.
+	c := rawConn(t, k.Addr)
+	session := plainSession(t, c)
+	var unlocked, locked []dbus.ObjectPath
+	err = c.Object(secretsName, secretsPath).Call("org.freedesktop.Secret.Service.SearchItems", 0,
+		map[string]string{"origin": o, "alias": "watched"}).Store(&unlocked, &locked)
+	if err != nil || len(unlocked) != 1 {
+		t.Fatalf("SearchItems: %v, %v", unlocked, err)
+	}
+	var sec rawSecret
+	if err := c.Object(secretsName, unlocked[0]).Call("org.freedesktop.Secret.Item.GetSecret", 0, session).Store(&sec); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sec.Value, canary) {
+		t.Fatal("plain GetSecret returned another value")
+	}
+	out = m.mark(t, "control")
+	if _, ok := showsCanary(out, canary); !ok {
+		t.Fatalf("control failed: dbus-monitor did not show a plain-session secret; the absence check proves nothing. Output:\n%s", out)
+	}
+}
+
+func TestSecretServiceSecretTool(t *testing.T) {
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+	bin := realtest.Binary(t, "secret-tool")
+	s := openStore(t, k.Addr)
+	ctx := testCtx(t, 30*time.Second)
+	if err := s.Add(ctx, vault.Record{Origin: "https://tool.test:8443", Account: "alice@example.com", Alias: "Work"}, []byte("visible-to-secret-tool")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "search", "--all", "xdg:schema", vault.SecretServiceSchema)
+	cmd.Env = append(os.Environ(), "DBUS_SESSION_BUS_ADDRESS="+k.Addr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("secret-tool search: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"attribute.origin = https://tool.test:8443",
+		"attribute.account = alice@example.com",
+		"attribute.alias = Work",
+		"label = headless: Work (alice@example.com) at https://tool.test:8443",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("secret-tool output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func BenchmarkSecretServiceGet(b *testing.B) {
+	k := realtest.StartKeyring(b, realtest.KeyringOptions{})
+	s := openStore(b, k.Addr)
+	ctx := testCtx(b, time.Minute)
+	for i, a := range []string{"a", "b", "c", "bench"} { // a few neighbours at the origin
+		if err := s.Add(ctx, vault.Record{Origin: "https://bench.test", Account: "acct", Alias: a}, []byte("benchmark-password-"+string(rune('0'+i)))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		_, secret, err := s.Secret(ctx, "https://bench.test", "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		vault.Zero(secret)
+	}
+}
+
+// holdingPrompter stands in for gcr-prompter (see /work/shared/recipes/PROMPTER.md): it accepts
+// BeginPrompting and then never answers, like a person who walked away from the dialog.
+type holdingPrompter struct {
+	began chan dbus.ObjectPath
+}
+
+func (p *holdingPrompter) BeginPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
+	select {
+	case p.began <- callback:
+	default:
+	}
+	return nil
+}
+
+func (p *holdingPrompter) PerformPrompt(sender dbus.Sender, callback dbus.ObjectPath, typ string, props map[string]dbus.Variant, exchange string) *dbus.Error {
+	return nil
+}
+
+func (p *holdingPrompter) StopPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
+	return nil
+}
+
+func TestSecretServicePromptTimeout(t *testing.T) {
+	const prompterName = "org.example.HeadlessTestPrompter"
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{Env: []string{"GNOME_KEYRING_TEST_PROMPTER=" + prompterName}})
+	m := startMonitor(t, k.Addr)
+
+	pc, err := dbus.Connect(k.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	p := &holdingPrompter{began: make(chan dbus.ObjectPath, 4)}
+	if err := pc.Export(p, "/org/gnome/keyring/Prompter", "org.gnome.keyring.internal.Prompter"); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := pc.RequestName(prompterName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("RequestName(%s) = %v, %v", prompterName, reply, err)
+	}
+
+	s := openStore(t, k.Addr)
+	ctx := testCtx(t, 30*time.Second)
+	if err := s.Add(ctx, vault.Record{Origin: "https://prompt.test", Account: "a", Alias: "x"}, []byte("pw")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = s.Unlock(short)
+	elapsed := time.Since(start)
+	if !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Unlock with an unanswered prompt: %v; want ErrLocked and DeadlineExceeded", err)
+	}
+	if elapsed > 2*time.Second {
+		t.Fatalf("Unlock returned %v after its 300ms context ended", elapsed)
+	}
+	select {
+	case <-p.began:
+	default:
+		t.Fatal("the keyring never asked the test prompter: the prompt path was not exercised")
+	}
+
+	// The keyring survived: it is running and answers the same store.
+	if !k.Alive() {
+		t.Fatal("gnome-keyring-daemon died")
+	}
+	if locked, err := s.Locked(ctx); err != nil || !locked {
+		t.Fatalf("Locked after the abandoned prompt = %v, %v", locked, err)
+	}
+	if _, _, err := s.Secret(ctx, "https://prompt.test", "x"); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("Secret while locked: %v", err)
+	}
+	out := m.mark(t, "prompt")
+	if !strings.Contains(out, "member=Prompt\n") && !strings.Contains(out, "member=Prompt ") {
+		t.Fatal("monitor did not see Prompt.Prompt")
+	}
+	if strings.Contains(out, "member=Dismiss") {
+		t.Fatal("the store called Prompt.Dismiss")
+	}
+
+	// The prompter goes away: gkd ends the pending prompt dismissed and stays up.
+	pc.Close()
+	c := rawConn(t, k.Addr)
+	var has bool
+	if err := c.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, secretsName).Store(&has); err != nil || !has {
+		t.Fatalf("secret service gone after the prompter left: %v, %v", has, err)
+	}
+	if locked, err := s.Locked(ctx); err != nil || !locked {
+		t.Fatalf("Locked after the prompter left = %v, %v", locked, err)
+	}
+}
+
+// answeringPrompter is a scripted gcr-prompter stand-in that answers each password prompt
+// with the right password once release is closed. It implements the "sx-aes-1" secret
+// exchange of PROMPTER.md (RFC 3526 1536-bit group, HKDF-SHA256, AES-128-CBC).
+type answeringPrompter struct {
+	conn     *dbus.Conn
+	password string
+	release  chan struct{}
+	x        *big.Int
+	pub      *big.Int
+	answered chan struct{}
+}
+
+var sxPrime, _ = new(big.Int).SetString("FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DDEF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7EDEE386BFB5A899FA5AE9F24117C4B1FE649286651ECE45B3DC2007CB8A163BF0598DA48361C55D39A69163FA8FD24CF5F83655D23DCA3AD961C62F356208552BB9ED529077096966D670C354E4ABC9804F1746C08CA237327FFFFFFFFFFFFFFFF", 16)
+
+func newAnsweringPrompter(conn *dbus.Conn, password string) *answeringPrompter {
+	x, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 1535))
+	x.Add(x, big.NewInt(2))
+	return &answeringPrompter{conn: conn, password: password, release: make(chan struct{}),
+		x: x, pub: new(big.Int).Exp(big.NewInt(2), x, sxPrime), answered: make(chan struct{}, 8)}
+}
+
+func (p *answeringPrompter) ready(sender dbus.Sender, callback dbus.ObjectPath, reply string, props map[string]dbus.Variant, exchange string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	obj := p.conn.Object(string(sender), callback)
+	err := obj.CallWithContext(ctx, "org.gnome.keyring.internal.Prompter.Callback.PromptReady", 0, reply, props, exchange).Err
+	if err != nil && reply == "" { // the documented re-send for a PromptReady that overtook our reply
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel2()
+		obj.CallWithContext(ctx2, "org.gnome.keyring.internal.Prompter.Callback.PromptReady", 0, reply, props, exchange)
+	}
+}
+
+func (p *answeringPrompter) BeginPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
+	go func() {
+		time.Sleep(5 * time.Millisecond) // let our method reply go out first
+		p.ready(sender, callback, "", map[string]dbus.Variant{},
+			"[sx-aes-1]\npublic="+base64.StdEncoding.EncodeToString(p.pub.Bytes())+"\n")
+	}()
+	return nil
+}
+
+func (p *answeringPrompter) PerformPrompt(sender dbus.Sender, callback dbus.ObjectPath, typ string, props map[string]dbus.Variant, exchange string) *dbus.Error {
+	var peer []byte
+	for _, line := range strings.Split(exchange, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "public="); ok {
+			peer, _ = base64.StdEncoding.DecodeString(v)
+		}
+	}
+	if peer == nil || typ != "password" {
+		return dbus.MakeFailedError(errors.New("unexpected prompt"))
+	}
+	go func() {
+		<-p.release
+		shared := new(big.Int).Exp(new(big.Int).SetBytes(peer), p.x, sxPrime).Bytes()
+		key, _ := hkdf.Key(sha256.New, shared, nil, "", 16)
+		block, _ := aes.NewCipher(key)
+		iv := make([]byte, 16)
+		rand.Read(iv)
+		pt := []byte(p.password)
+		n := 16 - len(pt)%16
+		pt = append(pt, bytes.Repeat([]byte{byte(n)}, n)...)
+		ct := make([]byte, len(pt))
+		cipher.NewCBCEncrypter(block, iv).CryptBlocks(ct, pt)
+		p.ready(sender, callback, "yes",
+			map[string]dbus.Variant{"choice-chosen": dbus.MakeVariant(dbus.MakeVariant(false))},
+			"[sx-aes-1]\npublic="+base64.StdEncoding.EncodeToString(p.pub.Bytes())+
+				"\nsecret="+base64.StdEncoding.EncodeToString(ct)+
+				"\niv="+base64.StdEncoding.EncodeToString(iv)+"\n")
+		p.answered <- struct{}{}
+	}()
+	return nil
+}
+
+func (p *answeringPrompter) StopPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
+	go p.conn.Object(string(sender), callback).Call("org.gnome.keyring.internal.Prompter.Callback.PromptDone", dbus.FlagNoReplyExpected)
+	return nil
+}
+
+func TestSecretServiceUnlockPrompt(t *testing.T) {
+	const prompterName = "org.example.HeadlessTestPrompter"
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{Env: []string{"GNOME_KEYRING_TEST_PROMPTER=" + prompterName}})
+	m := startMonitor(t, k.Addr)
+	pc := rawConn(t, k.Addr)
+	p := newAnsweringPrompter(pc, k.Password)
+	if err := pc.Export(p, "/org/gnome/keyring/Prompter", "org.gnome.keyring.internal.Prompter"); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := pc.RequestName(prompterName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("RequestName(%s) = %v, %v", prompterName, reply, err)
+	}
+	s := openStore(t, k.Addr)
+	ctx := testCtx(t, 30*time.Second)
+	const o = "https://unlock.test"
+	if err := s.Add(ctx, vault.Record{Origin: o, Account: "a", Alias: "x"}, []byte("pw-unlock")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Abandoned: the person answers only after Unlock gave up. The store locks again.
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := s.Unlock(short); !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Unlock with a late answer: %v; want ErrLocked and DeadlineExceeded", err)
+	}
+	close(p.release)
+	select {
+	case <-p.answered:
+	case <-ctx.Done():
+		t.Fatal("prompter never answered")
+	}
+	// The monitor shows the sequence: the prompt completes not dismissed (gkd unlocked the
+	// collection), then the store calls Service.Lock.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out := m.mark(t, "relock")
+		i := strings.Index(out, "member=Completed\n   boolean false")
+		if i >= 0 && strings.Contains(out[i:], "interface=org.freedesktop.Secret.Service; member=Lock") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Completed(false) followed by Lock within 10s:\n%s", out)
+		}
+	}
+	if locked, err := s.Locked(ctx); err != nil || !locked {
+		t.Fatalf("Locked after the abandoned prompt was answered = %v, %v; want true", locked, err)
+	}
+	if _, _, err := s.Secret(ctx, o, "x"); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("Secret after the abandoned prompt: %v; want ErrLocked", err)
+	}
+
+	// Answered in time: Unlock succeeds and the secret is readable.
+	start := time.Now()
+	if err := s.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock with an answering prompter: %v", err)
+	}
+	t.Logf("unlock through the scripted prompter took %v", time.Since(start))
+	_, secret, err := s.Secret(ctx, o, "x")
+	if err != nil || string(secret) != "pw-unlock" {
+		t.Fatalf("Secret after Unlock: %v", err)
+	}
+	if !k.Alive() {
+		t.Fatal("gnome-keyring-daemon died")
+	}
+}
+
+// BenchmarkSecretServiceRawGetSecret is the floor for BenchmarkSecretServiceGet: one bare
+// Item.GetSecret round trip on a plain session (the vault itself never uses plain sessions).
+func BenchmarkSecretServiceRawGetSecret(b *testing.B) {
+	k := realtest.StartKeyring(b, realtest.KeyringOptions{})
+	s := openStore(b, k.Addr)
+	if err := s.Add(testCtx(b, time.Minute), vault.Record{Origin: "https://bench.test", Account: "acct", Alias: "bench"}, []byte("benchmark-password")); err != nil {
+		b.Fatal(err)
+	}
+	c := rawConn(b, k.Addr)
+	session := plainSession(b, c)
+	var unlocked, locked []dbus.ObjectPath
+	if err := c.Object(secretsName, secretsPath).Call("org.freedesktop.Secret.Service.SearchItems", 0,
+		map[string]string{"alias": "bench"}).Store(&unlocked, &locked); err != nil || len(unlocked) != 1 {
+		b.Fatalf("SearchItems: %v %v", unlocked, err)
+	}
+	item := c.Object(secretsName, unlocked[0])
+	b.ResetTimer()
+	for b.Loop() {
+		var sec rawSecret
+		if err := item.Call("org.freedesktop.Secret.Item.GetSecret", 0, session).Store(&sec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
