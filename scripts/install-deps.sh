@@ -4,7 +4,7 @@
 # stray session bus).
 set -euo pipefail
 
-pkgs=(gnome-keyring libsecret-tools dbus chromium pinentry-curses util-linux procps)
+pkgs=(gnome-keyring libsecret-tools dbus chromium pinentry-curses pinentry-tty util-linux procps)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -481,3 +481,39 @@ func TestDBusMonitorSeesNoPlaintext(t *testing.T) {
 		t.Error("canary bytes in the monitor capture")
 	}
 }
+
+// TestConcurrentAutoStart starts several CLIs at once with no brokerd running: all succeed and
+// exactly one brokerd remains.
+func TestConcurrentAutoStart(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	const n = 6
+	results := make(chan result, n)
+	for i := 0; i < n; i++ {
+		go func() { results <- e.run("", "headless", "credentials", "list", "--json") }()
+	}
+	for i := 0; i < n; i++ {
+		if r := <-results; r.code != 0 || !strings.Contains(r.stdout, `"credentials":[]`) {
+			t.Errorf("concurrent CLI %d: %+v", i, r)
+		}
+	}
+	// Losing brokerds exit on their own (lock held); give them a moment to finish exiting.
+	var brokers []int
+	for try := 0; try < 100; try++ {
+		brokers = brokers[:0]
+		for _, pid := range processesFrom(binDir) {
+			if exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); filepath.Base(exe) == "brokerd" && !isZombie(pid) {
+				env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+				if strings.Contains(string(env), e.root) {
+					brokers = append(brokers, pid)
+				}
+			}
+		}
+		if len(brokers) == 1 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(brokers) != 1 || brokers[0] != e.brokerPID() {
+		t.Fatalf("brokerd processes for this env: %v (lock holder %d)", brokers, e.brokerPID())
+	}
+}

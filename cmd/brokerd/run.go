@@ -104,17 +104,6 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return fail(code, format, a...)
 	}
 
-	sockPath := filepath.Join(dir, "broker.sock")
-	l, err := safesock.Listen(sockPath)
-	if err != nil {
-		var inUse *safesock.InUseError
-		if errors.As(err, &inUse) {
-			return fatal(wire.CodeBrokerRunning, "brokerd is already running (pid %d)", inUse.PID)
-		}
-		return fatal(wire.CodeRuntimeDir, "%v", err)
-	}
-	defer l.Close()
-
 	cfgPath, err := config.Path(getenv)
 	if err != nil {
 		return fatal(wire.CodeConfigInvalid, "%v", err)
@@ -130,6 +119,18 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 
 	store, closeStore := openVault(ctx, getenv, log)
 	defer closeStore()
+
+	// The socket appears only once everything behind it is ready.
+	sockPath := filepath.Join(dir, "broker.sock")
+	l, err := safesock.Listen(sockPath)
+	if err != nil {
+		var inUse *safesock.InUseError
+		if errors.As(err, &inUse) {
+			return fatal(wire.CodeBrokerRunning, "brokerd is already running (pid %d)", inUse.PID)
+		}
+		return fatal(wire.CodeRuntimeDir, "%v", err)
+	}
+	defer l.Close()
 
 	srv := &broker.Server{
 		Vault:      store,

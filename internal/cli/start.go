@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -69,10 +71,15 @@ func startBroker(ctx context.Context, dir, sock string) error {
 		}
 		select {
 		case err := <-exited:
-			// Another CLI may have started brokerd at the same moment; ours then exits.
+			// Another CLI may have started brokerd at the same moment; ours then exits
+			// because the other holds the lock. Keep waiting for that one's socket.
 			if c, derr := broker.Dial(ctx, sock); derr == nil {
 				c.Close()
 				return nil
+			}
+			if pid := lockHolder(filepath.Join(dir, "broker.lock")); pid > 0 && pid != cmd.Process.Pid {
+				exited = nil
+				continue
 			}
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
@@ -84,4 +91,17 @@ func startBroker(ctx context.Context, dir, sock string) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// lockHolder returns the pid recorded in brokerd's lock file if that process is alive, else 0.
+func lockHolder(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return 0
+	}
+	return pid
 }

@@ -31,7 +31,8 @@ const (
 	// byeGrace bounds the goodbye: the answer to BYE and the program's exit after it.
 	byeGrace = time.Second
 
-	gpgErrTimeout = 62 // GPG_ERR_TIMEOUT: the dialog's own SETTIMEOUT expired
+	gpgErrTimeout = 62    // GPG_ERR_TIMEOUT: the dialog's own SETTIMEOUT expired
+	gpgErrENOTTY  = 32870 // GPG_ERR_ENOTTY: no terminal (and no display) to prompt on
 )
 
 // PinentryOptions configure [NewPinentry].
@@ -81,8 +82,10 @@ type PinentryOptions struct {
 //     answers ERR, garbage or nothing (EOF, exit) before CONFIRM is sent: [ErrUnavailable];
 //   - after CONFIRM, ERR whose gpg error code (low 16 bits) is GPG_ERR_TIMEOUT (62), the dialog
 //     having closed itself: [ErrTimeout];
-//   - after CONFIRM, any other ERR (cancelled 99, not confirmed 114, no usable terminal or
-//     display, ...), garbage, a line over 2 KiB, EOF or a crash: [ErrDenied];
+//   - after CONFIRM, ERR with gpg code GPG_ERR_ENOTTY (32870): the program had no terminal
+//     or display to ask on, so nobody was asked: [ErrUnavailable];
+//   - after CONFIRM, any other ERR (cancelled 99, not confirmed 114, ...), garbage, a line
+//     over 2 KiB, EOF or a crash: [ErrDenied];
 //   - Timeout elapsing, or ctx's deadline passing, before the answer: [ErrTimeout];
 //   - ctx cancelled: [ErrDenied], also wrapping ctx.Err();
 //   - ctx done after the program allowed but before use: as the two cases above, and use is
@@ -283,6 +286,9 @@ func (c *assuanConn) confirm(cmds []string) (answered bool, err error) {
 		return true, nil
 	case errors.As(err, &pe) && pe.GPGCode() == gpgErrTimeout:
 		return true, fmt.Errorf("%w: the dialog closed itself: %w", ErrTimeout, err)
+	case errors.As(err, &pe) && pe.GPGCode() == gpgErrENOTTY:
+		// "Could not ask" is not "the person said no": nobody saw a prompt.
+		return true, fmt.Errorf("%w: the pinentry has no terminal or display to show the prompt on: %w", ErrUnavailable, err)
 	case errors.As(err, &pe):
 		return true, fmt.Errorf("%w: %w", ErrDenied, err)
 	default:

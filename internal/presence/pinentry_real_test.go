@@ -106,7 +106,7 @@ func TestRealPinentryTerminal(t *testing.T) {
 				done <- p.Do(context.Background(), testRequest, func(context.Context) error { called = true; return nil })
 			}()
 			term.waitFor(t, tc.ready)
-			if !bytes.Contains(term.screen(), []byte("Requested by pid 4242 (/usr/bin/agent).")) {
+			if !bytes.Contains(term.screen(), []byte(`Requested by pid 4242 ("/usr/bin/agent").`)) {
 				t.Errorf("the dialog does not name the requester: %q", term.screen())
 			}
 			if tc.keys != "" {
@@ -135,14 +135,16 @@ func TestRealPinentryTerminal(t *testing.T) {
 }
 
 // TestRealPinentryWithoutTerminal: with no OPTION ttyname and no display, the real terminal
-// pinentries cannot ask; that is a denial, with their gpg error code wrapped for hints.
+// pinentries cannot ask. pinentry-curses says so (ENOTTY: unavailable, nobody was asked);
+// pinentry-tty answers "not confirmed", which cannot be told apart from a no: a denial.
 func TestRealPinentryWithoutTerminal(t *testing.T) {
 	for _, tc := range []struct {
 		program string
 		gpgCode uint32
+		want    error
 	}{
-		{"pinentry-curses", 32870}, // ENOTTY: its stdin/stdout are our pipes
-		{"pinentry-tty", 114},      // not confirmed
+		{"pinentry-curses", 32870, ErrUnavailable}, // ENOTTY: its stdin/stdout are our pipes
+		{"pinentry-tty", 114, ErrDenied},           // not confirmed
 	} {
 		t.Run(tc.program, func(t *testing.T) {
 			p, err := NewPinentry(PinentryOptions{Program: realtest.Binary(t, tc.program), Timeout: time.Minute})
@@ -151,8 +153,8 @@ func TestRealPinentryWithoutTerminal(t *testing.T) {
 			}
 			err = p.Do(context.Background(), testRequest, func(context.Context) error { t.Error("use called"); return nil })
 			var pe *PinentryError
-			if s := sentinels(err); len(s) != 1 || s[0] != ErrDenied || !errors.As(err, &pe) || pe.GPGCode() != tc.gpgCode {
-				t.Fatalf("Do = %v, want ErrDenied with gpg error %d", err, tc.gpgCode)
+			if s := sentinels(err); len(s) != 1 || s[0] != tc.want || !errors.As(err, &pe) || pe.GPGCode() != tc.gpgCode {
+				t.Fatalf("Do = %v, want %v with gpg error %d", err, tc.want, tc.gpgCode)
 			}
 		})
 	}

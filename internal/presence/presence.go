@@ -49,7 +49,7 @@ func (r Request) Description() string {
 		exe = "unknown executable"
 	}
 	return fmt.Sprintf("Release the saved password for %q at %s (alias %q) to browser session %q?\n"+
-		"Requested by pid %d (%s).", r.Account, r.Origin, r.Alias, r.Session, r.PID, exe)
+		"Requested by pid %d (%q).", r.Account, r.Origin, r.Alias, r.Session, r.PID, exe)
 }
 
 // Provider asks for presence.
