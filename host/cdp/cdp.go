@@ -1,0 +1,418 @@
+// Package cdp launches Chromium and speaks the Chrome DevTools Protocol to it over the private
+// pipe (--remote-debugging-pipe: fd 3 the browser reads, fd 4 it writes, one JSON message and a
+// NUL per message).
+//
+// # Security contract
+//
+//   - No TCP debugging port is ever opened: the only control channel is a pair of pipes
+//     inherited by the browser process alone. --remote-debugging-port is never passed.
+//   - Every message read is bounded ([MaxMessage]); an oversize or malformed message is a
+//     protocol failure that kills the browser rather than being skipped.
+//   - The browser runs in its own process group, is killed with it by [Browser.Kill], dies with
+//     the host (Linux parent-death signal, and pipe EOF), and gets a private TMPDIR so its
+//     temporary directories never land in the shared /tmp.
+//   - This package sends what its callers ask; it has no method that evaluates JavaScript on a
+//     caller's behalf, and callers must not add one.
+package cdp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// MaxMessage bounds one message from the browser (screenshots and DOM snapshots are large).
+const MaxMessage = 64 << 20
+
+var (
+	// ErrCrashed reports a browser that went away without being asked to.
+	ErrCrashed = errors.New("browser crashed")
+	// ErrClosed reports a browser closed by Close or Kill.
+	ErrClosed = errors.New("browser closed")
+)
+
+// Error is an error answer from the browser.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("cdp error %d: %s", e.Code, e.Message) }
+
+// Event is a protocol event; SessionID is "" for browser-level events.
+type Event struct {
+	SessionID string
+	Method    string
+	Params    json.RawMessage
+}
+
+// Options configure Launch.
+type Options struct {
+	Path    string   // the Chromium binary (not Debian's /usr/bin/chromium wrapper)
+	Args    []string // extra flags (profile flags, ...)
+	Env     []string // the browser's whole environment
+	TempDir string   // TMPDIR for the browser; created 0700
+	Stderr  io.Writer
+}
+
+// baseFlags are always passed. They keep Chromium headless, off the network except for what
+// pages load, and on the pipe.
+func baseFlags() []string {
+	f := []string{
+		"--headless",
+		"--remote-debugging-pipe",
+		"--no-first-run",
+		"--no-default-browser-check",
+		"--disable-gpu",
+		"--disable-quic",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--disable-default-apps",
+		"--disable-breakpad",
+		"--mute-audio",
+		"--hide-scrollbars",
+	}
+	if os.Geteuid() == 0 {
+		f = append(f, "--no-sandbox") // Chromium refuses to run as root with its sandbox
+	}
+	return f
+}
+
+// Browser is one running Chromium.
+type Browser struct {
+	cmd  *exec.Cmd
+	w    *os.File
+	r    *os.File
+	wmu  sync.Mutex
+	next atomic.Int64
+
+	mu       sync.Mutex
+	pending  map[int64]chan reply
+	subs     map[int]func(Event)
+	nextSub  int
+	closing  bool
+	err      error
+	done     chan struct{} // reader finished
+	exited   chan struct{} // process reaped
+	exitOnce sync.Once
+}
+
+type reply struct {
+	result json.RawMessage
+	err    error
+}
+
+// Launch starts the browser and waits until it answers Browser.getVersion.
+func Launch(ctx context.Context, o Options) (*Browser, error) {
+	if o.TempDir != "" {
+		if err := os.MkdirAll(o.TempDir, 0o700); err != nil {
+			return nil, fmt.Errorf("browser temp dir: %w", err)
+		}
+	}
+	// Pipes: we write to toBrowser (browser's fd 3), read from fromBrowser (its fd 4).
+	toR, toW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	fromR, fromW, err := os.Pipe()
+	if err != nil {
+		toR.Close()
+		toW.Close()
+		return nil, err
+	}
+	args := append(baseFlags(), o.Args...)
+	args = append(args, "about:blank")
+	cmd := exec.Command(o.Path, args...)
+	cmd.Env = o.Env
+	if o.TempDir != "" {
+		cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+o.TempDir)
+	}
+	cmd.Dir = "/"
+	cmd.Stdout = nil
+	cmd.Stderr = o.Stderr
+	cmd.ExtraFiles = []*os.File{toR, fromW} // fd 3, fd 4
+	cmd.SysProcAttr = procAttr()
+	if err := cmd.Start(); err != nil {
+		toR.Close()
+		toW.Close()
+		fromR.Close()
+		fromW.Close()
+		return nil, fmt.Errorf("start browser: %w", err)
+	}
+	toR.Close()
+	fromW.Close()
+	b := &Browser{
+		cmd: cmd, w: toW, r: fromR,
+		pending: map[int64]chan reply{},
+		subs:    map[int]func(Event){},
+		done:    make(chan struct{}),
+		exited:  make(chan struct{}),
+	}
+	go b.read()
+	go func() {
+		cmd.Wait()
+		close(b.exited)
+		b.w.Close()
+	}()
+	var v struct {
+		Product string `json:"product"`
+	}
+	if err := b.Call(ctx, "", "Browser.getVersion", nil, &v); err != nil {
+		b.Kill()
+		return nil, fmt.Errorf("browser did not answer: %w", err)
+	}
+	return b, nil
+}
+
+// PID is the browser's process id.
+func (b *Browser) PID() int { return b.cmd.Process.Pid }
+
+// Done is closed when the connection to the browser is gone.
+func (b *Browser) Done() <-chan struct{} { return b.done }
+
+// Err is why the browser is gone: ErrClosed, ErrCrashed (possibly wrapped), or nil while alive.
+func (b *Browser) Err() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+func (b *Browser) fail(err error) {
+	b.mu.Lock()
+	if b.err == nil {
+		if b.closing {
+			b.err = ErrClosed
+		} else {
+			b.err = fmt.Errorf("%w: %v", ErrCrashed, err)
+		}
+	}
+	pend := b.pending
+	b.pending = map[int64]chan reply{}
+	ferr := b.err
+	b.mu.Unlock()
+	for _, ch := range pend {
+		ch <- reply{err: ferr}
+	}
+}
+
+type message struct {
+	ID        int64           `json:"id,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *Error          `json:"error,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+}
+
+func (b *Browser) read() {
+	defer close(b.done)
+	br := bufio.NewReaderSize(b.r, 64<<10)
+	var buf bytes.Buffer
+	for {
+		buf.Reset()
+		for {
+			chunk, err := br.ReadSlice(0)
+			if buf.Len()+len(chunk) > MaxMessage {
+				b.fail(errors.New("message from browser exceeds the size limit"))
+				b.kill()
+				return
+			}
+			buf.Write(chunk)
+			if err == nil {
+				break
+			}
+			if err != bufio.ErrBufferFull {
+				b.fail(fmt.Errorf("pipe: %w", err))
+				return
+			}
+		}
+		data := bytes.TrimSuffix(buf.Bytes(), []byte{0})
+		var m message
+		if err := json.Unmarshal(data, &m); err != nil {
+			b.fail(fmt.Errorf("malformed message from browser: %w", err))
+			b.kill()
+			return
+		}
+		if m.ID != 0 {
+			b.mu.Lock()
+			ch := b.pending[m.ID]
+			delete(b.pending, m.ID)
+			b.mu.Unlock()
+			if ch != nil {
+				if m.Error != nil {
+					ch <- reply{err: m.Error}
+				} else {
+					ch <- reply{result: bytes.Clone(m.Result)}
+				}
+			}
+			continue
+		}
+		if m.Method != "" {
+			ev := Event{SessionID: m.SessionID, Method: m.Method, Params: bytes.Clone(m.Params)}
+			b.mu.Lock()
+			subs := make([]func(Event), 0, len(b.subs))
+			for _, f := range b.subs {
+				subs = append(subs, f)
+			}
+			b.mu.Unlock()
+			for _, f := range subs {
+				f(ev)
+			}
+		}
+	}
+}
+
+// Subscribe calls fn for every event, on the reader goroutine: fn must not block.
+func (b *Browser) Subscribe(fn func(Event)) (cancel func()) {
+	b.mu.Lock()
+	id := b.nextSub
+	b.nextSub++
+	b.subs[id] = fn
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.subs, id)
+		b.mu.Unlock()
+	}
+}
+
+// Call sends method with params to the browser (sessionID "") or to an attached session, and
+// decodes the result into result (which may be nil).
+func (b *Browser) Call(ctx context.Context, sessionID, method string, params, result any) error {
+	id := b.next.Add(1)
+	m := message{ID: id, Method: method, SessionID: sessionID}
+	if params != nil {
+		p, err := json.Marshal(params)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", method, err)
+		}
+		m.Params = p
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	ch := make(chan reply, 1)
+	b.mu.Lock()
+	if b.err != nil {
+		err := b.err
+		b.mu.Unlock()
+		return err
+	}
+	b.pending[id] = ch
+	b.mu.Unlock()
+
+	b.wmu.Lock()
+	_, werr := b.w.Write(append(data, 0))
+	b.wmu.Unlock()
+	if werr != nil {
+		b.mu.Lock()
+		delete(b.pending, id)
+		b.mu.Unlock()
+		b.fail(werr)
+		return b.Err()
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return fmt.Errorf("%s: %w", method, r.err)
+		}
+		if result != nil {
+			if err := json.Unmarshal(r.result, result); err != nil {
+				return fmt.Errorf("decode %s: %w", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		delete(b.pending, id)
+		b.mu.Unlock()
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// Close asks the browser to close (Browser.close: Chromium then commits cookies and other
+// state) and waits for it to exit; if ctx ends first the browser is killed.
+func (b *Browser) Close(ctx context.Context) error {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	b.Call(cctx, "", "Browser.close", nil, nil) // the reply may race with exit; both are fine
+	cancel()
+	select {
+	case <-b.exited:
+	case <-ctx.Done():
+		b.kill()
+		<-b.exited
+		return fmt.Errorf("browser did not exit after Browser.close: %w", ctx.Err())
+	}
+	b.kill() // stragglers of the group (renderers, zygotes)
+	return nil
+}
+
+// Kill kills the browser's whole process group and waits for the browser to be reaped.
+func (b *Browser) Kill() {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+	b.kill()
+	<-b.exited
+}
+
+func (b *Browser) kill() {
+	pid := b.cmd.Process.Pid
+	syscall.Kill(-pid, syscall.SIGKILL)
+	b.cmd.Process.Kill()
+}
+
+// Exited is closed once the browser process has been reaped.
+func (b *Browser) Exited() <-chan struct{} { return b.exited }
+
+// Pids returns the browser's pid and every live descendant (from /proc), for tests and status.
+func (b *Browser) Pids() []int {
+	return Descendants(b.PID())
+}
+
+// Descendants returns pid and all its live descendants.
+func Descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(stat[i+1:])
+		if len(f) < 2 || string(f[0]) == "Z" {
+			continue
+		}
+		pp, _ := strconv.Atoi(string(f[1]))
+		children[pp] = append(children[pp], p)
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
+}

@@ -1,0 +1,155 @@
+package cdp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/realtest"
+)
+
+func chromium(t testing.TB) string {
+	realtest.Need(t)
+	p := "/usr/lib/chromium/chromium"
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("Debian chromium is missing (%v): install it (scripts/install-deps.sh)", err)
+	}
+	return p
+}
+
+func launch(t testing.TB) *Browser {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := Launch(ctx, Options{
+		Path:    chromium(t),
+		Args:    []string{"--user-data-dir=" + filepath.Join(dir, "profile")},
+		Env:     []string{"PATH=/usr/bin:/bin", "HOME=" + dir},
+		TempDir: filepath.Join(dir, "tmp"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Kill() })
+	return b
+}
+
+// ListeningTCPInodes returns the socket inodes of listening TCP sockets (IPv4 and IPv6).
+func listeningTCPInodes(t testing.TB) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Scan()
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) > 9 && fields[3] == "0A" { // TCP_LISTEN
+				out[fields[9]] = true
+			}
+		}
+		fh.Close()
+	}
+	return out
+}
+
+func TestPipeOnlyNoTCP(t *testing.T) {
+	b := launch(t)
+	ctx := context.Background()
+	var v struct {
+		Product string `json:"product"`
+	}
+	if err := b.Call(ctx, "", "Browser.getVersion", nil, &v); err != nil || !strings.HasPrefix(v.Product, "HeadlessChrome/") && !strings.HasPrefix(v.Product, "Chrome/") {
+		t.Fatalf("version %q %v", v.Product, err)
+	}
+	// Open a page so renderers exist too.
+	var tgt struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := b.Call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &tgt); err != nil {
+		t.Fatal(err)
+	}
+	pids := b.Pids()
+	if len(pids) < 2 {
+		t.Fatalf("expected browser plus helpers, got %v", pids)
+	}
+	listening := listeningTCPInodes(t)
+	sockets := 0
+	for _, pid := range pids {
+		fds, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+		for _, fd := range fds {
+			l, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name())
+			if ino, ok := strings.CutPrefix(l, "socket:["); ok {
+				sockets++
+				if listening[strings.TrimSuffix(ino, "]")] {
+					t.Errorf("chromium pid %d owns a listening TCP socket", pid)
+				}
+			}
+		}
+	}
+	if sockets == 0 {
+		t.Fatal("found no sockets at all in chromium's fds: the check would prove nothing")
+	}
+}
+
+func TestCloseLeavesNothing(t *testing.T) {
+	b := launch(t)
+	pids := b.Pids()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(b.Err(), ErrClosed) {
+		t.Fatalf("Err after Close = %v", b.Err())
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, p := range pids {
+		if syscall.Kill(p, 0) == nil && !zombie(p) {
+			t.Errorf("pid %d survived Close", p)
+		}
+	}
+}
+
+func TestCrashIsReported(t *testing.T) {
+	b := launch(t)
+	syscall.Kill(b.PID(), syscall.SIGKILL)
+	select {
+	case <-b.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("crash not noticed")
+	}
+	if !errors.Is(b.Err(), ErrCrashed) {
+		t.Fatalf("Err = %v, want ErrCrashed", b.Err())
+	}
+	if err := b.Call(context.Background(), "", "Browser.getVersion", nil, nil); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("Call after crash = %v", err)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+func BenchmarkLaunchToVersion(b *testing.B) {
+	for b.Loop() {
+		br := launch(b)
+		br.Kill()
+	}
+}

@@ -1,0 +1,7 @@
+package cdp
+
+import "syscall"
+
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
