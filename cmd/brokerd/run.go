@@ -138,12 +138,11 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Challenges: challenge.New(challenge.Options{TTL: cfg.ChallengeTTL()}),
 		Log:        log,
 		Version:    version.String(),
-		UID:        os.Getuid(),
 		PID:        os.Getpid(),
 	}
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath)
 	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
-	if err := srv.Serve(ctx, l); err != nil {
+	if err := srv.Serve(ctx, l, os.Getuid()); err != nil {
 		log.Error("serve", "err", err)
 		return fail(wire.CodeInternal, "%v", err)
 	}

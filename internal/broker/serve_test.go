@@ -56,10 +56,9 @@ func serveUnix(t *testing.T, f *fixture) (dir, sock string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv.UID = os.Getuid()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- f.srv.Serve(ctx, l) }()
+	go func() { done <- f.srv.Serve(ctx, l, os.Getuid()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -25,7 +25,6 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -35,184 +34,49 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/origin"
-	"github.com/headless-dev/headless/internal/peercred"
 	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
 
 // Peer is the kernel's identity of a connection's process.
-type Peer struct {
-	UID int
-	PID int
-	Exe string
-}
+type Peer = rpc.Peer
 
-// Server serves broker.sock. Fields must be set before Serve.
+// Server is brokerd's request handler. Fields must be set before use.
 type Server struct {
-	Vault       vault.Store
-	Presence    presence.Provider
-	Challenges  *challenge.Registry
-	Log         *slog.Logger
-	Version     string
-	UID         int // the only peer uid accepted
-	PID         int // our pid, reported by "version"
-	MaxConns    int // concurrent connections; default 64
-	MaxInflight int // concurrent requests per connection; default 8
-
-	once  sync.Once
-	conns chan struct{}
-	wg    sync.WaitGroup
+	Vault      vault.Store
+	Presence   presence.Provider
+	Challenges *challenge.Registry
+	Log        *slog.Logger
+	Version    string
+	PID        int // our pid, reported by "version"
+	MaxConns   int // concurrent connections (default 128)
 }
 
-func (s *Server) init() {
-	s.once.Do(func() {
-		if s.MaxConns <= 0 {
-			s.MaxConns = 64
-		}
-		if s.MaxInflight <= 0 {
-			s.MaxInflight = 8
-		}
-		if s.Log == nil {
-			s.Log = slog.New(slog.DiscardHandler)
-		}
-		s.conns = make(chan struct{}, s.MaxConns)
-	})
+// Serve serves broker.sock on l for peers of uid until ctx is done.
+func (s *Server) Serve(ctx context.Context, l net.Listener, uid int) error {
+	return s.rpc(uid).Serve(ctx, l)
 }
 
-// Serve accepts connections on l until ctx is done, then closes l, cancels in-flight requests
-// and waits for their handlers to finish.
-func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	s.init()
-	go func() { <-ctx.Done(); l.Close() }()
-	var tempDelay time.Duration
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				s.wg.Wait()
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTooManyFiles) {
-				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
-				time.Sleep(tempDelay)
-				continue
-			}
-			s.wg.Wait()
-			return fmt.Errorf("accept: %w", err)
-		}
-		tempDelay = 0
-		cred, err := peercred.Get(c)
-		if err != nil {
-			s.Log.Warn("peer credentials unreadable; connection closed", "err", err)
-			c.Close()
-			continue
-		}
-		if cred.UID != s.UID {
-			s.Log.Warn("connection refused: other uid", "peer_uid", cred.UID, "peer_pid", cred.PID)
-			refuse(c, wire.Errorf(wire.CodePeerRefused, "uid %d may not use this broker", cred.UID))
-			continue
-		}
-		select {
-		case s.conns <- struct{}{}:
-		default:
-			s.Log.Warn("connection refused: limit reached", "limit", s.MaxConns, "peer_pid", cred.PID)
-			refuse(c, wire.Errorf(wire.CodeBusy, "too many connections (limit %d)", s.MaxConns))
-			continue
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer func() { <-s.conns }()
-			s.ServeConn(ctx, c, Peer{UID: cred.UID, PID: cred.PID, Exe: cred.Exe()})
-		}()
-	}
-}
-
-func refuse(c net.Conn, e *wire.Error) {
-	c.SetWriteDeadline(time.Now().Add(time.Second))
-	c.Write(wire.ErrorFrame(0, e))
-	c.Close()
-}
-
-type deadliner interface{ SetWriteDeadline(time.Time) error }
-
-// ServeConn serves one already-identified connection until it closes or ctx is done.
+// ServeConn serves one already-identified connection (tests use it over net.Pipe).
 func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) {
-	s.init()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { <-ctx.Done(); rw.Close() }()
-
-	r := wire.NewReader(rw)
-	defer r.Wipe()
-	var wmu sync.Mutex
-	write := func(b []byte) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		if d, ok := rw.(deadliner); ok {
-			d.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		}
-		rw.Write(b)
-	}
-	inflight := make(chan struct{}, s.MaxInflight)
-	var handlers sync.WaitGroup
-	// When the peer goes away, cancel what it still waits for (a pending prompt), then wait.
-	defer func() { cancel(); handlers.Wait() }()
-	for {
-		frame, err := r.ReadFrame()
-		if err != nil {
-			if errors.Is(err, wire.ErrFrameTooLarge) {
-				s.Log.Warn("oversize frame; connection closed", "peer_pid", peer.PID)
-				write(wire.ErrorFrame(0, wire.Errorf(wire.CodeFrameTooLarge, "frame exceeds %d bytes", wire.MaxFrame)))
-			}
-			return
-		}
-		var req wire.Request
-		if err := wire.DecodeStrict(frame, &req); err != nil {
-			var probe struct {
-				ID uint64 `json:"id"`
-			}
-			json.NewDecoder(bytes.NewReader(frame)).Decode(&probe) // best effort, to echo the id
-			clear(frame)
-			clear(req.Params)
-			write(wire.ErrorFrame(probe.ID, wire.Errorf(wire.CodeBadRequest, "malformed request: %s", sanitize(err))))
-			continue
-		}
-		clear(frame)
-		select {
-		case inflight <- struct{}{}:
-		default:
-			clear(req.Params)
-			write(wire.ErrorFrame(req.ID, wire.Errorf(wire.CodeBusy, "too many requests in flight on this connection (limit %d)", s.MaxInflight)))
-			continue
-		}
-		handlers.Add(1)
-		go func() {
-			defer handlers.Done()
-			defer func() { <-inflight }()
-			out := s.handle(ctx, peer, req)
-			clear(req.Params)
-			write(out)
-			clear(out)
-		}()
-	}
+	s.rpc(peer.UID).ServeConn(ctx, rw, peer)
 }
 
-// sanitize shortens a decode error; it never echoes input values (json errors name types and
-// offsets, not values, except for unknown field names, which are bounded here).
-func sanitize(err error) string {
-	m := err.Error()
-	if len(m) > 200 {
-		m = m[:200]
+func (s *Server) rpc(uid int) *rpc.Server {
+	return &rpc.Server{Handler: s.handle, Log: s.log(), UID: uid, MaxConns: s.MaxConns}
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
 	}
-	return m
+	return s.Log
 }
 
 // handle answers one request with one frame.
@@ -230,13 +94,13 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		result = struct{}{}
 	case MethodCredentialsList:
 		var p ListParams
-		if err = decodeParams(req.Params, &p); err == nil {
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			result, err = s.list(ctx, p)
 			attrs = append(attrs, "origin", p.Origin)
 		}
 	case MethodCredentialsAdd:
 		var p AddParams
-		err = decodeParams(req.Params, &p)
+		err = rpc.DecodeParams(req.Params, &p)
 		if err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias)
 			result, err = s.add(ctx, p)
@@ -244,19 +108,19 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		vault.Zero(p.Secret)
 	case MethodCredentialsRm:
 		var p RemoveParams
-		if err = decodeParams(req.Params, &p); err == nil {
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias)
 			result, err = s.remove(ctx, p)
 		}
 	case MethodChallengeIssue:
 		var p ChallengeParams
-		if err = decodeParams(req.Params, &p); err == nil {
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
 			result, err = s.issue(ctx, p)
 		}
 	case MethodRelease:
 		var p ReleaseParams
-		if err = decodeParams(req.Params, &p); err == nil {
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "alias", p.Alias, "session", p.Session)
 			var frame []byte
 			frame, err = s.release(ctx, peer, req.ID, p)
@@ -285,10 +149,10 @@ func (s *Server) logDone(method string, peer Peer, start time.Time, werr *wire.E
 	args := []any{"method", truncate(method, 64), "peer_pid", peer.PID, "ms", float64(time.Since(start).Microseconds()) / 1000}
 	args = append(args, attrs...)
 	if werr != nil {
-		s.Log.Info("request failed", append(args, "code", werr.Code)...)
+		s.log().Info("request failed", append(args, "code", werr.Code)...)
 		return
 	}
-	s.Log.Info("request", args...)
+	s.log().Info("request", args...)
 }
 
 func truncate(s string, n int) string {
@@ -296,16 +160,6 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-func decodeParams(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	if err := wire.DecodeStrict(raw, v); err != nil {
-		return wire.Errorf(wire.CodeBadRequest, "malformed params: %s", sanitize(err))
-	}
-	return nil
 }
 
 func (s *Server) list(ctx context.Context, p ListParams) (ListResult, error) {
@@ -424,7 +278,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	if err != nil {
 		return nil, err
 	}
-	s.Log.Info("released", "origin", got.Origin, "alias", got.Alias, "session", ch.Session, "peer_pid", peer.PID, "provider", s.Presence.Name())
+	s.log().Info("released", "origin", got.Origin, "alias", got.Alias, "session", ch.Session, "peer_pid", peer.PID, "provider", s.Presence.Name())
 	return ReleaseFrame(id, Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias}, secret)
 }
 
@@ -485,6 +339,6 @@ func (s *Server) toWire(err error) *wire.Error {
 			return wire.Errorf(c.code, "%s", err.Error())
 		}
 	}
-	s.Log.Error("internal error", "err", err)
+	s.log().Error("internal error", "err", err)
 	return wire.Errorf(wire.CodeInternal, "internal error")
 }

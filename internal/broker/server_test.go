@@ -83,7 +83,6 @@ func newFixture(t testing.TB) *fixture {
 			Presence:   pres,
 			Challenges: challenge.New(challenge.Options{TTL: 2 * time.Minute, Now: clk.Now}),
 			Version:    "test",
-			UID:        0,
 			PID:        4242,
 		},
 	}
