@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -284,9 +286,17 @@ func TestNoTTYNeverReadsStdin(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "piped") {
 		t.Fatalf("something was saved: %+v", r)
 	}
-	r = e.run("y\n", "headless", "credentials", "remove", "--origin", origin, "--alias", "piped", "--json")
-	if r.code != 1 || errCode(t, r) != "ALIAS_UNKNOWN" {
-		t.Fatalf("remove: %+v", r)
+	// Removal is confirmed only at the terminal: a "y" on stdin does not count.
+	if r := e.addCredential("kept", "a", canary); r.code != 0 {
+		t.Fatalf("add: %+v", r)
+	}
+	r = e.run("y\n", "headless", "credentials", "remove", "--origin", origin, "--alias", "kept", "--json")
+	if r.code != 1 || errCode(t, r) != "NO_TTY" {
+		t.Fatalf("remove with y on stdin: %+v", r)
+	}
+	r = e.run("", "headless", "credentials", "list", "--json")
+	if !strings.Contains(r.stdout, `"alias":"kept"`) {
+		t.Fatalf("removed without terminal confirmation: %+v", r)
 	}
 }
 
@@ -429,6 +439,23 @@ func TestPendingPromptDoesNotBlockOtherClients(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("list while a prompt is pending: %+v", r)
 		}
+	}
+	// ping, version and a challenge from another client process's connection.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := broker.Dial(ctx, e.sockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Call(ctx, broker.MethodPing, nil, nil); err != nil {
+		t.Fatalf("ping while a prompt is pending: %v", err)
+	}
+	if _, err := c.Version(ctx); err != nil {
+		t.Fatalf("version while a prompt is pending: %v", err)
+	}
+	if ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: "s", Document: "d", Origin: origin}); err != nil || len(ch.Aliases) != 1 {
+		t.Fatalf("challenge while a prompt is pending: %+v %v", ch, err)
 	}
 	if err := verify.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatal("verify finished before the gate opened: the test proves nothing")

@@ -168,7 +168,7 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string) 
 			Env:     pinentryEnv(getenv),
 		})
 	case "secret-service":
-		return unavailableProvider{name: "secret-service", reason: "the secret-service presence provider is not available in this version"}, nil
+		return presence.Unavailable{Provider: "secret-service", Reason: "the secret-service presence provider is not available in this version"}, nil
 	default:
 		return presence.None{}, nil
 	}
@@ -184,12 +184,4 @@ func pinentryEnv(getenv func(string) string) []string {
 		}
 	}
 	return env
-}
-
-type unavailableProvider struct{ name, reason string }
-
-func (u unavailableProvider) Name() string { return u.name }
-
-func (u unavailableProvider) Do(context.Context, presence.Request, func(context.Context) error) error {
-	return fmt.Errorf("%w: %s", presence.ErrUnavailable, u.reason)
 }

@@ -47,6 +47,9 @@ import (
 // Peer is the kernel's identity of a connection's process.
 type Peer = rpc.Peer
 
+// VaultTimeout bounds every vault call made for one request.
+const VaultTimeout = 30 * time.Second
+
 // Server is brokerd's request handler. Fields must be set before use.
 type Server struct {
 	Vault      vault.Store
@@ -82,6 +85,13 @@ func (s *Server) log() *slog.Logger {
 // handle answers one request with one frame.
 func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte {
 	start := time.Now()
+	if req.Method != MethodRelease {
+		// A hung Secret Service must not hold a request forever. A release is bounded by the
+		// presence timeout plus this bound on each vault call (see release).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, VaultTimeout)
+		defer cancel()
+	}
 	var (
 		result any
 		err    error
@@ -147,7 +157,12 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 
 func (s *Server) logDone(method string, peer Peer, start time.Time, werr *wire.Error, attrs []any) {
 	args := []any{"method", truncate(method, 64), "peer_pid", peer.PID, "ms", float64(time.Since(start).Microseconds()) / 1000}
-	args = append(args, attrs...)
+	for _, a := range attrs {
+		if v, ok := a.(string); ok {
+			a = truncate(v, 128) // values are logged before validation; keep lines bounded
+		}
+		args = append(args, a)
+	}
 	if werr != nil {
 		s.log().Info("request failed", append(args, "code", werr.Code)...)
 		return
@@ -241,7 +256,9 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.Vault.List(ctx, ch.Origin)
+	lctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+	defer cancel()
+	recs, err := s.Vault.List(lctx, ch.Origin)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +270,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		}
 	}
 	if rec == nil {
-		all, err := s.Vault.List(ctx, "")
+		all, err := s.Vault.List(lctx, "")
 		if err != nil {
 			return nil, err
 		}
@@ -271,6 +288,8 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	)
 	defer func() { vault.Zero(secret) }()
 	err = s.Presence.Do(ctx, req, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+		defer cancel()
 		var err error
 		got, secret, err = s.Vault.Secret(ctx, ch.Origin, rec.Alias)
 		return err

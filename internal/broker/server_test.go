@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"strings"
@@ -155,7 +154,8 @@ func TestMalformedInputGetsTypedErrors(t *testing.T) {
 		{"wrong params type", `{"id":6,"method":"credentials.list","params":{"origin":7}}` + "\n", 6, wire.CodeBadRequest},
 		{"unknown param", `{"id":7,"method":"credentials.list","params":{"origin":"https://a.example","all":true}}` + "\n", 7, wire.CodeBadRequest},
 		{"params not object", `{"id":8,"method":"credentials.list","params":[1]}` + "\n", 8, wire.CodeBadRequest},
-		{"two values", `{"id":9,"method":"ping"}{"id":10,"method":"ping"}` + "\n", 9, wire.CodeBadRequest},
+		{"two values", `{"id":9,"method":"ping"}{"id":10,"method":"ping"}` + "\n", 0, wire.CodeBadRequest},
+		{"case-folded key", `{"ID":12,"method":"ping"}` + "\n", 12, wire.CodeBadRequest},
 		{"unknown method", `{"id":11,"method":"secrets.dump"}` + "\n", 11, wire.CodeUnknownMethod},
 		{"bad origin", `{"id":12,"method":"credentials.list","params":{"origin":"javascript:alert(1)"}}` + "\n", 12, wire.CodeInvalidOrigin},
 		{"negative id", `{"id":-1,"method":"ping"}` + "\n", 0, wire.CodeBadRequest},
@@ -486,6 +486,8 @@ func FuzzServeConn(f *testing.F) {
 	f.Add([]byte("\n\n{\"id\":1}\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fx := newFixture(t)
+		// Nobody approves: whatever the input, the vault must never be read.
+		fx.pres.decide = func(context.Context, presence.Request) error { return presence.ErrDenied }
 		a, b := net.Pipe()
 		done := make(chan struct{})
 		go func() { fx.srv.ServeConn(context.Background(), b, Peer{}); close(done) }()
@@ -493,6 +495,9 @@ func FuzzServeConn(f *testing.F) {
 		a.Write(in)
 		a.Close()
 		<-done
+		if n := fx.store.secrets.Load(); n != 0 {
+			t.Fatalf("vault read %d times with presence denying everything", n)
+		}
 		recs, err := fx.store.List(context.Background(), "https://app.example")
 		if err != nil {
 			t.Fatal(err)
@@ -508,5 +513,3 @@ func FuzzServeConn(f *testing.F) {
 		}
 	})
 }
-
-var _ = errors.New

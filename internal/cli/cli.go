@@ -128,6 +128,8 @@ func (c *cmd) run(ctx context.Context, name string, args []string, h handler) in
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&c.json, "json", false, "machine-readable output")
 	c.json = hasJSON(args)
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout(name))
+	defer cancel()
 	result, human, err := h(ctx, fs, args)
 	if err != nil {
 		return c.fail(err)
@@ -139,6 +141,16 @@ func (c *cmd) run(ctx context.Context, name string, args []string, h handler) in
 		human(c.env.Stdout)
 	}
 	return 0
+}
+
+// commandTimeout bounds a whole command. Commands that wait for a person (a presence prompt,
+// which brokerd bounds itself) get longer.
+func commandTimeout(name string) time.Duration {
+	switch name {
+	case "credentials verify", "credentials add", "credentials remove":
+		return 15 * time.Minute
+	}
+	return 2 * time.Minute
 }
 
 type usageError struct{ msg string }

@@ -6,3 +6,6 @@ const (
 	ioctlGetTermios = unix.TCGETS
 	ioctlSetTermios = unix.TCSETS
 )
+
+// flushInput discards what the terminal has received but nobody has read.
+func flushInput(fd int) { unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH) }

@@ -89,8 +89,11 @@ func (t *devTTY) read(prompt string, max int, secret bool) ([]byte, error) {
 		return nil, errTTYCancelled
 	}
 	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if len(line) > max {
+	if len(line) > max || n == len(buf) {
 		clear(buf)
+		// Drop the rest of an over-long line so that it never reaches the shell once echo
+		// is back on.
+		flushInput(int(t.f.Fd()))
 		return nil, fmt.Errorf("input longer than %d bytes", max)
 	}
 	out := bytes.Clone(line)

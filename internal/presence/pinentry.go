@@ -12,10 +12,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
 )
+
+// MaxPinentryQueue bounds the releases waiting behind the prompt being shown.
+const MaxPinentryQueue = 32
 
 // DefaultPinentryTimeout bounds one pinentry prompt when [PinentryOptions.Timeout] is zero.
 const DefaultPinentryTimeout = 60 * time.Second
@@ -104,6 +108,7 @@ type Pinentry struct {
 	options []string // OPTION lines
 	env     []string
 	slot    chan struct{} // one prompt at a time
+	waiting atomic.Int32  // requests queued behind the current prompt
 }
 
 var _ Provider = (*Pinentry)(nil)
@@ -168,9 +173,17 @@ func (p *Pinentry) Do(ctx context.Context, r Request, use func(ctx context.Conte
 	if err := ctx.Err(); err != nil {
 		return contextError(err)
 	}
+	// A bounded queue: a flood of releases must not line up dozens of prompts that the
+	// person would then click through without reading.
+	if p.waiting.Add(1) > MaxPinentryQueue {
+		p.waiting.Add(-1)
+		return fmt.Errorf("%w: %d releases are already waiting for the prompt", ErrUnavailable, MaxPinentryQueue)
+	}
 	select {
 	case p.slot <- struct{}{}:
+		p.waiting.Add(-1)
 	case <-ctx.Done():
+		p.waiting.Add(-1)
 		return contextError(ctx.Err())
 	}
 	err := p.prompt(ctx, r)

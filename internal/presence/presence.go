@@ -62,6 +62,18 @@ type Provider interface {
 	Do(ctx context.Context, r Request, use func(ctx context.Context) error) error
 }
 
+// Unavailable is a provider that cannot ask anyone, for a stated reason (for example a provider
+// this build does not have). Every request is ErrUnavailable.
+type Unavailable struct{ Provider, Reason string }
+
+var _ Provider = Unavailable{}
+
+func (u Unavailable) Name() string { return u.Provider }
+
+func (u Unavailable) Do(context.Context, Request, func(context.Context) error) error {
+	return fmt.Errorf("%w: %s", ErrUnavailable, u.Reason)
+}
+
 // None is the provider used when none is configured: every request is ErrUnavailable.
 type None struct{}
 

@@ -18,7 +18,6 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,6 +130,9 @@ func refuse(c net.Conn, e *wire.Error) {
 
 type deadliner interface{ SetWriteDeadline(time.Time) error }
 
+// drainGrace is how long requests may still run after their peer stopped sending.
+const drainGrace = 2 * time.Second
+
 // ServeConn serves one already-identified connection until it closes or ctx is done.
 func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) {
 	s.init()
@@ -151,8 +153,19 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 	}
 	inflight := make(chan struct{}, s.MaxInflight)
 	var handlers sync.WaitGroup
-	// When the peer goes away, cancel what it still waits for (a pending prompt), then wait.
-	defer func() { cancel(); handlers.Wait() }()
+	// When the peer stops sending, give its requests a moment to be answered (a client may
+	// half-close after its last request), then cancel what still waits (a pending prompt)
+	// and wait for the handlers.
+	defer func() {
+		finished := make(chan struct{})
+		go func() { handlers.Wait(); close(finished) }()
+		select {
+		case <-finished:
+		case <-time.After(drainGrace):
+		}
+		cancel()
+		handlers.Wait()
+	}()
 	for {
 		frame, err := r.ReadFrame()
 		if err != nil {
@@ -167,7 +180,7 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 			var probe struct {
 				ID uint64 `json:"id"`
 			}
-			json.NewDecoder(bytes.NewReader(frame)).Decode(&probe) // best effort, to echo the id
+			json.Unmarshal(frame, &probe) // best effort, to echo the id (never a Decoder: it copies)
 			clear(frame)
 			clear(req.Params)
 			write(wire.ErrorFrame(probe.ID, wire.Errorf(wire.CodeBadRequest, "malformed request: %s", Sanitize(err))))

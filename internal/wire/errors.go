@@ -39,6 +39,22 @@ const (
 	CodeCancelled       Code = "CANCELLED"          // CLI: the person answered no
 	CodeConfigInvalid   Code = "CONFIG_INVALID"     // config file unsafe or malformed
 	CodeRuntimeDir      Code = "RUNTIME_DIR_UNSAFE" // runtime dir has wrong owner or mode
+
+	// Browser host (control.sock).
+	CodeHostUnavail     Code = "HOST_UNAVAILABLE"     // the host is not running
+	CodeProfileLocked   Code = "PROFILE_LOCKED"       // another host owns the durable profile
+	CodeBrowserCrashed  Code = "BROWSER_CRASHED"      // Chromium died; it has been restarted
+	CodeBrowserFailed   Code = "BROWSER_FAILED"       // Chromium could not be started
+	CodeUnsafeNav       Code = "UNSAFE_NAVIGATION"    // only http and https URLs may be visited
+	CodeNavFailed       Code = "NAVIGATION_FAILED"    // the page did not load
+	CodeSessionUnknown  Code = "SESSION_UNKNOWN"      // no session of that name
+	CodeSessionExists   Code = "SESSION_EXISTS"       // a session of that name exists
+	CodeSessionLimit    Code = "SESSION_LIMIT"        // too many sessions
+	CodeRefUnknown      Code = "REF_UNKNOWN"          // no such ref in the session's last snapshot
+	CodeRefStale        Code = "REF_STALE"            // the element is gone from the page
+	CodeDirectFillOff   Code = "DIRECT_FILL_DISABLED" // typing into a password field is off
+	CodeTimeout         Code = "TIMEOUT"              // wait ended without its condition
+	CodeNotInteractable Code = "NOT_INTERACTABLE"     // the element has no visible box to click
 )
 
 var hints = map[Code]string{
@@ -70,6 +86,20 @@ var hints = map[Code]string{
 	CodeCancelled:       "nothing was changed",
 	CodeConfigInvalid:   "fix $XDG_CONFIG_HOME/headless/config.json: owned by you, not group/world-writable, documented keys only",
 	CodeRuntimeDir:      "the runtime dir must be owned by you with mode 0700; remove it and retry",
+	CodeHostUnavail:     "start it with 'headless start'",
+	CodeProfileLocked:   "another host uses the durable profile; use 'headless session create NAME --isolated' with that host, or stop it",
+	CodeBrowserCrashed:  "the browser was restarted; sessions other than default were lost; retry the command",
+	CodeBrowserFailed:   "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
+	CodeUnsafeNav:       "only http:// and https:// URLs can be visited",
+	CodeNavFailed:       "check the URL and that the site is reachable from this machine",
+	CodeSessionUnknown:  "list sessions with 'headless session list'",
+	CodeSessionExists:   "choose another name, or close the session first",
+	CodeSessionLimit:    "close unused sessions with 'headless session close NAME'",
+	CodeRefUnknown:      "take a fresh 'headless snapshot' and use a ref from it",
+	CodeRefStale:        "the page changed; take a fresh 'headless snapshot'",
+	CodeDirectFillOff:   "sign in with 'headless auth login --alias NAME'; direct password fill is off unless allow_direct_password_fill is set in the config",
+	CodeTimeout:         "increase --timeout or check the condition",
+	CodeNotInteractable: "the element is not visible; scroll or take a fresh snapshot",
 }
 
 // Hint is the default one-line hint for code.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -94,9 +95,36 @@ func TestDecodeStrict(t *testing.T) {
 		`{"a":"x"}   `:      true,
 		`{"a":"\u0000"}`:    true,
 		`{"a":"x"`:          false,
-		`{"A":"case-fold"}`: true, // encoding/json matches field names case-insensitively
+		`{"A":"case-fold"}`: false, // exact key names only
+		`null`:              true,
 	} {
 		var v p
+		if err := DecodeStrict([]byte(in), &v); (err == nil) != ok {
+			t.Errorf("DecodeStrict(%s) err = %v, want ok=%v", in, err, ok)
+		}
+	}
+}
+
+func TestDecodeStrictNested(t *testing.T) {
+	type inner struct {
+		S []byte `json:"secret"`
+	}
+	type embedded struct {
+		E string `json:"e"`
+	}
+	type outer struct {
+		ID  uint64          `json:"id"`
+		In  *inner          `json:"in"`
+		Raw json.RawMessage `json:"raw"`
+		embedded
+	}
+	for in, ok := range map[string]bool{
+		`{"id":1,"in":{"secret":"cw=="},"raw":{"anything":1},"e":"x"}`: true,
+		`{"id":1,"in":{"secret":"cw==","extra":1}}`:                    false,
+		`{"id":1,"in":null}`: true,
+		`{"id":1,"Id":2}`:    false,
+	} {
+		var v outer
 		if err := DecodeStrict([]byte(in), &v); (err == nil) != ok {
 			t.Errorf("DecodeStrict(%s) err = %v, want ok=%v", in, err, ok)
 		}
