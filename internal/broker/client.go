@@ -3,127 +3,31 @@ package broker
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
-	"sync"
-	"time"
 
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
 
 // ErrUnreachable wraps failures to reach brokerd at all (as opposed to errors it returned).
-var ErrUnreachable = errors.New("broker unreachable")
+var ErrUnreachable = rpc.ErrUnreachable
 
-// Client is a connection to brokerd. Calls are serialised; use one Client per goroutine for
-// concurrency.
-type Client struct {
-	mu   sync.Mutex
-	conn net.Conn
-	r    *wire.Reader
-	next uint64
-}
+// Client is a connection to brokerd.
+type Client struct{ *rpc.Client }
 
 // Dial connects to the broker socket at path.
 func Dial(ctx context.Context, path string) (*Client, error) {
-	c, err := (&net.Dialer{}).DialContext(ctx, "unix", path)
+	c, err := rpc.Dial(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, err
 	}
-	return NewClient(c), nil
+	return &Client{c}, nil
 }
 
 // NewClient wraps an established connection.
-func NewClient(c net.Conn) *Client {
-	return &Client{conn: c, r: wire.NewReader(c)}
-}
-
-// Close closes the connection.
-func (c *Client) Close() error {
-	c.r.Wipe()
-	return c.conn.Close()
-}
-
-// roundTrip writes frame and reads the reply frame for id. The caller owns (and zeroes) both.
-func (c *Client) roundTrip(ctx context.Context, id uint64, frame []byte) ([]byte, error) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		dl = time.Time{}
-	}
-	c.conn.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
-	defer stop()
-	if _, err := c.conn.Write(frame); err != nil {
-		// The broker may have refused the connection with an error frame before closing it.
-		if resp, rerr := c.r.ReadFrame(); rerr == nil {
-			return resp, nil
-		}
-		return nil, c.ioErr(ctx, err)
-	}
-	for {
-		resp, err := c.r.ReadFrame()
-		if err != nil {
-			return nil, c.ioErr(ctx, err)
-		}
-		var head struct {
-			ID uint64 `json:"id"`
-		}
-		if err := json.Unmarshal(resp, &head); err != nil {
-			clear(resp)
-			return nil, fmt.Errorf("%w: malformed reply: %v", ErrUnreachable, err)
-		}
-		if head.ID == id || head.ID == 0 {
-			return resp, nil
-		}
-		clear(resp) // a reply to an abandoned earlier call
-	}
-}
-
-func (c *Client) ioErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return fmt.Errorf("%w: %v", ErrUnreachable, err)
-}
-
-// Call invokes method with params and decodes the result into result (which may be nil).
-// Errors returned by brokerd are *wire.Error.
-func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.next++
-	id := c.next
-	var raw json.RawMessage
-	if params != nil {
-		b, err := json.Marshal(params)
-		if err != nil {
-			return fmt.Errorf("encode params: %w", err)
-		}
-		raw = b
-	}
-	frame, err := wire.Encode(wire.Request{ID: id, Method: method, Params: raw})
-	if err != nil {
-		return err
-	}
-	resp, err := c.roundTrip(ctx, id, frame)
-	if err != nil {
-		return err
-	}
-	var r wire.Response
-	if err := wire.DecodeStrict(resp, &r); err != nil {
-		return fmt.Errorf("%w: malformed reply: %v", ErrUnreachable, err)
-	}
-	if r.Error != nil {
-		return r.Error
-	}
-	if result != nil {
-		if err := json.Unmarshal(r.Result, result); err != nil {
-			return fmt.Errorf("decode %s result: %w", method, err)
-		}
-	}
-	return nil
-}
+func NewClient(c net.Conn) *Client { return &Client{rpc.NewClient(c)} }
 
 // Version asks for brokerd's version.
 func (c *Client) Version(ctx context.Context) (VersionResult, error) {
@@ -155,10 +59,8 @@ func (c *Client) Challenge(ctx context.Context, p ChallengeParams) (ChallengeRes
 
 // Add saves a credential. secret stays owned by the caller; Add zeroes its own copies.
 func (c *Client) Add(ctx context.Context, origin, account, alias string, secret []byte) (Credential, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.next++
-	id := c.next
+	id, unlock := c.Lock()
+	defer unlock()
 	meta, err := json.Marshal(struct {
 		Origin  string `json:"origin"`
 		Account string `json:"account"`
@@ -171,7 +73,7 @@ func (c *Client) Add(ctx context.Context, origin, account, alias string, secret 
 	if err != nil {
 		return Credential{}, err
 	}
-	resp, err := c.roundTrip(ctx, id, frame)
+	resp, err := c.RoundTrip(ctx, id, frame)
 	clear(frame)
 	if err != nil {
 		return Credential{}, err
@@ -196,10 +98,8 @@ func (c *Client) Add(ctx context.Context, origin, account, alias string, secret 
 // Release asks brokerd to release the secret for p. The returned secret is the caller's to
 // use once and zero with vault.Zero.
 func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.next++
-	id := c.next
+	id, unlock := c.Lock()
+	defer unlock()
 	params, err := json.Marshal(p)
 	if err != nil {
 		return Released{}, nil, err
@@ -208,7 +108,7 @@ func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte
 	if err != nil {
 		return Released{}, nil, err
 	}
-	resp, err := c.roundTrip(ctx, id, frame)
+	resp, err := c.RoundTrip(ctx, id, frame)
 	if err != nil {
 		return Released{}, nil, err
 	}
