@@ -1,13 +1,30 @@
-// Package host is the browser host: Chromium driven over a private DevTools pipe.
+// Package host is the browser host: one long-lived process per user that owns Chromium on the
+// durable profile, its sessions, and the agent-facing control socket.
 //
-// # Security contract (target; built by the browser-host issue)
+// # Security contract
 //
-//   - Chromium is launched with --remote-debugging-pipe only; never a TCP debug port.
-//   - The host's control.sock follows broker.sock's rules (0600, peer uid checked, 1 MiB
-//     frames, strict decoding, typed errors) and offers no verb that evaluates caller
-//     JavaScript or returns a secret.
-//   - A released password exists only in host memory between the broker's release reply and
-//     CDP Input.insertText into the re-verified field, and is zeroed right after.
+//   - Chromium is driven over --remote-debugging-pipe only (package cdp); no TCP debugging
+//     port is ever opened.
+//   - control.sock follows broker.sock's rules (package rpc): runtime dir 0700, socket 0600, the
+//     peer's uid checked on every connection, 1 MiB frames, strict decoding, typed errors, and
+//     malformed input never affects the host.
+//   - No verb evaluates caller JavaScript, and no verb returns a secret: snapshots are built
+//     from DOMSnapshot data without running script, never include the value of a password
+//     field, and mark page-derived text as untrusted. fill refuses password fields unless the
+//     user-only config sets allow_direct_password_fill. Text typed by fill is never logged or
+//     echoed.
+//   - Navigation is limited to http and https URLs (UNSAFE_NAVIGATION otherwise).
+//   - The durable profile is locked by one host at a time (PROFILE_LOCKED names the owner) and
+//     is never launched without the Secret Service that holds Chromium's cookie key: one launch
+//     without it would delete every encrypted cookie. Chromium's password manager is off, and
+//     --password-store=basic is never used.
+//   - Isolated sessions are separate Chromium browser contexts: no cookies or storage shared
+//     with the default session or each other; closing one disposes its context.
+//   - The host log is bounded (1 MiB plus one generation) and records verbs, sessions and error
+//     codes, never page content, typed text or secrets.
 //
-// This package holds no code yet: the broker half (this issue) comes first.
+// # Not guaranteed
+//
+// Pages are untrusted: their text can try to instruct the agent. Cookies in the durable profile
+// are session secrets; whoever can read the profile and use the keyring can reuse them.
 package host

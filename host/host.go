@@ -1,0 +1,854 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/profile"
+)
+
+// Limits.
+const (
+	MaxSessions      = 64
+	MaxScreenshots   = 100      // kept in the artifact store; older ones are removed
+	MaxScreenshotLen = 32 << 20 // bytes of one PNG
+	NavigationWait   = 30 * time.Second
+	DefaultWait      = 10 * time.Second
+	MaxWait          = 5 * time.Minute
+)
+
+// Options configure a Host. Everything that touches the outside world comes in here.
+type Options struct {
+	RunDir                  string // runtime dir (sockets, artifacts, browser temp)
+	DataDir                 string // XDG data dir of headless (the durable profile lives here)
+	Chromium                string // the Chromium binary
+	BusAddress              string // D-Bus session bus of the Secret Service ("" = none)
+	Env                     []string
+	AllowDirectPasswordFill bool
+	Log                     *slog.Logger
+	Version                 string
+	Now                     func() time.Time
+}
+
+// Host owns one Chromium on the durable profile and the sessions in it.
+type Host struct {
+	o       Options
+	prof    *profile.Profile
+	started time.Time
+
+	mu       sync.Mutex // guards browser, product, sessions
+	browser  *cdp.Browser
+	product  string
+	sessions map[string]*session
+	unsub    func()
+
+	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
+}
+
+type session struct {
+	name      string
+	isolated  bool
+	contextID string
+	targetID  string
+	sid       string
+	events    chan cdp.Event
+
+	mu   sync.Mutex // one verb at a time
+	refs map[string]snapshot.Target
+}
+
+var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Start opens and locks the durable profile, checks that the Secret Service holding
+// Chromium's cookie key is there (one launch without it deletes every encrypted cookie), and
+// launches Chromium with the default session.
+func Start(ctx context.Context, o Options) (*Host, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	prof, err := profile.Open(profile.Options{DataDir: o.DataDir, Now: o.Now})
+	if err != nil {
+		return nil, err
+	}
+	if r := prof.Report(); r.MovedAside != "" {
+		o.Log.Warn("profile moved aside", "to", r.MovedAside, "reason", r.Reason)
+	}
+	if err := profile.CheckKeyring(ctx, o.BusAddress); err != nil {
+		prof.Close()
+		return nil, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
+	}
+	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}}
+	if err := h.launch(ctx); err != nil {
+		prof.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *Host) tempDir() string { return filepath.Join(h.o.RunDir, "chromium-tmp") }
+
+// launch starts Chromium and the default session; h.mu must be held or h unshared.
+func (h *Host) launch(ctx context.Context) error {
+	os.RemoveAll(h.tempDir()) // leftovers of a crashed browser
+	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	b, err := cdp.Launch(lctx, cdp.Options{
+		Path:    h.o.Chromium,
+		Args:    h.prof.ChromiumArgs(),
+		Env:     h.o.Env,
+		TempDir: h.tempDir(),
+	})
+	if err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "launch chromium: %v", err)
+	}
+	var v struct {
+		Product string `json:"product"`
+	}
+	b.Call(lctx, "", "Browser.getVersion", nil, &v)
+	h.browser, h.product = b, v.Product
+	h.sessions = map[string]*session{}
+	h.routes.Clear()
+	h.unsub = b.Subscribe(h.dispatch)
+	if _, err := h.newSession(lctx, DefaultSession, false); err != nil {
+		b.Kill()
+		return wire.Errorf(wire.CodeBrowserFailed, "open the default session: %v", err)
+	}
+	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product)
+	return nil
+}
+
+// dispatch routes session events to their session (never blocking the reader).
+func (h *Host) dispatch(ev cdp.Event) {
+	if ev.SessionID == "" {
+		return
+	}
+	v, ok := h.routes.Load(ev.SessionID)
+	if !ok {
+		return
+	}
+	s := v.(*session)
+	switch ev.Method {
+	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated":
+		select {
+		case s.events <- ev:
+		default: // a waiter that is not there; drop
+		}
+	}
+}
+
+// alive returns the browser, or BROWSER_CRASHED after relaunching it.
+func (h *Host) alive(ctx context.Context) (*cdp.Browser, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := h.browser
+	if b != nil && b.Err() == nil {
+		return b, nil
+	}
+	why := "browser is not running"
+	if b != nil {
+		why = b.Err().Error()
+		b.Kill()
+		if h.unsub != nil {
+			h.unsub()
+		}
+	}
+	h.o.Log.Warn("browser crashed; relaunching", "err", why)
+	if err := h.launch(ctx); err != nil {
+		h.browser = nil
+		return nil, err
+	}
+	return nil, wire.Errorf(wire.CodeBrowserCrashed, "%s; it has been restarted with a fresh default session", why)
+}
+
+func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session, error) {
+	if name == "" {
+		name = DefaultSession
+	}
+	b, err := h.alive(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.mu.Lock()
+	s := h.sessions[name]
+	h.mu.Unlock()
+	if s == nil {
+		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "no session %q", name)
+	}
+	return b, s, nil
+}
+
+func (h *Host) newSession(ctx context.Context, name string, isolated bool) (*session, error) {
+	b := h.browser
+	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), refs: map[string]snapshot.Target{}}
+	create := map[string]any{"url": "about:blank"}
+	if isolated {
+		var r struct {
+			ID string `json:"browserContextId"`
+		}
+		if err := b.Call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": false}, &r); err != nil {
+			return nil, err
+		}
+		s.contextID = r.ID
+		create["browserContextId"] = r.ID
+	}
+	var t struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := b.Call(ctx, "", "Target.createTarget", create, &t); err != nil {
+		h.disposeContext(s)
+		return nil, err
+	}
+	s.targetID = t.TargetID
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.TargetID, "flatten": true}, &a); err != nil {
+		h.closeTarget(s)
+		return nil, err
+	}
+	s.sid = a.SessionID
+	h.sessions[name] = s
+	h.routes.Store(s.sid, s) // before enabling, so events route
+	for _, m := range []struct {
+		method string
+		params any
+	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}} {
+		if err := b.Call(ctx, s.sid, m.method, m.params, nil); err != nil {
+			delete(h.sessions, name)
+			h.routes.Delete(s.sid)
+			h.closeTarget(s)
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (h *Host) closeTarget(s *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.targetID != "" {
+		h.browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+	}
+	h.disposeContext(s)
+}
+
+func (h *Host) disposeContext(s *session) {
+	if s.contextID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h.browser.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil)
+}
+
+// CreateSession opens a session; isolated sessions get their own browser context (cookies and
+// storage separate from every other session).
+func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, error) {
+	if !sessionName.MatchString(p.Name) {
+		return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "session names are 1-64 letters, digits, '.', '_' or '-'")
+	}
+	if _, err := h.alive(ctx); err != nil {
+		return SessionInfo{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.sessions[p.Name]; ok {
+		return SessionInfo{}, wire.Errorf(wire.CodeSessionExists, "session %q exists", p.Name)
+	}
+	if len(h.sessions) >= MaxSessions {
+		return SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
+	}
+	if _, err := h.newSession(ctx, p.Name, p.Isolated); err != nil {
+		return SessionInfo{}, fmt.Errorf("create session: %w", err)
+	}
+	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated)
+	return SessionInfo{Name: p.Name, Isolated: p.Isolated, URL: "about:blank", Status: "ready"}, nil
+}
+
+// CloseSession closes a session and, for an isolated one, disposes its browser context.
+func (h *Host) CloseSession(ctx context.Context, name string) error {
+	if name == DefaultSession {
+		return wire.Errorf(wire.CodeInvalidArgument, "the default session always exists; use 'headless profile clear' to reset it")
+	}
+	if _, err := h.alive(ctx); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	s, ok := h.sessions[name]
+	if ok {
+		delete(h.sessions, name)
+	}
+	h.mu.Unlock()
+	if !ok {
+		return wire.Errorf(wire.CodeSessionUnknown, "no session %q", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.routes.Delete(s.sid)
+	h.closeTarget(s)
+	h.o.Log.Info("session closed", "session", name, "isolated", s.isolated)
+	return nil
+}
+
+// Sessions lists the sessions.
+func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
+	b, err := h.alive(ctx)
+	if err != nil {
+		return SessionList{}, err
+	}
+	h.mu.Lock()
+	ss := make([]*session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		ss = append(ss, s)
+	}
+	h.mu.Unlock()
+	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
+	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
+	for _, s := range ss {
+		info := SessionInfo{Name: s.name, Isolated: s.isolated, Status: "ready"}
+		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
+			info.URL, info.Title = u, t
+		} else {
+			info.Status = "unresponsive"
+		}
+		out.Sessions = append(out.Sessions, info)
+	}
+	return out, nil
+}
+
+func (h *Host) pageInfo(ctx context.Context, b *cdp.Browser, s *session) (string, string, error) {
+	var r struct {
+		Info struct {
+			URL   string `json:"url"`
+			Title string `json:"title"`
+		} `json:"targetInfo"`
+	}
+	if err := b.Call(ctx, "", "Target.getTargetInfo", map[string]any{"targetId": s.targetID}, &r); err != nil {
+		return "", "", err
+	}
+	return bound(r.Info.URL, 2048), bound(r.Info.Title, 256), nil
+}
+
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// drain empties the session's event queue before an action whose events we will wait for.
+func (s *session) drain() {
+	for {
+		select {
+		case <-s.events:
+		default:
+			return
+		}
+	}
+}
+
+// waitLoad waits for the load event of loaderID (any main-frame load when loaderID is "").
+func (s *session) waitLoad(ctx context.Context, loaderID string) error {
+	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
+	defer cancel()
+	for {
+		select {
+		case ev := <-s.events:
+			switch ev.Method {
+			case "Page.lifecycleEvent":
+				var p struct {
+					Name     string `json:"name"`
+					LoaderID string `json:"loaderId"`
+				}
+				json.Unmarshal(ev.Params, &p)
+				if p.Name == "load" && (loaderID == "" || p.LoaderID == loaderID) {
+					return nil
+				}
+			case "Page.loadEventFired":
+				if loaderID == "" {
+					return nil
+				}
+			}
+		case <-ctx.Done():
+			return wire.Errorf(wire.CodeTimeout, "the page did not finish loading within %s", NavigationWait)
+		}
+	}
+}
+
+// settle gives an action (click, key) a moment to start a navigation and, if it did, waits for
+// the load.
+func (s *session) settle(ctx context.Context) {
+	t := time.NewTimer(400 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Method == "Page.frameStartedLoading" || ev.Method == "Page.frameNavigated" {
+				s.waitLoad(ctx, "")
+				return
+			}
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// CheckNavigable accepts only http and https URLs with a host.
+func CheckNavigable(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", wire.Errorf(wire.CodeUnsafeNav, "refusing to navigate to %q: only http and https URLs", bound(raw, 200))
+	}
+	if u.User != nil {
+		return "", wire.Errorf(wire.CodeUnsafeNav, "refusing a URL with credentials in it")
+	}
+	return u.String(), nil
+}
+
+// Visit navigates a session and waits for the page to load.
+func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
+	target, err := CheckNavigable(p.URL)
+	if err != nil {
+		return PageResult{}, err
+	}
+	b, s, err := h.session(ctx, p.Session)
+	if err != nil {
+		return PageResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drain()
+	clear(s.refs)
+	var r struct {
+		LoaderID  string `json:"loaderId"`
+		ErrorText string `json:"errorText"`
+	}
+	if err := b.Call(ctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
+		return PageResult{}, h.browserErr(err)
+	}
+	if r.ErrorText != "" {
+		return PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", bound(target, 200), bound(r.ErrorText, 200))
+	}
+	if r.LoaderID != "" {
+		if err := s.waitLoad(ctx, r.LoaderID); err != nil {
+			return PageResult{}, err
+		}
+	}
+	return h.result(ctx, b, s)
+}
+
+func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (PageResult, error) {
+	u, t, err := h.pageInfo(ctx, b, s)
+	if err != nil {
+		return PageResult{}, h.browserErr(err)
+	}
+	return PageResult{Session: s.name, URL: u, Title: t}, nil
+}
+
+// browserErr maps a CDP failure to a typed error.
+func (h *Host) browserErr(err error) error {
+	if errors.Is(err, cdp.ErrCrashed) || errors.Is(err, cdp.ErrClosed) {
+		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return wire.Errorf(wire.CodeTimeout, "%v", err)
+	}
+	return err
+}
+
+// Snapshot returns a bounded outline of the session's page and remembers its refs.
+func (h *Host) Snapshot(ctx context.Context, name string) (SnapshotResult, error) {
+	b, s, err := h.session(ctx, name)
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, err := captureSnapshot(ctx, b, s)
+	if err != nil {
+		return SnapshotResult{}, h.browserErr(err)
+	}
+	out, refs, err := snapshot.Build(raw, snapshot.Options{})
+	if err != nil {
+		return SnapshotResult{}, fmt.Errorf("snapshot: %w", err)
+	}
+	s.refs = refs
+	return SnapshotResult{Session: s.name, Outline: out}, nil
+}
+
+func captureSnapshot(ctx context.Context, b *cdp.Browser, s *session) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := b.Call(ctx, s.sid, "DOMSnapshot.captureSnapshot", map[string]any{
+		"computedStyles": []string{"display", "visibility"},
+	}, &raw)
+	return raw, err
+}
+
+func (s *session) target(ref string) (snapshot.Target, error) {
+	t, ok := s.refs[ref]
+	if !ok {
+		return snapshot.Target{}, wire.Errorf(wire.CodeRefUnknown, "no ref %q in session %q's last snapshot", bound(ref, 32), s.name)
+	}
+	return t, nil
+}
+
+// nodeErr maps "the node is gone" to REF_STALE.
+func nodeErr(err error) error {
+	var ce *cdp.Error
+	if errors.As(err, &ce) {
+		return wire.Errorf(wire.CodeRefStale, "the element is no longer in the page")
+	}
+	return err
+}
+
+// Click clicks the element of ref with a real mouse event at its centre.
+func (h *Host) Click(ctx context.Context, p RefParams) (PageResult, error) {
+	b, s, err := h.session(ctx, p.Session)
+	if err != nil {
+		return PageResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.target(p.Ref)
+	if err != nil {
+		return PageResult{}, err
+	}
+	node := map[string]any{"backendNodeId": t.BackendNodeID}
+	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
+		return PageResult{}, nodeErr(err)
+	}
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", node, &q); err != nil {
+		return PageResult{}, nodeErr(err)
+	}
+	if len(q.Quads) == 0 || len(q.Quads[0]) != 8 {
+		return PageResult{}, wire.Errorf(wire.CodeNotInteractable, "ref %s has no visible box", p.Ref)
+	}
+	var x, y float64
+	for i := 0; i < 8; i += 2 {
+		x += q.Quads[0][i] / 4
+		y += q.Quads[0][i+1] / 4
+	}
+	s.drain()
+	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
+		ev := map[string]any{"type": typ, "x": x, "y": y}
+		if typ != "mouseMoved" {
+			ev["button"], ev["clickCount"] = "left", 1
+		}
+		if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", ev, nil); err != nil {
+			return PageResult{}, h.browserErr(err)
+		}
+	}
+	s.settle(ctx)
+	clear(s.refs)
+	return h.result(ctx, b, s)
+}
+
+// Fill types text into the element of ref, replacing its content. The text is never logged or
+// echoed. Password fields are refused unless the user-only config allows direct fill.
+func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
+	b, s, err := h.session(ctx, p.Session)
+	if err != nil {
+		return FillResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.target(p.Ref)
+	if err != nil {
+		return FillResult{}, err
+	}
+	if strings.EqualFold(t.Type, "password") && !h.o.AllowDirectPasswordFill {
+		return FillResult{}, wire.Errorf(wire.CodeDirectFillOff, "ref %s is a password field", p.Ref)
+	}
+	if t.Kind != "input" && t.Kind != "textarea" {
+		return FillResult{}, wire.Errorf(wire.CodeNotInteractable, "ref %s is a %s, not a text field", p.Ref, t.Kind)
+	}
+	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
+		return FillResult{}, nodeErr(err)
+	}
+	// Select what is there, so the text replaces it.
+	for _, typ := range []string{"keyDown", "keyUp"} {
+		ev := map[string]any{"type": typ, "key": "a", "code": "KeyA", "modifiers": 2, "windowsVirtualKeyCode": 65}
+		if typ == "keyDown" {
+			ev["commands"] = []string{"selectAll"}
+		}
+		if err := b.Call(ctx, s.sid, "Input.dispatchKeyEvent", ev, nil); err != nil {
+			return FillResult{}, h.browserErr(err)
+		}
+	}
+	if p.Text == "" {
+		if err := pressKey(ctx, b, s, "Delete"); err != nil {
+			return FillResult{}, err
+		}
+	} else if err := b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": p.Text}, nil); err != nil {
+		return FillResult{}, h.browserErr(err)
+	}
+	return FillResult{Session: s.name, Ref: p.Ref, Filled: true}, nil
+}
+
+type keyDef struct {
+	key, code, text string
+	vk              int
+}
+
+var keys = map[string]keyDef{
+	"Enter":      {"Enter", "Enter", "\r", 13},
+	"Tab":        {"Tab", "Tab", "", 9},
+	"Escape":     {"Escape", "Escape", "", 27},
+	"Backspace":  {"Backspace", "Backspace", "", 8},
+	"Delete":     {"Delete", "Delete", "", 46},
+	"Space":      {" ", "Space", " ", 32},
+	"ArrowUp":    {"ArrowUp", "ArrowUp", "", 38},
+	"ArrowDown":  {"ArrowDown", "ArrowDown", "", 40},
+	"ArrowLeft":  {"ArrowLeft", "ArrowLeft", "", 37},
+	"ArrowRight": {"ArrowRight", "ArrowRight", "", 39},
+	"Home":       {"Home", "Home", "", 36},
+	"End":        {"End", "End", "", 35},
+	"PageUp":     {"PageUp", "PageUp", "", 33},
+	"PageDown":   {"PageDown", "PageDown", "", 34},
+}
+
+// KeyNames lists the named keys press accepts (besides single printable characters).
+func KeyNames() []string {
+	var out []string
+	for k := range keys {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) error {
+	k, ok := keys[name]
+	if !ok {
+		r := []rune(name)
+		if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
+			return wire.Errorf(wire.CodeInvalidArgument, "unknown key %q; use one printable character or one of %s", bound(name, 32), strings.Join(KeyNames(), ", "))
+		}
+		k = keyDef{key: name, text: name}
+	}
+	down := map[string]any{"type": "keyDown", "key": k.key}
+	if k.code != "" {
+		down["code"] = k.code
+	}
+	if k.vk != 0 {
+		down["windowsVirtualKeyCode"] = k.vk
+	}
+	if k.text != "" {
+		down["text"] = k.text
+	}
+	up := map[string]any{"type": "keyUp", "key": k.key}
+	if k.code != "" {
+		up["code"] = k.code
+	}
+	for _, ev := range []map[string]any{down, up} {
+		if err := b.Call(ctx, s.sid, "Input.dispatchKeyEvent", ev, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Press sends one key to the focused element.
+func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
+	b, s, err := h.session(ctx, p.Session)
+	if err != nil {
+		return PageResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drain()
+	if err := pressKey(ctx, b, s, p.Key); err != nil {
+		return PageResult{}, h.browserErr(err)
+	}
+	s.settle(ctx)
+	return h.result(ctx, b, s)
+}
+
+// Wait waits until the page's URL contains p.URL and its text contains p.Text.
+func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
+	if p.Text == "" && p.URL == "" {
+		return PageResult{}, wire.Errorf(wire.CodeInvalidArgument, "wait needs --text or --url")
+	}
+	d := time.Duration(p.TimeoutMS) * time.Millisecond
+	if d <= 0 {
+		d = DefaultWait
+	}
+	d = min(d, MaxWait)
+	b, s, err := h.session(ctx, p.Session)
+	if err != nil {
+		return PageResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	needle, _ := json.Marshal(p.Text)
+	needle = needle[1 : len(needle)-1] // as it appears inside a JSON string
+	for {
+		res, err := h.result(wctx, b, s)
+		if err == nil && strings.Contains(res.URL, p.URL) {
+			if p.Text == "" {
+				return res, nil
+			}
+			if raw, err := captureSnapshot(wctx, b, s); err == nil && bytes.Contains(raw, needle) {
+				return res, nil
+			}
+		}
+		select {
+		case <-wctx.Done():
+			return PageResult{}, wire.Errorf(wire.CodeTimeout, "condition not met within %s", d)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Screenshot writes a PNG of the session's viewport to the private artifact store.
+func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, error) {
+	b, s, err := h.session(ctx, name)
+	if err != nil {
+		return ScreenshotResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r struct {
+		Data string `json:"data"`
+	}
+	if err := b.Call(ctx, s.sid, "Page.captureScreenshot", map[string]any{"format": "png"}, &r); err != nil {
+		return ScreenshotResult{}, h.browserErr(err)
+	}
+	if base64.StdEncoding.DecodedLen(len(r.Data)) > MaxScreenshotLen {
+		return ScreenshotResult{}, wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", MaxScreenshotLen)
+	}
+	png, err := base64.StdEncoding.DecodeString(r.Data)
+	if err != nil {
+		return ScreenshotResult{}, fmt.Errorf("decode screenshot: %w", err)
+	}
+	dir := filepath.Join(h.o.RunDir, "artifacts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ScreenshotResult{}, err
+	}
+	os.Chmod(dir, 0o700)
+	sum := sha256.Sum256(png)
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s.png", s.name, h.o.Now().UTC().Format("20060102T150405.000000000Z")))
+	if err := writeAtomic(path, png); err != nil {
+		return ScreenshotResult{}, err
+	}
+	pruneArtifacts(dir, MaxScreenshots)
+	return ScreenshotResult{Session: s.name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png)}, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func pruneArtifacts(dir string, keep int) {
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) <= keep {
+		return
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".png") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, _ := os.Stat(filepath.Join(dir, names[i]))
+		b, _ := os.Stat(filepath.Join(dir, names[j]))
+		return a != nil && b != nil && a.ModTime().Before(b.ModTime())
+	})
+	for len(names) > keep {
+		os.Remove(filepath.Join(dir, names[0]))
+		names = names[1:]
+	}
+}
+
+// Status reports the host.
+func (h *Host) Status() Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := Status{
+		PID: os.Getpid(), Version: h.o.Version, Chromium: h.product,
+		Profile: h.prof.Dir(), LockOwner: h.prof.LockOwner(), Started: h.started, Sessions: len(h.sessions),
+		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
+	}
+	if h.browser != nil && h.browser.Err() == nil {
+		st.BrowserPID = h.browser.PID()
+	}
+	return st
+}
+
+// BrowserPIDs lists the browser's live processes (for status and tests).
+func (h *Host) BrowserPIDs() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.browser == nil {
+		return nil
+	}
+	return h.browser.Pids()
+}
+
+// Close closes every session, closes Chromium gracefully (Browser.close: it commits cookies
+// and storage), removes its temp dir and releases the profile lock.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var err error
+	if h.browser != nil {
+		for _, s := range h.sessions {
+			if s.isolated {
+				h.closeTarget(s)
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = h.browser.Close(cctx)
+		cancel()
+		h.browser = nil
+	}
+	os.RemoveAll(h.tempDir())
+	h.prof.Close()
+	return err
+}

@@ -1,0 +1,127 @@
+package host
+
+import (
+	"time"
+
+	"github.com/headless-dev/headless/host/snapshot"
+)
+
+// Methods on control.sock. Params and results are the types below.
+const (
+	MethodPing          = "ping"
+	MethodStatus        = "status"
+	MethodShutdown      = "shutdown"
+	MethodSessionCreate = "session.create"
+	MethodSessionList   = "session.list"
+	MethodSessionClose  = "session.close"
+	MethodVisit         = "visit"
+	MethodSnapshot      = "snapshot"
+	MethodClick         = "click"
+	MethodFill          = "fill"
+	MethodPress         = "press"
+	MethodWait          = "wait"
+	MethodScreenshot    = "screenshot"
+)
+
+// DefaultSession always exists.
+const DefaultSession = "default"
+
+// SessionParams names a session ("" means default).
+type SessionParams struct {
+	Session string `json:"session,omitempty"`
+}
+
+// CreateParams is session.create.
+type CreateParams struct {
+	Name     string `json:"name"`
+	Isolated bool   `json:"isolated,omitempty"`
+}
+
+// SessionInfo describes one session.
+type SessionInfo struct {
+	Name     string `json:"name"`
+	Isolated bool   `json:"isolated"`
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+	Status   string `json:"status"`
+}
+
+// SessionList answers session.list.
+type SessionList struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
+// VisitParams is visit.
+type VisitParams struct {
+	Session string `json:"session,omitempty"`
+	URL     string `json:"url"`
+}
+
+// PageResult answers visit, click and press: where the session is now.
+type PageResult struct {
+	Session string `json:"session"`
+	URL     string `json:"url"`
+	Title   string `json:"title"`
+}
+
+// SnapshotResult answers snapshot.
+type SnapshotResult struct {
+	Session string `json:"session"`
+	snapshot.Outline
+}
+
+// RefParams is click.
+type RefParams struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+}
+
+// FillParams is fill. Text is typed into the element; it is never echoed or logged.
+type FillParams struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+	Text    string `json:"text"`
+}
+
+// FillResult answers fill (without the text).
+type FillResult struct {
+	Session string `json:"session"`
+	Ref     string `json:"ref"`
+	Filled  bool   `json:"filled"`
+}
+
+// PressParams is press.
+type PressParams struct {
+	Session string `json:"session,omitempty"`
+	Key     string `json:"key"`
+}
+
+// WaitParams is wait: until the page text contains Text and/or the URL contains URL.
+type WaitParams struct {
+	Session   string `json:"session,omitempty"`
+	Text      string `json:"text,omitempty"`
+	URL       string `json:"url,omitempty"`
+	TimeoutMS int    `json:"timeout_ms,omitempty"`
+}
+
+// ScreenshotResult answers screenshot.
+type ScreenshotResult struct {
+	Session string `json:"session"`
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Bytes   int    `json:"bytes"`
+}
+
+// Status answers status.
+type Status struct {
+	PID        int       `json:"pid"`
+	Version    string    `json:"version"`
+	Chromium   string    `json:"chromium"`
+	BrowserPID int       `json:"browser_pid"`
+	Profile    string    `json:"profile"`
+	LockOwner  int       `json:"lock_owner"`
+	MovedAside string    `json:"profile_moved_aside,omitempty"`
+	Reason     string    `json:"profile_moved_aside_reason,omitempty"`
+	Started    time.Time `json:"started"`
+	Sessions   int       `json:"sessions"`
+}

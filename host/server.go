@@ -1,0 +1,159 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/profile"
+	"github.com/headless-dev/headless/vault"
+)
+
+// Server answers control.sock requests with a Host.
+type Server struct {
+	Host     *Host
+	Log      *slog.Logger
+	Shutdown func() // called after the shutdown reply is written
+}
+
+// Serve serves control.sock on l for peers of uid until ctx is done.
+func (s *Server) Serve(ctx context.Context, l net.Listener, uid int) error {
+	return (&rpc.Server{Handler: s.handle, Log: s.Log, UID: uid}).Serve(ctx, l)
+}
+
+func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []byte {
+	start := time.Now()
+	h := s.Host
+	var (
+		result  any
+		err     error
+		session string
+	)
+	decode := func(v any) bool {
+		err = rpc.DecodeParams(req.Params, v)
+		return err == nil
+	}
+	switch req.Method {
+	case MethodPing:
+		result = struct{}{}
+	case MethodStatus:
+		result = h.Status()
+	case MethodShutdown:
+		result = struct {
+			PID int `json:"pid"`
+		}{h.Status().PID}
+		if s.Shutdown != nil {
+			defer time.AfterFunc(50*time.Millisecond, s.Shutdown)
+		}
+	case MethodSessionCreate:
+		var p CreateParams
+		if decode(&p) {
+			session = p.Name
+			result, err = h.CreateSession(ctx, p)
+		}
+	case MethodSessionList:
+		var p struct{}
+		if decode(&p) {
+			result, err = h.Sessions(ctx)
+		}
+	case MethodSessionClose:
+		var p CreateParams
+		if decode(&p) {
+			session = p.Name
+			err = h.CloseSession(ctx, p.Name)
+			result = struct {
+				Closed string `json:"closed"`
+			}{p.Name}
+		}
+	case MethodVisit:
+		var p VisitParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Visit(ctx, p)
+		}
+	case MethodSnapshot:
+		var p SessionParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Snapshot(ctx, p.Session)
+		}
+	case MethodClick:
+		var p RefParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Click(ctx, p)
+		}
+	case MethodFill:
+		var p FillParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Fill(ctx, p)
+		}
+	case MethodPress:
+		var p PressParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Press(ctx, p)
+		}
+	case MethodWait:
+		var p WaitParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Wait(ctx, p)
+		}
+	case MethodScreenshot:
+		var p SessionParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Screenshot(ctx, p.Session)
+		}
+	default:
+		err = wire.Errorf(wire.CodeUnknownMethod, "unknown method %q", bound(req.Method, 64))
+	}
+	var out []byte
+	if err == nil {
+		out, err = wire.ResultFrame(req.ID, result)
+	}
+	args := []any{"method", bound(req.Method, 64), "session", bound(session, 64), "peer_pid", peer.PID, "ms", time.Since(start).Milliseconds()}
+	if err != nil {
+		we := ToWire(err)
+		if we.Code == wire.CodeInternal {
+			s.Log.Error("internal error", append(args, "err", err)...)
+		}
+		s.Log.Info("request failed", append(args, "code", we.Code)...)
+		return wire.ErrorFrame(req.ID, we)
+	}
+	s.Log.Info("request", args...)
+	return out
+}
+
+// ToWire maps host errors to their stable codes.
+func ToWire(err error) *wire.Error {
+	var we *wire.Error
+	var le *profile.LockedError
+	switch {
+	case errors.As(err, &we):
+		return we
+	case errors.As(err, &le):
+		return wire.Errorf(wire.CodeProfileLocked, "%v", err)
+	case errors.Is(err, vault.ErrLocked):
+		return wire.Errorf(wire.CodeVaultLocked, "%v", err)
+	case errors.Is(err, vault.ErrUnavailable):
+		return wire.Errorf(wire.CodeVaultUnavail, "%v", err)
+	case errors.Is(err, cdp.ErrCrashed), errors.Is(err, cdp.ErrClosed):
+		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return wire.Errorf(wire.CodeTimeout, "%v", err)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "cdp error") {
+		msg = "browser error: " + msg
+	}
+	return &wire.Error{Code: wire.CodeInternal, Message: bound(msg, 300), Hint: "this is a bug; host.log in the runtime dir has details"}
+}

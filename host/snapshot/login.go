@@ -1,0 +1,207 @@
+package snapshot
+
+import "strings"
+
+// LoginForm is one place to sign in found in an outline: a visible password field and the field
+// most likely to take the account name, or, with Password "", the first step of a two-step
+// login (a lone username field and no password field).
+type LoginForm struct {
+	Password string `json:"password,omitempty"` // ref of the password input
+	Username string `json:"username,omitempty"` // ref of the likely username field, "" if none
+	Submit   string `json:"submit,omitempty"`   // ref of the form's default (first) submit button
+	Form     string `json:"form,omitempty"`     // ref of the form, "" for fields outside any form
+	// ActionOrigin is where submitting sends the fields: the default button's formaction
+	// origin when it has one, else the form's action origin; "" without a form (or when the
+	// form was cut from a truncated outline). "null" for an opaque or unparsable action.
+	ActionOrigin string `json:"action_origin,omitempty"`
+	Frame        string `json:"frame,omitempty"` // "" for the top document, else the frame's origin
+}
+
+// LoginForms lists the login forms of o in document order: one entry for each visible password
+// input, and one for each username-only step of a two-step login.
+//
+// The username field is, among the enabled text, email and tel inputs of the same form (or,
+// outside forms, of the same document run), the first match of: autocomplete containing
+// username or email; type email; a name or id containing user, login or email; else the nearest
+// text input before the password. Matches before the password are preferred to those after.
+//
+// A username-only step is an enabled input with autocomplete username, or the only text-like
+// input of its group when it is of type email or named like a user name, in a group with no
+// password field.
+//
+// LoginForms reads only the outline: a truncated outline may hide fields, and Frame and
+// ActionOrigin are what the caller must compare with a saved origin before typing anything.
+func LoginForms(o Outline) []LoginForm {
+	els := o.Elements
+	byRef := make(map[string]int, len(els))
+	for i, e := range els {
+		byRef[e.Ref] = i
+	}
+	var out []LoginForm
+	seen := map[string]bool{} // groups already given a username-only step
+	for i, e := range els {
+		switch {
+		case isPassword(e):
+			g := group(els, i)
+			lf := loginForm(els, byRef, e)
+			lf.Password = e.Ref
+			if u := pickUsername(els, g, i); u >= 0 {
+				lf.Username = els[u].Ref
+			}
+			out = append(out, lf)
+		case textLike(e) && !e.Disabled:
+			g := group(els, i)
+			key := groupKey(els, g, e)
+			if seen[key] || !usernameStep(els, g, e) {
+				continue
+			}
+			seen[key] = true
+			lf := loginForm(els, byRef, e)
+			lf.Username = e.Ref
+			out = append(out, lf)
+		}
+	}
+	return out
+}
+
+func isPassword(e Element) bool { return e.Kind == "input" && e.Type == "password" }
+
+func textLike(e Element) bool {
+	return e.Kind == "input" && (e.Type == "text" || e.Type == "email" || e.Type == "tel")
+}
+
+// loginForm fills the form, submit button, action origin and frame for field e.
+func loginForm(els []Element, byRef map[string]int, e Element) LoginForm {
+	lf := LoginForm{Form: e.Form, Frame: e.Frame}
+	if e.Form == "" {
+		return lf
+	}
+	fi, ok := byRef[e.Form]
+	if !ok {
+		return lf
+	}
+	lf.ActionOrigin = els[fi].ActionOrigin
+	for _, b := range els {
+		if b.Kind == "button" && b.Form == e.Form && (b.Type == "submit" || b.Type == "image") {
+			lf.Submit = b.Ref
+			if b.ActionOrigin != "" {
+				lf.ActionOrigin = b.ActionOrigin
+			}
+			break
+		}
+	}
+	return lf
+}
+
+// group returns the indexes of the elements that share field i's form, or, for a field
+// outside any form, the run of form-less elements of its document around it (a run ends at an
+// iframe element or an element of another frame).
+func group(els []Element, i int) []int {
+	e := els[i]
+	var g []int
+	if e.Form != "" {
+		for j, x := range els {
+			if x.Form == e.Form {
+				g = append(g, j)
+			}
+		}
+		return g
+	}
+	lo := i
+	for lo > 0 && els[lo-1].Kind != "iframe" && els[lo-1].Frame == e.Frame {
+		lo--
+	}
+	hi := i
+	for hi+1 < len(els) && els[hi+1].Kind != "iframe" && els[hi+1].Frame == e.Frame {
+		hi++
+	}
+	for j := lo; j <= hi; j++ {
+		if els[j].Form == "" {
+			g = append(g, j)
+		}
+	}
+	return g
+}
+
+func groupKey(els []Element, g []int, e Element) string {
+	if e.Form != "" {
+		return e.Form
+	}
+	return "run:" + els[g[0]].Ref
+}
+
+func namedLikeUser(e Element) bool {
+	for _, s := range []string{strings.ToLower(e.Name), strings.ToLower(e.ID)} {
+		if strings.Contains(s, "user") || strings.Contains(s, "login") || strings.Contains(s, "email") {
+			return true
+		}
+	}
+	return false
+}
+
+func hasToken(list, tok string) bool {
+	for _, t := range strings.Fields(list) {
+		if t == tok {
+			return true
+		}
+	}
+	return false
+}
+
+// pickUsername returns the index of the likely username field for the password at p, or -1.
+func pickUsername(els []Element, g []int, p int) int {
+	var cands []int
+	for _, j := range g {
+		if j != p && textLike(els[j]) && !els[j].Disabled {
+			cands = append(cands, j)
+		}
+	}
+	tiers := []func(Element) bool{
+		func(e Element) bool { return hasToken(e.Autocomplete, "username") || hasToken(e.Autocomplete, "email") },
+		func(e Element) bool { return e.Type == "email" },
+		namedLikeUser,
+	}
+	for _, match := range tiers {
+		before, after := -1, -1
+		for _, j := range cands {
+			if !match(els[j]) {
+				continue
+			}
+			if j < p {
+				before = j
+			} else if after < 0 {
+				after = j
+			}
+		}
+		if before >= 0 {
+			return before
+		}
+		if after >= 0 {
+			return after
+		}
+	}
+	nearest := -1
+	for _, j := range cands {
+		if j < p {
+			nearest = j
+		}
+	}
+	return nearest
+}
+
+// usernameStep reports whether e is the lone account field of a two-step login's first page.
+func usernameStep(els []Element, g []int, e Element) bool {
+	n := 0
+	for _, j := range g {
+		if isPassword(els[j]) {
+			return false
+		}
+		if textLike(els[j]) && !els[j].Disabled {
+			n++
+		}
+	}
+	if hasToken(e.Autocomplete, "username") {
+		return true
+	}
+	return n == 1 && (e.Type == "email" || namedLikeUser(e))
+}

@@ -1,0 +1,142 @@
+package snapshot
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestLoginFormsFixtures(t *testing.T) {
+	const top, cross = "http://127.0.0.1:47801", "http://localhost:47802"
+	for _, c := range []struct {
+		name string
+		want []LoginForm
+	}{
+		{"login", []LoginForm{{Password: "e4", Username: "e3", Submit: "e5", Form: "e2", ActionOrigin: top}}},
+		// Two-step login: the username page, then the password page (the username is a hidden
+		// input there, so no username field).
+		{"step1", []LoginForm{{Username: "e3", Submit: "e4", Form: "e2", ActionOrigin: top}}},
+		{"step2", []LoginForm{{Password: "e4", Submit: "e5", Form: "e3", ActionOrigin: top}}},
+		{"frames", []LoginForm{
+			{Password: "e5", Username: "e4", Submit: "e6", Form: "e3", ActionOrigin: top, Frame: top},
+			{Password: "e11", Username: "e10", Submit: "e12", Form: "e9", ActionOrigin: cross, Frame: cross},
+			{Password: "e15", Frame: "null"},
+		}},
+		{"tricky", []LoginForm{
+			{Password: "e5", Username: "e4", Form: "e3", ActionOrigin: top},
+			// The default button's formaction decides where the password goes.
+			{Password: "e11", Username: "e10", Submit: "e12", Form: "e8", ActionOrigin: "https://evil.example"},
+		}},
+		{"basic", nil},
+		{"large", nil}, // the password field is beyond the cut
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, _ := build(t, c.name, Options{})
+			if got := LoginForms(out); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("LoginForms =\n%+v\nwant\n%+v\noutline:\n%s", got, c.want, dump(out))
+			}
+		})
+	}
+}
+
+func TestLoginFormsUsername(t *testing.T) {
+	in := func(ref string, f func(*Element)) Element {
+		e := Element{Ref: ref, Kind: "input", Type: "text", Form: "f"}
+		if f != nil {
+			f(&e)
+		}
+		return e
+	}
+	form := Element{Ref: "f", Kind: "form", ActionOrigin: "https://a.example"}
+	pw := in("pw", func(e *Element) { e.Type = "password" })
+	for _, c := range []struct {
+		name string
+		els  []Element
+		want string
+	}{
+		{"autocomplete beats order", []Element{form,
+			in("a", nil), in("b", func(e *Element) { e.Autocomplete = "section-x username" }), in("c", nil), pw}, "b"},
+		{"autocomplete email", []Element{form,
+			in("a", func(e *Element) { e.Type = "email" }), in("b", func(e *Element) { e.Autocomplete = "email" }), pw}, "b"},
+		{"type email", []Element{form,
+			in("a", func(e *Element) { e.Name = "username" }), in("b", func(e *Element) { e.Type = "email" }), pw}, "b"},
+		{"name", []Element{form,
+			in("a", nil), in("b", func(e *Element) { e.Name = "LoginName" }), in("c", nil), pw}, "b"},
+		{"id", []Element{form, in("a", func(e *Element) { e.ID = "user-id" }), in("c", nil), pw}, "a"},
+		{"nearest preceding", []Element{form, in("a", nil), in("b", nil), pw, in("c", nil)}, "b"},
+		{"only after", []Element{form, pw, in("c", nil)}, ""},
+		{"named after", []Element{form, pw, in("c", func(e *Element) { e.Name = "email" })}, "c"},
+		{"prefer before", []Element{form, in("a", func(e *Element) { e.Type = "email" }), pw,
+			in("c", func(e *Element) { e.Type = "email" })}, "a"},
+		{"disabled skipped", []Element{form, in("a", nil), in("b", func(e *Element) { e.Disabled = true }), pw}, "a"},
+		{"other form skipped", []Element{form, in("a", func(e *Element) { e.Form = "g"; e.Type = "email" }), pw}, ""},
+		{"search and checkbox skipped", []Element{form,
+			in("a", func(e *Element) { e.Type = "search" }), in("b", func(e *Element) { e.Type = "checkbox"; e.Name = "user" }), pw}, ""},
+		{"formless run", []Element{
+			in("a", func(e *Element) { e.Form = "" }),
+			{Ref: "fr", Kind: "iframe"},
+			in("b", func(e *Element) { e.Form = "" }),
+			in("pw", func(e *Element) { e.Form = ""; e.Type = "password" }),
+		}, "b"},
+		{"formless run ends at another frame", []Element{
+			in("a", func(e *Element) { e.Form = ""; e.Frame = "https://b.example" }),
+			in("pw", func(e *Element) { e.Form = ""; e.Type = "password" }),
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []LoginForm
+			for _, lf := range LoginForms(Outline{Elements: c.els}) {
+				if lf.Password != "" {
+					got = append(got, lf)
+				}
+			}
+			if len(got) != 1 || got[0].Password != "pw" {
+				t.Fatalf("LoginForms = %+v, want one for pw", got)
+			}
+			if got[0].Username != c.want {
+				t.Errorf("username %q, want %q (%+v)", got[0].Username, c.want, got[0])
+			}
+		})
+	}
+}
+
+func TestLoginFormsUsernameStep(t *testing.T) {
+	form := Element{Ref: "f", Kind: "form", ActionOrigin: "https://a.example"}
+	for _, c := range []struct {
+		name string
+		els  []Element
+		want int
+	}{
+		{"autocomplete username", []Element{form,
+			{Ref: "a", Kind: "input", Type: "text", Form: "f", Autocomplete: "username"},
+			{Ref: "b", Kind: "input", Type: "text", Form: "f"}}, 1},
+		{"lone email", []Element{form, {Ref: "a", Kind: "input", Type: "email", Form: "f"}}, 1},
+		{"email among others", []Element{form,
+			{Ref: "a", Kind: "input", Type: "email", Form: "f"},
+			{Ref: "b", Kind: "input", Type: "text", Form: "f", Name: "message"}}, 0},
+		{"search box", []Element{form, {Ref: "a", Kind: "input", Type: "text", Form: "f", Name: "q"}}, 0},
+		{"disabled", []Element{form, {Ref: "a", Kind: "input", Type: "email", Form: "f", Disabled: true}}, 0},
+		{"one per form", []Element{form,
+			{Ref: "a", Kind: "input", Type: "text", Form: "f", Autocomplete: "username"},
+			{Ref: "b", Kind: "input", Type: "text", Form: "f", Autocomplete: "username"}}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lfs := LoginForms(Outline{Elements: c.els})
+			if len(lfs) != c.want {
+				t.Fatalf("LoginForms = %+v, want %d", lfs, c.want)
+			}
+			if c.want == 1 && (lfs[0].Password != "" || lfs[0].Username != "a" || lfs[0].ActionOrigin != "https://a.example") {
+				t.Errorf("step = %+v", lfs[0])
+			}
+		})
+	}
+}
+
+// A form cut from a truncated outline leaves its fields with no form and no action origin.
+func TestLoginFormsMissingForm(t *testing.T) {
+	lfs := LoginForms(Outline{Elements: []Element{
+		{Ref: "e1", Kind: "input", Type: "password", Form: "e9"},
+	}})
+	if len(lfs) != 1 || lfs[0].ActionOrigin != "" || lfs[0].Form != "e9" {
+		t.Errorf("LoginForms = %+v", lfs)
+	}
+}
