@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,10 +120,37 @@ func newEnv(t testing.TB, o envOptions) *env {
 		e.vars = append(e.vars, "DBUS_SESSION_BUS_ADDRESS="+e.k.Addr)
 	}
 	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(e.runDir(), "control.sock")); err == nil {
+			e.run("", "headless", "stop", "--json")
+		}
 		e.stopBroker()
+		if left := e.leftovers(); len(left) > 0 {
+			t.Errorf("processes of this test still running after stop: %v", left)
+			for _, p := range left {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
 		os.RemoveAll(root)
 	})
 	return e
+}
+
+// leftovers lists live processes started for this env (they carry its root in their
+// environment: brokerd, the host, Chromium and its helpers).
+func (e *env) leftovers() []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == os.Getpid() || isZombie(pid) {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/environ")
+		if err == nil && bytes.Contains(b, []byte("XDG_RUNTIME_DIR="+filepath.Join(e.root, "run"))) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func (e *env) runDir() string   { return filepath.Join(e.root, "run", "headless") }
@@ -366,4 +394,15 @@ func (e *env) allOutput() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.outputs.String()
+}
+
+// dialRaw connects to a Unix socket for raw-frame tests.
+func dialRaw(t testing.TB, path string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

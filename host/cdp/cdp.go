@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -92,11 +93,12 @@ func baseFlags() []string {
 
 // Browser is one running Chromium.
 type Browser struct {
-	cmd  *exec.Cmd
-	w    *os.File
-	r    *os.File
-	wmu  sync.Mutex
-	next atomic.Int64
+	cmd     *exec.Cmd
+	tempDir string
+	w       *os.File
+	r       *os.File
+	wmu     sync.Mutex
+	next    atomic.Int64
 
 	mu       sync.Mutex
 	pending  map[int64]chan reply
@@ -137,7 +139,10 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	cmd := exec.Command(o.Path, args...)
 	cmd.Env = o.Env
 	if o.TempDir != "" {
-		cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+o.TempDir)
+		// Chromium's crash handler daemonises out of the browser's process group; giving the
+		// browser a private config dir puts that dir on the handler's command line, so
+		// reap can find and end it.
+		cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+o.TempDir, "XDG_CONFIG_HOME="+filepath.Join(o.TempDir, "config"))
 	}
 	cmd.Dir = "/"
 	cmd.Stdout = nil
@@ -154,7 +159,7 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	toR.Close()
 	fromW.Close()
 	b := &Browser{
-		cmd: cmd, w: toW, r: fromR,
+		cmd: cmd, w: toW, r: fromR, tempDir: o.TempDir,
 		pending: map[int64]chan reply{},
 		subs:    map[int]func(Event){},
 		done:    make(chan struct{}),
@@ -360,6 +365,7 @@ func (b *Browser) Close(ctx context.Context) error {
 		return fmt.Errorf("browser did not exit after Browser.close: %w", ctx.Err())
 	}
 	b.kill() // stragglers of the group (renderers, zygotes)
+	b.reapDaemons()
 	return nil
 }
 
@@ -370,6 +376,26 @@ func (b *Browser) Kill() {
 	b.mu.Unlock()
 	b.kill()
 	<-b.exited
+	b.reapDaemons()
+}
+
+// reapDaemons kills the browser's helpers that left its process group (the crash handler),
+// recognised by the private temp dir on their command line.
+func (b *Browser) reapDaemons() {
+	if b.tempDir == "" {
+		return
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(cmdline, []byte("crashpad")) && bytes.Contains(cmdline, []byte(b.tempDir+"/")) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 func (b *Browser) kill() {
