@@ -131,7 +131,24 @@ func (h *Host) launch(ctx context.Context) error {
 	h.sessions = map[string]*session{}
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
-	if _, err := h.newSession(lctx, DefaultSession, false); err != nil {
+	// The default session adopts the page Chromium opened at launch: a new target would start
+	// a second renderer (about half a second).
+	var targets struct {
+		Infos []struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	adopt := ""
+	if err := b.Call(lctx, "", "Target.getTargets", nil, &targets); err == nil {
+		for _, t := range targets.Infos {
+			if t.Type == "page" {
+				adopt = t.TargetID
+				break
+			}
+		}
+	}
+	if _, err := h.newSession(lctx, DefaultSession, false, adopt); err != nil {
 		b.Kill()
 		return wire.Errorf(wire.CodeBrowserFailed, "open the default session: %v", err)
 	}
@@ -199,11 +216,13 @@ func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session
 	return b, s, nil
 }
 
-func (h *Host) newSession(ctx context.Context, name string, isolated bool) (*session, error) {
+func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
 	b := h.browser
 	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), refs: map[string]snapshot.Target{}}
 	create := map[string]any{"url": "about:blank"}
-	if isolated {
+	if adopt != "" {
+		s.targetID = adopt
+	} else if isolated {
 		var r struct {
 			ID string `json:"browserContextId"`
 		}
@@ -213,18 +232,20 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool) (*ses
 		s.contextID = r.ID
 		create["browserContextId"] = r.ID
 	}
-	var t struct {
-		TargetID string `json:"targetId"`
+	if s.targetID == "" {
+		var t struct {
+			TargetID string `json:"targetId"`
+		}
+		if err := b.Call(ctx, "", "Target.createTarget", create, &t); err != nil {
+			h.disposeContext(s)
+			return nil, err
+		}
+		s.targetID = t.TargetID
 	}
-	if err := b.Call(ctx, "", "Target.createTarget", create, &t); err != nil {
-		h.disposeContext(s)
-		return nil, err
-	}
-	s.targetID = t.TargetID
 	var a struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.TargetID, "flatten": true}, &a); err != nil {
+	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": s.targetID, "flatten": true}, &a); err != nil {
 		h.closeTarget(s)
 		return nil, err
 	}
@@ -280,7 +301,7 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 	if len(h.sessions) >= MaxSessions {
 		return SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
 	}
-	if _, err := h.newSession(ctx, p.Name, p.Isolated); err != nil {
+	if _, err := h.newSession(ctx, p.Name, p.Isolated, ""); err != nil {
 		return SessionInfo{}, fmt.Errorf("create session: %w", err)
 	}
 	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated)

@@ -1,0 +1,136 @@
+//go:build linux
+
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/cdp"
+)
+
+// BenchmarkHostStart times `headless start` (brokerd, keyring check, profile, Chromium, default
+// session) until it returns ready; each iteration stops everything again, untimed.
+func BenchmarkHostStart(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	var s samples
+	for b.Loop() {
+		start := time.Now()
+		r := e.run("", "headless", "start", "--json")
+		s = append(s, time.Since(start))
+		if r.code != 0 {
+			b.Fatalf("start: %+v", r)
+		}
+		b.StopTimer()
+		if r := e.run("", "headless", "stop", "--json"); r.code != 0 {
+			b.Fatalf("stop: %+v", r)
+		}
+		b.StartTimer()
+	}
+	s.report(b)
+}
+
+// BenchmarkBareChromiumPipe is the baseline: Chromium launched over a pipe with the same flags
+// until its first Browser.getVersion answer.
+func BenchmarkBareChromiumPipe(b *testing.B) {
+	newEnv(b, envOptions{noBus: true})
+	var s samples
+	for b.Loop() {
+		dir := b.TempDir()
+		start := time.Now()
+		br, err := cdp.Launch(context.Background(), cdp.Options{
+			Path: host.DefaultChromium, Args: []string{"--user-data-dir=" + filepath.Join(dir, "p")},
+			Env: []string{"PATH=/usr/bin:/bin", "HOME=" + dir}, TempDir: filepath.Join(dir, "tmp"),
+		})
+		s = append(s, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		br.Kill()
+		b.StartTimer()
+	}
+	s.report(b)
+}
+
+func benchHost(b *testing.B) *env {
+	e := newEnv(b, envOptions{})
+	if r := e.run("", "headless", "start", "--json"); r.code != 0 {
+		b.Fatalf("start: %+v", r)
+	}
+	return e
+}
+
+// BenchmarkSessionCreate creates (timed) and closes (untimed) a normal session.
+func BenchmarkSessionCreate(b *testing.B) {
+	e := benchHost(b)
+	var s samples
+	for i := 0; b.Loop(); i++ {
+		name := "s" + strconv.Itoa(i)
+		start := time.Now()
+		r := e.run("", "headless", "session", "create", name, "--json")
+		s = append(s, time.Since(start))
+		if r.code != 0 {
+			b.Fatalf("%+v", r)
+		}
+		b.StopTimer()
+		e.run("", "headless", "session", "close", name, "--json")
+		b.StartTimer()
+	}
+	s.report(b)
+}
+
+// BenchmarkIsolatedCreateClose creates and closes an isolated session (both timed).
+func BenchmarkIsolatedCreateClose(b *testing.B) {
+	e := benchHost(b)
+	var s samples
+	for i := 0; b.Loop(); i++ {
+		name := "iso" + strconv.Itoa(i)
+		start := time.Now()
+		r1 := e.run("", "headless", "session", "create", name, "--isolated", "--json")
+		r2 := e.run("", "headless", "session", "close", name, "--json")
+		s = append(s, time.Since(start))
+		if r1.code != 0 || r2.code != 0 {
+			b.Fatalf("%+v %+v", r1, r2)
+		}
+	}
+	s.report(b)
+}
+
+// BenchmarkHostIdleRSS reports the host process's resident memory (Chromium not included)
+// after start-up and a few page loads.
+func BenchmarkHostIdleRSS(b *testing.B) {
+	e := benchHost(b)
+	srv := site(b)
+	for b.Loop() {
+		if r := e.run("", "headless", "visit", srv.URL+"/", "--json"); r.code != 0 {
+			b.Fatalf("%+v", r)
+		}
+		e.run("", "headless", "snapshot", "--json")
+	}
+	var st struct {
+		Host struct {
+			PID int `json:"pid"`
+		} `json:"host"`
+	}
+	r := e.run("", "headless", "status", "--json")
+	json.Unmarshal([]byte(r.stdout), &st)
+	time.Sleep(time.Second)
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(st.Host.PID), "status"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			b.ReportMetric(float64(kb)/1024, "rss-MB")
+		}
+	}
+}
