@@ -22,6 +22,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
 )
@@ -47,6 +48,8 @@ type Options struct {
 	Log                     *slog.Logger
 	Version                 string
 	Now                     func() time.Time
+	// Broker dials brokerd (alias login); nil disables auth.
+	Broker func(ctx context.Context) (*broker.Client, error)
 }
 
 // Host owns one Chromium on the durable profile and the sessions in it.
@@ -62,6 +65,9 @@ type Host struct {
 	unsub    func()
 
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
+
+	bmu    sync.Mutex
+	broker *broker.Client
 }
 
 type session struct {
@@ -479,7 +485,7 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 			return PageResult{}, err
 		}
 	}
-	return h.result(ctx, b, s)
+	return h.pageResult(ctx, b, s)
 }
 
 func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (PageResult, error) {
@@ -523,9 +529,7 @@ func (h *Host) Snapshot(ctx context.Context, name string) (SnapshotResult, error
 
 func captureSnapshot(ctx context.Context, b *cdp.Browser, s *session) (json.RawMessage, error) {
 	var raw json.RawMessage
-	err := b.Call(ctx, s.sid, "DOMSnapshot.captureSnapshot", map[string]any{
-		"computedStyles": []string{"display", "visibility"},
-	}, &raw)
+	err := b.Call(ctx, s.sid, "DOMSnapshot.captureSnapshot", snapshot.CaptureParams(), &raw)
 	return raw, err
 }
 
@@ -558,37 +562,55 @@ func (h *Host) Click(ctx context.Context, p RefParams) (PageResult, error) {
 	if err != nil {
 		return PageResult{}, err
 	}
+	s.drain()
+	if err := h.clickNode(ctx, b, s, t); err != nil {
+		return PageResult{}, err
+	}
+	s.settle(ctx)
+	clear(s.refs)
+	return h.pageResult(ctx, b, s)
+}
+
+// clickNode clicks the element with real mouse events at the centre of its box.
+func (h *Host) clickNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) error {
 	node := map[string]any{"backendNodeId": t.BackendNodeID}
 	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
-		return PageResult{}, nodeErr(err)
+		return nodeErr(err)
 	}
 	var q struct {
 		Quads [][]float64 `json:"quads"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", node, &q); err != nil {
-		return PageResult{}, nodeErr(err)
+		return nodeErr(err)
 	}
 	if len(q.Quads) == 0 || len(q.Quads[0]) != 8 {
-		return PageResult{}, wire.Errorf(wire.CodeNotInteractable, "ref %s has no visible box", p.Ref)
+		return wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
 	}
 	var x, y float64
 	for i := 0; i < 8; i += 2 {
 		x += q.Quads[0][i] / 4
 		y += q.Quads[0][i+1] / 4
 	}
-	s.drain()
 	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
 		ev := map[string]any{"type": typ, "x": x, "y": y}
 		if typ != "mouseMoved" {
 			ev["button"], ev["clickCount"] = "left", 1
 		}
 		if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", ev, nil); err != nil {
-			return PageResult{}, h.browserErr(err)
+			return h.browserErr(err)
 		}
 	}
-	s.settle(ctx)
-	clear(s.refs)
-	return h.result(ctx, b, s)
+	return nil
+}
+
+// pageResult is result plus auth_required when the page holds a login form.
+func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (PageResult, error) {
+	r, err := h.result(ctx, b, s)
+	if err != nil {
+		return r, err
+	}
+	r.AuthRequired = h.authRequired(ctx, b, s)
+	return r, nil
 }
 
 // Fill types text into the element of ref, replacing its content. The text is never logged or
@@ -709,7 +731,8 @@ func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
 		return PageResult{}, h.browserErr(err)
 	}
 	s.settle(ctx)
-	return h.result(ctx, b, s)
+	clear(s.refs)
+	return h.pageResult(ctx, b, s)
 }
 
 // Wait waits until the page's URL contains p.URL and its text contains p.Text.
@@ -871,5 +894,11 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	os.RemoveAll(h.tempDir())
 	h.prof.Close()
+	h.bmu.Lock()
+	if h.broker != nil {
+		h.broker.Close() // brokerd wipes what belongs to this host's connection
+		h.broker = nil
+	}
+	h.bmu.Unlock()
 	return err
 }

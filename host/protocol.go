@@ -57,11 +57,13 @@ type VisitParams struct {
 	URL     string `json:"url"`
 }
 
-// PageResult answers visit, click and press: where the session is now.
+// PageResult answers visit, click and press: where the session is now, and, when the page
+// holds a login form, a challenge to answer with 'auth login --challenge'.
 type PageResult struct {
-	Session string `json:"session"`
-	URL     string `json:"url"`
-	Title   string `json:"title"`
+	Session      string        `json:"session"`
+	URL          string        `json:"url"`
+	Title        string        `json:"title"`
+	AuthRequired *AuthRequired `json:"auth_required,omitempty"`
 }
 
 // SnapshotResult answers snapshot.

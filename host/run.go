@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/logfile"
 	"github.com/headless-dev/headless/internal/safesock"
@@ -102,6 +103,9 @@ func Run(ctx context.Context, o RunOptions) int {
 	h, err := Start(sctx, Options{
 		RunDir: dir, DataDir: dataDir, Chromium: chromium, BusAddress: bus, Env: env,
 		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version,
+		Broker: func(ctx context.Context) (*broker.Client, error) {
+			return broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+		},
 	})
 	cancel()
 	if err != nil {

@@ -107,6 +107,12 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			session = p.Session
 			result, err = h.Wait(ctx, p)
 		}
+	case MethodAuthLogin:
+		var p AuthParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.AuthLogin(ctx, p)
+		}
 	case MethodScreenshot:
 		var p SessionParams
 		if decode(&p) {
@@ -150,6 +156,10 @@ func ToWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return wire.Errorf(wire.CodeTimeout, "%v", err)
+	case errors.Is(err, vault.ErrInvalid):
+		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
+	case errors.Is(err, rpc.ErrUnreachable):
+		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "cdp error") {

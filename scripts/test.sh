@@ -22,7 +22,7 @@ GOOS=darwin go build ./...
 echo "== tests (race detector, real components)"
 go test -race -count=1 -timeout 25m ./...
 echo "== short fuzzing of every parser"
-for t in "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker" "FuzzReadFrame ./internal/wire"; do
+for t in "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker" "FuzzReadFrame ./internal/wire" "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzAppendJSONString ./host/cdp"; do
   set -- $t
   go test -run='^$' -fuzz="^$1\$" -fuzztime=10s "$2"
 done

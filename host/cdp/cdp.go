@@ -348,6 +348,72 @@ func (b *Browser) Call(ctx context.Context, sessionID, method string, params, re
 	}
 }
 
+// InsertSecret types secret into the focused element of a session with Input.insertText.
+// The message is built by hand into a buffer that is zeroed after writing: json.Marshal would
+// leave a copy in its pooled buffers. This is the only way a password reaches the browser.
+func (b *Browser) InsertSecret(ctx context.Context, sessionID string, secret []byte) error {
+	id := b.next.Add(1)
+	head, err := json.Marshal(message{ID: id, Method: "Input.insertText", SessionID: sessionID})
+	if err != nil {
+		return err
+	}
+	msg := make([]byte, 0, len(head)+len(secret)*6+32)
+	msg = append(msg, head[:len(head)-1]...)
+	msg = append(msg, `,"params":{"text":"`...)
+	msg = AppendJSONString(msg, secret)
+	msg = append(msg, `"}}`...)
+	msg = append(msg, 0)
+	defer clear(msg)
+	ch := make(chan reply, 1)
+	b.mu.Lock()
+	if b.err != nil {
+		err := b.err
+		b.mu.Unlock()
+		return err
+	}
+	b.pending[id] = ch
+	b.mu.Unlock()
+	b.wmu.Lock()
+	_, werr := b.w.Write(msg)
+	b.wmu.Unlock()
+	if werr != nil {
+		b.mu.Lock()
+		delete(b.pending, id)
+		b.mu.Unlock()
+		b.fail(werr)
+		return b.Err()
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return fmt.Errorf("Input.insertText: %w", r.err)
+		}
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		delete(b.pending, id)
+		b.mu.Unlock()
+		return fmt.Errorf("Input.insertText: %w", ctx.Err())
+	}
+}
+
+// AppendJSONString appends the JSON string escaping of s (without quotes) to dst, byte by byte,
+// without intermediate copies.
+func AppendJSONString(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20 || c == 0x7f:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
 // Close asks the browser to close (Browser.close: Chromium then commits cookies and other
 // state) and waits for it to exit; if ctx ends first the browser is killed.
 func (b *Browser) Close(ctx context.Context) error {

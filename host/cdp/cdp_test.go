@@ -3,6 +3,7 @@ package cdp
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -152,4 +154,19 @@ func BenchmarkLaunchToVersion(b *testing.B) {
 		br := launch(b)
 		br.Kill()
 	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	f.Add([]byte(`pa"ss\word` + "\n\t\x01\x7f ü€"))
+	f.Fuzz(func(t *testing.T, s []byte) {
+		if !utf8.Valid(s) {
+			return
+		}
+		enc := append([]byte{'"'}, AppendJSONString(nil, s)...)
+		enc = append(enc, '"')
+		var got string
+		if err := json.Unmarshal(enc, &got); err != nil || got != string(s) {
+			t.Fatalf("%q → %s → %q, %v", s, enc, got, err)
+		}
+	})
 }

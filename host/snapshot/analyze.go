@@ -155,6 +155,7 @@ func (b *builder) analyze(d *document) *analysis {
 	}
 	formAnc := make([]int32, n) // nearest form that is the node or an ancestor
 	blockOwner := make([]int32, n)
+	fsHere := make([]bool, n) // a disabled fieldset
 
 	// Pass 1, document order: inherited state and the kinds that need only the node itself.
 	for i := 0; i < n; i++ {
@@ -165,7 +166,7 @@ func (b *builder) analyze(d *document) *analysis {
 		if p >= 0 {
 			formAnc[i], a.labelAnc[i], blockOwner[i] = formAnc[p], a.labelAnc[p], blockOwner[p]
 			a.inert[i] = a.inert[p] || d.tag(p).inert()
-			a.fsDisabled[i] = a.fsDisabled[p] || d.tag(p) == tagFieldset && d.hasAttr(p, "disabled")
+			a.fsDisabled[i] = a.fsDisabled[p] || fsHere[p]
 		}
 		if d.pseudo[i] {
 			a.inert[i] = true
@@ -176,6 +177,8 @@ func (b *builder) analyze(d *document) *analysis {
 		switch t {
 		case tagForm:
 			formAnc[i] = int32(i)
+		case tagFieldset:
+			fsHere[i] = d.hasAttr(i, "disabled")
 		case tagLabel:
 			a.labelAnc[i] = int32(i)
 			if f, ok := d.attr(i, "for"); ok {

@@ -14,6 +14,7 @@ type builder struct {
 	visited   map[*document]bool
 	items     []item
 	formItem  map[formNode]int // listed forms: node → index in items
+	walked    int              // nodes visited gathering names, against maxWalkTotal
 	truncated bool
 	stop      bool
 }
@@ -304,6 +305,10 @@ func secretField(d *document, i int) bool {
 func (b *builder) selected(d *document, i int) string {
 	var parts []string
 	for j := i + 1; j < d.end[i] && len(parts) < 8; j++ {
+		if b.walked++; b.walked > maxWalkTotal {
+			b.truncated = true
+			break
+		}
 		if d.tag(j) != tagOption || !d.selected[j] {
 			continue
 		}
@@ -396,10 +401,11 @@ func (b *builder) subtreeText(d *document, i int) string {
 	}
 	steps := 0
 	for j := i + 1; j < d.end[i] && len(buf) < limit; {
-		if steps++; steps > maxWalk {
+		if steps++; steps > maxWalk || b.walked >= maxWalkTotal {
 			b.truncated = true
 			break
 		}
+		b.walked++
 		switch d.nodeType[j] {
 		case nodeElement:
 			t := d.tag(j)
@@ -533,7 +539,7 @@ func (b *builder) finish(out *Outline) ([]Element, map[string]Target) {
 		}
 		els[k] = it.el
 		targets[it.el.Ref] = Target{
-			BackendNodeID: it.d.backend[it.node],
+			BackendNodeID: int64(it.d.backend[it.node]),
 			FrameID:       it.d.frameID,
 			DocumentURL:   it.d.url,
 			Kind:          it.el.Kind,

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -44,6 +45,78 @@ func FuzzBuild(f *testing.F) {
 		checkInvariants(t, out, targets, o)
 		if _, err := json.Marshal(LoginForms(out)); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzOutline builds page trees from the fuzzer's bytes (tags, attributes, styles, frames)
+// and checks that a password value planted in every password field never reaches the outline.
+func FuzzOutline(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+	f.Add([]byte("login form with a password field and a label for it"))
+	f.Add([]byte{9, 0, 3, 1, 9, 2, 0, 5, 9, 7, 1, 1, 4, 4, 4, 4, 2, 2, 8, 8})
+	const canary = "PW-CANARY-7f3a"
+	tags := []string{"DIV", "FORM", "INPUT", "LABEL", "A", "BUTTON", "H2", "IFRAME", "TEXTAREA", "SELECT", "OPTION", "SPAN", "FIELDSET", "SCRIPT", "P", "#text"}
+	attrs := [][]string{
+		{"type", "password"}, {"type", "text"}, {"type", "hidden"}, {"type", "submit"}, {"type", "email"},
+		{"name", "user"}, {"id", "a"}, {"for", "a"}, {"form", "a"}, {"href", "/x"}, {"role", "button"},
+		{"aria-labelledby", "a"}, {"aria-label", "L"}, {"autocomplete", "current-password"},
+		{"action", "https://b.example/"}, {"sandbox", ""}, {"disabled", ""}, {"placeholder", "P"},
+		{"formaction", `\\c.example`}, {"value", canary},
+	}
+	displays := []string{"block", "inline", "none", "inline-block", "", "contents"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs := []*tdoc{newTDoc("https://a.example/"), newTDoc("https://b.example/")}
+		for k := 0; k+3 < len(data) && k < 4*400; k += 4 {
+			d := docs[int(data[k]>>7)]
+			// Keep document order: the parent is the last node or one of its ancestors.
+			var open []int
+			for p := len(d.nodes) - 1; p > body; p = d.nodes[p].parent {
+				if d.nodes[p].name != "#text" {
+					open = append(open, p)
+				}
+			}
+			parent := body
+			if len(open) > 0 && data[k+1]%4 != 0 {
+				parent = open[int(data[k+1])%len(open)]
+			}
+			tg := tags[int(data[k])%len(tags)]
+			if tg == "#text" {
+				d.text(parent, "word"+string(rune('a'+data[k+2]%26))+" ")
+				continue
+			}
+			a := attrs[int(data[k+2])%len(attrs)]
+			i := d.el(parent, tg, a[0], a[1])
+			if tg == "INPUT" || tg == "TEXTAREA" {
+				d.nodes[i].attrs = append(d.nodes[i].attrs, "value", canary)
+				v := canary
+				d.nodes[i].inputValue = &v
+				if a[1] != "password" && a[1] != "current-password" {
+					// Only secret fields hold the canary: a plain field may show its value.
+					d.nodes[i].attrs = d.nodes[i].attrs[:len(d.nodes[i].attrs)-2]
+					v = "plain"
+				}
+			}
+			d.nodes[i].display = displays[int(data[k+3])%len(displays)]
+			if data[k+3]&0x40 != 0 {
+				d.nodes[i].visibility = "hidden"
+			}
+			d.nodes[i].clickable = data[k+3]&0x80 != 0
+			if tg == "IFRAME" && d == docs[0] {
+				d.nodes[i].contentDoc = 1
+			}
+		}
+		raw := synth(t, docs...)
+		o := Options{MaxText: 12}
+		out, targets, err := Build(raw, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkInvariants(t, out, targets, o)
+		b, _ := json.Marshal(out)
+		lf, _ := json.Marshal(LoginForms(out))
+		if bytes.Contains(append(b, lf...), []byte(canary[:8])) {
+			t.Fatalf("password value in outline:\n%s", dump(out))
 		}
 	})
 }

@@ -1,8 +1,8 @@
 package snapshot
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -26,12 +26,12 @@ type rawDocument struct {
 }
 
 type rawNodes struct {
-	ParentIndex          []int      `json:"parentIndex"`
-	NodeType             []int      `json:"nodeType"`
-	NodeName             []int      `json:"nodeName"`
-	NodeValue            []int      `json:"nodeValue"`
-	BackendNodeID        []int64    `json:"backendNodeId"`
-	Attributes           [][]int    `json:"attributes"`
+	ParentIndex          ints       `json:"parentIndex"`
+	NodeType             ints       `json:"nodeType"`
+	NodeName             ints       `json:"nodeName"`
+	NodeValue            ints       `json:"nodeValue"`
+	BackendNodeID        ints       `json:"backendNodeId"`
+	Attributes           intLists   `json:"attributes"`
 	TextValue            rareString `json:"textValue"`
 	InputValue           rareString `json:"inputValue"`
 	InputChecked         rareBool   `json:"inputChecked"`
@@ -42,17 +42,17 @@ type rawNodes struct {
 }
 
 type rawLayout struct {
-	NodeIndex []int   `json:"nodeIndex"`
-	Styles    [][]int `json:"styles"`
+	NodeIndex ints     `json:"nodeIndex"`
+	Styles    intLists `json:"styles"`
 }
 
 type rareString struct {
-	Index []int `json:"index"`
-	Value []int `json:"value"`
+	Index ints `json:"index"`
+	Value ints `json:"value"`
 }
 
 type rareBool struct {
-	Index []int `json:"index"`
+	Index ints `json:"index"`
 }
 
 // Node types (DOM Node.nodeType).
@@ -84,7 +84,7 @@ type document struct {
 	nodeType   []int
 	nodeName   []int
 	nodeValue  []int
-	backend    []int64
+	backend    []int
 	attrs      [][]int
 	layout     []int32 // layout index per node, -1 for none
 	styles     [][]int // per layout index: display, visibility (string indexes)
@@ -106,12 +106,8 @@ func decode(raw []byte) (*snap, error) {
 		return nil, fmt.Errorf("%w: snapshot is %d bytes, more than %d", ErrMalformed, len(raw), MaxRaw)
 	}
 	var r rawSnapshot
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&r); err != nil {
+	if err := json.Unmarshal(raw, &r); err != nil { // also refuses trailing data
 		return nil, fmt.Errorf("%w: decode: %v", ErrMalformed, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data after the snapshot", ErrMalformed)
 	}
 	if len(r.Documents) == 0 {
 		return nil, fmt.Errorf("%w: no documents", ErrMalformed)
@@ -367,4 +363,138 @@ func (d *document) blockLevel(i int) bool {
 		return false
 	}
 	return true
+}
+
+// ints and intLists are JSON arrays of integers and of arrays of integers, decoded without
+// reflection: they are nearly all of a snapshot's bytes. encoding/json has already checked
+// the syntax when it calls UnmarshalJSON; these refuse anything but integers.
+type (
+	ints     []int
+	intLists [][]int
+)
+
+var errNotInts = errors.New("want an array of integers")
+
+func (v *ints) UnmarshalJSON(b []byte) error {
+	p := intParser{b: b}
+	if p.null() {
+		*v = nil
+		return nil
+	}
+	list, err := p.list()
+	if err == nil && !p.end() {
+		err = errNotInts
+	}
+	*v = list
+	return err
+}
+
+func (v *intLists) UnmarshalJSON(b []byte) error {
+	p := intParser{b: b}
+	if p.null() {
+		*v = nil
+		return nil
+	}
+	if !p.byte('[') {
+		return errNotInts
+	}
+	out := [][]int{}
+	if !p.byte(']') {
+		for {
+			list, err := p.list()
+			if err != nil {
+				return err
+			}
+			out = append(out, list)
+			if p.byte(']') {
+				break
+			}
+			if !p.byte(',') {
+				return errNotInts
+			}
+		}
+	}
+	if !p.end() {
+		return errNotInts
+	}
+	*v = out
+	return nil
+}
+
+type intParser struct {
+	b []byte
+	i int
+}
+
+func (p *intParser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// byte consumes c (after white space) if it is next.
+func (p *intParser) byte(c byte) bool {
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *intParser) null() bool {
+	p.ws()
+	if len(p.b)-p.i >= 4 && string(p.b[p.i:p.i+4]) == "null" {
+		p.i += 4
+		return p.end()
+	}
+	return false
+}
+
+func (p *intParser) end() bool {
+	p.ws()
+	return p.i == len(p.b)
+}
+
+func (p *intParser) list() ([]int, error) {
+	if !p.byte('[') {
+		return nil, errNotInts
+	}
+	out := []int{}
+	if p.byte(']') {
+		return out, nil
+	}
+	for {
+		p.ws()
+		neg := p.i < len(p.b) && p.b[p.i] == '-'
+		if neg {
+			p.i++
+		}
+		start, n := p.i, 0
+		for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+			if p.i-start >= 15 { // beyond any index or node id, and far from overflow
+				return nil, errNotInts
+			}
+			n = n*10 + int(p.b[p.i]-'0')
+			p.i++
+		}
+		if p.i == start {
+			return nil, errNotInts
+		}
+		if neg {
+			n = -n
+		}
+		out = append(out, n)
+		if p.byte(']') {
+			return out, nil
+		}
+		if !p.byte(',') {
+			return nil, errNotInts
+		}
+	}
 }

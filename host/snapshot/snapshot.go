@@ -63,11 +63,12 @@ const (
 	// MinMaxBytes is the smallest MaxBytes Build accepts: room for the outline's header.
 	MinMaxBytes = 16 << 10
 
-	maxURL        = 1024 // bytes of any URL or origin in the outline
-	maxTitle      = 256  // characters of the page title
-	maxFrameDepth = 8    // nested frames followed
-	maxDocuments  = 4096 // documents in one snapshot
-	maxWalk       = 20000
+	maxURL        = 1024    // bytes of any URL or origin in the outline
+	maxTitle      = 256     // characters of the page title
+	maxFrameDepth = 8       // nested frames followed
+	maxDocuments  = 4096    // documents in one snapshot
+	maxWalk       = 20000   // nodes visited to name one element
+	maxWalkTotal  = 1 << 20 // nodes visited to name all elements of one outline
 )
 
 // UntrustedNotice is the fixed text of [Outline.Untrusted].
@@ -163,7 +164,7 @@ type Frame struct {
 
 type frameKey struct {
 	parent string
-	owner  int64
+	owner  int
 }
 
 // Build turns raw, the JSON result of DOMSnapshot.captureSnapshot captured with
@@ -184,7 +185,7 @@ func Build(raw []byte, o Options, frames ...Frame) (Outline, map[string]Target, 
 		if err != nil {
 			return Outline{}, nil, fmt.Errorf("frame %d: %w", k, err)
 		}
-		key := frameKey{f.ParentFrameID, f.OwnerNodeID}
+		key := frameKey{f.ParentFrameID, int(f.OwnerNodeID)}
 		if _, dup := b.frames[key]; dup {
 			return Outline{}, nil, fmt.Errorf("%w: frame %d: owner given twice", ErrMalformed, k)
 		}

@@ -572,26 +572,28 @@ func TestMalformed(t *testing.T) {
 	doc := func(m map[string]any) map[string]any { return m["documents"].([]any)[0].(map[string]any) }
 	nodes := func(m map[string]any) map[string]any { return doc(m)["nodes"].(map[string]any) }
 	for name, raw := range map[string][]byte{
-		"empty":            nil,
-		"null":             []byte("null"),
-		"array":            []byte("[]"),
-		"no documents":     []byte(`{"documents":[],"strings":[]}`),
-		"trailing":         append(append([]byte(nil), good...), "{}"...),
-		"too large":        bytes.Repeat([]byte(" "), MaxRaw+1),
-		"wrong type":       []byte(`{"documents":[{"nodes":{"parentIndex":"x"}}],"strings":[]}`),
-		"no nodes":         []byte(`{"documents":[{"nodes":{}}],"strings":[]}`),
-		"bad url index":    mutate(func(m map[string]any) { doc(m)["documentURL"] = 99 }),
-		"bad name index":   mutate(func(m map[string]any) { nodes(m)["nodeName"].([]any)[1] = -7 }),
-		"short types":      mutate(func(m map[string]any) { nodes(m)["nodeType"] = []int{9} }),
-		"parent forward":   mutate(func(m map[string]any) { nodes(m)["parentIndex"].([]any)[1] = 2 }),
-		"parent not open":  mutate(func(m map[string]any) { nodes(m)["parentIndex"] = []int{-1, 0, 0, 1} }),
-		"odd attributes":   mutate(func(m map[string]any) { nodes(m)["attributes"].([]any)[1] = []int{0} }),
-		"layout node":      mutate(func(m map[string]any) { doc(m)["layout"].(map[string]any)["nodeIndex"].([]any)[0] = 50 }),
-		"layout styles":    mutate(func(m map[string]any) { doc(m)["layout"].(map[string]any)["styles"] = []any{} }),
-		"style index":      mutate(func(m map[string]any) { doc(m)["layout"].(map[string]any)["styles"].([]any)[0] = []int{0, 1e6} }),
-		"content document": mutate(func(m map[string]any) { nodes(m)["contentDocumentIndex"] = map[string]any{"index": []int{1}, "value": []int{5}} }),
-		"rare mismatch":    mutate(func(m map[string]any) { nodes(m)["inputValue"] = map[string]any{"index": []int{1}, "value": []int{}} }),
-		"rare index":       mutate(func(m map[string]any) { nodes(m)["isClickable"] = map[string]any{"index": []int{-1}} }),
+		"empty":           nil,
+		"null":            []byte("null"),
+		"array":           []byte("[]"),
+		"no documents":    []byte(`{"documents":[],"strings":[]}`),
+		"trailing":        append(append([]byte(nil), good...), "{}"...),
+		"too large":       bytes.Repeat([]byte(" "), MaxRaw+1),
+		"wrong type":      []byte(`{"documents":[{"nodes":{"parentIndex":"x"}}],"strings":[]}`),
+		"no nodes":        []byte(`{"documents":[{"nodes":{}}],"strings":[]}`),
+		"bad url index":   mutate(func(m map[string]any) { doc(m)["documentURL"] = 99 }),
+		"bad name index":  mutate(func(m map[string]any) { nodes(m)["nodeName"].([]any)[1] = -7 }),
+		"short types":     mutate(func(m map[string]any) { nodes(m)["nodeType"] = []int{9} }),
+		"parent forward":  mutate(func(m map[string]any) { nodes(m)["parentIndex"].([]any)[1] = 2 }),
+		"parent not open": mutate(func(m map[string]any) { nodes(m)["parentIndex"] = []int{-1, 0, 0, 1} }),
+		"odd attributes":  mutate(func(m map[string]any) { nodes(m)["attributes"].([]any)[1] = []int{0} }),
+		"layout node":     mutate(func(m map[string]any) { doc(m)["layout"].(map[string]any)["nodeIndex"].([]any)[0] = 50 }),
+		"layout styles":   mutate(func(m map[string]any) { doc(m)["layout"].(map[string]any)["styles"] = []any{} }),
+		"style index":     mutate(func(m map[string]any) { doc(m)["layout"].(map[string]any)["styles"].([]any)[0] = []int{0, 1e6} }),
+		"content document": mutate(func(m map[string]any) {
+			nodes(m)["contentDocumentIndex"] = map[string]any{"index": []int{1}, "value": []int{5}}
+		}),
+		"rare mismatch": mutate(func(m map[string]any) { nodes(m)["inputValue"] = map[string]any{"index": []int{1}, "value": []int{}} }),
+		"rare index":    mutate(func(m map[string]any) { nodes(m)["isClickable"] = map[string]any{"index": []int{-1}} }),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, _, err := Build(raw, Options{}); !errors.Is(err, ErrMalformed) {
@@ -690,5 +692,48 @@ func BenchmarkBuild(b *testing.B) {
 		if _, _, err := Build(raw, Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestURLCredentialsNotShown(t *testing.T) {
+	d := newTDoc("https://user:topsecret@a.example/page")
+	d.text(d.el(body, "A", "href", "https://bob:hunter2@b.example/x"), "creds")
+	form := d.el(body, "FORM", "action", "https://carol:pw3@c.example/login")
+	d.input(form, "", "name", "q")
+	out, _, err := Build(synth(t, d), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(out)
+	for _, s := range []string{"topsecret", "hunter2", "pw3", "bob", "carol"} {
+		if bytes.Contains(b, []byte(s)) {
+			t.Errorf("URL credential %q shown: %s", s, b)
+		}
+	}
+	if e := find(t, out, "link", "creds"); e.Href != "https://b.example/x" {
+		t.Errorf("href %q", e.Href)
+	}
+	if out.URL != "https://a.example/page" {
+		t.Errorf("URL %q", out.URL)
+	}
+}
+
+// Naming elements is bounded work however the page nests and cross-references its nodes.
+func TestNamingWorkBounded(t *testing.T) {
+	d := newTDoc("https://a.example/")
+	big := d.el(body, "DIV", "id", "big")
+	for i := 0; i < 30000; i++ {
+		d.el(big, "SPAN")
+	}
+	ids := strings.Repeat("big ", 16)
+	for i := 0; i < 300; i++ {
+		d.input(body, "", "aria-labelledby", ids)
+	}
+	out, _, err := Build(synth(t, d), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Truncated {
+		t.Error("walk budget not reported as truncation")
 	}
 }

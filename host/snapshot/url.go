@@ -150,6 +150,11 @@ func (b *builder) urlText(u *url.URL, raw string) string {
 		case "data":
 			return "data:"
 		}
+		if u.User != nil {
+			c := *u
+			c.User = nil // credentials in a URL are not page text to show
+			u = &c
+		}
 		s = u.String()
 	}
 	return b.clip(b.clipBytes(s, maxURL), maxURL)

@@ -49,6 +49,11 @@ Usage:
     headless wait [--text T] [--url U] [--timeout 10s]
     headless screenshot                 PNG in the private artifact store: path and SHA-256
 
+    headless auth login --alias NAME [--challenge ID]
+                                        sign the session in with a saved credential: a presence
+                                        prompt asks you; the password is typed into the verified
+                                        field and never shown to the caller
+
     headless credentials add    --origin ORIGIN --account ACCOUNT --alias NAME
     headless credentials list   [--origin ORIGIN]
     headless credentials remove --origin ORIGIN --alias NAME
@@ -79,7 +84,7 @@ Exit status: 0 success; 1 an error with a code (see below); 2 a usage error.
 Error codes: NO_TTY, USAGE, CANCELLED, BROKER_UNAVAILABLE, HOST_UNAVAILABLE, PROFILE_LOCKED,
 BROWSER_CRASHED, BROWSER_FAILED, UNSAFE_NAVIGATION, NAVIGATION_FAILED, SESSION_UNKNOWN,
 SESSION_EXISTS, SESSION_LIMIT, REF_UNKNOWN, REF_STALE, NOT_INTERACTABLE, DIRECT_FILL_DISABLED,
-TIMEOUT, INVALID_ORIGIN, INVALID_ARGUMENT, ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH,
+TIMEOUT, NO_LOGIN_FORM, DOCUMENT_CHANGED, FORM_ACTION_CROSS_ORIGIN, INVALID_ORIGIN, INVALID_ARGUMENT, ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH,
 VAULT_LOCKED, VAULT_UNAVAILABLE, PRESENCE_DENIED, PRESENCE_TIMEOUT, PRESENCE_UNAVAILABLE,
 CHALLENGE_UNKNOWN, CHALLENGE_EXPIRED, CHALLENGE_USED, CHALLENGE_MISMATCH, CONFIG_INVALID,
 RUNTIME_DIR_UNSAFE, INTERNAL.
@@ -133,6 +138,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return c.run(ctx, "wait", args[1:], c.wait)
 	case "screenshot":
 		return c.run(ctx, "screenshot", args[1:], c.screenshot)
+	case "auth":
+		if len(args) < 2 || args[1] != "login" {
+			return c.usageErr(hasJSON(args), "auth needs a subcommand: login")
+		}
+		return c.run(ctx, "auth login", args[2:], c.authLogin)
 	case "host":
 		return hostMain(ctx, args[1:], env)
 	case "credentials":
@@ -195,7 +205,7 @@ func (c *cmd) run(ctx context.Context, name string, args []string, h handler) in
 // which brokerd bounds itself) get longer.
 func commandTimeout(name string) time.Duration {
 	switch name {
-	case "credentials verify", "credentials add", "credentials remove":
+	case "credentials verify", "credentials add", "credentials remove", "auth login":
 		return 15 * time.Minute
 	case "wait":
 		return 6 * time.Minute

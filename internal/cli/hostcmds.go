@@ -344,7 +344,13 @@ func positional(args []string) (string, []string) {
 }
 
 func pageHuman(r *host.PageResult) func(io.Writer) {
-	return func(w io.Writer) { fmt.Fprintf(w, "%s: %s\ntitle (from the page): %q\n", r.Session, r.URL, r.Title) }
+	return func(w io.Writer) {
+		fmt.Fprintf(w, "%s: %s\ntitle (from the page): %q\n", r.Session, r.URL, r.Title)
+		if a := r.AuthRequired; a != nil {
+			fmt.Fprintf(w, "login form found for %s; saved aliases: %s\n  sign in: headless auth login --session %s --challenge %s --alias ALIAS\n",
+				a.Origin, strings.Join(a.Aliases, ", "), r.Session, a.Challenge)
+		}
+	}
 }
 
 func (c *cmd) visit(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
@@ -508,4 +514,25 @@ func hostMain(ctx context.Context, args []string, env Env) int {
 		notify = os.NewFile(uintptr(*fd), "notify")
 	}
 	return host.Run(ctx, host.RunOptions{Getenv: env.Getenv, Notify: notify, Stderr: env.Stderr, Version: version.String()})
+}
+
+// authLogin signs a session in by alias. The password never passes through this process.
+func (c *cmd) authLogin(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	s := sessionFlag(fs)
+	alias := fs.String("alias", "", "saved credential alias")
+	challenge := fs.String("challenge", "", "challenge id from a page result's auth_required")
+	if err := parse(fs, args, map[string]*string{"alias": alias}); err != nil {
+		return nil, nil, err
+	}
+	if !c.json && stderrIsTerminal() {
+		fmt.Fprintln(c.env.Stderr, "waiting for approval at the presence prompt…")
+	}
+	var r host.AuthResult
+	if err := c.call(ctx, host.MethodAuthLogin, host.AuthParams{Session: *s, Alias: *alias, Challenge: *challenge}, &r); err != nil {
+		return nil, nil, err
+	}
+	return r, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: %s as alias %s at %s\n", r.Session, r.Status, r.Alias, r.Origin)
+		fmt.Fprintf(w, "evidence: navigated=%v login_form_present=%v url=%s\n", r.Evidence.Navigated, r.Evidence.LoginFormPresent, r.Evidence.URLAfter)
+	}, nil
 }

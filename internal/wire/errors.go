@@ -55,6 +55,11 @@ const (
 	CodeDirectFillOff   Code = "DIRECT_FILL_DISABLED" // typing into a password field is off
 	CodeTimeout         Code = "TIMEOUT"              // wait ended without its condition
 	CodeNotInteractable Code = "NOT_INTERACTABLE"     // the element has no visible box to click
+
+	// Alias login.
+	CodeNoLoginForm     Code = "NO_LOGIN_FORM"            // no usable login form on the page
+	CodeDocumentChanged Code = "DOCUMENT_CHANGED"         // the page changed between challenge and typing
+	CodeFormCrossOrigin Code = "FORM_ACTION_CROSS_ORIGIN" // the form would send the password elsewhere
 )
 
 var hints = map[Code]string{
@@ -100,6 +105,9 @@ var hints = map[Code]string{
 	CodeDirectFillOff:   "sign in with 'headless auth login --alias NAME'; direct password fill is off unless allow_direct_password_fill is set in the config",
 	CodeTimeout:         "increase --timeout or check the condition",
 	CodeNotInteractable: "the element is not visible; scroll or take a fresh snapshot",
+	CodeNoLoginForm:     "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
+	CodeDocumentChanged: "the page navigated or reloaded; visit the login page again and retry",
+	CodeFormCrossOrigin: "the form posts to another origin than the saved credential's; nothing was typed",
 }
 
 // Hint is the default one-line hint for code.

@@ -1,0 +1,469 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// AuthRequired is attached to a page result when the page holds a login form.
+type AuthRequired struct {
+	Challenge string    `json:"challenge"`
+	Origin    string    `json:"origin"`
+	Aliases   []string  `json:"aliases"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// AuthParams is auth.login.
+type AuthParams struct {
+	Session   string `json:"session,omitempty"`
+	Alias     string `json:"alias"`
+	Challenge string `json:"challenge,omitempty"`
+}
+
+// AuthResult answers auth.login. Status is "authenticated", "failed" or "unknown": never a
+// guess (see verify).
+type AuthResult struct {
+	Status   string   `json:"status"`
+	Origin   string   `json:"origin"`
+	Alias    string   `json:"alias"`
+	Session  string   `json:"session"`
+	Evidence Evidence `json:"evidence"`
+}
+
+// Evidence is what the outcome was decided on (bounded; page-derived strings are untrusted).
+type Evidence struct {
+	URLBefore        string `json:"url_before"`
+	URLAfter         string `json:"url_after"`
+	Navigated        bool   `json:"navigated"`
+	LoginFormPresent bool   `json:"login_form_present"`
+	ErrorText        string `json:"error_text,omitempty"`
+	Steps            int    `json:"steps"`
+}
+
+// MethodAuthLogin signs a session in by alias.
+const MethodAuthLogin = "auth.login"
+
+// brokerClient returns the host's broker connection, dialling it when needed.
+func (h *Host) brokerClient(ctx context.Context) (*broker.Client, error) {
+	h.bmu.Lock()
+	defer h.bmu.Unlock()
+	if h.broker != nil {
+		return h.broker, nil
+	}
+	if h.o.Broker == nil {
+		return nil, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	}
+	c, err := h.o.Broker(ctx)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+	}
+	h.broker = c
+	return c, nil
+}
+
+// withBroker runs fn with the broker connection, redialling once if the connection was lost.
+func (h *Host) withBroker(ctx context.Context, fn func(*broker.Client) error) error {
+	for attempt := 0; ; attempt++ {
+		c, err := h.brokerClient(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(c)
+		if attempt == 0 && errors.Is(err, rpc.ErrUnreachable) && ctx.Err() == nil {
+			h.bmu.Lock()
+			if h.broker == c {
+				h.broker.Close()
+				h.broker = nil
+			}
+			h.bmu.Unlock()
+			continue
+		}
+		return err
+	}
+}
+
+// pageState is one look at a session's page.
+type pageState struct {
+	document string // main frame id + loader id: changes with every navigation
+	outline  snapshot.Outline
+	refs     map[string]snapshot.Target
+	forms    []snapshot.LoginForm
+}
+
+func (h *Host) look(ctx context.Context, b *cdp.Browser, s *session) (pageState, error) {
+	var st pageState
+	var tree struct {
+		FrameTree struct {
+			Frame struct {
+				ID       string `json:"id"`
+				LoaderID string `json:"loaderId"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	if err := b.Call(ctx, s.sid, "Page.getFrameTree", nil, &tree); err != nil {
+		return st, h.browserErr(err)
+	}
+	st.document = tree.FrameTree.Frame.ID + "/" + tree.FrameTree.Frame.LoaderID
+	raw, err := captureSnapshot(ctx, b, s)
+	if err != nil {
+		return st, h.browserErr(err)
+	}
+	st.outline, st.refs, err = snapshot.Build(raw, snapshot.Options{})
+	if err != nil {
+		return st, fmt.Errorf("snapshot: %w", err)
+	}
+	st.forms = snapshot.LoginForms(st.outline)
+	return st, nil
+}
+
+// usable picks the first login form whose fields live in the top document or a frame of the
+// page's own origin; forms in cross-origin frames are never used. twoStep allows a
+// username-only first step.
+func usable(st pageState, pageOrigin string, twoStep bool) (snapshot.LoginForm, bool) {
+	for _, f := range st.forms {
+		if f.Frame != "" && f.Frame != pageOrigin {
+			continue
+		}
+		if f.Password != "" || twoStep && f.Username != "" {
+			return f, true
+		}
+	}
+	return snapshot.LoginForm{}, false
+}
+
+// authRequired issues a challenge when the session's page holds a usable login form. Any
+// failure (no broker, no form) just means no auth_required.
+func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *AuthRequired {
+	st, err := h.look(ctx, b, s)
+	if err != nil {
+		return nil
+	}
+	o, err := origin.Canonical(st.outline.Origin)
+	if err != nil {
+		return nil
+	}
+	if _, ok := usable(st, o, true); !ok {
+		return nil
+	}
+	var ch broker.ChallengeResult
+	err = h.withBroker(ctx, func(c *broker.Client) error {
+		var err error
+		ch, err = c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: o})
+		return err
+	})
+	if err != nil {
+		h.o.Log.Warn("no challenge for a login form", "session", s.name, "code", wire.CodeOf(err))
+		return nil
+	}
+	return &AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}
+}
+
+// AuthLogin signs the session in with the saved credential alias: finds the login form, gets
+// a challenge for this exact document, has brokerd release the password (after presence),
+// re-checks document, frame origin, form action origin and the fields right before typing,
+// types with Input.insertText, zeroes the password, submits and verifies the outcome.
+func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) {
+	if err := vault.ValidAlias(p.Alias); err != nil {
+		return AuthResult{}, err
+	}
+	b, s, err := h.session(ctx, p.Session)
+	if err != nil {
+		return AuthResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.refs)
+	res := AuthResult{Alias: p.Alias, Session: s.name}
+
+	st, err := h.look(ctx, b, s)
+	if err != nil {
+		return res, err
+	}
+	res.Evidence.URLBefore = bound(st.outline.URL, 512)
+	pageOrigin, err := origin.Canonical(st.outline.Origin)
+	if err != nil {
+		return res, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %v", err)
+	}
+	res.Origin = pageOrigin
+	form, ok := usable(st, pageOrigin, true)
+	if !ok {
+		return res, wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
+	}
+
+	// Two-step login: type the account (metadata, no release needed) and submit, then continue
+	// on the password page of the same origin.
+	if form.Password == "" {
+		account, err := h.accountFor(ctx, pageOrigin, p.Alias)
+		if err != nil {
+			return res, err
+		}
+		if err := checkForm(st, form, pageOrigin); err != nil {
+			return res, err
+		}
+		if err := h.typeText(ctx, b, s, st.refs[form.Username], account); err != nil {
+			return res, err
+		}
+		s.drain()
+		if err := h.submit(ctx, b, s, st, form, form.Username); err != nil {
+			return res, err
+		}
+		res.Evidence.Steps++
+		s.settle(ctx)
+		if st, err = h.look(ctx, b, s); err != nil {
+			return res, err
+		}
+		if o, err := origin.Canonical(st.outline.Origin); err != nil || o != pageOrigin {
+			return res, wire.Errorf(wire.CodeOriginMismatch, "the second step of the login is on another origin")
+		}
+		if form, ok = usable(st, pageOrigin, false); !ok {
+			return res, wire.Errorf(wire.CodeNoLoginForm, "no password field after the first login step")
+		}
+		p.Challenge = "" // the caller's challenge was for the first page
+	}
+
+	challengeID := p.Challenge
+	if challengeID == "" {
+		err = h.withBroker(ctx, func(c *broker.Client) error {
+			ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin})
+			challengeID = ch.Challenge
+			return err
+		})
+		if err != nil {
+			return res, err
+		}
+	}
+	var (
+		rel    broker.Released
+		secret []byte
+	)
+	defer func() { vault.Zero(secret) }()
+	err = h.withBroker(ctx, func(c *broker.Client) error {
+		var err error
+		rel, secret, err = c.Release(ctx, broker.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document})
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+
+	// Immediately before typing: same document, fields still there and visible, frame and
+	// form action on the credential's own origin.
+	if rel.Origin != pageOrigin {
+		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
+	}
+	now, err := h.documentID(ctx, b, s)
+	if err != nil {
+		return res, err
+	}
+	if now != st.document {
+		return res, wire.Errorf(wire.CodeDocumentChanged, "the page changed after the challenge was issued; nothing was typed")
+	}
+	if err := checkForm(st, form, rel.Origin); err != nil {
+		return res, err
+	}
+	for _, ref := range []string{form.Username, form.Password} {
+		if ref == "" {
+			continue
+		}
+		if err := h.visible(ctx, b, s, st.refs[ref]); err != nil {
+			return res, err
+		}
+	}
+	if form.Username != "" {
+		if err := h.typeText(ctx, b, s, st.refs[form.Username], rel.Account); err != nil {
+			return res, err
+		}
+	}
+	pw := st.refs[form.Password]
+	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
+		return res, nodeErr(err)
+	}
+	if err := selectAll(ctx, b, s); err != nil {
+		return res, err
+	}
+	err = b.InsertSecret(ctx, s.sid, secret)
+	vault.Zero(secret)
+	if err != nil {
+		return res, h.browserErr(err)
+	}
+	s.drain()
+	if err := h.submit(ctx, b, s, st, form, form.Password); err != nil {
+		return res, err
+	}
+	res.Evidence.Steps++
+	h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
+	h.verify(ctx, b, s, st, &res)
+	return res, nil
+}
+
+// accountFor reads the account of alias at origin from the broker's metadata (no secret).
+func (h *Host) accountFor(ctx context.Context, o, alias string) (string, error) {
+	var creds []broker.Credential
+	err := h.withBroker(ctx, func(c *broker.Client) error {
+		var err error
+		creds, err = c.List(ctx, o)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	for _, c := range creds {
+		if strings.EqualFold(c.Alias, alias) {
+			return c.Account, nil
+		}
+	}
+	return "", wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s", alias, o)
+}
+
+// checkForm verifies that the fields' frame and the form's action are on want.
+func checkForm(st pageState, f snapshot.LoginForm, want string) error {
+	for _, ref := range []string{f.Username, f.Password} {
+		if ref == "" {
+			continue
+		}
+		t, ok := st.refs[ref]
+		if !ok {
+			return wire.Errorf(wire.CodeNoLoginForm, "the login field is gone")
+		}
+		fo, err := origin.Canonical(originOf(t.DocumentURL))
+		if err != nil || fo != want {
+			return wire.Errorf(wire.CodeOriginMismatch, "the login field's frame is not on %s", want)
+		}
+	}
+	if f.ActionOrigin != "" {
+		ao, err := origin.Canonical(f.ActionOrigin)
+		if err != nil || ao != want {
+			return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", bound(f.ActionOrigin, 200), want)
+		}
+	}
+	return nil
+}
+
+func originOf(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	host, _, _ = strings.Cut(host, "?")
+	host, _, _ = strings.Cut(host, "#")
+	return scheme + "://" + host
+}
+
+func (h *Host) documentID(ctx context.Context, b *cdp.Browser, s *session) (string, error) {
+	var tree struct {
+		FrameTree struct {
+			Frame struct {
+				ID       string `json:"id"`
+				LoaderID string `json:"loaderId"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	if err := b.Call(ctx, s.sid, "Page.getFrameTree", nil, &tree); err != nil {
+		return "", h.browserErr(err)
+	}
+	return tree.FrameTree.Frame.ID + "/" + tree.FrameTree.Frame.LoaderID, nil
+}
+
+// visible checks that the element is still connected and has a box.
+func (h *Host) visible(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) error {
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", map[string]any{"backendNodeId": t.BackendNodeID}, &q); err != nil || len(q.Quads) == 0 {
+		return wire.Errorf(wire.CodeNoLoginForm, "the login field is no longer visible; nothing was typed")
+	}
+	return nil
+}
+
+func selectAll(ctx context.Context, b *cdp.Browser, s *session) error {
+	for _, typ := range []string{"keyDown", "keyUp"} {
+		ev := map[string]any{"type": typ, "key": "a", "code": "KeyA", "modifiers": 2, "windowsVirtualKeyCode": 65}
+		if typ == "keyDown" {
+			ev["commands"] = []string{"selectAll"}
+		}
+		if err := b.Call(ctx, s.sid, "Input.dispatchKeyEvent", ev, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typeText replaces the content of a (non-secret) field with text.
+func (h *Host) typeText(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, text string) error {
+	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
+		return nodeErr(err)
+	}
+	if err := selectAll(ctx, b, s); err != nil {
+		return h.browserErr(err)
+	}
+	return h.browserErr(b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": text}, nil))
+}
+
+// submit clicks the form's submit button, or presses Enter in the field.
+func (h *Host) submit(ctx context.Context, b *cdp.Browser, s *session, st pageState, f snapshot.LoginForm, field string) error {
+	if f.Submit != "" {
+		if t, ok := st.refs[f.Submit]; ok {
+			if err := h.clickNode(ctx, b, s, t); err == nil {
+				return nil
+			}
+		}
+	}
+	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": st.refs[field].BackendNodeID}, nil); err != nil {
+		return nodeErr(err)
+	}
+	return h.browserErr(pressKey(ctx, b, s, "Enter"))
+}
+
+// verify decides the outcome from what the page shows after submitting:
+//   - authenticated: the browser navigated to a new document and no login form is there;
+//   - failed: a password field is shown again, or an alert reports an error;
+//   - unknown: anything else (for example the same document without a form).
+func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, res *AuthResult) {
+	s.settle(ctx)
+	res.Status = "unknown"
+	after, err := h.look(ctx, b, s)
+	if err != nil {
+		return
+	}
+	res.Evidence.URLAfter = bound(after.outline.URL, 512)
+	res.Evidence.Navigated = after.document != before.document
+	for _, f := range after.forms {
+		if f.Password != "" {
+			res.Evidence.LoginFormPresent = true
+		}
+	}
+	for _, e := range after.outline.Elements {
+		if e.Kind == "alert" || e.Kind == "text" && looksLikeLoginError(e.Text) {
+			res.Evidence.ErrorText = bound(e.Text, 200)
+			break
+		}
+	}
+	switch {
+	case res.Evidence.LoginFormPresent || res.Evidence.ErrorText != "":
+		res.Status = "failed"
+	case res.Evidence.Navigated:
+		res.Status = "authenticated"
+	}
+}
+
+func looksLikeLoginError(t string) bool {
+	t = strings.ToLower(t)
+	for _, w := range []string{"invalid", "incorrect", "wrong password", "failed", "try again"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
