@@ -1,15 +1,50 @@
-// Package profile locates and locks the durable browser profile.
+// Package profile owns the durable Chromium profile: its location, its lock, its creation,
+// its health check and the settings that keep Chromium's own password manager off.
 //
 // # Security contract
 //
-// The durable profile lives in $XDG_DATA_HOME/headless/profile (default
-// ~/.local/share/headless/profile), a directory created 0700. One process owns it at a time
-// through a non-blocking flock on the sibling file profile.lock, which the kernel releases when
-// the owner exits however it exits; a second owner gets [lockfile.HeldError] naming the owner's
-// pid. The data directory also holds the audit log.
+// The durable profile is the Chromium user-data-dir $XDG_DATA_HOME/headless/profile (default
+// ~/.local/share/headless/profile). [Open] guarantees, before it returns a [Profile]:
 //
-// The browser host (issue 3) builds on this: Chromium's cookie key pinned to the Secret
-// Service, corruption moved aside and reported, never deleted.
+//   - One owner. The data directory is ours and 0700; the profile is owned through a
+//     non-blocking flock on the sibling file profile.lock, which the kernel releases when the
+//     owner exits however it exits. A second owner, in this process or another, gets a
+//     [*LockedError] ([ErrLocked]) naming the owner's pid and the remedy (an isolated
+//     session). Every change below happens under the lock.
+//   - Atomic creation. A new profile is built in a temporary sibling (.profile.tmp-*), every
+//     file written temp → fsync → rename, and renamed into place only when complete. A crash
+//     leaves only the temporary sibling, which the next Open removes; the profile path never
+//     holds a half-made profile.
+//   - The cookie key is pinned to the Secret Service. The marker file headless-profile.json
+//     records password_store "gnome-libsecret", and [Profile.ChromiumArgs] passes exactly that
+//     to Chromium. Never "basic": with it Chromium encrypts cookies with a key every program
+//     knows.
+//   - Nothing is silently deleted. A profile that fails the check (no marker or another
+//     password store, which marks it foreign; Local State or Preferences that are not JSON
+//     objects; a cookie database without a sane SQLite header) is renamed, whole, to
+//     profile.corrupt-<UTC time> beside it, a fresh one is created, and [Profile.Report]
+//     says so and why.
+//   - Chromium's password saving is off. Every Open re-asserts the preferences that turn off
+//     saving, auto sign-in, automatic passkey upgrades, automated password change and leak
+//     detection in Default/Preferences (an atomic rewrite that keeps every other key; no write
+//     when they already hold), because Chromium rewrites that file.
+//
+// # Not guaranteed
+//
+// The check is a structural sanity check, not an integrity proof: a well-formed but
+// semantically broken database passes (an empty cookie file counts as an empty database), and
+// Chromium repairs or discards what it cannot read. A profile whose marker has a newer version
+// is neither used nor moved: Open fails and asks for a newer headless.
+// Preferences are plain files: a same-user process can change them while Chromium runs; they
+// are re-asserted only at the next Open. Enterprise policy (/etc/chromium/policies) overrides
+// them.
+//
+// [CheckKeyring] is the launch gate: Chromium encrypts cookies with a key it keeps in the
+// Secret Service, and one launch without it deletes every encrypted cookie row for good. The
+// caller must refuse to launch the durable profile unless CheckKeyring passes, and must launch
+// Chromium on the same bus address it checked. The check is a snapshot; a keyring that locks
+// or exits between the check and Chromium's start is not detected. The Secret Service exists
+// only on Linux; elsewhere CheckKeyring always fails.
 package profile
 
 import (
@@ -58,7 +93,8 @@ func EnsurePrivateDir(dir string) error {
 	return nil
 }
 
-// Lock takes the profile lock in dataDir. The returned unlock releases it.
+// Lock takes the profile lock in dataDir. The returned unlock releases it. [Open] takes it
+// too; use Lock only to hold the profile without opening it (for example to clear it).
 func Lock(dataDir string) (unlock func(), err error) {
 	if err := EnsurePrivateDir(dataDir); err != nil {
 		return nil, err

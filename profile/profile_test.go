@@ -70,9 +70,16 @@ func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	unlock, err = Lock(dir)
-	if err != nil {
-		t.Fatalf("lock after the holder was killed: %v", err)
+	// kill(2) returns before the killed processes have exited (flock's child may still hold
+	// the inherited descriptor until it execs sleep); the kernel releases the lock when they do.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		unlock, err = Lock(dir)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, lockfile.ErrHeld) || time.Now().After(deadline) {
+			t.Fatalf("lock after the holder was killed: %v", err)
+		}
 	}
 	unlock()
 	b, _ := os.ReadFile(filepath.Join(dir, "profile.lock"))

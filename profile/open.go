@@ -1,0 +1,316 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/headless-dev/headless/internal/lockfile"
+)
+
+// PasswordStore is the only password store a durable profile is launched with.
+const PasswordStore = "gnome-libsecret"
+
+// Names inside the data directory.
+const (
+	tempPrefix    = ".profile.tmp-"    // a profile being created
+	corruptPrefix = "profile.corrupt-" // a profile moved aside
+	markerName    = "headless-profile.json"
+	markerVersion = 1
+)
+
+// ErrLocked is matched by errors.Is for a [*LockedError].
+var ErrLocked = errors.New("profile is locked")
+
+// LockedError reports that another owner holds the profile lock.
+type LockedError struct {
+	PID int // the owner's pid; 0 when unknown
+	err error
+}
+
+func (e *LockedError) Error() string {
+	owner := "another process"
+	if e.PID > 0 {
+		owner = fmt.Sprintf("pid %d", e.PID)
+	}
+	return fmt.Sprintf("profile is locked by %s: use 'headless session create NAME --isolated' for a separate browser", owner)
+}
+
+// Is matches ErrLocked.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// Unwrap returns the underlying lock error (a *lockfile.HeldError).
+func (e *LockedError) Unwrap() error { return e.err }
+
+// Options configure Open.
+type Options struct {
+	// DataDir is the absolute data directory (see DataDir); the profile is DataDir/profile.
+	// Required.
+	DataDir string
+	// Now is the clock for the marker and the moved-aside names; default time.Now.
+	Now func() time.Time
+}
+
+// Report says what Open did to the profile directory.
+type Report struct {
+	Created    bool   // a fresh profile was created
+	MovedAside string // path the previous profile was renamed to; "" when none
+	Reason     string // why it was moved aside; "" when it was not
+}
+
+// Profile is an open, locked durable profile. Close releases the lock.
+type Profile struct {
+	dir    string
+	pid    int
+	report Report
+
+	closeOnce sync.Once
+	unlock    func()
+}
+
+// Open takes the profile lock in o.DataDir and makes sure DataDir/profile is a healthy
+// headless profile with Chromium's password saving off: it creates one when there is none,
+// moves a foreign or corrupt one aside and creates a fresh one, and removes leftovers of an
+// interrupted creation. Call Open before every launch of the durable profile and keep the
+// Profile open (the lock held) while Chromium runs.
+//
+// When another owner holds the lock Open returns a [*LockedError]. An error from Open leaves
+// the lock released.
+func Open(o Options) (*Profile, error) {
+	if o.DataDir == "" || !filepath.IsAbs(o.DataDir) {
+		return nil, fmt.Errorf("open profile: data directory %q is not an absolute path", o.DataDir)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	dataDir := filepath.Clean(o.DataDir)
+	unlock, err := Lock(dataDir)
+	if err != nil {
+		var held *lockfile.HeldError
+		if errors.As(err, &held) {
+			return nil, &LockedError{PID: held.PID, err: err}
+		}
+		return nil, fmt.Errorf("lock profile: %w", err)
+	}
+	p := &Profile{dir: Dir(dataDir), pid: os.Getpid(), unlock: unlock}
+	if err := p.prepare(dataDir, o.Now); err != nil {
+		unlock()
+		return nil, fmt.Errorf("open profile: %w", err)
+	}
+	return p, nil
+}
+
+// prepare runs under the lock.
+func (p *Profile) prepare(dataDir string, now func() time.Time) error {
+	if err := removeTemps(dataDir); err != nil {
+		return err
+	}
+	fresh := false
+	fi, err := os.Lstat(p.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fresh = true
+	case err != nil:
+		return err
+	default:
+		reason, err := check(p.dir, fi)
+		if err != nil {
+			return err
+		}
+		if reason == "" {
+			if fi.Mode().Perm() != 0o700 {
+				if err := os.Chmod(p.dir, 0o700); err != nil {
+					return err
+				}
+			}
+			break
+		}
+		dst, err := moveAside(dataDir, p.dir, now())
+		if err != nil {
+			return fmt.Errorf("move aside a profile that failed the check (%s): %w", reason, err)
+		}
+		p.report.MovedAside, p.report.Reason = dst, reason
+		fresh = true
+	}
+	if fresh {
+		if err := create(dataDir, p.dir, now()); err != nil {
+			return err
+		}
+		p.report.Created = true
+	}
+	return reassertPrefs(p.dir)
+}
+
+// Dir is the profile directory, Chromium's --user-data-dir.
+func (p *Profile) Dir() string { return p.dir }
+
+// Report says what Open did: created a profile, moved a previous one aside, and why.
+func (p *Profile) Report() Report { return p.report }
+
+// LockOwner is the pid that holds the profile lock: this process while p is open.
+func (p *Profile) LockOwner() int { return p.pid }
+
+// Close releases the lock. It is safe to call more than once. Call it after Chromium exited.
+func (p *Profile) Close() { p.closeOnce.Do(p.unlock) }
+
+// ChromiumArgs returns the profile's Chromium flags, exactly: --user-data-dir and
+// --password-store=gnome-libsecret. Chromium 156 has no command-line switch that turns off
+// its password manager or the save-password bubble; the preferences that Open re-asserts do.
+func (p *Profile) ChromiumArgs() []string {
+	return []string{"--user-data-dir=" + p.dir, "--password-store=" + PasswordStore}
+}
+
+// removeTemps removes leftovers of interrupted creations. They are ours (our prefix, in our
+// 0700 directory, and we hold the lock) and incomplete.
+func removeTemps(dataDir string) error {
+	entries, err := os.ReadDir(dataDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) {
+			continue
+		}
+		// RemoveAll does not follow a symlink; it removes the link.
+		if err := os.RemoveAll(filepath.Join(dataDir, e.Name())); err != nil {
+			return fmt.Errorf("remove interrupted creation: %w", err)
+		}
+	}
+	return nil
+}
+
+// moveAside renames dir to profile.corrupt-<UTC time> in dataDir, adding a counter when
+// that name is taken, and returns the new path.
+func moveAside(dataDir, dir string, now time.Time) (string, error) {
+	base := filepath.Join(dataDir, corruptPrefix+now.UTC().Format("20060102T150405Z"))
+	for i := 1; i <= 1000; i++ {
+		dst := base
+		if i > 1 {
+			dst = fmt.Sprintf("%s-%d", base, i)
+		}
+		// We hold the lock and own dataDir: nothing else creates names here between the
+		// check and the rename.
+		if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(dir, dst); err != nil {
+			return "", err
+		}
+		return dst, syncDir(dataDir)
+	}
+	return "", fmt.Errorf("too many profiles moved aside at %s", base)
+}
+
+// create builds a fresh profile in a temporary sibling and renames it into place.
+func create(dataDir, dir string, now time.Time) error {
+	tmp, err := buildTemp(dataDir, now)
+	if err != nil {
+		return err
+	}
+	if err := install(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	return syncDir(dataDir)
+}
+
+// buildTemp writes a complete new profile into a temporary sibling and returns its path.
+func buildTemp(dataDir string, now time.Time) (tmp string, err error) {
+	tmp, err = os.MkdirTemp(dataDir, tempPrefix)
+	if err != nil {
+		return "", fmt.Errorf("create profile: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+			err = fmt.Errorf("create profile: %w", err)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o700); err != nil {
+		return "", err
+	}
+	m, err := newMarker(now)
+	if err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(filepath.Join(tmp, markerName), m); err != nil {
+		return "", err
+	}
+	def := filepath.Join(tmp, "Default")
+	if err := os.Mkdir(def, 0o700); err != nil {
+		return "", err
+	}
+	prefs, err := setPasswordPrefs(nil)
+	if err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(filepath.Join(def, "Preferences"), prefs); err != nil {
+		return "", err
+	}
+	if err := syncDir(def); err != nil {
+		return "", err
+	}
+	return tmp, syncDir(tmp)
+}
+
+// install renames a complete temporary profile to dir, which must not exist.
+func install(tmp, dir string) error {
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("install profile: %s appeared during creation", dir)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("install profile: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path 0600: a temporary file in the same directory, fsync,
+// rename, fsync of the directory.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir fsyncs a directory so that renames in it are durable.
+func syncDir(dir string) error {
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// passwordPrefs turn Chromium's own password manager off. Checked against Chromium 156: with
+// credentials_enable_service false, chrome://password-manager-internals logs "Saving disabled"
+// and "Decision: DROP the password" for a submitted login form (the default logs "Decision:
+// ASK the user" and "Show password prompt"), and chrome.settingsPrivate reports every pref
+// below that Settings shows with the value written here.
+var passwordPrefs = []struct {
+	path  []string
+	value bool
+}{
+	{[]string{"credentials_enable_service"}, false},                    // offer to save passwords
+	{[]string{"credentials_enable_autosignin"}, false},                 // automatic sign-in with saved credentials
+	{[]string{"credentials_enable_passkeys"}, false},                   // offer to save passkeys
+	{[]string{"credentials_enable_automatic_passkey_upgrades"}, false}, // create passkeys after a password sign-in
+	{[]string{"automated_password_change_enabled"}, false},             // change saved passwords automatically
+	{[]string{"profile", "password_manager_leak_detection"}, false},    // check typed credentials against leaks
+	// Inert in Chromium 156 (the name is gone from the binary); older builds honour it.
+	{[]string{"profile", "password_manager_enabled"}, false},
+}
+
+// applyPasswordPrefs sets passwordPrefs in m and reports whether anything changed. A
+// non-object on the way to a pref is replaced by an object.
+func applyPasswordPrefs(m map[string]any) (changed bool) {
+	for _, p := range passwordPrefs {
+		cur := m
+		for _, k := range p.path[:len(p.path)-1] {
+			next, ok := cur[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[k] = next
+				changed = true
+			}
+			cur = next
+		}
+		last := p.path[len(p.path)-1]
+		if v, ok := cur[last].(bool); !ok || v != p.value {
+			cur[last] = p.value
+			changed = true
+		}
+	}
+	return changed
+}
+
+// setPasswordPrefs returns prefs (a JSON object; nil is {}) with passwordPrefs set and every
+// other key kept.
+func setPasswordPrefs(prefs []byte) ([]byte, error) {
+	m := map[string]any{}
+	if prefs != nil {
+		var err error
+		if m, err = decodeObject(prefs); err != nil {
+			return nil, err
+		}
+	}
+	applyPasswordPrefs(m)
+	return encodePrefs(m)
+}
+
+// encodePrefs writes m compactly, numbers exact and without HTML escaping, as Chromium does.
+func encodePrefs(m map[string]any) ([]byte, error) {
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// reassertPrefs makes sure Default/Preferences holds passwordPrefs, rewriting it atomically
+// (every other key kept) only when one differs. It removes temporary files of a rewrite that
+// was interrupted.
+func reassertPrefs(dir string) error {
+	def := filepath.Join(dir, "Default")
+	path := filepath.Join(def, "Preferences")
+	if es, err := os.ReadDir(def); err == nil {
+		for _, e := range es {
+			if strings.HasPrefix(e.Name(), ".Preferences.tmp-") {
+				if err := os.Remove(filepath.Join(def, e.Name())); err != nil {
+					return fmt.Errorf("re-assert preferences: %w", err)
+				}
+			}
+		}
+	}
+	b, err := readRegular(path, maxJSON)
+	m := map[string]any{}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Mkdir(def, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("re-assert preferences: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("re-assert preferences: %w", err)
+	default:
+		if m, err = decodeObject(b); err != nil {
+			return fmt.Errorf("re-assert preferences: %w", err)
+		}
+		if !applyPasswordPrefs(m) {
+			return nil
+		}
+	}
+	applyPasswordPrefs(m)
+	out, err := encodePrefs(m)
+	if err != nil {
+		return fmt.Errorf("re-assert preferences: %w", err)
+	}
+	if err := writeFileAtomic(path, out); err != nil {
+		return fmt.Errorf("re-assert preferences: %w", err)
+	}
+	return nil
+}
