@@ -94,10 +94,12 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	t0 := time.Now()
 	prof, err := profile.Open(profile.Options{DataDir: o.DataDir, Now: o.Now})
 	if err != nil {
 		return nil, err
 	}
+	o.Log.Info("profile opened", "ms", time.Since(t0).Milliseconds())
 	if r := prof.Report(); r.MovedAside != "" {
 		o.Log.Warn("profile moved aside", "to", r.MovedAside, "reason", r.Reason)
 	}
@@ -105,6 +107,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		prof.Close()
 		return nil, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
 	}
+	o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
 	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}}
 	if err := h.launch(ctx); err != nil {
 		prof.Close()
@@ -117,6 +120,7 @@ func (h *Host) tempDir() string { return filepath.Join(h.o.RunDir, "chromium-tmp
 
 // launch starts Chromium and the default session; h.mu must be held or h unshared.
 func (h *Host) launch(ctx context.Context) error {
+	t0 := time.Now()
 	os.RemoveAll(h.tempDir()) // leftovers of a crashed browser
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -158,7 +162,7 @@ func (h *Host) launch(ctx context.Context) error {
 		b.Kill()
 		return wire.Errorf(wire.CodeBrowserFailed, "open the default session: %v", err)
 	}
-	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product)
+	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
 	return nil
 }
 
