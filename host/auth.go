@@ -426,37 +426,62 @@ func (h *Host) submit(ctx context.Context, b *cdp.Browser, s *session, st pageSt
 	return h.browserErr(pressKey(ctx, b, s, "Enter"))
 }
 
-// verify decides the outcome from what the page shows after submitting:
-//   - authenticated: the browser navigated to a new document and no login form is there;
-//   - failed: a password field is shown again, or an alert reports an error;
-//   - unknown: anything else (for example the same document without a form).
+// verify decides the outcome from what the page shows after submitting, polling (bounded) until
+// the page says something definite:
+//   - authenticated: the browser navigated to a new document, it loaded, and it has no login
+//     form and no error;
+//   - failed: after a navigation the login form is back, or an error alert is shown;
+//   - unknown: anything else when the time is up (for example a form that vanished in place).
 func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, res *AuthResult) {
-	s.settle(ctx)
 	res.Status = "unknown"
-	after, err := h.look(ctx, b, s)
-	if err != nil {
-		return
-	}
-	res.Evidence.URLAfter = bound(after.outline.URL, 512)
-	res.Evidence.Navigated = after.document != before.document
-	for _, f := range after.forms {
-		if f.Password != "" {
-			res.Evidence.LoginFormPresent = true
+	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
+	defer cancel()
+	s.settle(ctx)
+	for {
+		after, err := h.look(ctx, b, s)
+		if err == nil {
+			res.Evidence.URLAfter = bound(after.outline.URL, 512)
+			res.Evidence.Navigated = after.document != before.document
+			res.Evidence.LoginFormPresent = false
+			for _, f := range after.forms {
+				if f.Password != "" {
+					res.Evidence.LoginFormPresent = true
+				}
+			}
+			res.Evidence.ErrorText = ""
+			for _, e := range after.outline.Elements {
+				if e.Kind == "text" && looksLikeLoginError(e.Text) {
+					res.Evidence.ErrorText = bound(e.Text, 200)
+					break
+				}
+			}
+			switch {
+			case res.Evidence.ErrorText != "":
+				res.Status = "failed"
+				return
+			case res.Evidence.Navigated && res.Evidence.LoginFormPresent:
+				res.Status = "failed"
+				return
+			case res.Evidence.Navigated:
+				res.Status = "authenticated"
+				return
+			}
 		}
-	}
-	for _, e := range after.outline.Elements {
-		if e.Kind == "alert" || e.Kind == "text" && looksLikeLoginError(e.Text) {
-			res.Evidence.ErrorText = bound(e.Text, 200)
-			break
+		// Not definite yet: wait for a navigation to start (then for its load), or poll again.
+		select {
+		case ev := <-s.events:
+			if ev.Method == "Page.frameStartedLoading" || ev.Method == "Page.frameNavigated" {
+				s.waitLoad(ctx, "")
+			}
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return
 		}
-	}
-	switch {
-	case res.Evidence.LoginFormPresent || res.Evidence.ErrorText != "":
-		res.Status = "failed"
-	case res.Evidence.Navigated:
-		res.Status = "authenticated"
 	}
 }
+
+// VerifyWait bounds how long auth login watches the page for its outcome.
+const VerifyWait = 10 * time.Second
 
 func looksLikeLoginError(t string) bool {
 	t = strings.ToLower(t)
