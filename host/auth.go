@@ -232,6 +232,10 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		p.Challenge = "" // the caller's challenge was for the first page
 	}
 
+	// Refuse a form that could never take the password before anyone is asked to approve.
+	if err := checkForm(st, form, pageOrigin); err != nil {
+		return res, err
+	}
 	challengeID := p.Challenge
 	if challengeID == "" {
 		err = h.withBroker(ctx, func(c *broker.Client) error {

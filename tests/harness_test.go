@@ -145,8 +145,11 @@ func (e *env) leftovers() []int {
 		if err != nil || pid == os.Getpid() || isZombie(pid) {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/environ")
-		if err == nil && bytes.Contains(b, []byte("XDG_RUNTIME_DIR="+filepath.Join(e.root, "run"))) {
+		// Chromium overwrites its environment with its process title, so look at the
+		// command line (its profile and temp dirs are under e.root) as well.
+		env, _ := os.ReadFile("/proc/" + d.Name() + "/environ")
+		cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if bytes.Contains(env, []byte("XDG_RUNTIME_DIR="+filepath.Join(e.root, "run"))) || bytes.Contains(cmdline, []byte(e.root+"/")) {
 			pids = append(pids, pid)
 		}
 	}
