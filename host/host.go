@@ -77,6 +77,7 @@ type session struct {
 	targetID  string
 	sid       string
 	events    chan cdp.Event
+	gone      <-chan struct{} // closed when the session's browser is gone
 
 	mu   sync.Mutex // one verb at a time
 	refs map[string]snapshot.Target
@@ -103,11 +104,6 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	if r := prof.Report(); r.MovedAside != "" {
 		o.Log.Warn("profile moved aside", "to", r.MovedAside, "reason", r.Reason)
 	}
-	if err := profile.CheckKeyring(ctx, o.BusAddress); err != nil {
-		prof.Close()
-		return nil, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
-	}
-	o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
 	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}}
 	if err := h.launch(ctx); err != nil {
 		prof.Close()
@@ -118,9 +114,15 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 
 func (h *Host) tempDir() string { return filepath.Join(h.o.RunDir, "chromium-tmp") }
 
-// launch starts Chromium and the default session; h.mu must be held or h unshared.
+// launch starts Chromium and the default session; h.mu must be held or h unshared. Every launch,
+// the first and every relaunch after a crash, first checks the Secret Service that holds the
+// profile's cookie key: one launch without it deletes every encrypted cookie for good.
 func (h *Host) launch(ctx context.Context) error {
 	t0 := time.Now()
+	if err := profile.CheckKeyring(ctx, h.o.BusAddress); err != nil {
+		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
+	}
+	h.o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
 	os.RemoveAll(h.tempDir()) // leftovers of a crashed browser
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -228,7 +230,7 @@ func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session
 
 func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
 	b := h.browser
-	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), refs: map[string]snapshot.Target{}}
+	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), gone: b.Done(), refs: map[string]snapshot.Target{}}
 	create := map[string]any{"url": "about:blank"}
 	if adopt != "" {
 		s.targetID = adopt
@@ -422,6 +424,8 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 					return nil
 				}
 			}
+		case <-s.gone:
+			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
 		case <-ctx.Done():
 			return wire.Errorf(wire.CodeTimeout, "the page did not finish loading within %s", NavigationWait)
 		}
@@ -441,6 +445,8 @@ func (s *session) settle(ctx context.Context) {
 				return
 			}
 		case <-t.C:
+			return
+		case <-s.gone:
 			return
 		case <-ctx.Done():
 			return
@@ -481,6 +487,16 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 	if err := b.Call(ctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
 		return PageResult{}, h.browserErr(err)
 	}
+	if r.ErrorText == "net::ERR_ABORTED" {
+		// The tab's own initial about:blank load can still be committing right after launch
+		// and cancel the first navigation; one retry.
+		time.Sleep(100 * time.Millisecond)
+		s.drain()
+		r.LoaderID, r.ErrorText = "", ""
+		if err := b.Call(ctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
+			return PageResult{}, h.browserErr(err)
+		}
+	}
 	if r.ErrorText != "" {
 		return PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", bound(target, 200), bound(r.ErrorText, 200))
 	}
@@ -500,10 +516,19 @@ func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (PageResu
 	return PageResult{Session: s.name, URL: u, Title: t}, nil
 }
 
-// browserErr maps a CDP failure to a typed error.
+// browserErr maps a CDP failure to a typed error. A verb that finds the browser gone relaunches
+// it before answering BROWSER_CRASHED, so the next command works.
 func (h *Host) browserErr(err error) error {
-	if errors.Is(err, cdp.ErrCrashed) || errors.Is(err, cdp.ErrClosed) {
-		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, cdp.ErrCrashed) || errors.Is(err, cdp.ErrClosed) || wire.CodeOf(err) == wire.CodeBrowserCrashed {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if _, aerr := h.alive(ctx); aerr != nil {
+			return aerr // BROWSER_CRASHED after the relaunch, or why it could not relaunch
+		}
+		return wire.Errorf(wire.CodeBrowserCrashed, "%v; it has been restarted with a fresh default session", err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return wire.Errorf(wire.CodeTimeout, "%v", err)
@@ -761,6 +786,9 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 	needle = needle[1 : len(needle)-1] // as it appears inside a JSON string
 	for {
 		res, err := h.result(wctx, b, s)
+		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
+			return PageResult{}, err
+		}
 		if err == nil && strings.Contains(res.URL, p.URL) {
 			if p.Text == "" {
 				return res, nil
