@@ -231,7 +231,9 @@ func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session
 func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
 	b := h.browser
 	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), gone: b.Done(), refs: map[string]snapshot.Target{}}
-	create := map[string]any{"url": "about:blank"}
+	// A window of its own: a background tab of a shared window is hidden, and input events
+	// to hidden pages stall (mouseMoved waits about 5 s for a frame that never comes).
+	create := map[string]any{"url": "about:blank", "newWindow": true}
 	if adopt != "" {
 		s.targetID = adopt
 	} else if isolated {

@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
-# bench.sh — broker benchmarks in one run, with ratios against baselines from the same run.
+# bench.sh — benchmarks in one run, with ratios against baselines from the same run.
 # Figures: release latency through brokerd vs (raw GetSecret + the scripted pinentry alone);
-# challenge issue throughput with 1, 8 and 64 connections; brokerd idle RSS.
+# challenge issue throughput with 1, 8 and 64 connections; brokerd idle RSS; the browser host;
+# alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
+# the same page; 32 concurrent alias logins across 32 sessions (8 isolated).
+# The Playwright baseline needs Node.js 20+ and npm; playwright-core (pinned in
+# scripts/bench/package.json) is installed into scripts/bench/node_modules when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 export PATH=/usr/local/go/bin:$PATH HEADLESS_REAL=1
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY
 n=${BENCH_N:-300}
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "bench: the Playwright baseline needs Node.js 20+ and npm" >&2; exit 1
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 20 ] || { echo "bench: the Playwright baseline needs Node.js 20+, found $(node --version)" >&2; exit 1; }
+if [ ! -d scripts/bench/node_modules/playwright-core ]; then
+  npm ci --prefix scripts/bench --no-audit --no-fund
+fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench 'Release|Baseline' -benchtime "${n}x" -count 1 ./tests/ | tee "$out"
 go test -run '^$' -bench 'ChallengeIssue|BrokerdIdleRSS' -benchtime 2000x -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose' -benchtime "${BENCH_HOST_N:-8}x" -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'HostIdleRSS' -benchtime 20x -count 1 ./tests/ | tee -a "$out"
+go test -run '^$' -bench 'AliasLogin|PlaywrightLogin' -benchtime "${BENCH_LOGIN_N:-20}x" -count 1 ./tests/ | tee -a "$out"
+go test -run '^$' -bench 'ConcurrentLogins32' -benchtime "${BENCH_CONC_N:-3}x" -count 1 ./tests/ | tee -a "$out"
 awk '
   function metric(line, unit,   i, f) { n = split(line, f, /[ \t]+/); for (i = 2; i <= n; i++) if (f[i] == unit) return f[i-1]; return "" }
   /^BenchmarkRelease/            { r50 = metric($0, "p50-ms"); r99 = metric($0, "p99-ms") }
@@ -26,6 +40,9 @@ awk '
   /^BenchmarkSessionCreate/      { sc50 = metric($0, "p50-ms") }
   /^BenchmarkIsolatedCreateClose/ { ic50 = metric($0, "p50-ms") }
   /^BenchmarkHostIdleRSS/        { hrss = metric($0, "rss-MB") }
+  /^BenchmarkAliasLogin/         { al50 = metric($0, "p50-ms"); al99 = metric($0, "p99-ms") }
+  /^BenchmarkPlaywrightLogin/    { pl50 = metric($0, "p50-ms"); pl99 = metric($0, "p99-ms") }
+  /^BenchmarkConcurrentLogins32/ { ce = metric($0, "errors"); c50 = metric($0, "p50-ms"); c99 = metric($0, "p99-ms"); cr = metric($0, "round-ms") }
   END {
     print ""
     print "== release latency (ms): brokerd vs GetSecret + pinentry alone, same run"
@@ -38,4 +55,9 @@ awk '
     printf "   headless start to ready p50 %.0f ms vs bare Chromium over a pipe to getVersion %.0f ms: ratio %.2f (goal <= 1.15)\n", hs50, bc50, hs50/bc50
     printf "   session create p50 %.0f ms; isolated create+close p50 %.0f ms\n", sc50, ic50
     printf "   host idle RSS (without Chromium): %s MB (goal <= 30)\n", hrss
+    print "== alias login (visit -> auth login -> verified) vs Playwright filling the plaintext password, same site"
+    printf "   p50: alias login %.0f ms  Playwright %.0f ms  ratio %.2f (goal <= 1.3)\n", al50, pl50, al50/pl50
+    printf "   p99: alias login %.0f ms  Playwright %.0f ms  ratio %.2f\n", al99, pl99, al99/pl99
+    print "== 32 concurrent alias logins (32 sessions, 8 isolated; one presence prompt at a time)"
+    printf "   errors %s (goal 0)  p50 %.0f ms  p99 %.0f ms  a round of 32 %.0f ms\n", ce, c50, c99, cr
   }' "$out"

@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# demo.sh — the main job, for a person at a terminal (no test stand-in anywhere):
-#   a private D-Bus bus with a real gnome-keyring, brokerd with the pinentry presence
-#   provider on THIS terminal, a credential you enroll (password typed here, echo off),
-#   and its release through the presence prompt you answer. Nothing outside a temp dir
-#   is touched; everything is torn down at the end.
+# demo.sh — the main job, for a person at a terminal, with no test stand-in anywhere:
+#   a local sign-in site (scripts/demosite) on which you create an account, a private D-Bus
+#   bus with a real gnome-keyring, the same password saved in it through headless's trusted
+#   path (typed here, echo off), brokerd with the pinentry presence provider (pinentry-tty) on
+#   THIS terminal, the browser host on Debian Chromium, and then what an agent does:
+#     headless visit http://127.0.0.1:PORT/login      → auth_required, aliases: demo
+#     headless auth login --alias demo               → a presence prompt YOU answer → typed
+#   and the verified result, the signed-in page, the site's own log, and a search of everything
+#   headless wrote for the password (0 hits). Nothing outside a temp dir is touched; everything
+#   is torn down at the end.
+#
+# The password is never in an argument, an environment variable or a pipe: the site reads it
+# from the terminal itself (like a site's sign-up form), and headless reads it from the
+# terminal itself (`credentials add`). See scripts/demosite/main.go for why the site asks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -18,59 +27,125 @@ if [ "${1:-}" != "--inside" ]; then
   work=$(mktemp -d /tmp/headless-demo.XXXXXX)
   chmod 700 "$work"
   trap 'rm -rf "$work"' EXIT
-  echo "demo: building brokerd and headless…"
-  go build -o "$work/bin/" ./cmd/brokerd ./cmd/headless
+  echo "demo: building brokerd, headless and the demo site…"
+  go build -o "$work/bin/" ./cmd/brokerd ./cmd/headless ./scripts/demosite
   export DEMO_WORK=$work DEMO_TTY=$(tty)
-  scripts/with-secret-service.sh -- "$repo/scripts/demo.sh" --inside
-  exit $?
+  status=0
+  scripts/with-secret-service.sh -- "$repo/scripts/demo.sh" --inside || status=$?
+  exit $status
 fi
 
 # --- inside the private bus -------------------------------------------------------------
 work=$DEMO_WORK
 export PATH=$work/bin:$PATH
 export HOME=$work/home XDG_RUNTIME_DIR=$work/run XDG_CONFIG_HOME=$work/config XDG_DATA_HOME=$work/data
-mkdir -p "$HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME"
-chmod 700 "$HOME" "$XDG_CONFIG_HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME"
+mkdir -p "$HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME" "$work/out"
+chmod 700 "$HOME" "$XDG_CONFIG_HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME" "$work/out"
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
-pinentry=$(command -v pinentry-tty)
 umask 077
+# The real terminal pinentry: the person at this terminal answers it.
+pinentry=$(command -v pinentry-tty)
 cat > "$XDG_CONFIG_HOME/headless/config.json" <<JSON
 {"presence": {"provider": "pinentry", "program": "$pinentry", "timeout_seconds": 120}}
 JSON
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
+bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+note() { printf '   %s\n' "$*"; }
+transcript=$work/out/cli.txt
+# run shows a command and runs it; its output is also kept, so that the final search covers
+# everything the CLI printed.
+run() {
+  printf '$ %s\n' "$*" | tee -a "$transcript"
+  "$@" 2>&1 | tee -a "$transcript"
+}
+
+site_pid="" broker_pid=""
+cleanup() {
+  [ -z "$site_pid" ] || { kill -TERM "$site_pid" 2>/dev/null; wait "$site_pid" 2>/dev/null || true; }
+  if [ -S "$XDG_RUNTIME_DIR/headless/control.sock" ] || [ -S "$XDG_RUNTIME_DIR/headless/broker.sock" ]; then
+    headless stop >/dev/null 2>&1 || true
+  fi
+  [ -z "$broker_pid" ] || { kill -TERM "$broker_pid" 2>/dev/null; wait "$broker_pid" 2>/dev/null || true; }
+}
+trap cleanup EXIT
+
+# --- 1. the site ------------------------------------------------------------------------
+bold "1. A local sign-in site. Create its account, as you would on any site."
+note "The site asks on this terminal itself (echo off); nothing passes the password to it."
+demosite -account demo@example.test -ready "$work/site.url" -report "$work/sweep.txt" -sweep "$work" \
+  >"$work/site.log" 2>&1 &
+site_pid=$!
+while ! [ -s "$work/site.url" ]; do
+  kill -0 "$site_pid" 2>/dev/null || { echo "demo: the demo site exited:" >&2; cat "$work/site.log" >&2; exit 1; }
+  sleep 0.1
+done
+base=$(cat "$work/site.url")
+note "The site is up at $base (log in $work/site.log)."
 
 # brokerd shows its presence prompt on the terminal it was started from (its stdin). It runs
 # in a session of its own so that the prompt, opened by name, is not subject to this shell's
 # job control (a background process group reading its controlling terminal gets SIGTTIN).
 setsid brokerd <"$DEMO_TTY" >"$work/brokerd.out" 2>&1 &
-broker=$!
-trap 'kill -TERM $broker 2>/dev/null; wait $broker 2>/dev/null' EXIT
+broker_pid=$!
 for _ in $(seq 100); do [ -S "$XDG_RUNTIME_DIR/headless/broker.sock" ] && break; sleep 0.05; done
 
-origin=http://127.0.0.1:8080
-say "1. Enroll a credential. Type any password you like (echo is off; it goes straight to the keyring)."
-run headless credentials add --origin "$origin" --account demo@example.test --alias demo
+# --- 2. enrol ---------------------------------------------------------------------------
+bold "2. Save the same password in headless: it goes straight to the OS keyring."
+note "Type the password you just chose (twice, echo off). A different one will make the"
+note "sign-in fail — which headless reports as 'failed', never as success."
+for try in 1 2 3; do
+  run headless credentials add --origin "$base" --account demo@example.test --alias demo && break
+  [ "$try" = 3 ] && { echo "demo: the credential was not saved" >&2; exit 1; }
+  note "Not saved; again, please."
+done
 
-say "2. What an agent may see: metadata only."
-run headless credentials list --origin "$origin"
-run headless credentials list --origin "$origin" --json
+bold "3. What an agent may see about it: metadata only."
+run headless credentials list --origin "$base"
 
-say "3. The keyring really holds it (secret-tool shows the item's attributes, not the password)."
-secret-tool search --all xdg:schema dev.headless.Credential 2>&1 | grep -E '^(label|attribute)' || true
+# --- 4. the agent's side ----------------------------------------------------------------
+bold "4. Start the browser host (Debian Chromium over a private pipe)."
+run headless start
 
-say "4. Release it. A presence prompt appears below: press 'a' to allow (or 'd' to deny)."
-if run headless credentials verify --origin "$origin" --alias demo; then
-  echo "   → released through challenge + presence + vault; the value was zeroed, never shown."
-else
-  echo "   → not released (that is what a denial or timeout looks like: a typed error, nothing leaked)."
-fi
+bold "5. The agent visits the login page. headless finds the form and offers the alias — not the password."
+run headless visit "$base/login"
 
-say "5. Asking for the alias on another origin fails closed, before any prompt:"
-run headless credentials verify --origin https://other.example --alias demo || true
+bold "6. The agent signs in by alias. A presence prompt appears below: press 'a' to allow ('d' denies)."
+printf '$ headless auth login --alias demo --json\n' | tee -a "$transcript"
+out=$(headless auth login --alias demo --json 2>&1) || true
+printf '%s\n' "$out" | tee -a "$transcript"
+case "$out" in
+  *'"status":"authenticated"'*)
+    note "→ verified: authenticated. headless released the password after your 'yes', typed it into"
+    note "  the site's own login field, submitted, and saw the site move to a page without a login form." ;;
+  *'"status":"failed"'*)
+    note "→ verified: failed. The site refused the password (did you type the same one twice?)." ;;
+  *PRESENCE_*)
+    note "→ not released: that is what a denial or a timeout looks like — a typed error, nothing typed." ;;
+  *)
+    note "→ not authenticated (see the result above)." ;;
+esac
 
-say "6. The broker's log never holds a password; here is what it recorded:"
-sed -e 's/^/   /' "$XDG_RUNTIME_DIR/headless/brokerd.log"
+bold "7. What the agent sees now."
+run headless snapshot
 
-say "Done. Stopping brokerd and tearing down the private keyring."
+bold "8. The site's own log: did it really receive the right password?"
+sed -e 's/^/   /' "$work/site.log"
+
+bold "9. What headless logged (no secret in there):"
+note "host.log:"
+grep -E 'credential typed|method=auth.login' "$XDG_RUNTIME_DIR/headless/host.log" | tail -n 4 | sed -e 's/^/     /' || true
+note "brokerd.log:"
+grep -E 'msg=(released|denied)|method=(challenge|release)' "$XDG_RUNTIME_DIR/headless/brokerd.log" | tail -n 4 | sed -e 's/^/     /' || true
+
+bold "10. Stop, then search everything for the password."
+run headless stop
+# The search is done by the demo site, the only party here besides the keyring that knows the
+# password; this script never holds it. It covers the whole demo directory: host and broker
+# logs, the runtime dir, the browser profile (after the graceful stop), the config and every
+# line the CLI printed.
+rm -f "$work/sweep.txt"
+kill -USR1 "$site_pid"
+for _ in $(seq 300); do [ -s "$work/sweep.txt" ] && break; sleep 0.1; done
+sed -e 's/^/   /' "$work/sweep.txt"
+
+bold "Done. Stopping the site and tearing down the private keyring."

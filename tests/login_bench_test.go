@@ -1,0 +1,232 @@
+//go:build linux
+
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// Login benchmarks: alias login through headless against Playwright typing the plaintext
+// password into the same page (scripts/bench.sh prints the ratio of their p50s), and 32
+// concurrent alias logins. All use benchSite (loginbench_site_test.go).
+
+const (
+	benchAccount  = "bench@example.test"
+	benchPassword = "bench-password-1"
+	benchAlias    = "bench"
+)
+
+// loginBench is a running host with the scripted "approve" pinentry (the only stand-in: the
+// person at the prompt), a credential for the site's origin, and the site.
+func loginBench(b *testing.B) (*env, *benchSite) {
+	e := newEnv(b, envOptions{})
+	program, _ := presencetest.FakePinentry(b, "approve")
+	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":30}}`, program))
+	e.startBrokerd()
+	srv := newBenchSite(b, benchAccount, benchPassword)
+	c, err := broker.Dial(context.Background(), e.sockPath())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Add(context.Background(), srv.URL, benchAccount, benchAlias, []byte(benchPassword)); err != nil {
+		b.Fatal(err)
+	}
+	if r := e.run("", "headless", "start", "--json"); r.code != 0 {
+		b.Fatalf("start: %+v", r)
+	}
+	return e, srv
+}
+
+type pageJSON struct {
+	URL          string `json:"url"`
+	AuthRequired *struct {
+		Challenge string   `json:"challenge"`
+		Aliases   []string `json:"aliases"`
+	} `json:"auth_required"`
+}
+
+type authJSON struct {
+	Status   string `json:"status"`
+	Evidence struct {
+		URLAfter string `json:"url_after"`
+	} `json:"evidence"`
+}
+
+// aliasLogin is what an agent does: visit the login page (auth_required carries a challenge),
+// answer it with auth login, and check the verified outcome.
+func aliasLogin(e *env, srv *benchSite, session string) error {
+	r := e.run("", "headless", "visit", srv.URL+"/login", "--session", session, "--json")
+	var p pageJSON
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil || p.AuthRequired == nil {
+		return fmt.Errorf("visit (session %s): no auth_required: %+v", session, r)
+	}
+	r = e.run("", "headless", "auth", "login", "--session", session, "--challenge", p.AuthRequired.Challenge, "--alias", benchAlias, "--json")
+	var a authJSON
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &a) != nil || a.Status != "authenticated" {
+		return fmt.Errorf("auth login (session %s): %+v", session, r)
+	}
+	return nil
+}
+
+// BenchmarkAliasLogin is one alias login per iteration: visit the login page, auth login (a
+// challenge, a release through brokerd with the scripted pinentry, typing, submit), verified
+// authenticated. Between iterations, untimed, /logout ends the site session.
+func BenchmarkAliasLogin(b *testing.B) {
+	e, srv := loginBench(b)
+	var s samples
+	for b.Loop() {
+		start := time.Now()
+		err := aliasLogin(e, srv, "default")
+		s = append(s, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if r := e.run("", "headless", "visit", srv.URL+"/logout", "--json"); r.code != 0 {
+			b.Fatalf("logout: %+v", r)
+		}
+		b.StartTimer()
+	}
+	if got := srv.accepted.Load(); got != int64(len(s)) {
+		b.Fatalf("the site accepted %d sign-ins, want %d", got, len(s))
+	}
+	s.report(b)
+}
+
+// BenchmarkPlaywrightLogin is the baseline: scripts/bench/playwright-login.mjs (playwright-core
+// driving Debian Chromium) does b.N timed logins in one warm browser, filling the plaintext
+// password into the same site; p50/p99 come from its per-login timings.
+func BenchmarkPlaywrightLogin(b *testing.B) {
+	newEnv(b, envOptions{noBus: true}) // opt-in check
+	_, file, _, _ := runtime.Caller(0)
+	repo := filepath.Dir(filepath.Dir(file))
+	script := filepath.Join(repo, "scripts", "bench", "playwright-login.mjs")
+	if _, err := os.Stat(filepath.Join(repo, "scripts", "bench", "node_modules", "playwright-core")); err != nil {
+		b.Fatalf("playwright-core is not installed: run npm ci --prefix scripts/bench (scripts/bench.sh does)")
+	}
+	srv := newBenchSite(b, benchAccount, benchPassword)
+	n := b.N
+	cmd := exec.Command("node", script, srv.URL+"/login", benchAccount, benchPassword, strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	b.ResetTimer()
+	out, err := cmd.Output()
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("playwright: %v", err)
+	}
+	var res struct {
+		MS []float64 `json:"ms"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res.MS) != n {
+		b.Fatalf("playwright output %q: %v", out, err)
+	}
+	if got := srv.accepted.Load(); got != int64(n) {
+		b.Fatalf("the site accepted %d sign-ins, want %d", got, n)
+	}
+	var s samples
+	for _, ms := range res.MS {
+		s = append(s, time.Duration(ms*float64(time.Millisecond)))
+	}
+	s.report(b)
+}
+
+// BenchmarkConcurrentLogins32 runs, per iteration, 32 alias logins at once, one in each of 32
+// sessions (the default, 23 more sharing the profile's cookies, 8 isolated). Each login is an
+// auth login answering the challenge of its session's login page (the visits are untimed);
+// the pinentry shows one prompt at a time by design, so up to 32 releases queue behind it.
+// Reports errors (the logins that did not end "authenticated"; must be 0), the p50/p99 of one
+// login's latency under that load, and the mean wall time of a round of 32 (round-ms).
+func BenchmarkConcurrentLogins32(b *testing.B) {
+	e, srv := loginBench(b)
+	sessions := []string{"default"}
+	for i := 1; i < 32; i++ {
+		name := "s" + strconv.Itoa(i)
+		args := []string{"session", "create", name, "--json"}
+		if i > 23 {
+			args = []string{"session", "create", "iso" + strconv.Itoa(i), "--isolated", "--json"}
+			name = "iso" + strconv.Itoa(i)
+		}
+		if r := e.run("", "headless", args...); r.code != 0 {
+			b.Fatalf("session create: %+v", r)
+		}
+		sessions = append(sessions, name)
+	}
+	var (
+		s      samples
+		rounds samples
+		errs   int
+	)
+	for b.Loop() {
+		b.StopTimer()
+		challenges := make([]string, len(sessions))
+		for i, name := range sessions {
+			r := e.run("", "headless", "visit", srv.URL+"/login", "--session", name, "--json")
+			var p pageJSON
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil || p.AuthRequired == nil {
+				b.Fatalf("visit (session %s): no auth_required: %+v", name, r)
+			}
+			challenges[i] = p.AuthRequired.Challenge
+		}
+		b.StartTimer()
+		var (
+			mu sync.Mutex
+			wg sync.WaitGroup
+		)
+		start := time.Now()
+		for i, name := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t0 := time.Now()
+				r := e.run("", "headless", "auth", "login", "--session", name, "--challenge", challenges[i], "--alias", benchAlias, "--json")
+				d := time.Since(t0)
+				var a authJSON
+				ok := r.code == 0 && json.Unmarshal([]byte(r.stdout), &a) == nil && a.Status == "authenticated"
+				mu.Lock()
+				defer mu.Unlock()
+				s = append(s, d)
+				if !ok {
+					errs++
+					if errs <= 3 {
+						b.Logf("session %s: %+v", name, r)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		rounds = append(rounds, time.Since(start))
+		b.StopTimer()
+		// Sign every session out again (isolated ones have their own cookie).
+		for _, name := range sessions {
+			e.run("", "headless", "visit", srv.URL+"/logout", "--session", name, "--json")
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(errs), "errors")
+	s.report(b)
+	if len(rounds) > 0 {
+		var sum time.Duration
+		for _, d := range rounds {
+			sum += d
+		}
+		b.ReportMetric(float64((sum/time.Duration(len(rounds))).Microseconds())/1000, "round-ms")
+	}
+	if errs > 0 {
+		// Not b.Error: the figures are still printed, and scripts/bench.sh flags errors > 0.
+		b.Logf("%d of %d concurrent logins did not end authenticated", errs, len(s))
+	}
+}

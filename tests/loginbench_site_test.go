@@ -1,0 +1,99 @@
+//go:build linux
+
+package tests
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// benchSite is the login site of the login benchmarks (tests/login_bench_test.go), the same
+// shape as the demo's site (scripts/demosite): /login with username + password posting to
+// /login; the right pair sets a session cookie and redirects (303) to /home, "Welcome ACCOUNT";
+// a wrong pair shows the form again with role=alert "Invalid credentials"; /logout ends the
+// session and redirects to /login. accepted counts the sign-ins with the right password, so a
+// benchmark can check that the site really received it.
+type benchSite struct {
+	*httptest.Server
+	accepted atomic.Int64
+	refused  atomic.Int64
+}
+
+func newBenchSite(t testing.TB, account, password string) *benchSite {
+	s := &benchSite{}
+	var mu sync.Mutex
+	sessions := map[string]bool{}
+	signedIn := func(r *http.Request) bool {
+		c, err := r.Cookie("bench_session")
+		if err != nil {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return sessions[c.Value]
+	}
+	form := func(w http.ResponseWriter, alert string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		msg := ""
+		if alert != "" {
+			msg = `<p role="alert">` + html.EscapeString(alert) + `</p>`
+		}
+		fmt.Fprintf(w, `<!doctype html><title>Sign in</title>
+<h1>Sign in</h1>
+%s
+<form action="/login" method="post">
+ <label>Email <input type="email" name="username" autocomplete="username"></label>
+ <label>Password <input type="password" name="password" autocomplete="current-password"></label>
+ <button type="submit">Sign in</button>
+</form>`, msg)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { form(w, "") })
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "bad form", http.StatusBadRequest)
+			return
+		}
+		ok := r.PostForm.Get("username") == account &&
+			subtle.ConstantTimeCompare([]byte(r.PostForm.Get("password")), []byte(password)) == 1
+		if !ok {
+			s.refused.Add(1)
+			w.WriteHeader(http.StatusUnauthorized)
+			form(w, "Invalid credentials")
+			return
+		}
+		s.accepted.Add(1)
+		token := rand.Text()
+		mu.Lock()
+		sessions[token] = true
+		mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "bench_session", Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		http.Redirect(w, r, "/home", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
+		if !signedIn(r) {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		fmt.Fprintf(w, `<!doctype html><title>Home</title><h1>Welcome %s</h1><a href="/logout">Sign out</a>`, html.EscapeString(account))
+	})
+	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("bench_session"); err == nil {
+			mu.Lock()
+			delete(sessions, c.Value)
+			mu.Unlock()
+		}
+		http.SetCookie(w, &http.Cookie{Name: "bench_session", Value: "", Path: "/", MaxAge: -1})
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
