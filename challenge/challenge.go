@@ -77,6 +77,9 @@ type Challenge struct {
 	Document string
 	Origin   string // canonical, see internal/origin
 	Expires  time.Time
+	// Meta is opaque, non-secret data the issuer attached (brokerd: the credential metadata
+	// seen at issue time). Consume returns it once; the registry then drops it.
+	Meta any
 }
 
 // Options configures a [Registry]. Zero or negative values take the defaults.
@@ -125,6 +128,11 @@ func New(o Options) *Registry {
 // It fails with an error wrapping [ErrInvalid] when an argument is empty, longer than
 // [MaxField], contains control characters or invalid UTF-8, or when origin is not canonical.
 func (r *Registry) Issue(session, document, origin string) (Challenge, error) {
+	return r.IssueWith(session, document, origin, nil)
+}
+
+// IssueWith is Issue with issuer data attached (see [Challenge.Meta]).
+func (r *Registry) IssueWith(session, document, origin string, meta any) (Challenge, error) {
 	if err := checkField("session", session); err != nil {
 		return Challenge{}, err
 	}
@@ -152,6 +160,7 @@ func (r *Registry) Issue(session, document, origin string) (Challenge, error) {
 		Document: document,
 		Origin:   origin,
 		Expires:  now.Add(r.ttl),
+		Meta:     meta,
 	}}
 	r.entries[id] = e
 	r.queue = append(r.queue, e)
@@ -172,6 +181,8 @@ func (r *Registry) Consume(id, session, document string) (Challenge, error) {
 		return Challenge{}, ErrUsed
 	}
 	e.used = true
+	c := e.c
+	e.c.Meta = nil // a tombstone keeps only what replay detection needs
 	if !r.now().Before(e.c.Expires) {
 		return Challenge{}, ErrExpired
 	}
@@ -180,7 +191,7 @@ func (r *Registry) Consume(id, session, document string) (Challenge, error) {
 	if s&d != 1 {
 		return Challenge{}, ErrMismatch
 	}
-	return e.c, nil
+	return c, nil
 }
 
 // Len returns the number of entries held: live challenges, used tombstones, and expired

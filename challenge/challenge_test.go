@@ -461,3 +461,18 @@ func BenchmarkIssueConsume(b *testing.B) {
 		}
 	}
 }
+
+func TestMetaReturnedOnceThenDropped(t *testing.T) {
+	r := New(Options{})
+	c, err := r.IssueWith("s", "d", "https://a.example", []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Consume(c.ID, "s", "d")
+	if err != nil || got.Meta.([]string)[0] != "x" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if r.entries[c.ID].c.Meta != nil {
+		t.Fatal("tombstone kept the issuer's data")
+	}
+}

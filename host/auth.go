@@ -103,18 +103,10 @@ type pageState struct {
 
 func (h *Host) look(ctx context.Context, b *cdp.Browser, s *session) (pageState, error) {
 	var st pageState
-	var tree struct {
-		FrameTree struct {
-			Frame struct {
-				ID       string `json:"id"`
-				LoaderID string `json:"loaderId"`
-			} `json:"frame"`
-		} `json:"frameTree"`
+	var err error
+	if st.document, err = h.documentID(ctx, b, s); err != nil {
+		return st, err
 	}
-	if err := b.Call(ctx, s.sid, "Page.getFrameTree", nil, &tree); err != nil {
-		return st, h.browserErr(err)
-	}
-	st.document = tree.FrameTree.Frame.ID + "/" + tree.FrameTree.Frame.LoaderID
 	raw, err := captureSnapshot(ctx, b, s)
 	if err != nil {
 		return st, h.browserErr(err)

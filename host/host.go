@@ -667,14 +667,8 @@ func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
 		return FillResult{}, nodeErr(err)
 	}
 	// Select what is there, so the text replaces it.
-	for _, typ := range []string{"keyDown", "keyUp"} {
-		ev := map[string]any{"type": typ, "key": "a", "code": "KeyA", "modifiers": 2, "windowsVirtualKeyCode": 65}
-		if typ == "keyDown" {
-			ev["commands"] = []string{"selectAll"}
-		}
-		if err := b.Call(ctx, s.sid, "Input.dispatchKeyEvent", ev, nil); err != nil {
-			return FillResult{}, h.browserErr(err)
-		}
+	if err := selectAll(ctx, b, s); err != nil {
+		return FillResult{}, h.browserErr(err)
 	}
 	if p.Text == "" {
 		if err := pressKey(ctx, b, s, "Delete"); err != nil {

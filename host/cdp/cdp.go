@@ -309,6 +309,11 @@ func (b *Browser) Call(ctx context.Context, sessionID, method string, params, re
 	if err != nil {
 		return err
 	}
+	return b.send(ctx, id, method, append(data, 0), result)
+}
+
+// send writes one complete message (NUL included) for request id and waits for its reply.
+func (b *Browser) send(ctx context.Context, id int64, method string, msg []byte, result any) error {
 	ch := make(chan reply, 1)
 	b.mu.Lock()
 	if b.err != nil {
@@ -320,7 +325,7 @@ func (b *Browser) Call(ctx context.Context, sessionID, method string, params, re
 	b.mu.Unlock()
 
 	b.wmu.Lock()
-	_, werr := b.w.Write(append(data, 0))
+	_, werr := b.w.Write(msg)
 	b.wmu.Unlock()
 	if werr != nil {
 		b.mu.Lock()
@@ -364,37 +369,7 @@ func (b *Browser) InsertSecret(ctx context.Context, sessionID string, secret []b
 	msg = append(msg, `"}}`...)
 	msg = append(msg, 0)
 	defer clear(msg)
-	ch := make(chan reply, 1)
-	b.mu.Lock()
-	if b.err != nil {
-		err := b.err
-		b.mu.Unlock()
-		return err
-	}
-	b.pending[id] = ch
-	b.mu.Unlock()
-	b.wmu.Lock()
-	_, werr := b.w.Write(msg)
-	b.wmu.Unlock()
-	if werr != nil {
-		b.mu.Lock()
-		delete(b.pending, id)
-		b.mu.Unlock()
-		b.fail(werr)
-		return b.Err()
-	}
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return fmt.Errorf("Input.insertText: %w", r.err)
-		}
-		return nil
-	case <-ctx.Done():
-		b.mu.Lock()
-		delete(b.pending, id)
-		b.mu.Unlock()
-		return fmt.Errorf("Input.insertText: %w", ctx.Err())
-	}
+	return b.send(ctx, id, "Input.insertText", msg, nil)
 }
 
 // AppendJSONString appends the JSON string escaping of s (without quotes) to dst, byte by byte,

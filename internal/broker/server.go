@@ -234,7 +234,9 @@ func (s *Server) issue(ctx context.Context, p ChallengeParams) (ChallengeResult,
 	if err != nil {
 		return ChallengeResult{}, err
 	}
-	ch, err := s.Challenges.Issue(p.Session, p.Document, o)
+	// The metadata goes with the challenge, so a release can name the account in its prompt
+	// without another vault round trip.
+	ch, err := s.Challenges.IssueWith(p.Session, p.Document, o, recs)
 	if err != nil {
 		return ChallengeResult{}, err
 	}
@@ -258,16 +260,21 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	}
 	lctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 	defer cancel()
-	recs, err := s.Vault.List(lctx, ch.Origin)
-	if err != nil {
-		return nil, err
-	}
-	var rec *vault.Record
-	for i := range recs {
-		if strings.EqualFold(recs[i].Alias, p.Alias) {
-			rec = &recs[i]
-			break
+	find := func(recs []vault.Record) *vault.Record {
+		for i := range recs {
+			if strings.EqualFold(recs[i].Alias, p.Alias) {
+				return &recs[i]
+			}
 		}
+		return nil
+	}
+	recs, _ := ch.Meta.([]vault.Record) // as seen when the challenge was issued
+	rec := find(recs)
+	if rec == nil { // added since, or no metadata: look again
+		if recs, err = s.Vault.List(lctx, ch.Origin); err != nil {
+			return nil, err
+		}
+		rec = find(recs)
 	}
 	if rec == nil {
 		all, err := s.Vault.List(lctx, "")

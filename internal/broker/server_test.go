@@ -513,3 +513,29 @@ func FuzzServeConn(f *testing.F) {
 		}
 	})
 }
+
+// TestReleaseUsesIssueTimeMetadata: the prompt's metadata comes with the challenge; an alias
+// added after the challenge is still found, one removed since is refused without a secret.
+func TestReleaseUsesIssueTimeMetadata(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Add(ctx, "https://app.example", "late@example", "late", []byte("late-pw")); err != nil {
+		t.Fatal(err)
+	}
+	rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "late", Session: "s", Document: "d"})
+	if err != nil || string(secret) != "late-pw" || rel.Account != "late@example" {
+		t.Fatalf("alias added after the challenge: %+v %v", rel, err)
+	}
+	ch, _ = c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d2", Origin: "https://app.example"})
+	if err := c.Remove(ctx, "https://app.example", "staging-admin"); err != nil {
+		t.Fatal(err)
+	}
+	if _, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d2"}); code(err) != wire.CodeAliasUnknown || secret != nil {
+		t.Fatalf("alias removed after the challenge: %v", err)
+	}
+}
