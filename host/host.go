@@ -68,6 +68,12 @@ type Host struct {
 
 	bmu    sync.Mutex
 	broker *broker.Client
+
+	// ready is closed when the current browser's default session is set up (in the
+	// background, so that start returns as soon as Chromium answers); readyErr says whether
+	// that failed. Both are replaced by every launch.
+	ready    chan struct{}
+	readyErr error
 }
 
 type session struct {
@@ -140,11 +146,23 @@ func (h *Host) launch(ctx context.Context) error {
 	}
 	b.Call(lctx, "", "Browser.getVersion", nil, &v)
 	h.browser, h.product = b, v.Product
+	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
 	h.sessions = map[string]*session{}
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
-	// The default session adopts the page Chromium opened at launch: a new target would start
-	// a second renderer (about half a second).
+	ready := make(chan struct{})
+	h.ready, h.readyErr = ready, nil
+	go h.openDefault(b, ready, t0)
+	return nil
+}
+
+// openDefault sets up the default session of browser b and closes ready. Verbs wait for it.
+// The default session adopts the page Chromium opened at launch: a new target would start a
+// second renderer (about half a second).
+func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
+	defer close(ready)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	var targets struct {
 		Infos []struct {
 			TargetID string `json:"targetId"`
@@ -152,7 +170,7 @@ func (h *Host) launch(ctx context.Context) error {
 		} `json:"targetInfos"`
 	}
 	adopt := ""
-	if err := b.Call(lctx, "", "Target.getTargets", nil, &targets); err == nil {
+	if err := b.Call(ctx, "", "Target.getTargets", nil, &targets); err == nil {
 		for _, t := range targets.Infos {
 			if t.Type == "page" {
 				adopt = t.TargetID
@@ -160,12 +178,17 @@ func (h *Host) launch(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := h.newSession(lctx, DefaultSession, false, adopt); err != nil {
-		b.Kill()
-		return wire.Errorf(wire.CodeBrowserFailed, "open the default session: %v", err)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.browser != b {
+		return // relaunched meanwhile
 	}
-	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
-	return nil
+	if _, err := h.newSession(ctx, DefaultSession, false, adopt); err != nil {
+		h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "open the default session: %v", err)
+		b.Kill() // the next verb relaunches
+		return
+	}
+	h.o.Log.Info("default session ready", "pid", b.PID(), "ms", time.Since(t0).Milliseconds())
 }
 
 // dispatch routes session events to their session (never blocking the reader).
@@ -187,13 +210,33 @@ func (h *Host) dispatch(ev cdp.Event) {
 	}
 }
 
-// alive returns the browser, or BROWSER_CRASHED after relaunching it.
+// alive returns the browser once its default session is ready, or BROWSER_CRASHED after
+// relaunching it.
 func (h *Host) alive(ctx context.Context) (*cdp.Browser, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	b := h.browser
+	b, ready := h.browser, h.ready
 	if b != nil && b.Err() == nil {
-		return b, nil
+		h.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, wire.Errorf(wire.CodeTimeout, "the browser is still starting")
+		}
+		h.mu.Lock()
+		err := h.readyErr
+		h.mu.Unlock()
+		if err != nil && b.Err() == nil {
+			return nil, err
+		}
+		if b.Err() == nil {
+			return b, nil
+		}
+		h.mu.Lock() // it died meanwhile: relaunch below
+	}
+	defer h.mu.Unlock()
+	b = h.browser
+	if b != nil && b.Err() == nil { // another caller already relaunched it
+		return nil, wire.Errorf(wire.CodeBrowserCrashed, "the browser crashed and has been restarted with a fresh default session")
 	}
 	why := "browser is not running"
 	if b != nil {
