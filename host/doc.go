@@ -17,7 +17,7 @@
 //   - The durable profile is locked by one host at a time (PROFILE_LOCKED names the owner) and
 //     is never launched without the Secret Service that holds Chromium's cookie key: one launch
 //     without it would delete every encrypted cookie. Chromium's password manager is off, and
-//     --password-store=basic is never used.
+//     the plaintext ("basic") password store is never used.
 //   - Isolated sessions are separate Chromium browser contexts: no cookies or storage shared
 //     with the default session or each other; closing one disposes its context.
 //   - The host log is bounded (1 MiB plus one generation) and records verbs, sessions and error

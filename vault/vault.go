@@ -11,7 +11,7 @@
 //     origin, account and alias. It reconnects by itself after the bus or the keyring went away.
 //   - [Memory]: bounded, exact-origin, zeroed on delete and on [Memory.Wipe]; for isolated browser
 //     sessions only, never a fallback.
-//   - Keychain (darwin): the login keychain through zalando/go-keyring, which passes secrets to
+//   - Keychain (darwin): the login keychain through the go-keyring module, which passes secrets to
 //     /usr/bin/security on stdin, never in argv; a non-secret index item makes List possible.
 //
 // There is no plaintext file backend and no fallback between backends: a locked store answers

@@ -5,7 +5,7 @@
 // # Security contract
 //
 //   - No TCP debugging port is ever opened: the only control channel is a pair of pipes
-//     inherited by the browser process alone. --remote-debugging-port is never passed.
+//     inherited by the browser process alone. The TCP debugging-port flag is never passed.
 //   - Every message read is bounded ([MaxMessage]); an oversize or malformed message is a
 //     protocol failure that kills the browser rather than being skipped.
 //   - The browser runs in its own process group, is killed with it by [Browser.Kill], dies with
