@@ -9,14 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/headless-dev/headless/internal/realtest"
 )
 
 // helperEnv makes this test binary act as a second owner of a profile:
@@ -32,34 +30,7 @@ func TestMain(m *testing.M) {
 	if mode, dir, ok := strings.Cut(os.Getenv(helperEnv), " "); ok {
 		os.Exit(helper(mode, dir))
 	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "prctl(PR_SET_CHILD_SUBREAPER): %v\n", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	var running []int
-	for bound := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		running = running[:0]
-		for _, pid := range childProcesses() {
-			if state, _ := procStat(pid); state == "Z" {
-				var ws syscall.WaitStatus
-				syscall.Wait4(pid, &ws, 0, nil)
-			} else {
-				running = append(running, pid)
-			}
-		}
-		if len(running) == 0 || time.Now().After(bound) {
-			break
-		}
-	}
-	if len(running) > 0 {
-		fmt.Fprintf(os.Stderr, "profile tests leaked running processes: %v\n", running)
-		for _, pid := range running {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(realtest.RunReaping(m, "profile"))
 }
 
 func helper(mode, dir string) int {
@@ -82,42 +53,6 @@ func helper(mode, dir string) int {
 		fmt.Println("OPENED")
 	}
 	return 0
-}
-
-// childProcesses lists the processes whose parent is this test process.
-func childProcesses() []int {
-	var kids []int
-	self := os.Getpid()
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if _, ppid := procStat(pid); ppid == self {
-			kids = append(kids, pid)
-		}
-	}
-	return kids
-}
-
-// procStat returns the state and parent pid of pid from /proc/PID/stat.
-func procStat(pid int) (state string, ppid int) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return "", 0
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	return f[0], ppid
 }
 
 // startHelper runs this test binary in a helper mode on dataDir and returns its first line

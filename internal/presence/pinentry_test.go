@@ -19,77 +19,18 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/realtest"
 )
 
 // TestMain fails the run when a test left a process running. The test process is a child
 // subreaper, so that descendants orphaned by a killed pinentry become its children instead of
 // init's: they must all be dead by now, and are reaped here. (Each test checks that the
 // pinentries it started were reaped by the provider itself.)
-func TestMain(m *testing.M) {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "prctl(PR_SET_CHILD_SUBREAPER): %v\n", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	var running []int
-	for bound := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		running = running[:0]
-		for _, pid := range childProcesses() {
-			if state, _ := procStat(pid); state == "Z" {
-				var ws syscall.WaitStatus
-				syscall.Wait4(pid, &ws, 0, nil)
-			} else {
-				running = append(running, pid)
-			}
-		}
-		if len(running) == 0 || time.Now().After(bound) {
-			break
-		}
-	}
-	if len(running) > 0 {
-		fmt.Fprintf(os.Stderr, "presence tests leaked running processes: %v\n", running)
-		code = 1
-	}
-	os.Exit(code)
-}
-
-// childProcesses lists the processes whose parent is this test process.
-func childProcesses() []int {
-	var kids []int
-	self := os.Getpid()
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if _, ppid := procStat(pid); ppid == self {
-			kids = append(kids, pid)
-		}
-	}
-	return kids
-}
+func TestMain(m *testing.M) { os.Exit(realtest.RunReaping(m, "presence")) }
 
 // procStat returns pid's state letter and parent pid, or "" when there is no such process.
-func procStat(pid int) (state string, ppid int) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return "", 0
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	return f[0], ppid
-}
+func procStat(pid int) (string, int) { return realtest.ProcStat(pid) }
 
 // fakeRunning reports whether pid is a live (not zombie) fakepinentry process.
 func fakeRunning(pid int) bool {
