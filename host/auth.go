@@ -244,27 +244,39 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		secret []byte
 	)
 	defer func() { vault.Zero(secret) }()
-	err = h.withBroker(ctx, func(c *broker.Client) error {
-		var err error
-		rel, secret, err = c.Release(ctx, broker.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document})
-		return err
-	})
+	// The release waits for a person; it gets a connection of its own so that the host's
+	// other broker calls (challenges for other sessions) are not queued behind the prompt.
+	if h.o.Broker == nil {
+		return res, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	}
+	rc, err := h.o.Broker(ctx)
+	if err != nil {
+		return res, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+	}
+	rel, secret, err = rc.Release(ctx, broker.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document})
+	rc.Close()
 	if err != nil {
 		return res, err
 	}
 
-	// Immediately before typing: same document, fields still there and visible, frame and
-	// form action on the credential's own origin.
+	// Immediately before typing: a fresh look at the page (the prompt may have taken a
+	// while): same document, the same field nodes still in a login form, frame and form
+	// action on the credential's own origin, fields visible.
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
 	}
-	now, err := h.documentID(ctx, b, s)
+	fresh, err := h.look(ctx, b, s)
 	if err != nil {
 		return res, err
 	}
-	if now != st.document {
+	if fresh.document != st.document {
 		return res, wire.Errorf(wire.CodeDocumentChanged, "the page changed after the challenge was issued; nothing was typed")
 	}
+	form, ok = sameForm(st, form, fresh)
+	if !ok {
+		return res, wire.Errorf(wire.CodeNoLoginForm, "the login form changed after the challenge was issued; nothing was typed")
+	}
+	st.refs, st.outline = fresh.refs, fresh.outline
 	if err := checkForm(st, form, rel.Origin); err != nil {
 		return res, err
 	}
@@ -288,10 +300,19 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if err := selectAll(ctx, b, s); err != nil {
 		return res, err
 	}
+	// The last checks, as close to typing as the protocol allows: the same document (no
+	// navigation slipped in) and the focus on exactly the verified password field.
+	if err := h.focusedOn(ctx, b, s, pw, st.document); err != nil {
+		return res, err
+	}
 	err = b.InsertSecret(ctx, s.sid, secret)
 	vault.Zero(secret)
 	if err != nil {
 		return res, h.browserErr(err)
+	}
+	if err := h.focusedOn(ctx, b, s, pw, st.document); err != nil {
+		// Focus or document moved while typing: do not submit whatever received the text.
+		return res, err
 	}
 	s.drain()
 	if err := h.submit(ctx, b, s, st, form, form.Password); err != nil {
@@ -337,11 +358,73 @@ func checkForm(st pageState, f snapshot.LoginForm, want string) error {
 			return wire.Errorf(wire.CodeOriginMismatch, "the login field's frame is not on %s", want)
 		}
 	}
-	if f.ActionOrigin != "" {
-		ao, err := origin.Canonical(f.ActionOrigin)
-		if err != nil || ao != want {
-			return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", bound(f.ActionOrigin, 200), want)
+	// Only a real form with a known action and a visible submit button is used: fields outside
+	// a form, or a form cut from a truncated outline, leave nothing to verify.
+	if f.Form == "" || f.ActionOrigin == "" || f.Submit == "" {
+		return wire.Errorf(wire.CodeNoLoginForm, "no login form with a visible submit button and a known action")
+	}
+	ao, err := origin.Canonical(f.ActionOrigin)
+	if err != nil || ao != want {
+		return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", bound(f.ActionOrigin, 200), want)
+	}
+	return nil
+}
+
+// sameForm finds, in a fresh look at the page, the login form whose fields are the same DOM
+// nodes as f's in the earlier look.
+func sameForm(old pageState, f snapshot.LoginForm, fresh pageState) (snapshot.LoginForm, bool) {
+	node := func(st pageState, ref string) int64 {
+		if ref == "" {
+			return 0
 		}
+		return st.refs[ref].BackendNodeID
+	}
+	for _, g := range fresh.forms {
+		if node(fresh, g.Password) == node(old, f.Password) && node(fresh, g.Username) == node(old, f.Username) {
+			return g, true
+		}
+	}
+	return snapshot.LoginForm{}, false
+}
+
+// focusedOn checks, from an isolated JavaScript world the page's scripts cannot reach (fixed
+// host code, never the caller's), that the document still has focus and its focused element
+// is exactly t, and that the main frame still shows document.
+func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document string) error {
+	if now, err := h.documentID(ctx, b, s); err != nil {
+		return err
+	} else if now != document {
+		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the credential was being typed")
+	}
+	var world struct {
+		ID int `json:"executionContextId"`
+	}
+	if err := b.Call(ctx, s.sid, "Page.createIsolatedWorld", map[string]any{"frameId": strings.SplitN(document, "/", 2)[0], "worldName": "headless-check"}, &world); err != nil {
+		return h.browserErr(err)
+	}
+	var node struct {
+		Object struct {
+			ObjectID string `json:"objectId"`
+		} `json:"object"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": t.BackendNodeID, "executionContextId": world.ID}, &node); err != nil {
+		return nodeErr(err)
+	}
+	var r struct {
+		Result struct {
+			Value bool `json:"value"`
+		} `json:"result"`
+	}
+	err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
+		"objectId":            node.Object.ObjectID,
+		"functionDeclaration": "function() { return this.isConnected && this.ownerDocument.hasFocus() && this.ownerDocument.activeElement === this; }",
+		"returnByValue":       true,
+	}, &r)
+	if err != nil {
+		return h.browserErr(err)
+	}
+	if !r.Result.Value {
+		return wire.Errorf(wire.CodeDocumentChanged, "the focus is not on the verified password field; nothing was submitted")
 	}
 	return nil
 }
@@ -407,19 +490,15 @@ func (h *Host) typeText(ctx context.Context, b *cdp.Browser, s *session, t snaps
 	return h.browserErr(b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": text}, nil))
 }
 
-// submit clicks the form's submit button, or presses Enter in the field.
+// submit clicks the form's visible default submit button, whose action origin checkForm
+// verified. It never presses Enter: Enter submits through the form's first submit button in
+// page order, which may be a hidden one with a formaction elsewhere.
 func (h *Host) submit(ctx context.Context, b *cdp.Browser, s *session, st pageState, f snapshot.LoginForm, field string) error {
-	if f.Submit != "" {
-		if t, ok := st.refs[f.Submit]; ok {
-			if err := h.clickNode(ctx, b, s, t); err == nil {
-				return nil
-			}
-		}
+	t, ok := st.refs[f.Submit]
+	if f.Submit == "" || !ok {
+		return wire.Errorf(wire.CodeNoLoginForm, "the login form has no visible submit button")
 	}
-	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": st.refs[field].BackendNodeID}, nil); err != nil {
-		return nodeErr(err)
-	}
-	return h.browserErr(pressKey(ctx, b, s, "Enter"))
+	return h.clickNode(ctx, b, s, t)
 }
 
 // verify decides the outcome from what the page shows after submitting, polling (bounded) until
@@ -451,6 +530,8 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 					break
 				}
 			}
+			afterOrigin, _ := origin.Canonical(after.outline.Origin)
+			anyForm := len(after.forms) > 0 // username-only steps count too
 			switch {
 			case res.Evidence.ErrorText != "":
 				res.Status = "failed"
@@ -458,9 +539,11 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 			case res.Evidence.Navigated && res.Evidence.LoginFormPresent:
 				res.Status = "failed"
 				return
-			case res.Evidence.Navigated:
+			case res.Evidence.Navigated && !anyForm && !after.outline.Truncated && afterOrigin == res.Origin:
 				res.Status = "authenticated"
 				return
+			case res.Evidence.Navigated:
+				return // another origin, an error page, a cut outline or a first step again: unknown
 			}
 		}
 		// Not definite yet: wait for a navigation to start (then for its load), or poll again.

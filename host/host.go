@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -74,6 +73,7 @@ type Host struct {
 	// that failed. Both are replaced by every launch.
 	ready    chan struct{}
 	readyErr error
+	closed   bool // Close ran: never launch again
 }
 
 type session struct {
@@ -234,6 +234,9 @@ func (h *Host) alive(ctx context.Context) (*cdp.Browser, error) {
 		h.mu.Lock() // it died meanwhile: relaunch below
 	}
 	defer h.mu.Unlock()
+	if h.closed {
+		return nil, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
+	}
 	b = h.browser
 	if b != nil && b.Err() == nil { // another caller already relaunched it
 		return nil, wire.Errorf(wire.CodeBrowserCrashed, "the browser crashed and has been restarted with a fresh default session")
@@ -821,8 +824,6 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 	defer s.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	needle, _ := json.Marshal(p.Text)
-	needle = needle[1 : len(needle)-1] // as it appears inside a JSON string
 	for {
 		res, err := h.result(wctx, b, s)
 		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
@@ -832,8 +833,12 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 			if p.Text == "" {
 				return res, nil
 			}
-			if raw, err := captureSnapshot(wctx, b, s); err == nil && bytes.Contains(raw, needle) {
-				return res, nil
+			// Search the outline, never the raw snapshot: the raw data holds the values of
+			// password fields, and a wait that matched them would be an oracle for them.
+			if raw, err := captureSnapshot(wctx, b, s); err == nil {
+				if out, _, err := snapshot.Build(raw, snapshot.Options{}); err == nil && outlineContains(out, p.Text) {
+					return res, nil
+				}
 			}
 		}
 		select {
@@ -842,6 +847,18 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+func outlineContains(o snapshot.Outline, text string) bool {
+	if strings.Contains(o.Title, text) {
+		return true
+	}
+	for _, e := range o.Elements {
+		if strings.Contains(e.Text, text) || strings.Contains(e.Value, text) {
+			return true
+		}
+	}
+	return false
 }
 
 // Screenshot writes a PNG of the session's viewport to the private artifact store.
@@ -951,6 +968,7 @@ func (h *Host) BrowserPIDs() []int {
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.closed = true
 	var err error
 	if h.browser != nil {
 		for _, s := range h.sessions {
