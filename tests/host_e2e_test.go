@@ -176,6 +176,9 @@ func TestVerbsAgainstLocalSite(t *testing.T) {
 		t.Fatalf("human snapshot: %q", h.stdout)
 	}
 	e.fails(t, "DIRECT_FILL_DISABLED", "fill", pw, "--", "typed-into-password")
+	// wait --text must not be an oracle for a password field's value.
+	e.fails(t, "TIMEOUT", "wait", "--text", "prefilled-pw-canary", "--timeout", "500ms")
+	e.ok(t, nil, "wait", "--text", "Welcome", "--timeout", "5s")
 	e.fails(t, "REF_UNKNOWN", "click", "e999")
 	var fill map[string]any
 	e.ok(t, &fill, "fill", user, "--", "alice")
