@@ -8,8 +8,10 @@
 //   - control.sock follows broker.sock's rules (package rpc): runtime dir 0700, socket 0600, the
 //     peer's uid checked on every connection, 1 MiB frames, strict decoding, typed errors, and
 //     malformed input never affects the host.
-//   - No verb evaluates caller JavaScript, and no verb returns a secret: snapshots are built
-//     from DOMSnapshot data without running script, never include the value of a password
+//   - No verb evaluates caller JavaScript, and no verb returns a secret. The host itself runs
+//     exactly one fixed function, in an isolated world the page's scripts cannot reach, to
+//     confirm that the focus is on the verified password field right before and after typing.
+//     Snapshots are built from DOMSnapshot data without running script, never include the value of a password
 //     field, and mark page-derived text as untrusted. fill refuses password fields unless the
 //     user-only config sets allow_direct_password_fill. Text typed by fill is never logged or
 //     echoed.
