@@ -30,7 +30,8 @@ go test -run '^$' -bench 'AliasLogin|PlaywrightLogin' -benchtime "${BENCH_LOGIN_
 go test -run '^$' -bench 'ConcurrentLogins32' -benchtime "${BENCH_CONC_N:-3}x" -count 1 ./tests/ | tee -a "$out"
 awk '
   function metric(line, unit,   i, f) { n = split(line, f, /[ \t]+/); for (i = 2; i <= n; i++) if (f[i] == unit) return f[i-1]; return "" }
-  /^BenchmarkRelease/            { r50 = metric($0, "p50-ms"); r99 = metric($0, "p99-ms") }
+  /^BenchmarkRelease-/           { r50 = metric($0, "p50-ms"); r99 = metric($0, "p99-ms") }
+  /^BenchmarkReleaseInProcess/   { i50 = metric($0, "p50-ms"); i99 = metric($0, "p99-ms") }
   /^BenchmarkBaselineGetSecret/  { g50 = metric($0, "p50-ms"); g99 = metric($0, "p99-ms") }
   /^BenchmarkBaselinePinentry/   { p50 = metric($0, "p50-ms"); p99 = metric($0, "p99-ms") }
   /^BenchmarkChallengeIssue/     { split($1, a, "="); sub(/-.*/, "", a[2]); c[a[2]] = metric($0, "challenges/s") }
@@ -48,6 +49,9 @@ awk '
     print "== release latency (ms): brokerd vs GetSecret + pinentry alone, same run"
     printf "   p50: release %.3f  baseline %.3f + %.3f = %.3f  ratio %.3f  brokerd overhead %.3f ms (goal <= 0.3)\n", r50, g50, p50, g50+p50, r50/(g50+p50), r50-g50-p50
     printf "   p99: release %.3f  baseline %.3f + %.3f = %.3f  ratio %.3f  brokerd overhead %.3f ms (goal <= 1)\n", r99, g99, p99, g99+p99, r99/(g99+p99), r99-g99-p99
+    print "== brokerd own overhead: in-process server, real socket and Secret Service, presence answered at once, vs GetSecret"
+    printf "   p50: release %.3f  GetSecret %.3f  overhead %.3f ms (goal <= 0.3)\n", i50, g50, i50-g50
+    printf "   p99: release %.3f  GetSecret %.3f  overhead %.3f ms (goal <= 1)\n", i99, g99, i99-g99
     print "== challenge issue throughput (challenges/s)"
     printf "   1 conn %s   8 conns %s (x%.2f)   64 conns %s (x%.2f)\n", c["1"], c["8"], c["8"]/c["1"], c["64"], c["64"]/c["1"]
     printf "== brokerd idle RSS: %s MB (goal <= 12)\n", rss

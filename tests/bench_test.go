@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/vault"
 )
 
@@ -181,4 +183,61 @@ func BenchmarkBrokerdIdleRSS(b *testing.B) {
 			b.ReportMetric(float64(kb)/1024, "rss-MB")
 		}
 	}
+}
+
+// instantPresence stands in for a person who approves at once: with it the in-process
+// benchmark isolates brokerd's own work (socket, framing, challenge, lookup, reply) from the
+// cost of spawning a pinentry.
+type instantPresence struct{}
+
+func (instantPresence) Name() string { return "instant-test" }
+func (instantPresence) Do(ctx context.Context, r presence.Request, use func(context.Context) error) error {
+	return use(ctx)
+}
+
+// BenchmarkReleaseInProcess is one release through brokerd's server on a real Unix socket and
+// the real Secret Service, with presence answered instantly. Minus BenchmarkBaselineGetSecret
+// it is brokerd's own overhead per release.
+func BenchmarkReleaseInProcess(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	ctx := context.Background()
+	ss, err := vault.OpenSecretService(ctx, vault.SecretServiceOptions{Address: e.k.Addr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ss.Close()
+	if err := ss.Add(ctx, vault.Record{Origin: origin, Account: "bench@example.test", Alias: "bench"}, []byte("bench-password-1")); err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	l, err := safesock.Listen(filepath.Join(dir, "broker.sock"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid()}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { srv.Serve(sctx, l, os.Getuid()); close(done) }()
+	defer func() { cancel(); <-done }()
+	c, err := broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	var s samples
+	for i := 0; b.Loop(); i++ {
+		doc := "doc-" + strconv.Itoa(i)
+		ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: "bench", Document: doc, Origin: origin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		_, secret, err := c.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: "bench", Session: "bench", Document: doc})
+		s = append(s, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		vault.Zero(secret)
+	}
+	s.report(b)
 }
