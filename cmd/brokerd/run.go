@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/config"
@@ -25,6 +26,7 @@ import (
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/profile"
 )
 
 const usage = `brokerd — the headless credential broker (one per user)
@@ -32,6 +34,7 @@ const usage = `brokerd — the headless credential broker (one per user)
 Usage:
     brokerd              run in the foreground until SIGTERM or SIGINT
     brokerd --version    print the version
+    brokerd audit verify check the audit log's hash chain; exit 1 at the first bad record
     brokerd --help       print this help
 
 brokerd listens on $XDG_RUNTIME_DIR/headless/broker.sock (fallback /tmp/headless-$UID/),
@@ -65,13 +68,16 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		fmt.Fprintf(stderr, "brokerd: error: %v\nhint: run 'brokerd --help'\n", err)
 		return 2
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && !(fs.NArg() == 2 && fs.Arg(0) == "audit" && fs.Arg(1) == "verify") {
 		fmt.Fprintf(stderr, "brokerd: error: unexpected argument %q\nhint: run 'brokerd --help'\n", fs.Arg(0))
 		return 2
 	}
 	if *showVersion {
 		fmt.Fprintf(stdout, "brokerd %s\n", version.String())
 		return 0
+	}
+	if fs.NArg() == 2 && fs.Arg(0) == "audit" && fs.Arg(1) == "verify" {
+		return auditVerify(stdout, stderr, getenv)
 	}
 	// Catch SIGTERM before anything exists that a stop must clean up (socket, lock).
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
@@ -124,6 +130,16 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	store, closeStore := openVault(ctx, getenv, log)
 	defer closeStore()
 
+	dataDir, err := profile.DataDir(getenv)
+	if err != nil {
+		return fatal(wire.CodeConfigInvalid, "%v", err)
+	}
+	auditLog, err := audit.Open(audit.Options{Dir: dataDir})
+	if err != nil {
+		return fatal(wire.CodeInternal, "open the audit log: %v", err)
+	}
+	defer auditLog.Close()
+
 	// The socket appears only once everything behind it is ready.
 	sockPath := filepath.Join(dir, "broker.sock")
 	l, err := safesock.Listen(sockPath)
@@ -143,6 +159,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Log:        log,
 		Version:    version.String(),
 		PID:        os.Getpid(),
+		Audit:      auditLog,
 	}
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath)
 	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
@@ -188,4 +205,20 @@ func pinentryEnv(getenv func(string) string) []string {
 		}
 	}
 	return env
+}
+
+// auditVerify checks the audit log in the data dir.
+func auditVerify(stdout, stderr io.Writer, getenv func(string) string) int {
+	dir, err := profile.DataDir(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "brokerd: error: %v\n", err)
+		return 1
+	}
+	n, err := audit.Verify(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "brokerd: error: audit log: %v\nhint: the log was edited, reordered, or had records inserted or deleted\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "audit log intact: %d records\n", n)
+	return 0
 }

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/presence"
@@ -59,6 +60,35 @@ type Server struct {
 	Version    string
 	PID        int // our pid, reported by "version"
 	MaxConns   int // concurrent connections (default 128)
+	// Audit receives one record per release, denial, add and remove; nil disables it (unit
+	// tests). A release whose record cannot be written is refused.
+	Audit *audit.Log
+}
+
+// record appends an audit record; for a release it must succeed before the secret is sent.
+func (s *Server) record(op string, err error, peer Peer, r audit.Record) error {
+	if s.Audit == nil {
+		return nil
+	}
+	r.Op, r.PID, r.Exe = op, peer.PID, peer.Exe
+	switch {
+	case err == nil && op == "release":
+		r.Decision = "allow"
+	case err == nil:
+		r.Decision = "ok"
+	case op == "release":
+		r.Decision, r.Code = "deny", string(s.toWire(err).Code)
+	default:
+		r.Decision, r.Code = "error", string(s.toWire(err).Code)
+	}
+	if op == "release" {
+		r.Provider = s.Presence.Name()
+	}
+	if aerr := s.Audit.Append(r); aerr != nil {
+		s.log().Error("audit append failed", "op", op, "err", aerr)
+		return wire.Errorf(wire.CodeInternal, "the audit log cannot be written")
+	}
+	return nil
 }
 
 // Serve serves broker.sock on l for peers of uid until ctx is done.
@@ -114,6 +144,7 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		if err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias)
 			result, err = s.add(ctx, p)
+			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias})
 		}
 		vault.Zero(p.Secret)
 	case MethodCredentialsRm:
@@ -121,6 +152,7 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias)
 			result, err = s.remove(ctx, p)
+			s.record("remove", err, peer, audit.Record{Origin: p.Origin, Alias: p.Alias})
 		}
 	case MethodChallengeIssue:
 		var p ChallengeParams
@@ -250,7 +282,14 @@ func (s *Server) issue(ctx context.Context, p ChallengeParams) (ChallengeResult,
 // release checks the challenge, finds the alias at the challenge's origin, asks presence, and
 // reads the secret only inside the presence grant. It returns the complete reply frame; the
 // caller writes and zeroes it.
-func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleaseParams) ([]byte, error) {
+func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleaseParams) (frame []byte, err error) {
+	// Every outcome is audited: a denial after the fact, an allow before the secret is sent.
+	ar := audit.Record{Alias: p.Alias, Session: p.Session}
+	defer func() {
+		if err != nil {
+			s.record("release", err, peer, ar)
+		}
+	}()
 	if err := vault.ValidAlias(p.Alias); err != nil {
 		return nil, err
 	}
@@ -258,6 +297,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	if err != nil {
 		return nil, err
 	}
+	ar.Origin = ch.Origin
 	lctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 	defer cancel()
 	find := func(recs []vault.Record) *vault.Record {
@@ -288,6 +328,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		}
 		return nil, fmt.Errorf("alias %q at %s: %w", p.Alias, ch.Origin, vault.ErrAliasUnknown)
 	}
+	ar.Account, ar.Alias = rec.Account, rec.Alias
 	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: peer.Exe}
 	var (
 		got    vault.Record
@@ -305,6 +346,9 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		return nil, err
 	}
 	s.log().Info("released", "origin", got.Origin, "alias", got.Alias, "session", ch.Session, "peer_pid", peer.PID, "provider", s.Presence.Name())
+	if err := s.record("release", nil, peer, ar); err != nil {
+		return nil, err // not audited, not released
+	}
 	return ReleaseFrame(id, Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias}, secret)
 }
 

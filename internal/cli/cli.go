@@ -59,6 +59,9 @@ Usage:
     headless credentials remove --origin ORIGIN --alias NAME
     headless credentials verify --origin ORIGIN --alias NAME
 
+    headless audit verify               check the audit log's hash chain
+    headless audit list [--since 24h]   recent releases, denials, adds and removes
+
     headless version
     headless help
 
@@ -138,6 +141,17 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return c.run(ctx, "wait", args[1:], c.wait)
 	case "screenshot":
 		return c.run(ctx, "screenshot", args[1:], c.screenshot)
+	case "audit":
+		if len(args) < 2 {
+			return c.usageErr(hasJSON(args), "audit needs a subcommand: verify or list")
+		}
+		switch args[1] {
+		case "verify":
+			return c.run(ctx, "audit verify", args[2:], c.auditVerify)
+		case "list":
+			return c.run(ctx, "audit list", args[2:], c.auditList)
+		}
+		return c.usageErr(hasJSON(args), "audit needs a subcommand: verify or list")
 	case "auth":
 		if len(args) < 2 || args[1] != "login" {
 			return c.usageErr(hasJSON(args), "auth needs a subcommand: login")

@@ -1,0 +1,316 @@
+package audit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func clock() func() time.Time {
+	var mu sync.Mutex
+	n := 0
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return t0.Add(time.Duration(n) * time.Minute)
+	}
+}
+
+func openT(t *testing.T, o Options) *Log {
+	t.Helper()
+	if o.Now == nil {
+		o.Now = clock()
+	}
+	l, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func appendN(t *testing.T, l *Log, n int) {
+	t.Helper()
+	for i := range n {
+		if err := l.Append(Record{Op: "release", Decision: "allow", Alias: fmt.Sprintf("a%d", i), PID: 42}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAppendVerify(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	l := openT(t, Options{Dir: dir})
+	appendN(t, l, 5)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Verify(dir)
+	if err != nil || n != 5 {
+		t.Fatalf("Verify = %d, %v; want 5, nil", n, err)
+	}
+	recs, err := List(dir, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].Seq != 1 || recs[0].Prev != "" || recs[4].Seq != 5 || recs[1].Prev == "" {
+		t.Fatalf("bad chain: %+v", recs)
+	}
+	if !recs[0].Time.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("time = %v", recs[0].Time)
+	}
+	if err := l.Append(Record{Op: "add", Decision: "ok"}); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Append after Close = %v", err)
+	}
+}
+
+func TestModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	l := openT(t, Options{Dir: dir})
+	appendN(t, l, 1)
+	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, filepath.Join(dir, FileName): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s mode = %v, want %v", path, fi.Mode(), want)
+		}
+	}
+}
+
+func TestSecondOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	openT(t, Options{Dir: dir})
+	if l, err := Open(Options{Dir: dir}); err == nil {
+		l.Close()
+		t.Fatal("second Open of the same dir succeeded")
+	}
+}
+
+func TestResume(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Dir: dir})
+	appendN(t, l, 3)
+	l.Close()
+	l = openT(t, Options{Dir: dir})
+	appendN(t, l, 2)
+	l.Close()
+	if n, err := Verify(dir); err != nil || n != 5 {
+		t.Fatalf("Verify = %d, %v", n, err)
+	}
+}
+
+func TestResumeIncomplete(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Dir: dir})
+	appendN(t, l, 2)
+	l.Close()
+	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"seq":3,"ti`)
+	f.Close()
+	if l, err := Open(Options{Dir: dir}); err == nil {
+		l.Close()
+		t.Fatal("Open resumed after an incomplete last record")
+	}
+	var ve *VerifyError
+	if _, err := Verify(dir); !errors.As(err, &ve) || ve.Line != 3 || ve.Seq != 3 {
+		t.Fatalf("Verify = %v", err)
+	}
+}
+
+// lines returns the five lines of a fresh log in dir.
+func fiveLines(t *testing.T, dir string) [][]byte {
+	t.Helper()
+	l := openT(t, Options{Dir: dir})
+	appendN(t, l, 5)
+	l.Close()
+	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+}
+
+func TestTamper(t *testing.T) {
+	tests := []struct {
+		name     string
+		edit     func(ls [][]byte) [][]byte
+		line     int
+		seq      uint64
+		contains string
+	}{
+		{"edit 3", func(ls [][]byte) [][]byte {
+			ls[2] = bytes.Replace(ls[2], []byte(`"allow"`), []byte(`"deny"`), 1)
+			return ls
+		}, 3, 3, "edited"},
+		{"edit 3 seq only", func(ls [][]byte) [][]byte {
+			ls[2] = bytes.Replace(ls[2], []byte(`"seq":3`), []byte(`"seq":9`), 1)
+			return ls
+		}, 3, 9, "edited"},
+		{"edit 1", func(ls [][]byte) [][]byte {
+			ls[0] = bytes.Replace(ls[0], []byte(`"a0"`), []byte(`"zz"`), 1)
+			return ls
+		}, 1, 1, "edited"},
+		{"unknown field", func(ls [][]byte) [][]byte {
+			ls[2] = bytes.Replace(ls[2], []byte(`"seq":3`), []byte(`"seq":3,"x":1`), 1)
+			return ls
+		}, 3, 3, "malformed"},
+		{"duplicate key", func(ls [][]byte) [][]byte {
+			ls[2] = bytes.Replace(ls[2], []byte(`"seq":3`), []byte(`"seq":3,"seq":3`), 1)
+			return ls
+		}, 3, 3, "malformed"},
+		{"swap 2 3", func(ls [][]byte) [][]byte {
+			ls[1], ls[2] = ls[2], ls[1]
+			return ls
+		}, 2, 3, "out of order"},
+		{"insert naive", func(ls [][]byte) [][]byte {
+			forged := []byte(`{"seq":3,"time":"2026-01-02T03:04:05Z","op":"release","decision":"allow","prev":""}` + "\n")
+			return append(ls[:2:2], append([][]byte{forged}, ls[2:]...)...)
+		}, 3, 3, "inserted"},
+		{"insert chained", func(ls [][]byte) [][]byte {
+			forged := []byte(`{"seq":3,"time":"2026-01-02T03:04:05Z","op":"release","decision":"allow","prev":"` +
+				hashLine(bytes.TrimSuffix(ls[1], []byte("\n"))) + `"}` + "\n")
+			return append(ls[:2:2], append([][]byte{forged}, ls[2:]...)...)
+		}, 3, 3, "inserted"},
+		{"delete 3", func(ls [][]byte) [][]byte {
+			return append(ls[:2:2], ls[3:]...)
+		}, 3, 3, "deleted"},
+		{"delete 1", func(ls [][]byte) [][]byte {
+			return ls[1:]
+		}, 1, 1, "first record"},
+		{"delete 2 3", func(ls [][]byte) [][]byte {
+			return append(ls[:1:1], ls[3:]...)
+		}, 2, 2, "records 2-3 deleted"},
+		{"duplicate 2", func(ls [][]byte) [][]byte {
+			return append(ls[:3:3], append([][]byte{ls[1]}, ls[3:]...)...)
+		}, 4, 2, "inserted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ls := tt.edit(fiveLines(t, dir))
+			if err := os.WriteFile(filepath.Join(dir, FileName), bytes.Join(ls, nil), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Verify(dir)
+			var ve *VerifyError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Verify = %v, want *VerifyError", err)
+			}
+			if ve.Line != tt.line || ve.Seq != tt.seq || !strings.Contains(ve.Reason, tt.contains) {
+				t.Fatalf("Verify = %v; want line %d seq %d reason containing %q", ve, tt.line, tt.seq, tt.contains)
+			}
+		})
+	}
+}
+
+func TestRotation(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Dir: dir, MaxBytes: 400, Keep: 2})
+	appendN(t, l, 40)
+	l.Close()
+	des, _ := os.ReadDir(dir)
+	var logs []string
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), FileName) {
+			logs = append(logs, de.Name())
+		}
+	}
+	if len(logs) != 3 {
+		t.Fatalf("files = %v, want 3", logs)
+	}
+	n, err := Verify(dir)
+	if err != nil || n == 0 || n >= 40 {
+		t.Fatalf("Verify = %d, %v", n, err)
+	}
+	recs, err := List(dir, time.Time{}, 0)
+	if err != nil || recs[len(recs)-1].Seq != 40 || recs[0].Seq != uint64(41-n) {
+		t.Fatalf("List = %d records, %v", len(recs), err)
+	}
+	// Resume across rotation, also from an empty live file.
+	l = openT(t, Options{Dir: dir, MaxBytes: 400, Keep: 2})
+	appendN(t, l, 3)
+	l.Close()
+	if _, err := Verify(dir); err != nil {
+		t.Fatal(err)
+	}
+	// Deleting the middle generation breaks the chain.
+	if err := os.Remove(filepath.Join(dir, FileName+".1")); err != nil {
+		t.Fatal(err)
+	}
+	var ve *VerifyError
+	if _, err := Verify(dir); !errors.As(err, &ve) || !strings.Contains(ve.Reason, "deleted") {
+		t.Fatalf("Verify after removing .1 = %v", err)
+	}
+}
+
+func TestList(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Dir: dir})
+	appendN(t, l, 10) // times t0+1m … t0+10m
+	l.Close()
+	recs, err := List(dir, t0.Add(4*time.Minute), 0)
+	if err != nil || len(recs) != 7 || recs[0].Seq != 4 || recs[6].Seq != 10 {
+		t.Fatalf("List since = %v, %v", recs, err)
+	}
+	recs, err = List(dir, t0.Add(4*time.Minute), 3)
+	if err != nil || len(recs) != 3 || recs[0].Seq != 8 || recs[2].Seq != 10 {
+		t.Fatalf("List since max = %v, %v", recs, err)
+	}
+	if recs, err := List(t.TempDir(), time.Time{}, 5); err != nil || len(recs) != 0 {
+		t.Fatalf("List empty = %v, %v", recs, err)
+	}
+}
+
+func TestBound(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Dir: dir})
+	long := strings.Repeat("é", 300) // 600 bytes
+	if err := l.Append(Record{Op: "add", Decision: "ok", Origin: long, Exe: "\xff\xfe"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	recs, err := List(dir, time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs[0].Origin) > MaxField || !strings.HasPrefix(long, recs[0].Origin) || recs[0].Exe != "\uFFFD" {
+		t.Fatalf("record not bounded: %d bytes, exe %q", len(recs[0].Origin), recs[0].Exe)
+	}
+	if _, err := Verify(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Dir: dir, MaxBytes: 4096, Keep: 100})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 25 {
+				if err := l.Append(Record{Op: "release", Decision: "deny", Code: "PRESENCE_DENIED"}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	l.Close()
+	if n, err := Verify(dir); err != nil || n != 200 {
+		t.Fatalf("Verify = %d, %v", n, err)
+	}
+}

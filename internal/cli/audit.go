@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/profile"
+)
+
+func (c *cmd) auditDir() (string, error) {
+	dir, err := profile.DataDir(c.env.Getenv)
+	if err != nil {
+		return "", wire.Errorf(wire.CodeConfigInvalid, "%v", err)
+	}
+	return dir, nil
+}
+
+// auditVerify checks the hash chain of brokerd's audit log.
+func (c *cmd) auditVerify(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	if err := parse(fs, args, nil); err != nil {
+		return nil, nil, err
+	}
+	dir, err := c.auditDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := audit.Verify(dir)
+	if err != nil {
+		var ve *audit.VerifyError
+		if errors.As(err, &ve) {
+			return nil, nil, &wire.Error{Code: "AUDIT_TAMPERED", Message: err.Error(), Hint: "the audit log was edited, reordered, or had records inserted or deleted at the record named"}
+		}
+		return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %v", err)
+	}
+	res := struct {
+		Intact  bool `json:"intact"`
+		Records int  `json:"records"`
+	}{true, n}
+	return res, func(w io.Writer) { fmt.Fprintf(w, "audit log intact: %d records\n", n) }, nil
+}
+
+// auditList shows recent decisions for the person reviewing what agents did.
+func (c *cmd) auditList(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	since := fs.Duration("since", 24*time.Hour, "show records newer than this")
+	if err := parse(fs, args, nil); err != nil {
+		return nil, nil, err
+	}
+	dir, err := c.auditDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := audit.List(dir, time.Now().Add(-*since), 1000)
+	if err != nil {
+		return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %v", err)
+	}
+	if recs == nil {
+		recs = []audit.Record{}
+	}
+	res := struct {
+		Records []audit.Record `json:"records"`
+	}{recs}
+	return res, func(w io.Writer) {
+		if len(recs) == 0 {
+			fmt.Fprintln(w, "no audit records in that period")
+			return
+		}
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "TIME\tOP\tDECISION\tCODE\tORIGIN\tALIAS\tSESSION\tREQUESTER")
+		for _, r := range recs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\tpid %d %s\n", r.Time.Local().Format(time.DateTime), r.Op, r.Decision, r.Code, r.Origin, r.Alias, r.Session, r.PID, r.Exe)
+		}
+		tw.Flush()
+	}, nil
+}

@@ -1,0 +1,91 @@
+//go:build linux
+
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// TestAuditLog: every add, release, denial and remove is recorded with the requester, the log
+// holds no secret, and editing it is detected by both verify commands.
+func TestAuditLog(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	approve, _ := presencetest.FakePinentry(t, "approve")
+	e.pinentryConfig(approve)
+	canary := newCanary()
+	if r := e.addCredential("audited", "a@example.test", canary); r.code != 0 {
+		t.Fatalf("add: %+v", r)
+	}
+	if r := e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "audited", "--json"); r.code != 0 {
+		t.Fatalf("verify: %+v", r)
+	}
+	e.stopBroker()
+	deny, _ := presencetest.FakePinentry(t, "deny")
+	e.pinentryConfig(deny)
+	if r := e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "audited", "--json"); errCode(t, r) != "PRESENCE_DENIED" {
+		t.Fatalf("denied verify: %+v", r)
+	}
+	if r := e.runTTY([]step{{"[y/N]", "y\n"}}, "headless", "credentials", "remove", "--origin", origin, "--alias", "audited", "--json"); r.code != 0 {
+		t.Fatalf("remove: %+v", r)
+	}
+
+	r := e.run("", "headless", "audit", "list", "--json")
+	if r.code != 0 {
+		t.Fatalf("audit list: %+v", r)
+	}
+	var list struct {
+		Records []struct {
+			Op, Decision, Code, Origin, Alias, Session, Exe, Provider, Prev string
+			PID                                                             int
+			Seq                                                             uint64
+		} `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rec := range list.Records {
+		got = append(got, rec.Op+"/"+rec.Decision+"/"+rec.Code)
+		if rec.Alias != "audited" || rec.Origin != origin || rec.PID == 0 || !strings.HasSuffix(rec.Exe, "/headless") {
+			t.Errorf("record lacks who/what: %+v", rec)
+		}
+		if rec.Op == "release" && rec.Provider != "pinentry" {
+			t.Errorf("release record without the provider: %+v", rec)
+		}
+	}
+	want := "add/ok/ release/allow/ release/deny/PRESENCE_DENIED remove/ok/"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("audit records %q, want %q", strings.Join(got, " "), want)
+	}
+	logPath := filepath.Join(e.root, "data", "headless", "audit.jsonl")
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoCanary(t, "audit log", string(b), canary)
+	if fi, _ := os.Stat(logPath); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("audit log mode %v", fi.Mode().Perm())
+	}
+	if r := e.run("", "headless", "audit", "verify", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"intact":true`) {
+		t.Fatalf("verify intact log: %+v", r)
+	}
+	if r := e.run("", "brokerd", "audit", "verify"); r.code != 0 {
+		t.Fatalf("brokerd audit verify: %+v", r)
+	}
+	// Edit the second record (allow → deny): both verifiers name the damage and fail.
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	lines[1] = strings.Replace(lines[1], `"allow"`, `"deny"`, 1)
+	os.WriteFile(logPath, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	if r := e.run("", "headless", "audit", "verify", "--json"); r.code != 1 || errCode(t, r) != "AUDIT_TAMPERED" {
+		t.Fatalf("verify after editing: %+v", r)
+	}
+	if r := e.run("", "brokerd", "audit", "verify"); r.code != 1 {
+		t.Fatalf("brokerd audit verify after editing: %+v", r)
+	}
+}
