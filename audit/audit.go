@@ -6,7 +6,8 @@
 // opened O_APPEND|O_NOFOLLOW. This process only ever appends to it: one [Record] per line,
 // written with a single write and fsynced before [Log.Append] returns. A record never holds a
 // secret; every string field is cut to [MaxField] bytes of valid UTF-8, so a line stays small.
-// One [Log] per directory: [Open] takes a non-blocking flock on Dir/audit.lock.
+// Every append holds a flock on Dir/audit.lock and continues from the file as it is, so
+// several writers (two brokerds sharing a data dir) extend one chain and never fork it.
 //
 // Records are numbered 1, 2, 3 … (Seq) and each carries Prev, the hex SHA-256 of the previous
 // record's line without its newline ("" for the very first record). [Verify] walks the chain
@@ -48,8 +49,6 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"github.com/headless-dev/headless/internal/lockfile"
 )
 
 const (
@@ -130,20 +129,33 @@ func Open(o Options) (*Log, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit: create directory: %w", err)
 	}
-	unlock, err := lockfile.Lock(filepath.Join(o.Dir, lockName))
+	unlock, err := l.lock()
 	if err != nil {
-		return nil, fmt.Errorf("audit: lock: %w", err)
+		return nil, err
 	}
-	l.unlock = unlock
+	defer unlock()
 	if err := l.resume(); err != nil {
-		unlock()
 		return nil, err
 	}
 	if err := l.openFile(); err != nil {
-		unlock()
 		return nil, err
 	}
+	l.unlock = func() {}
 	return l, nil
+}
+
+// lock takes the directory's writer lock (blocking): every Append holds it, so several
+// processes (two brokerds sharing a data dir) extend one chain without forking it.
+func (l *Log) lock() (func(), error) {
+	f, err := os.OpenFile(filepath.Join(l.dir, lockName), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit: lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: lock: %w", err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // resume reads the last line of the newest non-empty generation.
@@ -247,6 +259,23 @@ func (l *Log) Append(r Record) error {
 	}
 	if l.broken != nil {
 		return fmt.Errorf("audit: append: log unusable after earlier failure: %w", l.broken)
+	}
+	// Another writer may have appended or rotated since: under the lock, continue from the
+	// file as it is now.
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	l.f.Close()
+	l.f = nil
+	if err := l.resume(); err != nil {
+		l.broken = err
+		return err
+	}
+	if err := l.openFile(); err != nil {
+		l.broken = err
+		return err
 	}
 	if r.Time.IsZero() {
 		r.Time = l.now()

@@ -88,12 +88,29 @@ func TestModes(t *testing.T) {
 	}
 }
 
-func TestSecondOpenLocked(t *testing.T) {
+// TestTwoWritersShareOneChain: two Logs on one directory (two brokerds sharing a data dir)
+// append concurrently and still form one valid chain.
+func TestTwoWritersShareOneChain(t *testing.T) {
 	dir := t.TempDir()
-	openT(t, Options{Dir: dir})
-	if l, err := Open(Options{Dir: dir}); err == nil {
-		l.Close()
-		t.Fatal("second Open of the same dir succeeded")
+	a := openT(t, Options{Dir: dir, MaxBytes: 2000, Keep: 50})
+	b := openT(t, Options{Dir: dir, MaxBytes: 2000, Keep: 50})
+	var wg sync.WaitGroup
+	for _, l := range []*Log{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				if err := l.Append(Record{Op: "release", Decision: "allow", Alias: "x"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n, err := Verify(dir)
+	if err != nil || n != 60 {
+		t.Fatalf("Verify = %d, %v; want 60 records in one chain", n, err)
 	}
 }
 
