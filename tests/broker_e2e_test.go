@@ -384,7 +384,7 @@ func TestVaultLockedAndUnavailable(t *testing.T) {
 	}
 	for _, dir := range []string{e.root, e2.root} {
 		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && fi.Mode().IsRegular() && strings.Contains(p, "headless") && !strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".lock") && !strings.HasSuffix(p, "config.json") {
+			if err == nil && fi.Mode().IsRegular() && strings.Contains(p, "headless") && !strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".lock") && !strings.HasSuffix(p, "config.json") && !strings.HasSuffix(p, "audit.jsonl") {
 				t.Errorf("unexpected file on disk: %s", p)
 			}
 			return nil
