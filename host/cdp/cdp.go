@@ -407,7 +407,18 @@ func (b *Browser) Close(ctx context.Context) error {
 	}
 	b.kill() // stragglers of the group (renderers, zygotes)
 	b.reapDaemons()
+	b.markClosed()
 	return nil
+}
+
+// markClosed records ErrClosed once the process is gone, even if the pipe reader has not yet
+// seen EOF (it may lag the exit by a moment).
+func (b *Browser) markClosed() {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = ErrClosed
+	}
+	b.mu.Unlock()
 }
 
 // Kill kills the browser's whole process group and waits for the browser to be reaped.
@@ -418,6 +429,7 @@ func (b *Browser) Kill() {
 	b.kill()
 	<-b.exited
 	b.reapDaemons()
+	b.markClosed()
 }
 
 // reapDaemons kills the browser's helpers that left its process group (the crash handler),
