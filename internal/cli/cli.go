@@ -394,17 +394,27 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	}, nil
 }
 
-func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+// originAliasBroker parses the --origin and --alias of a credential command, canonicalises the
+// origin and connects to brokerd (the caller closes the client).
+func (c *cmd) originAliasBroker(ctx context.Context, fs *flag.FlagSet, args []string, verb string) (string, *string, *broker.Client, error) {
 	o := fs.String("origin", "", "origin of the credential")
-	alias := fs.String("alias", "", "alias to remove")
+	alias := fs.String("alias", "", "alias to "+verb)
 	if err := parse(fs, args, map[string]*string{"origin": o, "alias": alias}); err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	co, err := origin.Canonical(*o)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return co, alias, b, nil
+}
+
+func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	co, alias, b, err := c.originAliasBroker(ctx, fs, args, "remove")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -446,16 +456,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 // credVerify has brokerd release a credential through the full gate (challenge, presence,
 // vault) to this process, which zeroes it unseen.
 func (c *cmd) credVerify(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
-	o := fs.String("origin", "", "origin of the credential")
-	alias := fs.String("alias", "", "alias to verify")
-	if err := parse(fs, args, map[string]*string{"origin": o, "alias": alias}); err != nil {
-		return nil, nil, err
-	}
-	co, err := origin.Canonical(*o)
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := c.env.Broker(ctx)
+	co, alias, b, err := c.originAliasBroker(ctx, fs, args, "verify")
 	if err != nil {
 		return nil, nil, err
 	}
