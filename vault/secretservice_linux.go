@@ -74,7 +74,13 @@ type SecretServiceOptions struct {
 	// Address is the D-Bus address of the session bus (see SessionBusAddress). Required.
 	Address string
 	// Collection is the alias of the collection that holds the items; default "default".
+	// Ignored when Label is set.
 	Collection string
+	// Label, when set, names a dedicated collection instead: the one collection whose label
+	// is exactly Label (gnome-keyring supports no alias but "default"). It may not exist yet
+	// ([SecretService.Create] makes it); until then List finds nothing, Secret and Remove
+	// answer ErrAliasUnknown, and Add, Lock and Unlock answer ErrNoKeyring.
+	Label string
 	// Lazy skips the connection attempt in OpenSecretService; the first call connects.
 	Lazy bool
 	// Rand is the source of DH keys and IVs; default crypto/rand.Reader.
@@ -91,6 +97,7 @@ type SecretServiceOptions struct {
 type SecretService struct {
 	addr  string
 	alias string
+	label string
 	rand  io.Reader
 
 	dialing chan struct{} // one-slot semaphore: one connection attempt at a time
@@ -99,6 +106,11 @@ type SecretService struct {
 	mu     sync.Mutex
 	cur    *ssConn
 	closed bool
+
+	// Unlock prompts that were abandoned (their Unlock gave up waiting) and are still open
+	// in the service; idle is closed while there are none.
+	pending int
+	idle    chan struct{}
 }
 
 // ssConn is one connection with its open session. It is immutable once published, except for
@@ -130,9 +142,13 @@ func OpenSecretService(ctx context.Context, o SecretServiceOptions) (*SecretServ
 	if o.Rand == nil {
 		o.Rand = rand.Reader
 	}
+	idle := make(chan struct{})
+	close(idle)
 	s := &SecretService{
 		addr:    o.Address,
 		alias:   o.Collection,
+		label:   o.Label,
+		idle:    idle,
 		rand:    o.Rand,
 		dialing: make(chan struct{}, 1),
 		writing: make(chan struct{}, 1),
@@ -175,7 +191,7 @@ func (s *SecretService) acquire(ctx context.Context) (c *ssConn, fresh bool, err
 	if c, err := s.current(); c != nil || err != nil {
 		return c, false, err
 	}
-	nc, err := dialSecretService(ctx, s.addr, s.alias, s.rand)
+	nc, err := dialSecretService(ctx, s.addr, s.alias, s.label, s.rand)
 	if err != nil {
 		return nil, false, err
 	}
@@ -321,6 +337,9 @@ func (s *SecretService) Add(ctx context.Context, rec Record, secret []byte) erro
 	}
 	defer unlock()
 	err = s.do(ctx, func(c *ssConn) error {
+		if c.coll == "" {
+			return ErrNoKeyring
+		}
 		var locked bool
 		if err := c.prop(ctx, c.coll, ifCollection, "Locked", &locked); err != nil {
 			return err
@@ -428,6 +447,9 @@ func (s *SecretService) Secret(ctx context.Context, origin, alias string) (Recor
 func (s *SecretService) Locked(ctx context.Context) (bool, error) {
 	var locked bool
 	err := s.do(ctx, func(c *ssConn) error {
+		if c.coll == "" {
+			return ErrNoKeyring
+		}
 		return c.prop(ctx, c.coll, ifCollection, "Locked", &locked)
 	})
 	return locked, wrapStep("locked", err)
@@ -436,6 +458,9 @@ func (s *SecretService) Locked(ctx context.Context) (bool, error) {
 // Lock locks the collection. gnome-keyring locks without a prompt.
 func (s *SecretService) Lock(ctx context.Context) error {
 	err := s.do(ctx, func(c *ssConn) error {
+		if c.coll == "" {
+			return ErrNoKeyring
+		}
 		var (
 			locked []dbus.ObjectPath
 			prompt dbus.ObjectPath
@@ -466,9 +491,14 @@ func (s *SecretService) Lock(ctx context.Context) error {
 // nobody waits for does not leave the collection open.
 //
 // An Unlock that succeeds without any prompt (for example because the keyring stores an
-// auto-unlock password) is not evidence of user presence.
+// auto-unlock password) is not evidence of user presence: see [SecretService.AutoUnlockStored].
+// While an abandoned prompt is still open the service queues every later unlock behind it;
+// [SecretService.Idle] tells when none is.
 func (s *SecretService) Unlock(ctx context.Context) error {
 	err := s.do(ctx, func(c *ssConn) error {
+		if c.coll == "" {
+			return ErrNoKeyring
+		}
 		var (
 			unlocked []dbus.ObjectPath
 			prompt   dbus.ObjectPath
@@ -483,7 +513,11 @@ func (s *SecretService) Unlock(ctx context.Context) error {
 			}
 			return nil
 		}
-		dismissed, _, err := c.prompt(ctx, prompt, func() { c.relockWhenAnswered(prompt) })
+		dismissed, _, err := c.prompt(ctx, prompt, func() {
+			s.promptPending(+1)
+			defer s.promptPending(-1)
+			c.relockWhenAnswered(prompt)
+		})
 		if err != nil {
 			return err
 		}
@@ -496,7 +530,7 @@ func (s *SecretService) Unlock(ctx context.Context) error {
 }
 
 // dialSecretService connects to the bus, opens a DH session and resolves the collection.
-func dialSecretService(ctx context.Context, addr, alias string, random io.Reader) (_ *ssConn, err error) {
+func dialSecretService(ctx context.Context, addr, alias, label string, random io.Reader) (_ *ssConn, err error) {
 	conn, err := dbus.Dial(addr)
 	if err != nil {
 		return nil, &ssError{step: "connect to session bus", kind: ErrUnavailable, err: err}
@@ -551,12 +585,18 @@ func dialSecretService(ctx context.Context, addr, alias string, random io.Reader
 	if err != nil {
 		return nil, busErr("find secret service owner", err)
 	}
-	err = c.service().CallWithContext(ctx, ifService+".ReadAlias", 0, alias).Store(&c.coll)
-	if err != nil {
-		return nil, busErr("read collection alias", err)
-	}
-	if c.coll == noPrompt || c.coll == "" {
-		return nil, fmt.Errorf("read collection alias: %w: the secret service has no collection with alias %q", ErrUnavailable, alias)
+	if label != "" {
+		if c.coll, err = c.findLabel(ctx, label); err != nil {
+			return nil, err
+		}
+	} else {
+		err = c.service().CallWithContext(ctx, ifService+".ReadAlias", 0, alias).Store(&c.coll)
+		if err != nil {
+			return nil, busErr("read collection alias", err)
+		}
+		if c.coll == noPrompt || c.coll == "" {
+			return nil, fmt.Errorf("read collection alias: %w: the secret service has no collection with alias %q", ErrUnavailable, alias)
+		}
 	}
 	err = conn.AddMatchSignalContext(ctx, dbus.WithMatchSender(c.owner),
 		dbus.WithMatchInterface(ifPrompt), dbus.WithMatchMember("Completed"))
@@ -595,6 +635,9 @@ func (c *ssConn) prop(ctx context.Context, path dbus.ObjectPath, iface, name str
 
 // search returns the items of the collection that match attrs.
 func (c *ssConn) search(ctx context.Context, attrs map[string]string) ([]dbus.ObjectPath, error) {
+	if c.coll == "" {
+		return nil, nil // the dedicated collection does not exist: it holds nothing
+	}
 	var paths []dbus.ObjectPath
 	err := c.obj(c.coll).CallWithContext(ctx, ifCollection+".SearchItems", 0, attrs).Store(&paths)
 	if err != nil {
@@ -911,12 +954,17 @@ func busErr(step string, err error) error {
 
 // itemErr classifies the error of a call on an item: an item that is gone is ErrAliasUnknown.
 func itemErr(step string, err error) error {
-	var de dbus.Error
-	if errors.As(err, &de) && (de.Name == errUnknownObject || de.Name == errNoSuchObject ||
-		de.Name == errUnknownMethod && strings.Contains(de.Error(), "does not exist")) {
+	if objectGone(err) {
 		return &ssError{step: step, kind: ErrAliasUnknown, err: err}
 	}
 	return busErr(step, err)
+}
+
+// objectGone reports whether err says the object called no longer exists.
+func objectGone(err error) bool {
+	var de dbus.Error
+	return errors.As(err, &de) && (de.Name == errUnknownObject || de.Name == errNoSuchObject ||
+		de.Name == errUnknownMethod && strings.Contains(de.Error(), "does not exist"))
 }
 
 // wrapStep prefixes err with the operation unless it is nil.
@@ -925,4 +973,143 @@ func wrapStep(op string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// promptPending counts abandoned unlock prompts that are still open.
+func (s *SecretService) promptPending(delta int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending += delta
+	switch {
+	case delta > 0 && s.pending == 1:
+		s.idle = make(chan struct{})
+	case delta < 0 && s.pending == 0:
+		close(s.idle)
+	}
+}
+
+// Idle returns a channel that is closed while no abandoned unlock prompt is open. A prompt
+// abandoned by Unlock stays open in the service (it is never dismissed) until the person
+// answers it, the prompter goes away or the connection ends; then the collection is locked
+// again if it was unlocked, and the channel closes.
+func (s *SecretService) Idle() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idle
+}
+
+// findLabel returns the one collection labelled label, "" when there is none, or an error
+// when several are (one could be a decoy made by another program).
+func (c *ssConn) findLabel(ctx context.Context, label string) (dbus.ObjectPath, error) {
+	var colls []dbus.ObjectPath
+	if err := c.prop(ctx, ssPath, ifService, "Collections", &colls); err != nil {
+		return "", err
+	}
+	var found []dbus.ObjectPath
+	for _, p := range colls {
+		var l string
+		if err := c.prop(ctx, p, ifCollection, "Label", &l); err != nil {
+			if objectGone(err) {
+				continue // deleted meanwhile
+			}
+			return "", err
+		}
+		if l == label {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("find collection: %w: %d collections are labelled %q; remove the ones headless did not create", ErrUnavailable, len(found), label)
+}
+
+// Create makes the dedicated collection (see SecretServiceOptions.Label) when it does not
+// exist. The service asks the person for the new collection's password with its own prompt;
+// that password never passes through this process. The new collection is unlocked; callers
+// lock it. created is false when it already existed. A dismissed prompt is ErrLocked; when
+// ctx ends first the prompt is abandoned (never dismissed).
+func (s *SecretService) Create(ctx context.Context) (created bool, err error) {
+	if s.label == "" {
+		return false, errors.New("create collection: the store was not opened on a dedicated collection")
+	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return false, fmt.Errorf("create collection: %w", err)
+	}
+	defer unlock()
+	err = s.do(ctx, func(c *ssConn) error {
+		coll, err := c.findLabel(ctx, s.label)
+		if err != nil || coll != "" {
+			return err
+		}
+		var prompt dbus.ObjectPath
+		props := map[string]dbus.Variant{ifCollection + ".Label": dbus.MakeVariant(s.label)}
+		if err := c.service().CallWithContext(ctx, ifService+".CreateCollection", 0, props, "").Store(&coll, &prompt); err != nil {
+			return busErr("create collection", err)
+		}
+		if prompt != noPrompt {
+			dismissed, _, err := c.prompt(ctx, prompt, nil)
+			if err != nil {
+				return err
+			}
+			if dismissed {
+				return fmt.Errorf("create collection: %w: prompt dismissed", ErrLocked)
+			}
+		}
+		created = true
+		s.invalidate(c) // the next call resolves the label again
+		return nil
+	})
+	return created, wrapStep("create", err)
+}
+
+// AutoUnlockStored reports whether gnome-keyring keeps the collection's password in the login
+// keyring for automatic unlock (the unlock dialog's "Automatically unlock this keyring whenever
+// I'm logged in" box was left ticked). Then every Unlock succeeds without asking anyone. A
+// missing dedicated collection answers false.
+func (s *SecretService) AutoUnlockStored(ctx context.Context) (bool, error) {
+	var stored bool
+	err := s.do(ctx, func(c *ssConn) error {
+		if c.coll == "" {
+			stored = false
+			return nil
+		}
+		// gnome-keyring 42 files the stored password under the keyring's location; the
+		// item itself is hidden from the Secret Service API, but a search finds it.
+		id := string(c.coll)[strings.LastIndexByte(string(c.coll), '/')+1:]
+		var unlocked, locked []dbus.ObjectPath
+		err := c.service().CallWithContext(ctx, ifService+".SearchItems", 0,
+			map[string]string{"keyring": "LOCAL:/keyrings/" + id + ".keyring"}).Store(&unlocked, &locked)
+		if err != nil {
+			return busErr("search auto-unlock password", err)
+		}
+		stored = len(unlocked)+len(locked) > 0
+		return nil
+	})
+	return stored, wrapStep("auto-unlock check", err)
+}
+
+// SystemPrompterName is the bus name gnome-keyring shows its prompts through (gcr-prompter).
+const SystemPrompterName = "org.gnome.keyring.SystemPrompter"
+
+// SystemPrompter reports whether the keyring's prompter is running on the bus (owned) or can
+// be started by the bus (activatable).
+func (s *SecretService) SystemPrompter(ctx context.Context) (owned, activatable bool, err error) {
+	err = s.do(ctx, func(c *ssConn) error {
+		bus := c.conn.BusObject()
+		if err := bus.CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, SystemPrompterName).Store(&owned); err != nil {
+			return busErr("look for the system prompter", err)
+		}
+		var names []string
+		if err := bus.CallWithContext(ctx, "org.freedesktop.DBus.ListActivatableNames", 0).Store(&names); err != nil {
+			return busErr("look for the system prompter", err)
+		}
+		activatable = slices.Contains(names, SystemPrompterName)
+		return nil
+	})
+	return owned, activatable, wrapStep("system prompter", err)
 }

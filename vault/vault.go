@@ -54,6 +54,8 @@ var (
 	ErrAliasUnknown = errors.New("no such alias for this origin")
 	ErrFull         = errors.New("vault store is full")
 	ErrInvalid      = errors.New("invalid credential record")
+	// ErrNoKeyring: the dedicated collection the store was opened on does not exist yet.
+	ErrNoKeyring = errors.New("the headless keyring does not exist yet")
 )
 
 // Limits that bound every record.

@@ -42,9 +42,14 @@ accepts only connections from its own uid, and is the only process that reads pa
 from the Secret Service. 'headless' starts it when it is not running.
 
 Presence (who approves each release) is chosen only in $XDG_CONFIG_HOME/headless/config.json:
+    {"presence": {"provider": "secret-service"}}
     {"presence": {"provider": "pinentry", "program": "/usr/bin/pinentry-curses"}}
-With no config every release fails with PRESENCE_UNAVAILABLE. The pinentry provider shows
-its prompt on the terminal brokerd was started from (its standard input), if any.
+secret-service keeps the credentials in a dedicated 'headless' keyring that stays locked; each
+release unlocks it through the keyring's own prompt (you type that keyring's password), reads,
+and locks it again. With no provider chosen, brokerd uses secret-service when the session has
+a Secret Service with a system prompter (gcr-prompter), else none: every release then fails
+with PRESENCE_UNAVAILABLE. The pinentry provider shows its prompt on the terminal brokerd was
+started from (its standard input), if any.
 
 Files:
     broker.sock, broker.lock, brokerd.log (bounded: 1 MiB + one rotated generation)
@@ -122,13 +127,13 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	if err != nil {
 		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
-	prov, err := newProvider(cfg, stdin, getenv)
-	if err != nil {
-		return fatal(wire.CodeConfigInvalid, "%v", err)
-	}
-
-	store, closeStore := openVault(ctx, getenv, log)
+	store, prov, closeStore := openVault(ctx, cfg, getenv, log)
 	defer closeStore()
+	if prov == nil {
+		if prov, err = newProvider(cfg, stdin, getenv); err != nil {
+			return fatal(wire.CodeConfigInvalid, "%v", err)
+		}
+	}
 
 	dataDir, err := profile.DataDir(getenv)
 	if err != nil {
@@ -188,8 +193,9 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string) 
 			TTYType: getenv("TERM"),
 			Env:     pinentryEnv(getenv),
 		})
-	case "secret-service":
-		return presence.Unavailable{Provider: "secret-service", Reason: "the secret-service presence provider is not available in this version"}, nil
+	case config.ProviderSecretService:
+		// openVault builds it when the Secret Service can be reached.
+		return presence.Unavailable{Provider: "secret-service", Reason: "no Secret Service is reachable on the session bus"}, nil
 	default:
 		return presence.None{}, nil
 	}

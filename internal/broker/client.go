@@ -45,6 +45,14 @@ func (c *Client) List(ctx context.Context, origin string) ([]Credential, error) 
 	return r.Credentials, nil
 }
 
+// Init creates the locked credentials keyring of the secret-service provider (the keyring
+// prompts the person for its new password).
+func (c *Client) Init(ctx context.Context) (InitResult, error) {
+	var r InitResult
+	err := c.Call(ctx, MethodCredentialsInit, struct{}{}, &r)
+	return r, err
+}
+
 // Remove removes a credential.
 func (c *Client) Remove(ctx context.Context, origin, alias string) error {
 	return c.Call(ctx, MethodCredentialsRm, RemoveParams{Origin: origin, Alias: alias}, nil)

@@ -12,6 +12,7 @@ const (
 	MethodCredentialsList = "credentials.list"
 	MethodCredentialsAdd  = "credentials.add"
 	MethodCredentialsRm   = "credentials.remove"
+	MethodCredentialsInit = "credentials.init"
 	MethodChallengeIssue  = "challenge.issue"
 	MethodRelease         = "release"
 )
@@ -49,6 +50,13 @@ type AddParams struct {
 	Account string `json:"account"`
 	Alias   string `json:"alias"`
 	Secret  []byte `json:"secret"`
+}
+
+// InitResult answers "credentials.init": whether the keyring was created now (false: it
+// existed already).
+type InitResult struct {
+	Created  bool   `json:"created"`
+	Provider string `json:"provider"`
 }
 
 // RemoveParams is "credentials.remove".

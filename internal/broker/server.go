@@ -115,9 +115,10 @@ func (s *Server) log() *slog.Logger {
 // handle answers one request with one frame.
 func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte {
 	start := time.Now()
-	if req.Method != MethodRelease {
-		// A hung Secret Service must not hold a request forever. A release is bounded by the
-		// presence timeout plus this bound on each vault call (see release).
+	if req.Method != MethodRelease && !s.prompts(req.Method) {
+		// A hung Secret Service must not hold a request forever. A release (and a write that
+		// needs the keyring's prompt) is bounded by the presence timeout plus this bound on
+		// each vault call (see release and write).
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, VaultTimeout)
 		defer cancel()
@@ -147,6 +148,11 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias})
 		}
 		vault.Zero(p.Secret)
+	case MethodCredentialsInit:
+		if err = rpc.DecodeParams(req.Params, &struct{}{}); err == nil {
+			result, err = s.init(ctx)
+			s.record("init", err, peer, audit.Record{})
+		}
 	case MethodCredentialsRm:
 		var p RemoveParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
@@ -234,9 +240,11 @@ func (s *Server) add(ctx context.Context, p AddParams) (Credential, error) {
 		return Credential{}, err
 	}
 	rec := vault.Record{Origin: o, Account: p.Account, Alias: p.Alias}
-	if err := s.Vault.Add(ctx, rec, p.Secret); err != nil {
+	if err := s.write(ctx, true, func(ctx context.Context) error { return s.Vault.Add(ctx, rec, p.Secret) }); err != nil {
 		return Credential{}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+	defer cancel()
 	// Report what the store recorded (its creation time).
 	recs, err := s.Vault.List(ctx, o)
 	if err == nil {
@@ -254,7 +262,45 @@ func (s *Server) remove(ctx context.Context, p RemoveParams) (struct{}, error) {
 	if err != nil {
 		return struct{}{}, err
 	}
-	return struct{}{}, s.Vault.Remove(ctx, o, p.Alias)
+	return struct{}{}, s.write(ctx, false, func(ctx context.Context) error { return s.Vault.Remove(ctx, o, p.Alias) })
+}
+
+// unlocker is a presence provider whose vault is locked at rest (secret-service): writes run
+// while the person has it unlocked, and it can create the vault.
+type unlocker interface {
+	Unlocked(ctx context.Context, create bool, use func(context.Context) error) error
+	Init(ctx context.Context) (created bool, err error)
+}
+
+// prompts reports whether method may wait for the keyring's prompt.
+func (s *Server) prompts(method string) bool {
+	_, ok := s.Presence.(unlocker)
+	return ok && (method == MethodCredentialsAdd || method == MethodCredentialsRm || method == MethodCredentialsInit)
+}
+
+// write runs a vault write, inside the provider's unlock window when the vault is locked at
+// rest (the keyring prompts the person); each vault call is bounded by VaultTimeout.
+func (s *Server) write(ctx context.Context, create bool, fn func(context.Context) error) error {
+	bounded := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+		defer cancel()
+		return fn(ctx)
+	}
+	if u, ok := s.Presence.(unlocker); ok {
+		return u.Unlocked(ctx, create, bounded)
+	}
+	return bounded(ctx)
+}
+
+// init creates the locked credentials keyring of the secret-service provider.
+func (s *Server) init(ctx context.Context) (InitResult, error) {
+	u, ok := s.Presence.(unlocker)
+	if !ok {
+		return InitResult{}, wire.Errorf(wire.CodeInvalidArgument,
+			"'credentials init' creates the locked keyring of the secret-service presence provider; this brokerd uses %q", s.Presence.Name())
+	}
+	created, err := u.Init(ctx)
+	return InitResult{Created: created, Provider: s.Presence.Name()}, err
 }
 
 func (s *Server) issue(ctx context.Context, p ChallengeParams) (ChallengeResult, error) {
@@ -388,6 +434,8 @@ func (s *Server) toWire(err error) *wire.Error {
 		sentinel error
 		code     wire.Code
 	}{
+		{presence.ErrAutoUnlock, wire.CodePresenceAutoUnlock},
+		{vault.ErrNoKeyring, wire.CodeVaultNoKeyring},
 		{vault.ErrLocked, wire.CodeVaultLocked},
 		{vault.ErrUnavailable, wire.CodeVaultUnavail},
 		{vault.ErrAliasExists, wire.CodeAliasExists},

@@ -54,6 +54,8 @@ Usage:
                                         prompt asks you; the password is typed into the verified
                                         field and never shown to the caller
 
+    headless credentials init           create the locked 'headless' keyring (secret-service
+                                        presence; the keyring asks for its new password)
     headless credentials add    --origin ORIGIN --account ACCOUNT --alias NAME
     headless credentials list   [--origin ORIGIN]
     headless credentials remove --origin ORIGIN --alias NAME
@@ -88,7 +90,8 @@ Error codes: NO_TTY, USAGE, CANCELLED, BROKER_UNAVAILABLE, HOST_UNAVAILABLE, PRO
 BROWSER_CRASHED, BROWSER_FAILED, UNSAFE_NAVIGATION, NAVIGATION_FAILED, SESSION_UNKNOWN,
 SESSION_EXISTS, SESSION_LIMIT, REF_UNKNOWN, REF_STALE, NOT_INTERACTABLE, DIRECT_FILL_DISABLED,
 TIMEOUT, NO_LOGIN_FORM, DOCUMENT_CHANGED, FORM_ACTION_CROSS_ORIGIN, INVALID_ORIGIN, INVALID_ARGUMENT, ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH,
-VAULT_LOCKED, VAULT_UNAVAILABLE, PRESENCE_DENIED, PRESENCE_TIMEOUT, PRESENCE_UNAVAILABLE,
+VAULT_LOCKED, VAULT_UNAVAILABLE, VAULT_NOT_INITIALIZED, PRESENCE_DENIED, PRESENCE_TIMEOUT,
+PRESENCE_UNAVAILABLE, PRESENCE_AUTO_UNLOCK,
 CHALLENGE_UNKNOWN, CHALLENGE_EXPIRED, CHALLENGE_USED, CHALLENGE_MISMATCH, CONFIG_INVALID,
 RUNTIME_DIR_UNSAFE, INTERNAL.
 `
@@ -161,13 +164,15 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return hostMain(ctx, args[1:], env)
 	case "credentials":
 		if len(args) < 2 {
-			return c.usageErr(false, "credentials needs a subcommand: add, list, remove or verify")
+			return c.usageErr(false, "credentials needs a subcommand: init, add, list, remove or verify")
 		}
 		switch args[1] {
 		case "add":
 			return c.run(ctx, "credentials add", args[2:], c.credAdd)
 		case "list":
 			return c.run(ctx, "credentials list", args[2:], c.credList)
+		case "init":
+			return c.run(ctx, "credentials init", args[2:], c.credInit)
 		case "remove":
 			return c.run(ctx, "credentials remove", args[2:], c.credRemove)
 		case "verify":
@@ -219,7 +224,7 @@ func (c *cmd) run(ctx context.Context, name string, args []string, h handler) in
 // which brokerd bounds itself) get longer.
 func commandTimeout(name string) time.Duration {
 	switch name {
-	case "credentials verify", "credentials add", "credentials remove", "auth login":
+	case "credentials verify", "credentials add", "credentials remove", "credentials init", "auth login":
 		return 15 * time.Minute
 	case "wait":
 		return 6 * time.Minute
@@ -303,6 +308,31 @@ func (c *cmd) version(ctx context.Context, fs *flag.FlagSet, args []string) (any
 		Version string `json:"version"`
 	}{version.String()}
 	return v, func(w io.Writer) { fmt.Fprintf(w, "headless %s\n", v.Version) }, nil
+}
+
+func (c *cmd) credInit(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	if err := parse(fs, args, nil); err != nil {
+		return nil, nil, err
+	}
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	if !c.json {
+		fmt.Fprintln(c.env.Stderr, "headless: the keyring will ask you for the new 'headless' keyring's password (leave 'automatically unlock' unticked)")
+	}
+	r, err := b.Init(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func(w io.Writer) {
+		if r.Created {
+			fmt.Fprintln(w, "created the 'headless' keyring; it stays locked except while you approve a release")
+		} else {
+			fmt.Fprintln(w, "the 'headless' keyring already exists")
+		}
+	}, nil
 }
 
 func (c *cmd) credList(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {

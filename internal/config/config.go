@@ -18,8 +18,9 @@
 //   - a refusal is an error wrapping [ErrInsecure] that names the reason; it never falls back
 //     to the defaults.
 //
-// A missing file (or a missing directory) gives [Defaults]: no presence provider (every
-// release is refused) and no direct password fill — the safest configuration.
+// A missing file (or a missing directory) gives [Defaults]: no presence provider chosen
+// ([ProviderAuto]: brokerd uses "secret-service" when the session has a Secret Service with a
+// system prompter, else "none", which refuses every release) and no direct password fill.
 //
 // # Format
 //
@@ -30,7 +31,7 @@
 //
 //	{
 //	  "presence": {
-//	    "provider": "pinentry",          // "secret-service", "pinentry" or "none" (default)
+//	    "provider": "pinentry",          // "secret-service", "pinentry" or "none"; unset: see above
 //	    "program": "/usr/bin/pinentry",  // only with "pinentry": absolute, executable
 //	    "timeout_seconds": 60            // 1..600, default 60
 //	  },
@@ -70,6 +71,9 @@ const (
 	ProviderSecretService = "secret-service"
 	ProviderPinentry      = "pinentry"
 	ProviderNone          = "none"
+	// ProviderAuto (the field unset) leaves the choice to brokerd: "secret-service" when a
+	// Secret Service with a system prompter is present, "none" otherwise.
+	ProviderAuto = ""
 )
 
 // Limits and defaults.
@@ -110,7 +114,7 @@ type Presence struct {
 func Defaults() Config {
 	return Config{
 		Presence: Presence{
-			Provider:       ProviderNone,
+			Provider:       ProviderAuto,
 			TimeoutSeconds: DefaultPresenceTimeoutSeconds,
 		},
 		ChallengeTTLSeconds: DefaultChallengeTTLSeconds,
@@ -316,9 +320,7 @@ func Parse(data []byte) (Config, error) {
 func (c *Config) validate() error {
 	p := &c.Presence
 	switch p.Provider {
-	case "":
-		p.Provider = ProviderNone
-	case ProviderNone, ProviderSecretService, ProviderPinentry:
+	case ProviderAuto, ProviderNone, ProviderSecretService, ProviderPinentry:
 	default:
 		return invalid("presence.provider", "unknown provider %q; want %q, %q or %q",
 			p.Provider, ProviderSecretService, ProviderPinentry, ProviderNone)

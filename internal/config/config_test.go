@@ -43,7 +43,7 @@ func TestPath(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	d := Defaults()
-	want := Config{Presence: Presence{Provider: "none", TimeoutSeconds: 60}, ChallengeTTLSeconds: 120}
+	want := Config{Presence: Presence{Provider: "", TimeoutSeconds: 60}, ChallengeTTLSeconds: 120}
 	if d != want {
 		t.Fatalf("Defaults = %+v, want %+v", d, want)
 	}

@@ -21,8 +21,8 @@ func TestParseAccepts(t *testing.T) {
 		{"empty object", `{}`, def},
 		{"whitespace", " \n\t{ }\n\n", def},
 		{"empty presence", `{"presence":{}}`, def},
-		{"explicit none", `{"presence":{"provider":"none"}}`, def},
-		{"empty provider is none", `{"presence":{"provider":""}}`, def},
+		{"explicit none", `{"presence":{"provider":"none"}}`, with(func(c *Config) { c.Presence.Provider = "none" })},
+		{"empty provider is not chosen", `{"presence":{"provider":""}}`, def},
 		{"zeros take defaults", `{"presence":{"timeout_seconds":0},"challenge_ttl_seconds":0}`, def},
 		{"negative zero", `{"challenge_ttl_seconds":-0}`, def},
 		{"empty program without pinentry", `{"presence":{"provider":"secret-service","program":""}}`,
@@ -38,7 +38,8 @@ func TestParseAccepts(t *testing.T) {
 		{"allow fill", `{"allow_direct_password_fill":true}`,
 			with(func(c *Config) { c.AllowDirectPasswordFill = true })},
 		{"disallow fill", `{"allow_direct_password_fill":false}`, def},
-		{"escaped key", `{"allow_direct_password_fill":false, "presence":{"provid\u0065r":"none"}}`, def},
+		{"escaped key", `{"allow_direct_password_fill":false, "presence":{"provid\u0065r":"none"}}`,
+			with(func(c *Config) { c.Presence.Provider = "none" })},
 		{"full", full, Config{Presence{"secret-service", "", 30}, 300, true}},
 	}
 	for _, tt := range tests {
@@ -161,7 +162,7 @@ func FuzzParse(f *testing.F) {
 		}
 		// A parsed config is normalized and in range.
 		switch c.Presence.Provider {
-		case ProviderNone, ProviderSecretService:
+		case ProviderAuto, ProviderNone, ProviderSecretService:
 			if c.Presence.Program != "" {
 				t.Fatalf("program %q with provider %q", c.Presence.Program, c.Presence.Provider)
 			}

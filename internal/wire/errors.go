@@ -28,17 +28,21 @@ const (
 	CodePresenceDenied  Code = "PRESENCE_DENIED"
 	CodePresenceTimeout Code = "PRESENCE_TIMEOUT"
 	CodePresenceUnavail Code = "PRESENCE_UNAVAILABLE"
-	CodeChallengeUnk    Code = "CHALLENGE_UNKNOWN"
-	CodeChallengeExp    Code = "CHALLENGE_EXPIRED"
-	CodeChallengeUsed   Code = "CHALLENGE_USED"
-	CodeChallengeMism   Code = "CHALLENGE_MISMATCH"
-	CodeBrokerUnavail   Code = "BROKER_UNAVAILABLE" // CLI: brokerd not reachable and could not be started
-	CodeBrokerRunning   Code = "BROKER_RUNNING"     // brokerd: another brokerd holds the runtime dir
-	CodeNoTTY           Code = "NO_TTY"             // CLI: a secret or confirmation needs the controlling terminal
-	CodeUsage           Code = "USAGE"              // CLI: bad flags or arguments
-	CodeCancelled       Code = "CANCELLED"          // CLI: the person answered no
-	CodeConfigInvalid   Code = "CONFIG_INVALID"     // config file unsafe or malformed
-	CodeRuntimeDir      Code = "RUNTIME_DIR_UNSAFE" // runtime dir has wrong owner or mode
+	// CodePresenceAutoUnlock: the keyring would unlock the headless collection with nobody
+	// asked (it stores its password for automatic unlock).
+	CodePresenceAutoUnlock Code = "PRESENCE_AUTO_UNLOCK"
+	CodeVaultNoKeyring     Code = "VAULT_NOT_INITIALIZED" // the headless keyring does not exist yet
+	CodeChallengeUnk       Code = "CHALLENGE_UNKNOWN"
+	CodeChallengeExp       Code = "CHALLENGE_EXPIRED"
+	CodeChallengeUsed      Code = "CHALLENGE_USED"
+	CodeChallengeMism      Code = "CHALLENGE_MISMATCH"
+	CodeBrokerUnavail      Code = "BROKER_UNAVAILABLE" // CLI: brokerd not reachable and could not be started
+	CodeBrokerRunning      Code = "BROKER_RUNNING"     // brokerd: another brokerd holds the runtime dir
+	CodeNoTTY              Code = "NO_TTY"             // CLI: a secret or confirmation needs the controlling terminal
+	CodeUsage              Code = "USAGE"              // CLI: bad flags or arguments
+	CodeCancelled          Code = "CANCELLED"          // CLI: the person answered no
+	CodeConfigInvalid      Code = "CONFIG_INVALID"     // config file unsafe or malformed
+	CodeRuntimeDir         Code = "RUNTIME_DIR_UNSAFE" // runtime dir has wrong owner or mode
 
 	// Browser host (control.sock).
 	CodeHostUnavail     Code = "HOST_UNAVAILABLE"     // the host is not running
@@ -79,7 +83,11 @@ var hints = map[Code]string{
 	CodeVaultFull:       "remove unused credentials from this session's store",
 	CodePresenceDenied:  "the release was not approved at the presence prompt",
 	CodePresenceTimeout: "nobody answered the presence prompt in time; retry and answer it",
-	CodePresenceUnavail: "configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see README)",
+	CodePresenceUnavail: "configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see README); the secret-service provider needs the keyring's prompter (gcr-prompter) and a display",
+	CodePresenceAutoUnlock: "the keyring stores the password of the 'headless' keyring for automatic unlock, so nobody would be asked: " +
+		"change that keyring's password (Seahorse: Passwords and Keys, right-click 'headless', Change Password), " +
+		"then approve the next prompt with 'Automatically unlock' unticked",
+	CodeVaultNoKeyring:  "run 'headless credentials init' (the keyring asks you for the new keyring's password)",
 	CodeChallengeUnk:    "request a new challenge: visit the login page again",
 	CodeChallengeExp:    "the challenge expired; visit the login page again for a new one",
 	CodeChallengeUsed:   "challenges are single use; visit the login page again for a new one",

@@ -1,0 +1,209 @@
+package presence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/headless-dev/headless/vault"
+)
+
+// ErrAutoUnlock: the keyring would unlock the credentials' collection without asking anyone,
+// because it stores that collection's password for automatic unlock. Nothing is released.
+var ErrAutoUnlock = errors.New("the keyring unlocks the headless collection without asking")
+
+// Keyring is the dedicated collection the secret-service provider keeps locked at rest
+// (vault.SecretService opened with a Label implements it).
+type Keyring interface {
+	// Create makes the collection when it does not exist; the keyring asks the person for
+	// its new password with its own prompt. It is left unlocked.
+	Create(ctx context.Context) (created bool, err error)
+	Lock(ctx context.Context) error
+	// Unlock shows the keyring's own unlock prompt and waits for the answer until ctx ends
+	// (vault.ErrLocked when dismissed or abandoned). An abandoned prompt is never dismissed.
+	Unlock(ctx context.Context) error
+	// Idle is closed while no abandoned unlock prompt is still open.
+	Idle() <-chan struct{}
+	AutoUnlockStored(ctx context.Context) (bool, error)
+	SystemPrompter(ctx context.Context) (owned, activatable bool, err error)
+}
+
+// SecretServiceOptions configure NewSecretService.
+type SecretServiceOptions struct {
+	Keyring Keyring
+	// Timeout bounds the wait for the unlock window and the person's answer.
+	Timeout time.Duration
+	// Display reports that a graphical session is there to show an activated prompter
+	// (DISPLAY or WAYLAND_DISPLAY is set in brokerd's environment).
+	Display bool
+	// LockTimeout bounds the Lock that ends every window (default 5 s).
+	LockTimeout time.Duration
+}
+
+// SecretService is the "secret-service" provider. Credentials live in a dedicated collection
+// that is locked at rest. Presence is the person typing that collection's password into the
+// keyring's own system prompt, which no process of theirs can do without knowing it:
+//
+//  1. one window at a time (later releases wait, bounded by Timeout); while an earlier,
+//     abandoned prompt is still open in the keyring the window is not given out, since the
+//     keyring queues every unlock behind it;
+//  2. refuse (ErrAutoUnlock) when the keyring stores the collection's password for automatic
+//     unlock: an unlock would then succeed with nobody asked;
+//  3. lock the collection (someone may have unlocked it), then unlock it through the prompt;
+//     no answer within Timeout is ErrTimeout, a dismissed prompt ErrDenied;
+//  4. refuse again if the answer left "automatically unlock" ticked;
+//  5. run use (the vault read), then lock at once: on every path, and a failed lock fails
+//     the request.
+type SecretService struct {
+	o      SecretServiceOptions
+	window chan struct{}
+}
+
+var _ Provider = (*SecretService)(nil)
+
+// NewSecretService returns the provider.
+func NewSecretService(o SecretServiceOptions) *SecretService {
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = 5 * time.Second
+	}
+	return &SecretService{o: o, window: make(chan struct{}, 1)}
+}
+
+func (p *SecretService) Name() string { return "secret-service" }
+
+// Do implements Provider: use runs only while the collection is unlocked by the person.
+func (p *SecretService) Do(ctx context.Context, r Request, use func(context.Context) error) error {
+	return p.unlocked(ctx, false, use)
+}
+
+// Unlocked runs use while the collection is unlocked by the person, as Do does; writes to the
+// vault (add, remove) need it. With create, a missing collection is created first (the
+// keyring asks for the new password), which is the person's answer for this request.
+func (p *SecretService) Unlocked(ctx context.Context, create bool, use func(context.Context) error) error {
+	return p.unlocked(ctx, create, use)
+}
+
+// Init creates the collection when it does not exist and leaves it locked.
+func (p *SecretService) Init(ctx context.Context) (created bool, err error) {
+	tctx, cancel := context.WithTimeout(ctx, p.o.Timeout)
+	defer cancel()
+	if err := p.enter(tctx, ctx); err != nil {
+		return false, err
+	}
+	defer func() { <-p.window }()
+	if err := p.prompterAvailable(tctx); err != nil {
+		return false, err
+	}
+	created, err = p.o.Keyring.Create(tctx)
+	if err != nil {
+		return false, p.promptErr(ctx, tctx, "create the headless keyring", err)
+	}
+	return created, p.lock()
+}
+
+func (p *SecretService) unlocked(ctx context.Context, create bool, use func(context.Context) error) (err error) {
+	tctx, cancel := context.WithTimeout(ctx, p.o.Timeout)
+	defer cancel()
+	if err := p.enter(tctx, ctx); err != nil {
+		return err
+	}
+	defer func() { <-p.window }()
+	if err := p.prompterAvailable(tctx); err != nil {
+		return err
+	}
+	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	} else if stored {
+		return ErrAutoUnlock
+	}
+	// From here on the collection may be unlocked: lock it on every path.
+	defer func() {
+		if lerr := p.lock(); lerr != nil && err == nil {
+			err = lerr
+		}
+	}()
+	err = p.o.Keyring.Lock(tctx)
+	switch {
+	case create && errors.Is(err, vault.ErrNoKeyring):
+		if _, err := p.o.Keyring.Create(tctx); err != nil {
+			return p.promptErr(ctx, tctx, "create the headless keyring", err)
+		}
+	case err != nil:
+		return fmt.Errorf("%w: lock the headless keyring: %w", ErrUnavailable, err)
+	default:
+		if err := p.o.Keyring.Unlock(tctx); err != nil {
+			return p.promptErr(ctx, tctx, "unlock the headless keyring", err)
+		}
+	}
+	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	} else if stored {
+		return ErrAutoUnlock
+	}
+	return use(ctx)
+}
+
+// enter takes the unlock window, waiting for it and for abandoned prompts to settle.
+func (p *SecretService) enter(tctx, ctx context.Context) error {
+	select {
+	case p.window <- struct{}{}:
+	case <-tctx.Done():
+		return p.waitErr(ctx, "another release is waiting for the keyring prompt")
+	}
+	select {
+	case <-p.o.Keyring.Idle():
+		return nil
+	case <-tctx.Done():
+		<-p.window
+		return p.waitErr(ctx, "an earlier keyring prompt is still open (answer or cancel it)")
+	}
+}
+
+func (p *SecretService) waitErr(ctx context.Context, what string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: request cancelled: %s", ErrDenied, what)
+	}
+	return fmt.Errorf("%w after %v: %s", ErrTimeout, p.o.Timeout, what)
+}
+
+// prompterAvailable checks that the keyring has someone to prompt: a running prompter, or
+// one the bus can start on a display. Without one the keyring would dismiss at once, which
+// is not the person saying no.
+func (p *SecretService) prompterAvailable(ctx context.Context) error {
+	owned, activatable, err := p.o.Keyring.SystemPrompter(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if owned || activatable && p.o.Display {
+		return nil
+	}
+	return fmt.Errorf("%w: the keyring has no prompter to ask the person (%s is not running, and no display to start it on)",
+		ErrUnavailable, "org.gnome.keyring.SystemPrompter")
+}
+
+// promptErr classifies a failed create or unlock.
+func (p *SecretService) promptErr(ctx, tctx context.Context, step string, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: request cancelled: %s: %w", ErrDenied, step, err)
+	case tctx.Err() != nil:
+		return fmt.Errorf("%w after %v: %s: %w", ErrTimeout, p.o.Timeout, step, err)
+	case errors.Is(err, vault.ErrLocked):
+		return fmt.Errorf("%w: %s: %w", ErrDenied, step, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, step, err)
+}
+
+// lock locks the collection with a context of its own (the request's may be over).
+func (p *SecretService) lock() error {
+	ctx, cancel := context.WithTimeout(context.Background(), p.o.LockTimeout)
+	defer cancel()
+	if err := p.o.Keyring.Lock(ctx); err != nil && !errors.Is(err, vault.ErrNoKeyring) {
+		return fmt.Errorf("%w: lock the headless keyring again: %w", ErrUnavailable, err)
+	}
+	return nil
+}
