@@ -81,6 +81,11 @@ type SecretServiceOptions struct {
 	// ([SecretService.Create] makes it); until then List finds nothing, Secret and Remove
 	// answer ErrAliasUnknown, and Add, Lock and Unlock answer ErrNoKeyring.
 	Label string
+	// Index is the file that lists the dedicated collection's records (metadata only);
+	// required with Label. gnome-keyring cannot list a locked collection reliably, so List
+	// reads this file, Add, Remove and Create keep it current, and every Unlock rebuilds it
+	// from the collection.
+	Index string
 	// Lazy skips the connection attempt in OpenSecretService; the first call connects.
 	Lazy bool
 	// Rand is the source of DH keys and IVs; default crypto/rand.Reader.
@@ -98,6 +103,7 @@ type SecretService struct {
 	addr  string
 	alias string
 	label string
+	idx   *index // with label
 	rand  io.Reader
 
 	dialing chan struct{} // one-slot semaphore: one connection attempt at a time
@@ -139,6 +145,9 @@ func OpenSecretService(ctx context.Context, o SecretServiceOptions) (*SecretServ
 	if o.Collection == "" {
 		o.Collection = "default"
 	}
+	if o.Label != "" && o.Index == "" {
+		return nil, errors.New("open secret service: a dedicated collection needs an index file")
+	}
 	if o.Rand == nil {
 		o.Rand = rand.Reader
 	}
@@ -152,6 +161,9 @@ func OpenSecretService(ctx context.Context, o SecretServiceOptions) (*SecretServ
 		rand:    o.Rand,
 		dialing: make(chan struct{}, 1),
 		writing: make(chan struct{}, 1),
+	}
+	if o.Label != "" {
+		s.idx = &index{path: o.Index}
 	}
 	if !o.Lazy {
 		c, _, err := s.acquire(ctx)
@@ -300,6 +312,10 @@ func (s *SecretService) List(ctx context.Context, origin string) ([]Record, erro
 		}
 		attrs["origin"] = origin
 	}
+	if s.idx != nil {
+		recs, err := s.idx.list(origin)
+		return recs, wrapStep("list", err)
+	}
 	var recs []Record
 	err := s.do(ctx, func(c *ssConn) error {
 		paths, err := c.search(ctx, attrs)
@@ -354,6 +370,10 @@ func (s *SecretService) Add(ctx context.Context, rec Record, secret []byte) erro
 		}
 		return c.create(ctx, rec, secret, s.rand)
 	})
+	if err == nil && s.idx != nil {
+		rec.Created = time.Now().UTC().Truncate(time.Second)
+		err = s.idx.update(func(recs []Record) []Record { return append(without(recs, rec.Origin, rec.Alias), rec) })
+	}
 	return wrapStep("add", err)
 }
 
@@ -388,6 +408,11 @@ func (s *SecretService) Remove(ctx context.Context, origin, alias string) error 
 		}
 		return nil
 	})
+	if s.idx != nil && (err == nil || errors.Is(err, ErrAliasUnknown)) {
+		if ierr := s.idx.update(func(recs []Record) []Record { return without(recs, origin, alias) }); err == nil {
+			err = ierr
+		}
+	}
 	return wrapStep("remove", err)
 }
 
@@ -526,6 +551,9 @@ func (s *SecretService) Unlock(ctx context.Context) error {
 		}
 		return nil
 	})
+	if err == nil && s.idx != nil {
+		s.reindex(ctx) // best effort: the old index stays when this fails
+	}
 	return wrapStep("unlock", err)
 }
 
@@ -1062,7 +1090,7 @@ func (s *SecretService) Create(ctx context.Context) (created bool, err error) {
 		}
 		created = true
 		s.invalidate(c) // the next call resolves the label again
-		return nil
+		return s.idx.update(func([]Record) []Record { return nil })
 	})
 	return created, wrapStep("create", err)
 }
@@ -1112,4 +1140,31 @@ func (s *SecretService) SystemPrompter(ctx context.Context) (owned, activatable 
 		return nil
 	})
 	return owned, activatable, wrapStep("system prompter", err)
+}
+
+// reindex rebuilds the index from the (unlocked) collection.
+func (s *SecretService) reindex(ctx context.Context) error {
+	var recs []Record
+	err := s.do(ctx, func(c *ssConn) error {
+		paths, err := c.search(ctx, map[string]string{"xdg:schema": SecretServiceSchema})
+		if err != nil {
+			return err
+		}
+		items, err := c.items(ctx, paths)
+		if err != nil {
+			return err
+		}
+		recs = recs[:0]
+		for _, it := range items {
+			if it.locked {
+				return fmt.Errorf("reindex: %w: item is locked", ErrLocked)
+			}
+			recs = append(recs, it.rec)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.idx.update(func([]Record) []Record { return recs })
 }

@@ -53,7 +53,8 @@ started from (its standard input), if any.
 
 Files:
     broker.sock, broker.lock, brokerd.log (bounded: 1 MiB + one rotated generation)
-    in the runtime dir.
+    in the runtime dir; audit.jsonl and, with secret-service presence, credentials.json
+    (the locked keyring's record metadata, never a password) in $XDG_DATA_HOME/headless/.
 
 Exit status: 0 after a clean stop; 1 on a start-up error (another brokerd running,
 unsafe runtime dir, invalid config); 2 on a usage error.
@@ -127,17 +128,16 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	if err != nil {
 		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
-	store, prov, closeStore := openVault(ctx, cfg, getenv, log)
+	dataDir, err := profile.DataDir(getenv)
+	if err != nil {
+		return fatal(wire.CodeConfigInvalid, "%v", err)
+	}
+	store, prov, closeStore := openVault(ctx, cfg, dataDir, getenv, log)
 	defer closeStore()
 	if prov == nil {
 		if prov, err = newProvider(cfg, stdin, getenv); err != nil {
 			return fatal(wire.CodeConfigInvalid, "%v", err)
 		}
-	}
-
-	dataDir, err := profile.DataDir(getenv)
-	if err != nil {
-		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
 	auditLog, err := audit.Open(audit.Options{Dir: dataDir})
 	if err != nil {

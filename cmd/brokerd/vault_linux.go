@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/headless-dev/headless/internal/config"
@@ -22,7 +23,7 @@ var _ presence.Keyring = (*vault.SecretService)(nil)
 // store is the dedicated "headless" collection, locked at rest; otherwise the default
 // collection. When the service cannot be reached, every vault call fails VAULT_UNAVAILABLE;
 // the store reconnects by itself when the service comes (back).
-func openVault(ctx context.Context, cfg config.Config, getenv func(string) string, log *slog.Logger) (vault.Store, presence.Provider, func()) {
+func openVault(ctx context.Context, cfg config.Config, dataDir string, getenv func(string) string, log *slog.Logger) (vault.Store, presence.Provider, func()) {
 	choice := cfg.Presence.Provider
 	addr, err := vault.SessionBusAddress(getenv)
 	if err != nil {
@@ -32,7 +33,8 @@ func openVault(ctx context.Context, cfg config.Config, getenv func(string) strin
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if choice == config.ProviderSecretService || choice == config.ProviderAuto {
-		ss, err := vault.OpenSecretService(octx, vault.SecretServiceOptions{Address: addr, Label: keyringLabel, Lazy: true})
+		ss, err := vault.OpenSecretService(octx, vault.SecretServiceOptions{
+			Address: addr, Label: keyringLabel, Index: filepath.Join(dataDir, "credentials.json"), Lazy: true})
 		if err != nil {
 			log.Warn("Secret Service unavailable", "err", err)
 			return vault.Unavailable{Reason: err.Error()}, nil, func() {}

@@ -116,7 +116,7 @@ func (p *SecretService) unlocked(ctx context.Context, create bool, use func(cont
 		return err
 	}
 	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	} else if stored {
 		return ErrAutoUnlock
 	}
@@ -133,14 +133,14 @@ func (p *SecretService) unlocked(ctx context.Context, create bool, use func(cont
 			return p.promptErr(ctx, tctx, "create the headless keyring", err)
 		}
 	case err != nil:
-		return fmt.Errorf("%w: lock the headless keyring: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: lock the headless keyring: %v", ErrUnavailable, err)
 	default:
 		if err := p.o.Keyring.Unlock(tctx); err != nil {
 			return p.promptErr(ctx, tctx, "unlock the headless keyring", err)
 		}
 	}
 	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	} else if stored {
 		return ErrAutoUnlock
 	}
@@ -176,7 +176,7 @@ func (p *SecretService) waitErr(ctx context.Context, what string) error {
 func (p *SecretService) prompterAvailable(ctx context.Context) error {
 	owned, activatable, err := p.o.Keyring.SystemPrompter(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if owned || activatable && p.o.Display {
 		return nil
@@ -189,13 +189,13 @@ func (p *SecretService) prompterAvailable(ctx context.Context) error {
 func (p *SecretService) promptErr(ctx, tctx context.Context, step string, err error) error {
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("%w: request cancelled: %s: %w", ErrDenied, step, err)
+		return fmt.Errorf("%w: request cancelled: %s: %v", ErrDenied, step, err)
 	case tctx.Err() != nil:
-		return fmt.Errorf("%w after %v: %s: %w", ErrTimeout, p.o.Timeout, step, err)
+		return fmt.Errorf("%w after %v: %s: %v", ErrTimeout, p.o.Timeout, step, err)
 	case errors.Is(err, vault.ErrLocked):
-		return fmt.Errorf("%w: %s: %w", ErrDenied, step, err)
+		return fmt.Errorf("%w: %s: %v", ErrDenied, step, err)
 	}
-	return fmt.Errorf("%w: %s: %w", ErrUnavailable, step, err)
+	return fmt.Errorf("%w: %s: %v", ErrUnavailable, step, err)
 }
 
 // lock locks the collection with a context of its own (the request's may be over).
@@ -203,7 +203,7 @@ func (p *SecretService) lock() error {
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.LockTimeout)
 	defer cancel()
 	if err := p.o.Keyring.Lock(ctx); err != nil && !errors.Is(err, vault.ErrNoKeyring) {
-		return fmt.Errorf("%w: lock the headless keyring again: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: lock the headless keyring again: %v", ErrUnavailable, err)
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package presence_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 // system prompter, the dedicated "headless" collection (created through the prompter) holding
 // one credential, and the provider on it.
 type ssFixture struct {
+	index  string
 	k      *realtest.Keyring
 	pr     *presencetest.Prompter
 	store  *vault.SecretService
@@ -37,9 +40,9 @@ const (
 func newSSFixture(t *testing.T, timeout time.Duration) *ssFixture {
 	t.Helper()
 	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
-	f := &ssFixture{k: k, keypw: "keyring-pw-" + rand8(t), canary: "canary-" + rand8(t)}
+	f := &ssFixture{k: k, keypw: "keyring-pw-" + rand8(t), canary: "canary-" + rand8(t), index: indexPath(t)}
 	f.pr = presencetest.StartPrompter(t, k.Addr, presencetest.SystemPrompterName, presencetest.Answer{Cancel: true})
-	s, err := vault.OpenSecretService(context.Background(), vault.SecretServiceOptions{Address: k.Addr, Label: "headless"})
+	s, err := vault.OpenSecretService(context.Background(), vault.SecretServiceOptions{Address: k.Addr, Label: "headless", Index: f.index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +65,8 @@ func newSSFixture(t *testing.T, timeout time.Duration) *ssFixture {
 	f.assertLocked(t)
 	return f
 }
+
+func indexPath(t *testing.T) string { return filepath.Join(t.TempDir(), "credentials.json") }
 
 func rand8(t *testing.T) string {
 	b := make([]byte, 4)
@@ -124,6 +129,36 @@ func TestSecretServiceProviderReal(t *testing.T) {
 	}
 	f.assertLocked(t)
 
+	// The locked keyring is listed from the index: metadata only, exact bytes.
+	idx, err := os.ReadFile(f.index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Version     int
+		Credentials []vault.Record
+	}
+	if err := json.Unmarshal(idx, &file); err != nil || file.Version != 1 || len(file.Credentials) != 1 {
+		t.Fatalf("index %s: %v", idx, err)
+	}
+	created := file.Credentials[0].Created.UTC().Format(time.RFC3339)
+	want := `{"version":1,"credentials":[{"origin":"https://ss.test","account":"alice","alias":"work","created":"` + created + `"}]}` + "\n"
+	if string(idx) != want {
+		t.Fatalf("index bytes:\n%s\nwant\n%s", idx, want)
+	}
+	if fi, err := os.Stat(f.index); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("index mode: %v %v", fi.Mode(), err)
+	}
+	// Another program plants an entry: it is listed (and could only fail a release after the
+	// prompt), and the next approved unlock rebuilds the index from the collection.
+	planted := strings.Replace(want, `]}`, `,{"origin":"https://ss.test","account":"mallory","alias":"planted","created":"`+created+`"}]}`, 1)
+	if err := os.WriteFile(f.index, []byte(planted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := f.store.List(ctx, ssOrigin); err != nil || len(recs) != 2 {
+		t.Fatalf("List with a planted entry = %v, %v", recs, err)
+	}
+
 	// Approve: the person types the keyring's password; the secret is read, then locked again.
 	f.pr.Script(presencetest.Answer{Password: f.keypw})
 	got, err := f.release(ctx)
@@ -131,6 +166,9 @@ func TestSecretServiceProviderReal(t *testing.T) {
 		t.Fatalf("approved release: %q, %v", got, err)
 	}
 	f.assertLocked(t)
+	if idx, err := os.ReadFile(f.index); err != nil || string(idx) != want {
+		t.Fatalf("index after an unlock: %s (%v); want it rebuilt:\n%s", idx, err, want)
+	}
 
 	// Wrong password, then Cancel: denied, nothing read.
 	n = len(f.pr.Prompts())
@@ -241,7 +279,7 @@ func TestSecretServiceProviderAutoUnlockTrap(t *testing.T) {
 func TestSecretServiceProviderInit(t *testing.T) {
 	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
 	pr := presencetest.StartPrompter(t, k.Addr, presencetest.SystemPrompterName, presencetest.Answer{Cancel: true})
-	s, err := vault.OpenSecretService(context.Background(), vault.SecretServiceOptions{Address: k.Addr, Label: "headless"})
+	s, err := vault.OpenSecretService(context.Background(), vault.SecretServiceOptions{Address: k.Addr, Label: "headless", Index: indexPath(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +336,7 @@ func TestSecretServiceProviderInit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("decoy collection prompt did not complete")
 	}
-	s2, err := vault.OpenSecretService(ctx, vault.SecretServiceOptions{Address: k.Addr, Label: "headless"})
+	s2, err := vault.OpenSecretService(ctx, vault.SecretServiceOptions{Address: k.Addr, Label: "headless", Index: indexPath(t)})
 	if !errors.Is(err, vault.ErrUnavailable) || !strings.Contains(err.Error(), "2 collections are labelled") {
 		if s2 != nil {
 			s2.Close()

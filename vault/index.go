@@ -1,0 +1,143 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// index is the metadata (never a secret) of the records in a collection that is locked at
+// rest. gnome-keyring cannot be trusted to list a locked collection: once it reloads the
+// keyring file, item attributes are encrypted and searches find nothing. The index is
+// written by Add, Remove and Create, and rebuilt from the collection whenever it is unlocked,
+// so drift (an item removed in Seahorse, an entry planted by another program) heals at the
+// next approved unlock. An entry with no item behind it can only make a release fail after
+// the prompt; it can never release anything.
+type index struct {
+	path string
+	mu   sync.Mutex
+}
+
+// indexMax bounds the file.
+const indexMax = 1 << 20
+
+type indexFile struct {
+	Version     int      `json:"version"`
+	Credentials []Record `json:"credentials"`
+}
+
+// load reads the index; a missing file is empty.
+func (x *index) load() ([]Record, error) {
+	f, err := os.OpenFile(x.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read credentials index: %w: %w", ErrUnavailable, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, indexMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("read credentials index: %w: %w", ErrUnavailable, err)
+	}
+	var file indexFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if len(b) > indexMax || dec.Decode(&file) != nil || file.Version != 1 {
+		return nil, fmt.Errorf("read credentials index: %w: %s is not a valid index (run 'headless credentials init' to rebuild it)", ErrUnavailable, x.path)
+	}
+	out := file.Credentials[:0]
+	for _, r := range file.Credentials {
+		if validOrigin(r.Origin) == nil && ValidAlias(r.Alias) == nil && ValidAccount(r.Account) == nil {
+			out = append(out, r)
+		}
+	}
+	sortRecords(out)
+	if len(out) > MaxList {
+		out = out[:MaxList]
+	}
+	return out, nil
+}
+
+// store replaces the index atomically (temp file, fsync, rename, fsync of the directory).
+func (x *index) store(recs []Record) error {
+	sortRecords(recs)
+	b, err := json.Marshal(indexFile{Version: 1, Credentials: append([]Record{}, recs...)})
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(x.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("write credentials index: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".credentials-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write credentials index: %w", err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), x.path)
+	}
+	if err != nil {
+		return fmt.Errorf("write credentials index: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// update applies fn to the index under its lock.
+func (x *index) update(fn func([]Record) []Record) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	recs, err := x.load()
+	if err != nil {
+		recs = nil // a corrupt index is replaced; the next unlock rebuilds it in full
+	}
+	return x.store(fn(recs))
+}
+
+// list returns the entries of origin ("" for all).
+func (x *index) list(origin string) ([]Record, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	recs, err := x.load()
+	if err != nil || origin == "" {
+		return recs, err
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		if r.Origin == origin {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// without returns recs minus the entry origin/alias.
+func without(recs []Record, origin, alias string) []Record {
+	out := recs[:0]
+	for _, r := range recs {
+		if !(r.Origin == origin && strings.EqualFold(r.Alias, alias)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
