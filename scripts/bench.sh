@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh — benchmarks in one run, with ratios against baselines from the same run.
 # Figures: release latency through brokerd vs (raw GetSecret + the scripted pinentry alone);
+# the secret-service presence window vs a bare unlock, read and lock;
 # challenge issue throughput with 1, 8 and 64 connections; brokerd idle RSS; the browser host;
 # alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
 # the same page; 32 concurrent alias logins across 32 sessions (8 isolated).
@@ -23,6 +24,7 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench 'Release|Baseline' -benchtime "${n}x" -count 1 ./tests/ | tee "$out"
+go test -run '^$' -bench 'SecretService(Release|BaselineUnlock)' -benchtime "${BENCH_SS_N:-100}x" -count 1 ./internal/presence/ | tee -a "$out"
 go test -run '^$' -bench 'ChallengeIssue|BrokerdIdleRSS' -benchtime 2000x -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose' -benchtime "${BENCH_HOST_N:-8}x" -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'HostIdleRSS' -benchtime 20x -count 1 ./tests/ | tee -a "$out"
@@ -34,6 +36,8 @@ awk '
   /^BenchmarkReleaseInProcess/   { i50 = metric($0, "p50-ms"); i99 = metric($0, "p99-ms") }
   /^BenchmarkBaselineGetSecret/  { g50 = metric($0, "p50-ms"); g99 = metric($0, "p99-ms") }
   /^BenchmarkBaselinePinentry/   { p50 = metric($0, "p50-ms"); p99 = metric($0, "p99-ms") }
+  /^BenchmarkSecretServiceRelease/ { s50 = metric($0, "p50-ms"); s99 = metric($0, "p99-ms") }
+  /^BenchmarkSecretServiceBaselineUnlock/ { u50 = metric($0, "p50-ms"); u99 = metric($0, "p99-ms") }
   /^BenchmarkChallengeIssue/     { split($1, a, "="); sub(/-.*/, "", a[2]); c[a[2]] = metric($0, "challenges/s") }
   /^BenchmarkBrokerdIdleRSS/     { rss = metric($0, "rss-MB") }
   /^BenchmarkHostStart/          { hs50 = metric($0, "p50-ms"); hs99 = metric($0, "p99-ms") }
@@ -52,6 +56,8 @@ awk '
     print "== brokerd own overhead: in-process server, real socket and Secret Service, presence answered at once, vs GetSecret"
     printf "   p50: release %.3f  GetSecret %.3f  overhead %.3f ms (goal <= 0.3)\n", i50, g50, i50-g50
     printf "   p99: release %.3f  GetSecret %.3f  overhead %.3f ms (goal <= 1)\n", i99, g99, i99-g99
+    print "== secret-service presence window vs bare unlock + read + lock, both through the scripted keyring prompter"
+    printf "   p50: window %.3f  bare %.3f  ratio %.3f   p99: window %.3f  bare %.3f  ratio %.3f\n", s50, u50, s50/u50, s99, u99, s99/u99
     print "== challenge issue throughput (challenges/s)"
     printf "   1 conn %s   8 conns %s (x%.2f)   64 conns %s (x%.2f)\n", c["1"], c["8"], c["8"]/c["1"], c["64"], c["64"]/c["1"]
     printf "== brokerd idle RSS: %s MB (goal <= 12)\n", rss

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,9 @@ const (
 	ssAlias  = "work"
 )
 
-func newSSFixture(t *testing.T, timeout time.Duration) *ssFixture {
+func newSSFixtureB(b *testing.B) *ssFixture { return newSSFixture(b, 10*time.Second) }
+
+func newSSFixture(t testing.TB, timeout time.Duration) *ssFixture {
 	t.Helper()
 	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
 	f := &ssFixture{k: k, keypw: "keyring-pw-" + rand8(t), canary: "canary-" + rand8(t), index: indexPath(t)}
@@ -66,9 +69,9 @@ func newSSFixture(t *testing.T, timeout time.Duration) *ssFixture {
 	return f
 }
 
-func indexPath(t *testing.T) string { return filepath.Join(t.TempDir(), "credentials.json") }
+func indexPath(t testing.TB) string { return filepath.Join(t.TempDir(), "credentials.json") }
 
-func rand8(t *testing.T) string {
+func rand8(t testing.TB) string {
 	b := make([]byte, 4)
 	f, err := os.Open("/dev/urandom")
 	if err != nil {
@@ -84,13 +87,13 @@ func rand8(t *testing.T) string {
 	return string(out)
 }
 
-func testContext(t *testing.T) context.Context {
+func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func (f *ssFixture) assertLocked(t *testing.T) {
+func (f *ssFixture) assertLocked(t testing.TB) {
 	t.Helper()
 	locked, err := f.store.Locked(testContext(t))
 	if err != nil || !locked {
@@ -343,4 +346,48 @@ func TestSecretServiceProviderInit(t *testing.T) {
 		}
 		t.Fatalf("open with two 'headless' collections = %v; want ErrUnavailable naming the ambiguity", err)
 	}
+}
+
+// benchRelease measures one approved release per iteration and reports p50/p99.
+func benchRelease(b *testing.B, run func(f *ssFixture, ctx context.Context) error) {
+	f := newSSFixtureB(b)
+	ctx := context.Background()
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f.pr.Script(presencetest.Answer{Password: f.keypw})
+		start := time.Now()
+		if err := run(f, ctx); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkSecretServiceRelease: the provider's whole window (auto-unlock checks, lock,
+// unlock through the scripted prompter, read, lock).
+func BenchmarkSecretServiceRelease(b *testing.B) {
+	benchRelease(b, func(f *ssFixture, ctx context.Context) error {
+		_, err := f.release(ctx)
+		return err
+	})
+}
+
+// BenchmarkSecretServiceBaselineUnlock: the same unlock, read and lock done bare on the vault.
+func BenchmarkSecretServiceBaselineUnlock(b *testing.B) {
+	benchRelease(b, func(f *ssFixture, ctx context.Context) error {
+		if err := f.store.Unlock(ctx); err != nil {
+			return err
+		}
+		_, pw, err := f.store.Secret(ctx, ssOrigin, ssAlias)
+		vault.Zero(pw)
+		if err != nil {
+			return err
+		}
+		return f.store.Lock(ctx)
+	})
 }
