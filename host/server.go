@@ -113,6 +113,26 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			session = p.Session
 			result, err = h.AuthLogin(ctx, p)
 		}
+	case MethodAuthEnroll:
+		// The params hold the person's password (from the CLI's hand-built frame): decoded
+		// here, owned and zeroed by Enroll, never logged (only the session is).
+		var p EnrollParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.Enroll(ctx, p)
+		} else {
+			vault.Zero(p.Secret)
+		}
+	case MethodAuthEnrollSave:
+		var p EnrollSaveParams
+		if decode(&p) {
+			result, err = h.EnrollSave(ctx, p)
+		}
+	case MethodAuthEnrollDiscard:
+		var p EnrollTokenParams
+		if decode(&p) {
+			result, err = h.EnrollDiscard(p)
+		}
 	case MethodScreenshot:
 		var p SessionParams
 		if decode(&p) {

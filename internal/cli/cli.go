@@ -305,8 +305,22 @@ func (c *cmd) version(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	return v, func(w io.Writer) { fmt.Fprintf(w, "headless %s\n", v.Version) }, nil
 }
 
+// storeFlag is --session of the credentials commands: an isolated session's in-memory store in
+// brokerd instead of the vault.
+func storeFlag(fs *flag.FlagSet) *string {
+	return fs.String("session", "", "an isolated session's store instead of the vault")
+}
+
+func storeName(session string) string {
+	if session == "" {
+		return "the vault"
+	}
+	return "isolated session " + session + "'s store"
+}
+
 func (c *cmd) credList(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
 	o := fs.String("origin", "", "only this origin")
+	session := storeFlag(fs)
 	if err := parse(fs, args, nil); err != nil {
 		return nil, nil, err
 	}
@@ -322,14 +336,14 @@ func (c *cmd) credList(ctx context.Context, fs *flag.FlagSet, args []string) (an
 		return nil, nil, err
 	}
 	defer b.Close()
-	creds, err := b.List(ctx, *o)
+	creds, err := b.ListIn(ctx, *session, *o)
 	if err != nil {
 		return nil, nil, err
 	}
 	res := broker.ListResult{Credentials: creds}
 	return res, func(w io.Writer) {
 		if len(creds) == 0 {
-			fmt.Fprintln(w, "no saved credentials")
+			fmt.Fprintf(w, "no saved credentials in %s\n", storeName(*session))
 			return
 		}
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
@@ -345,6 +359,7 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	o := fs.String("origin", "", "exact origin the credential is for")
 	account := fs.String("account", "", "account (user name or e-mail)")
 	alias := fs.String("alias", "", "alias agents will use")
+	session := storeFlag(fs)
 	if err := parse(fs, args, map[string]*string{"origin": o, "account": account, "alias": alias}); err != nil {
 		return nil, nil, err
 	}
@@ -385,12 +400,12 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 		return nil, nil, err
 	}
 	defer b.Close()
-	cred, err := b.Add(ctx, co, *account, *alias, pw)
+	cred, err := b.AddTo(ctx, *session, co, *account, *alias, pw)
 	if err != nil {
 		return nil, nil, err
 	}
 	return cred, func(w io.Writer) {
-		fmt.Fprintf(w, "saved alias %s for %s at %s\n", cred.Alias, cred.Account, cred.Origin)
+		fmt.Fprintf(w, "saved alias %s for %s at %s in %s\n", cred.Alias, cred.Account, cred.Origin, storeName(*session))
 	}, nil
 }
 
@@ -414,12 +429,13 @@ func (c *cmd) originAliasBroker(ctx context.Context, fs *flag.FlagSet, args []st
 }
 
 func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	session := storeFlag(fs)
 	co, alias, b, err := c.originAliasBroker(ctx, fs, args, "remove")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer b.Close()
-	creds, err := b.List(ctx, co)
+	creds, err := b.ListIn(ctx, *session, co)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -437,14 +453,14 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 		return nil, nil, wire.Errorf(wire.CodeNoTTY, "removing a credential needs confirmation on the controlling terminal (%v)", err)
 	}
 	defer tty.Close()
-	ans, err := tty.Line(fmt.Sprintf("Remove alias %s (%s) at %s from the vault? [y/N] ", found.Alias, found.Account, co), 16)
+	ans, err := tty.Line(fmt.Sprintf("Remove alias %s (%s) at %s from %s? [y/N] ", found.Alias, found.Account, co, storeName(*session)), 16)
 	if err != nil {
 		return nil, nil, err
 	}
 	if a := strings.ToLower(strings.TrimSpace(ans)); a != "y" && a != "yes" {
 		return nil, nil, wire.Errorf(wire.CodeCancelled, "not removed")
 	}
-	if err := b.Remove(ctx, co, found.Alias); err != nil {
+	if err := b.RemoveIn(ctx, *session, co, found.Alias); err != nil {
 		return nil, nil, err
 	}
 	res := struct {
