@@ -155,6 +155,7 @@ func (h *Host) launch(ctx context.Context) error {
 	h.browser, h.product = b, v.Product
 	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
 	h.forgetIsolated("") // a relaunch loses every session: their stores go too
+	h.dropEnrollments("")
 	h.sessions = map[string]*session{}
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
@@ -408,8 +409,8 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	h.closeTarget(s)
 	if s.isolated {
 		h.forgetIsolated(name)
-		h.dropEnrollments(name)
 	}
+	h.dropEnrollments(name)
 	h.o.Log.Info("session closed", "session", name, "isolated", s.isolated)
 	return nil
 }
