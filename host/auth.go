@@ -68,8 +68,70 @@ func (h *Host) brokerClient(ctx context.Context) (*broker.Client, error) {
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	}
+	// A new connection (first use, or brokerd restarted): register every isolated session
+	// before anything else, so brokerd never answers for one of them from the vault. Their
+	// stores start empty: what an earlier brokerd held died with it.
+	for name := range h.isolated {
+		if err := c.OpenSession(ctx, name); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("register isolated session %q with brokerd: %w", name, err)
+		}
+	}
 	h.broker = c
 	return c, nil
+}
+
+// registerIsolated tells brokerd about a new isolated session (its store lives as long as the
+// host's broker connection). Without a broker the session still works for browsing; it is
+// registered when the connection is (re)made.
+func (h *Host) registerIsolated(ctx context.Context, name string) error {
+	h.bmu.Lock()
+	h.isolated[name] = true
+	h.bmu.Unlock()
+	if h.o.Broker == nil {
+		return nil
+	}
+	err := h.withBroker(ctx, func(c *broker.Client) error { return c.OpenSession(ctx, name) })
+	if err == nil || wire.CodeOf(err) == wire.CodeBrokerUnavail || errors.Is(err, rpc.ErrUnreachable) {
+		if err != nil {
+			h.o.Log.Warn("isolated session not yet registered with brokerd", "session", name, "code", wire.CodeOf(err))
+		}
+		return nil
+	}
+	h.bmu.Lock()
+	delete(h.isolated, name)
+	h.bmu.Unlock()
+	return err
+}
+
+// forgetIsolated has brokerd zero the store of the isolated session name ("" = all of them).
+// With no broker connection there is no store to zero.
+func (h *Host) forgetIsolated(name string) {
+	h.bmu.Lock()
+	defer h.bmu.Unlock()
+	var names []string
+	for n := range h.isolated {
+		if name == "" || n == name {
+			names = append(names, n)
+			delete(h.isolated, n)
+		}
+	}
+	if h.broker == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, n := range names {
+		if err := h.broker.CloseSession(ctx, n); err != nil {
+			h.o.Log.Warn("brokerd did not close an isolated session", "session", n, "code", wire.CodeOf(err))
+			if errors.Is(err, rpc.ErrUnreachable) || ctx.Err() != nil {
+				// Whatever it held goes with this connection.
+				h.broker.Close()
+				h.broker = nil
+				return
+			}
+		}
+	}
 }
 
 // withBroker runs fn with the broker connection, redialling once if the connection was lost.
@@ -151,7 +213,7 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 	var ch broker.ChallengeResult
 	err = h.withBroker(ctx, func(c *broker.Client) error {
 		var err error
-		ch, err = c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: o})
+		ch, err = c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
 		return err
 	})
 	if err != nil {
@@ -196,30 +258,12 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	// Two-step login: type the account (metadata, no release needed) and submit, then continue
 	// on the password page of the same origin.
 	if form.Password == "" {
-		account, err := h.accountFor(ctx, pageOrigin, p.Alias)
+		account, err := h.accountFor(ctx, s, pageOrigin, p.Alias)
 		if err != nil {
 			return res, err
 		}
-		if err := checkForm(st, form, pageOrigin); err != nil {
+		if st, form, err = h.firstStep(ctx, b, s, st, form, pageOrigin, account, &res.Evidence); err != nil {
 			return res, err
-		}
-		if err := h.typeText(ctx, b, s, st.refs[form.Username], account); err != nil {
-			return res, err
-		}
-		s.drain()
-		if err := h.submit(ctx, b, s, st, form, form.Username); err != nil {
-			return res, err
-		}
-		res.Evidence.Steps++
-		s.settle(ctx)
-		if st, err = h.look(ctx, b, s); err != nil {
-			return res, err
-		}
-		if o, err := origin.Canonical(st.outline.Origin); err != nil || o != pageOrigin {
-			return res, wire.Errorf(wire.CodeOriginMismatch, "the second step of the login is on another origin")
-		}
-		if form, ok = usable(st, pageOrigin, false); !ok {
-			return res, wire.Errorf(wire.CodeNoLoginForm, "no password field after the first login step")
 		}
 		p.Challenge = "" // the caller's challenge was for the first page
 	}
@@ -231,7 +275,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	challengeID := p.Challenge
 	if challengeID == "" {
 		err = h.withBroker(ctx, func(c *broker.Client) error {
-			ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin})
+			ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
@@ -259,77 +303,121 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		return res, err
 	}
 
-	// Immediately before typing: a fresh look at the page (the prompt may have taken a
-	// while): same document, the same field nodes still in a login form, frame and form
-	// action on the credential's own origin, fields visible.
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
 	}
-	fresh, err := h.look(ctx, b, s)
+	err = h.fillVerified(ctx, b, s, st, form, rel.Origin, rel.Account, secret, &res.Evidence)
+	vault.Zero(secret)
 	if err != nil {
 		return res, err
 	}
-	if fresh.document != st.document {
-		return res, wire.Errorf(wire.CodeDocumentChanged, "the page changed after the challenge was issued; nothing was typed")
+	h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
+	h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
+	return res, nil
+}
+
+// firstStep types account into the username-only first step of a two-step login, submits it
+// and returns the password step's page and form (same origin only).
+func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, pageOrigin, account string, ev *Evidence) (pageState, snapshot.LoginForm, error) {
+	if err := checkForm(st, form, pageOrigin); err != nil {
+		return st, form, err
 	}
-	form, ok = sameForm(st, form, fresh)
+	if err := h.typeText(ctx, b, s, st.refs[form.Username], account); err != nil {
+		return st, form, err
+	}
+	s.drain()
+	if err := h.submit(ctx, b, s, st, form, form.Username); err != nil {
+		return st, form, err
+	}
+	ev.Steps++
+	s.settle(ctx)
+	st, err := h.look(ctx, b, s)
+	if err != nil {
+		return st, form, err
+	}
+	if o, err := origin.Canonical(st.outline.Origin); err != nil || o != pageOrigin {
+		return st, form, wire.Errorf(wire.CodeOriginMismatch, "the second step of the login is on another origin")
+	}
+	form, ok := usable(st, pageOrigin, false)
 	if !ok {
-		return res, wire.Errorf(wire.CodeNoLoginForm, "the login form changed after the challenge was issued; nothing was typed")
+		return st, form, wire.Errorf(wire.CodeNoLoginForm, "no password field after the first login step")
+	}
+	return st, form, nil
+}
+
+// fillVerified types account and secret into form (found in st) and submits it, after a fresh
+// look at the page: same document, the same field nodes still in a login form, frame and form
+// action on credOrigin, fields visible, and the focus on exactly the password field right
+// before and after typing. The secret goes only through the hand-built Input.insertText; the
+// caller still zeroes it.
+func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin, account string, secret []byte, ev *Evidence) error {
+	fresh, err := h.look(ctx, b, s)
+	if err != nil {
+		return err
+	}
+	if fresh.document != st.document {
+		return wire.Errorf(wire.CodeDocumentChanged, "the page changed after the challenge was issued; nothing was typed")
+	}
+	form, ok := sameForm(st, form, fresh)
+	if !ok {
+		return wire.Errorf(wire.CodeNoLoginForm, "the login form changed after the challenge was issued; nothing was typed")
 	}
 	st.refs, st.outline = fresh.refs, fresh.outline
-	if err := checkForm(st, form, rel.Origin); err != nil {
-		return res, err
+	if err := checkForm(st, form, credOrigin); err != nil {
+		return err
 	}
 	for _, ref := range []string{form.Username, form.Password} {
 		if ref == "" {
 			continue
 		}
 		if err := h.visible(ctx, b, s, st.refs[ref]); err != nil {
-			return res, err
+			return err
 		}
 	}
 	if form.Username != "" {
-		if err := h.typeText(ctx, b, s, st.refs[form.Username], rel.Account); err != nil {
-			return res, err
+		if err := h.typeText(ctx, b, s, st.refs[form.Username], account); err != nil {
+			return err
 		}
 	}
 	pw := st.refs[form.Password]
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
-		return res, nodeErr(err)
+		return nodeErr(err)
 	}
 	if err := selectAll(ctx, b, s); err != nil {
-		return res, err
+		return err
 	}
 	// The last checks, as close to typing as the protocol allows: the same document (no
 	// navigation slipped in) and the focus on exactly the verified password field.
 	if err := h.focusedOn(ctx, b, s, pw, st.document); err != nil {
-		return res, err
+		return err
 	}
 	err = b.InsertSecret(ctx, s.sid, secret)
-	vault.Zero(secret)
 	if err != nil {
-		return res, h.browserErr(err)
+		return h.browserErr(err)
 	}
 	if err := h.focusedOn(ctx, b, s, pw, st.document); err != nil {
 		// Focus or document moved while typing: do not submit whatever received the text.
-		return res, err
+		return err
 	}
 	s.drain()
 	if err := h.submit(ctx, b, s, st, form, form.Password); err != nil {
-		return res, err
+		return err
 	}
-	res.Evidence.Steps++
-	h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
-	h.verify(ctx, b, s, st, &res)
-	return res, nil
+	ev.Steps++
+	return nil
 }
 
-// accountFor reads the account of alias at origin from the broker's metadata (no secret).
-func (h *Host) accountFor(ctx context.Context, o, alias string) (string, error) {
+// accountFor reads the account of alias at origin from the broker's metadata (no secret): the
+// isolated session's own store, or the vault for a normal session.
+func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (string, error) {
 	var creds []broker.Credential
 	err := h.withBroker(ctx, func(c *broker.Client) error {
 		var err error
-		creds, err = c.List(ctx, o)
+		if s.isolated {
+			creds, err = c.ListIn(ctx, s.name, o)
+		} else {
+			creds, err = c.List(ctx, o)
+		}
 		return err
 	})
 	if err != nil {
@@ -507,8 +595,12 @@ func (h *Host) submit(ctx context.Context, b *cdp.Browser, s *session, st pageSt
 //     form and no error;
 //   - failed: after a navigation the login form is back, or an error alert is shown;
 //   - unknown: anything else when the time is up (for example a form that vanished in place).
-func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, res *AuthResult) {
-	res.Status = "unknown"
+func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, status *string, ev *Evidence, pageOrigin string) {
+	res := struct {
+		Evidence *Evidence
+		Origin   string
+	}{ev, pageOrigin}
+	*status = "unknown"
 	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
 	defer cancel()
 	s.settle(ctx)
@@ -534,13 +626,13 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 			anyForm := len(after.forms) > 0 // username-only steps count too
 			switch {
 			case res.Evidence.ErrorText != "":
-				res.Status = "failed"
+				*status = "failed"
 				return
 			case res.Evidence.Navigated && res.Evidence.LoginFormPresent:
-				res.Status = "failed"
+				*status = "failed"
 				return
 			case res.Evidence.Navigated && !anyForm && !after.outline.Truncated && afterOrigin == res.Origin:
-				res.Status = "authenticated"
+				*status = "authenticated"
 				return
 			case res.Evidence.Navigated:
 				return // another origin, an error page, a cut outline or a first step again: unknown

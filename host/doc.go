@@ -22,6 +22,15 @@
 //     the plaintext ("basic") password store is never used.
 //   - Isolated sessions are separate Chromium browser contexts: no cookies or storage shared
 //     with the default session or each other; closing one disposes its context.
+//   - Each isolated session is registered with brokerd over the host's broker connection
+//     (session.open) on every new connection before any other request, and closed there
+//     (session.close) with the session, so it only ever sees its own in-memory credential
+//     store, which brokerd zeroes when the session, the connection or the host ends.
+//   - Interactive enrollment (auth.enroll): the password arrives in one hand-built frame from
+//     the CLI (which read it from the terminal), is typed with the same checks as alias login,
+//     and is kept only after an authenticated outcome, for EnrollHold at most, under a one-time
+//     token; auth.enroll.save sends it to brokerd in one hand-built frame, auth.enroll.discard,
+//     the timeout, the session's close and the host's stop zero it.
 //   - The host log is bounded (1 MiB plus one generation) and records verbs, sessions and error
 //     codes, never page content, typed text or secrets.
 //

@@ -67,6 +67,13 @@ type Host struct {
 
 	bmu    sync.Mutex
 	broker *broker.Client
+	// isolated names the isolated sessions brokerd must know (guarded by bmu): each one is
+	// registered on every new broker connection before that connection is used, so that
+	// brokerd never answers for an isolated session from the vault.
+	isolated map[string]bool
+
+	emu    sync.Mutex
+	enroll map[string]*pendingEnroll // interactive logins waiting for the save decision
 
 	// ready is closed when the current browser's default session is set up (in the
 	// background, so that start returns as soon as Chromium answers); readyErr says whether
@@ -110,7 +117,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	if r := prof.Report(); r.MovedAside != "" {
 		o.Log.Warn("profile moved aside", "to", r.MovedAside, "reason", r.Reason)
 	}
-	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}}
+	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}, isolated: map[string]bool{}, enroll: map[string]*pendingEnroll{}}
 	if err := h.launch(ctx); err != nil {
 		prof.Close()
 		return nil, err
@@ -147,6 +154,8 @@ func (h *Host) launch(ctx context.Context) error {
 	b.Call(lctx, "", "Browser.getVersion", nil, &v)
 	h.browser, h.product = b, v.Product
 	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
+	h.forgetIsolated("") // a relaunch loses every session: their stores go too
+	h.dropEnrollments("")
 	h.sessions = map[string]*session{}
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
@@ -361,8 +370,17 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 	if len(h.sessions) >= MaxSessions {
 		return SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
 	}
-	if _, err := h.newSession(ctx, p.Name, p.Isolated, ""); err != nil {
+	s, err := h.newSession(ctx, p.Name, p.Isolated, "")
+	if err != nil {
 		return SessionInfo{}, fmt.Errorf("create session: %w", err)
+	}
+	if p.Isolated {
+		if err := h.registerIsolated(ctx, p.Name); err != nil {
+			delete(h.sessions, p.Name)
+			h.routes.Delete(s.sid)
+			h.closeTarget(s)
+			return SessionInfo{}, err
+		}
 	}
 	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated)
 	return SessionInfo{Name: p.Name, Isolated: p.Isolated, URL: "about:blank", Status: "ready"}, nil
@@ -389,6 +407,10 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	defer s.mu.Unlock()
 	h.routes.Delete(s.sid)
 	h.closeTarget(s)
+	if s.isolated {
+		h.forgetIsolated(name)
+	}
+	h.dropEnrollments(name)
 	h.o.Log.Info("session closed", "session", name, "isolated", s.isolated)
 	return nil
 }
@@ -983,6 +1005,7 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	os.RemoveAll(h.tempDir())
 	h.prof.Close()
+	h.dropEnrollments("")
 	h.bmu.Lock()
 	if h.broker != nil {
 		h.broker.Close() // brokerd wipes what belongs to this host's connection

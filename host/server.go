@@ -1,10 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,6 +116,30 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			session = p.Session
 			result, err = h.AuthLogin(ctx, p)
 		}
+	case MethodAuthEnroll:
+		// The params hold the person's password (from the CLI's hand-built frame): decoded
+		// here, owned and zeroed by Enroll, never logged (only the session is).
+		var p EnrollParams
+		if decode(&p) {
+			session = p.Session
+			if err = peerHasTTY(peer.PID); err == nil {
+				result, err = h.Enroll(ctx, p)
+			} else {
+				vault.Zero(p.Secret)
+			}
+		} else {
+			vault.Zero(p.Secret)
+		}
+	case MethodAuthEnrollSave:
+		var p EnrollSaveParams
+		if decode(&p) {
+			result, err = h.EnrollSave(ctx, p)
+		}
+	case MethodAuthEnrollDiscard:
+		var p EnrollTokenParams
+		if decode(&p) {
+			result, err = h.EnrollDiscard(p)
+		}
 	case MethodScreenshot:
 		var p SessionParams
 		if decode(&p) {
@@ -137,6 +164,22 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 	}
 	s.Log.Info("request", args...)
 	return out
+}
+
+// peerHasTTY refuses an enrollment from a process without a controlling terminal: the CLI
+// that read the password from /dev/tty has one; an agent's plain pipe does not. It is a check
+// on the pid SO_PEERCRED named, not proof that a person typed (see SECURITY.md).
+func peerHasTTY(pid int) error {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err == nil {
+		if i := bytes.LastIndexByte(b, ')'); i > 0 {
+			f := strings.Fields(string(b[i+1:])) // state ppid pgrp session tty_nr …
+			if len(f) > 4 && f[4] != "0" {
+				return nil
+			}
+		}
+	}
+	return wire.Errorf(wire.CodeNoTTY, "auth.enroll is accepted only from a process with a controlling terminal")
 }
 
 // ToWire maps host errors to their stable codes.

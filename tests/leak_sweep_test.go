@@ -4,7 +4,8 @@ package tests
 
 // The leak sweep (issue 4): drive every alias-login flow against the local login site of
 // loginsite_test.go — success, wrong password, presence denied, presence timeout, an isolated
-// session, a two-step login, hostile pages — with random canary passwords, then search every
+// session (its own store in brokerd), a two-step login, an interactive login saved as an alias,
+// hostile pages — with random canary passwords, then search every
 // place a password could end up for every encoding of them. The real headless and brokerd
 // binaries, a real gnome-keyring on a private bus and real Chromium run it; the only stand-in
 // is the person at the presence prompt (the scripted pinentry).
@@ -469,13 +470,34 @@ func TestLeakSweep(t *testing.T) {
 		capture("two-step", "twostep")
 	})
 
+	t.Run("interactive login", func(t *testing.T) {
+		e.ok(t, nil, "session", "create", "typed")
+		n := len(ls.Posts())
+		lsVisit(t, e, ls.URL("/login"), "--session", "typed")
+		r := e.runTTY([]step{{"Account: ", account + "\n"}, {"Password (not shown): ", canary + "\n"},
+			{"Save as alias? [y/N] ", "y\n"}, {"Alias: ", "typed\n"}},
+			"headless", "auth", "login", "--interactive", "--session", "typed", "--json")
+		if r.code != 0 || !strings.Contains(r.stdout, `"status":"authenticated"`) || !strings.Contains(r.stdout, `"saved":"typed"`) {
+			t.Fatalf("auth login --interactive: %+v", r)
+		}
+		delivered(t, n, loginPost{"main", "/login", account, canary})
+		snapshotHas(t, "typed", "Welcome "+account)
+		capture("interactive login", "typed")
+	})
+
 	t.Run("isolated session", func(t *testing.T) {
 		e.ok(t, nil, "session", "create", "iso", "--isolated")
 		lsVisit(t, e, ls.URL("/home"), "--session", "iso")
 		snapshotHas(t, "iso", "Not signed in") // its own cookie jar: the login below is its own
+		// Its own credential store in brokerd: the vault's "main" is not visible there.
+		r := e.runTTY([]step{{"Password for", canary + "\n"}, {"Repeat the password", canary + "\n"}},
+			"headless", "credentials", "add", "--session", "iso", "--origin", ls.Origin(), "--account", account, "--alias", "main", "--json")
+		if r.code != 0 {
+			t.Fatalf("credentials add --session iso: %+v", r)
+		}
 		n := len(ls.Posts())
 		p := lsVisit(t, e, ls.URL("/login"), "--session", "iso")
-		if p.AuthRequired == nil || p.AuthRequired.Origin != ls.Origin() {
+		if p.AuthRequired == nil || p.AuthRequired.Origin != ls.Origin() || !slices.Equal(p.AuthRequired.Aliases, []string{"main"}) {
 			t.Fatalf("isolated session, login page: auth_required %+v", p.AuthRequired)
 		}
 		t.Logf("isolated session: aliases offered %v", p.AuthRequired.Aliases)
@@ -672,8 +694,8 @@ func TestLeakSweep(t *testing.T) {
 			okLogins++
 		}
 	}
-	if okLogins != 3 {
-		t.Errorf("the site received the canary %d times, want 3 (success, two-step, isolated)", okLogins)
+	if okLogins != 4 {
+		t.Errorf("the site received the canary %d times, want 4 (success, two-step, interactive, isolated)", okLogins)
 	}
 	for _, p := range ls.Posts() {
 		if p.Server != "main" || p.Password == otherPW {

@@ -38,8 +38,13 @@ func (c *Client) Version(ctx context.Context) (VersionResult, error) {
 
 // List lists credential metadata, filtered by origin when origin != "".
 func (c *Client) List(ctx context.Context, origin string) ([]Credential, error) {
+	return c.ListIn(ctx, "", origin)
+}
+
+// ListIn lists the isolated session's store (the vault when session is "").
+func (c *Client) ListIn(ctx context.Context, session, origin string) ([]Credential, error) {
 	var r ListResult
-	if err := c.Call(ctx, MethodCredentialsList, ListParams{Origin: origin}, &r); err != nil {
+	if err := c.Call(ctx, MethodCredentialsList, ListParams{Origin: origin, Session: session}, &r); err != nil {
 		return nil, err
 	}
 	return r.Credentials, nil
@@ -55,7 +60,22 @@ func (c *Client) Init(ctx context.Context) (InitResult, error) {
 
 // Remove removes a credential.
 func (c *Client) Remove(ctx context.Context, origin, alias string) error {
-	return c.Call(ctx, MethodCredentialsRm, RemoveParams{Origin: origin, Alias: alias}, nil)
+	return c.RemoveIn(ctx, "", origin, alias)
+}
+
+// RemoveIn removes a credential from the isolated session's store (the vault when session is "").
+func (c *Client) RemoveIn(ctx context.Context, session, origin, alias string) error {
+	return c.Call(ctx, MethodCredentialsRm, RemoveParams{Session: session, Origin: origin, Alias: alias}, nil)
+}
+
+// OpenSession registers an isolated session; its store lives as long as this connection.
+func (c *Client) OpenSession(ctx context.Context, session string) error {
+	return c.Call(ctx, MethodSessionOpen, SessionOpenParams{Session: session, Isolated: true}, nil)
+}
+
+// CloseSession closes an isolated session this connection opened; brokerd zeroes its store.
+func (c *Client) CloseSession(ctx context.Context, session string) error {
+	return c.Call(ctx, MethodSessionClose, SessionCloseParams{Session: session}, nil)
 }
 
 // Challenge asks for a release challenge.
@@ -67,17 +87,20 @@ func (c *Client) Challenge(ctx context.Context, p ChallengeParams) (ChallengeRes
 
 // Add saves a credential. secret stays owned by the caller; Add zeroes its own copies.
 func (c *Client) Add(ctx context.Context, origin, account, alias string, secret []byte) (Credential, error) {
+	return c.AddTo(ctx, "", origin, account, alias, secret)
+}
+
+// AddTo saves a credential into the isolated session's store (the vault when session is "").
+// secret stays owned by the caller; AddTo zeroes its own copies.
+func (c *Client) AddTo(ctx context.Context, session, origin, account, alias string, secret []byte) (Credential, error) {
 	id, unlock := c.Lock()
 	defer unlock()
-	meta, err := json.Marshal(struct {
+	frame, err := SecretRequestFrame(id, MethodCredentialsAdd, struct {
+		Session string `json:"session,omitempty"`
 		Origin  string `json:"origin"`
 		Account string `json:"account"`
 		Alias   string `json:"alias"`
-	}{origin, account, alias})
-	if err != nil {
-		return Credential{}, err
-	}
-	frame, err := secretFrame(fmt.Appendf(nil, `{"id":%d,"method":%q,"params":`, id, MethodCredentialsAdd), meta, secret, "}}\n")
+	}{session, origin, account, alias}, secret)
 	if err != nil {
 		return Credential{}, err
 	}
@@ -86,6 +109,7 @@ func (c *Client) Add(ctx context.Context, origin, account, alias string, secret 
 	if err != nil {
 		return Credential{}, err
 	}
+	defer clear(resp)
 	var r struct {
 		ID     uint64      `json:"id"`
 		Result *Credential `json:"result"`
@@ -101,6 +125,20 @@ func (c *Client) Add(ctx context.Context, origin, account, alias string, secret 
 		return Credential{}, fmt.Errorf("%w: empty reply", ErrUnreachable)
 	}
 	return *r.Result, nil
+}
+
+// SecretRequestFrame builds a request frame {"id","method","params":{META…,"secret":"B64"}} by
+// hand, so that no JSON encoder buffer holds the secret. meta must marshal to a JSON object with
+// no "secret" field. The caller zeroes the returned frame after writing it.
+func SecretRequestFrame(id uint64, method string, meta any, secret []byte) ([]byte, error) {
+	m, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	if len(m) < 3 || m[0] != '{' || m[len(m)-1] != '}' {
+		return nil, fmt.Errorf("secret frame: params are not a non-empty object")
+	}
+	return secretFrame(fmt.Appendf(nil, `{"id":%d,"method":%q,"params":`, id, method), m, secret, "}}\n")
 }
 
 // Release asks brokerd to release the secret for p. The returned secret is the caller's to

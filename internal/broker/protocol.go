@@ -15,7 +15,29 @@ const (
 	MethodCredentialsInit = "credentials.init"
 	MethodChallengeIssue  = "challenge.issue"
 	MethodRelease         = "release"
+	MethodSessionOpen     = "session.open"
+	MethodSessionClose    = "session.close"
 )
+
+// MaxIsolated bounds the isolated-session stores brokerd keeps at once (all connections).
+const MaxIsolated = 64
+
+// MaxIsolatedRecords bounds the records of one isolated-session store.
+const MaxIsolatedRecords = 64
+
+// SessionOpenParams is "session.open": the browser host registers an isolated session, which
+// gets an empty in-memory credential store owned by the registering connection. Isolated must
+// be true (normal sessions use the vault and are not registered).
+type SessionOpenParams struct {
+	Session  string `json:"session"`
+	Isolated bool   `json:"isolated"`
+}
+
+// SessionCloseParams is "session.close": the registering connection closes its isolated
+// session, and the session's store is zeroed.
+type SessionCloseParams struct {
+	Session string `json:"session"`
+}
 
 // VersionResult answers "version".
 type VersionResult struct {
@@ -25,9 +47,11 @@ type VersionResult struct {
 	Presence string `json:"presence"`
 }
 
-// ListParams filters "credentials.list"; an empty Origin lists every origin.
+// ListParams filters "credentials.list"; an empty Origin lists every origin. A non-empty
+// Session names an isolated session, whose store is listed instead of the vault.
 type ListParams struct {
-	Origin string `json:"origin,omitempty"`
+	Origin  string `json:"origin,omitempty"`
+	Session string `json:"session,omitempty"`
 }
 
 // Credential is listed metadata. It never holds a secret.
@@ -46,6 +70,7 @@ type ListResult struct {
 // AddParams is "credentials.add". Secret travels base64-encoded on this socket only; clients
 // build the frame with AddFrame so no JSON encoder buffer holds it.
 type AddParams struct {
+	Session string `json:"session,omitempty"` // an isolated session's store instead of the vault
 	Origin  string `json:"origin"`
 	Account string `json:"account"`
 	Alias   string `json:"alias"`
@@ -61,15 +86,20 @@ type InitResult struct {
 
 // RemoveParams is "credentials.remove".
 type RemoveParams struct {
-	Origin string `json:"origin"`
-	Alias  string `json:"alias"`
+	Session string `json:"session,omitempty"` // an isolated session's store instead of the vault
+	Origin  string `json:"origin"`
+	Alias   string `json:"alias"`
 }
 
-// ChallengeParams is "challenge.issue".
+// ChallengeParams is "challenge.issue". A registered isolated session's challenge lists and
+// releases only that session's store; any other session's, only the vault. Isolated is the
+// requester's claim that Session is isolated: brokerd then refuses (SESSION_UNKNOWN) rather than
+// fall back to the vault when it has no store for it.
 type ChallengeParams struct {
 	Session  string `json:"session"`
 	Document string `json:"document"`
 	Origin   string `json:"origin"`
+	Isolated bool   `json:"isolated,omitempty"`
 }
 
 // ChallengeResult answers "challenge.issue": the aliases saved for exactly that origin.

@@ -18,6 +18,26 @@
 //   - Connections are served concurrently (bounded), and each connection serves a bounded
 //     number of requests at once, so a pending prompt never blocks other requests.
 //
+// # Isolated-session stores
+//
+// The browser host registers each isolated session over its persistent connection with
+// "session.open" {"session","isolated":true} and closes it with "session.close" {"session"}.
+// brokerd then keeps, for that session only, a bounded in-memory store (vault.Memory:
+// exact-origin, MaxIsolatedRecords records, passwords at most vault.MaxSecretLen bytes), and at
+// most MaxIsolated such stores at once. The store is owned by the registering connection and is
+// zeroed when the session is closed or when that connection ends for any reason (host stop,
+// crash, SIGKILL): nothing of it survives its host.
+//
+//   - credentials.list/add/remove with "session" address that store, never the vault; a
+//     session that is not a registered isolated session is SESSION_UNKNOWN.
+//   - challenge.issue and release for a registered isolated session see only its store: a
+//     vault alias there is ALIAS_UNKNOWN, and every other session (and the CLI) sees only the
+//     vault, so an isolated store's alias is ALIAS_UNKNOWN everywhere else. A challenge is
+//     bound to the store it was issued against: one whose session was closed or re-opened
+//     since is CHALLENGE_MISMATCH.
+//   - Releases from an isolated store pass the same presence gate, and every add, remove and
+//     release is audited with its session.
+//
 // # Not guaranteed
 //
 // Any process of the same user can connect and request a release; the presence prompt, which
@@ -33,7 +53,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/headless-dev/headless/audit"
@@ -63,6 +85,117 @@ type Server struct {
 	// Audit receives one record per release, denial, add and remove; nil disables it (unit
 	// tests). A release whose record cannot be written is refused.
 	Audit *audit.Log
+	// MaxIsolated bounds isolated-session stores (default MaxIsolated).
+	MaxIsolated int
+
+	isoMu sync.Mutex
+	iso   map[string]*isoStore // by session name
+}
+
+// isoStore is one isolated session's credential store, owned by the connection that opened it.
+type isoStore struct {
+	session string
+	owner   *rpc.Conn
+	mem     *vault.Memory
+}
+
+// challengeMeta travels with a challenge: the store it was issued against (nil: the vault) and
+// the records seen then.
+type challengeMeta struct {
+	store *isoStore
+	recs  []vault.Record
+}
+
+var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+func errNoIsolated(session string) error {
+	return &wire.Error{Code: wire.CodeSessionUnknown, Message: fmt.Sprintf("no isolated session %q", truncate(session, 64)),
+		Hint: "--session names an isolated session of the running host ('headless session create NAME --isolated'); normal sessions use the vault: omit --session"}
+}
+
+// isolated returns the registered isolated session's store, or nil.
+func (s *Server) isolated(session string) *isoStore {
+	s.isoMu.Lock()
+	defer s.isoMu.Unlock()
+	return s.iso[session]
+}
+
+// storeFor resolves an explicit --session: "" is the vault; anything else must be a registered
+// isolated session.
+func (s *Server) storeFor(session string) (vault.Store, error) {
+	if session == "" {
+		return s.Vault, nil
+	}
+	st := s.isolated(session)
+	if st == nil {
+		return nil, errNoIsolated(session)
+	}
+	return st.mem, nil
+}
+
+func (s *Server) openSession(conn *rpc.Conn, p SessionOpenParams) (struct{}, error) {
+	if !sessionName.MatchString(p.Session) {
+		return struct{}{}, wire.Errorf(wire.CodeInvalidArgument, "session names are 1-64 letters, digits, '.', '_' or '-'")
+	}
+	if !p.Isolated {
+		return struct{}{}, wire.Errorf(wire.CodeInvalidArgument, "only isolated sessions are registered; normal sessions use the vault")
+	}
+	if conn == nil {
+		return struct{}{}, wire.Errorf(wire.CodeInternal, "no connection identity")
+	}
+	max := s.MaxIsolated
+	if max <= 0 {
+		max = MaxIsolated
+	}
+	s.isoMu.Lock()
+	defer s.isoMu.Unlock()
+	if s.iso == nil {
+		s.iso = map[string]*isoStore{}
+	}
+	if old, ok := s.iso[p.Session]; ok {
+		if old.owner == conn {
+			return struct{}{}, nil // idempotent for its owner (the store is kept)
+		}
+		return struct{}{}, wire.Errorf(wire.CodeSessionExists, "isolated session %q is registered by another connection", p.Session)
+	}
+	if len(s.iso) >= max {
+		return struct{}{}, wire.Errorf(wire.CodeSessionLimit, "at most %d isolated sessions", max)
+	}
+	s.iso[p.Session] = &isoStore{session: p.Session, owner: conn, mem: vault.NewMemory(vault.MemoryOptions{MaxRecords: MaxIsolatedRecords})}
+	s.log().Info("isolated store opened", "session", p.Session, "peer_pid", conn.Peer.PID)
+	return struct{}{}, nil
+}
+
+func (s *Server) closeSession(conn *rpc.Conn, p SessionCloseParams) (struct{}, error) {
+	s.isoMu.Lock()
+	st, ok := s.iso[p.Session]
+	if ok && st.owner == conn {
+		delete(s.iso, p.Session)
+	}
+	s.isoMu.Unlock()
+	if !ok || st.owner != conn {
+		return struct{}{}, errNoIsolated(p.Session)
+	}
+	st.mem.Wipe()
+	s.log().Info("isolated store wiped", "session", st.session, "reason", "session closed")
+	return struct{}{}, nil
+}
+
+// connClosed zeroes every isolated store the ended connection owned.
+func (s *Server) connClosed(conn *rpc.Conn) {
+	s.isoMu.Lock()
+	var gone []*isoStore
+	for name, st := range s.iso {
+		if st.owner == conn {
+			gone = append(gone, st)
+			delete(s.iso, name)
+		}
+	}
+	s.isoMu.Unlock()
+	for _, st := range gone {
+		st.mem.Wipe()
+		s.log().Info("isolated store wiped", "session", st.session, "reason", "host connection ended", "peer_pid", conn.Peer.PID)
+	}
 }
 
 // record appends an audit record; for a release it must succeed before the secret is sent.
@@ -102,7 +235,7 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 }
 
 func (s *Server) rpc(uid int) *rpc.Server {
-	return &rpc.Server{Handler: s.handle, Log: s.log(), UID: uid, MaxConns: s.MaxConns}
+	return &rpc.Server{Handler: s.handle, Log: s.log(), UID: uid, MaxConns: s.MaxConns, OnClose: s.connClosed}
 }
 
 func (s *Server) log() *slog.Logger {
@@ -137,15 +270,15 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		var p ListParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			result, err = s.list(ctx, p)
-			attrs = append(attrs, "origin", p.Origin)
+			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
 		}
 	case MethodCredentialsAdd:
 		var p AddParams
 		err = rpc.DecodeParams(req.Params, &p)
 		if err == nil {
-			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias)
+			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
 			result, err = s.add(ctx, p)
-			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias})
+			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
 		}
 		vault.Zero(p.Secret)
 	case MethodCredentialsInit:
@@ -156,15 +289,27 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 	case MethodCredentialsRm:
 		var p RemoveParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias)
+			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
 			result, err = s.remove(ctx, p)
-			s.record("remove", err, peer, audit.Record{Origin: p.Origin, Alias: p.Alias})
+			s.record("remove", err, peer, audit.Record{Origin: p.Origin, Alias: p.Alias, Session: p.Session})
 		}
 	case MethodChallengeIssue:
 		var p ChallengeParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
 			result, err = s.issue(ctx, p)
+		}
+	case MethodSessionOpen:
+		var p SessionOpenParams
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
+			attrs = append(attrs, "session", p.Session)
+			result, err = s.openSession(rpc.ConnOf(ctx), p)
+		}
+	case MethodSessionClose:
+		var p SessionCloseParams
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
+			attrs = append(attrs, "session", p.Session)
+			result, err = s.closeSession(rpc.ConnOf(ctx), p)
 		}
 	case MethodRelease:
 		var p ReleaseParams
@@ -223,7 +368,11 @@ func (s *Server) list(ctx context.Context, p ListParams) (ListResult, error) {
 			return ListResult{}, err
 		}
 	}
-	recs, err := s.Vault.List(ctx, o)
+	store, err := s.storeFor(p.Session)
+	if err != nil {
+		return ListResult{}, err
+	}
+	recs, err := store.List(ctx, o)
 	if err != nil {
 		return ListResult{}, err
 	}
@@ -239,14 +388,18 @@ func (s *Server) add(ctx context.Context, p AddParams) (Credential, error) {
 	if err != nil {
 		return Credential{}, err
 	}
+	store, err := s.storeFor(p.Session)
+	if err != nil {
+		return Credential{}, err
+	}
 	rec := vault.Record{Origin: o, Account: p.Account, Alias: p.Alias}
-	if err := s.write(ctx, true, func(ctx context.Context) error { return s.Vault.Add(ctx, rec, p.Secret) }); err != nil {
+	if err := s.write(ctx, p.Session, true, func(ctx context.Context) error { return store.Add(ctx, rec, p.Secret) }); err != nil {
 		return Credential{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 	defer cancel()
 	// Report what the store recorded (its creation time).
-	recs, err := s.Vault.List(ctx, o)
+	recs, err := store.List(ctx, o)
 	if err == nil {
 		for _, r := range recs {
 			if strings.EqualFold(r.Alias, p.Alias) {
@@ -262,7 +415,11 @@ func (s *Server) remove(ctx context.Context, p RemoveParams) (struct{}, error) {
 	if err != nil {
 		return struct{}{}, err
 	}
-	return struct{}{}, s.write(ctx, false, func(ctx context.Context) error { return s.Vault.Remove(ctx, o, p.Alias) })
+	store, err := s.storeFor(p.Session)
+	if err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, s.write(ctx, p.Session, false, func(ctx context.Context) error { return store.Remove(ctx, o, p.Alias) })
 }
 
 // unlocker is a presence provider whose vault is locked at rest (secret-service): writes run
@@ -279,14 +436,15 @@ func (s *Server) prompts(method string) bool {
 }
 
 // write runs a vault write, inside the provider's unlock window when the vault is locked at
-// rest (the keyring prompts the person); each vault call is bounded by VaultTimeout.
-func (s *Server) write(ctx context.Context, create bool, fn func(context.Context) error) error {
+// rest (the keyring prompts the person); each vault call is bounded by VaultTimeout. Writes to
+// an isolated session's in-memory store (session != "") need no unlock.
+func (s *Server) write(ctx context.Context, session string, create bool, fn func(context.Context) error) error {
 	bounded := func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 		defer cancel()
 		return fn(ctx)
 	}
-	if u, ok := s.Presence.(unlocker); ok {
+	if u, ok := s.Presence.(unlocker); ok && session == "" {
 		return u.Unlocked(ctx, create, bounded)
 	}
 	return bounded(ctx)
@@ -308,13 +466,21 @@ func (s *Server) issue(ctx context.Context, p ChallengeParams) (ChallengeResult,
 	if err != nil {
 		return ChallengeResult{}, err
 	}
-	recs, err := s.Vault.List(ctx, o)
+	// An isolated session sees only its own store; every other session only the vault.
+	iso := s.isolated(p.Session)
+	var store vault.Store = s.Vault
+	if iso != nil {
+		store = iso.mem
+	} else if p.Isolated {
+		return ChallengeResult{}, errNoIsolated(p.Session)
+	}
+	recs, err := store.List(ctx, o)
 	if err != nil {
 		return ChallengeResult{}, err
 	}
 	// The metadata goes with the challenge, so a release can name the account in its prompt
 	// without another vault round trip.
-	ch, err := s.Challenges.IssueWith(p.Session, p.Document, o, recs)
+	ch, err := s.Challenges.IssueWith(p.Session, p.Document, o, challengeMeta{store: iso, recs: recs})
 	if err != nil {
 		return ChallengeResult{}, err
 	}
@@ -344,6 +510,15 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		return nil, err
 	}
 	ar.Origin = ch.Origin
+	meta, _ := ch.Meta.(challengeMeta)
+	// The store is the one the challenge was issued against, and still the session's own.
+	if cur := s.isolated(ch.Session); cur != meta.store {
+		return nil, wire.Errorf(wire.CodeChallengeMism, "session %q was opened or closed since the challenge was issued", truncate(ch.Session, 64))
+	}
+	var store vault.Store = s.Vault
+	if meta.store != nil {
+		store = meta.store.mem
+	}
 	lctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 	defer cancel()
 	find := func(recs []vault.Record) *vault.Record {
@@ -354,16 +529,16 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		}
 		return nil
 	}
-	recs, _ := ch.Meta.([]vault.Record) // as seen when the challenge was issued
+	recs := meta.recs // as seen when the challenge was issued
 	rec := find(recs)
 	if rec == nil { // added since, or no metadata: look again
-		if recs, err = s.Vault.List(lctx, ch.Origin); err != nil {
+		if recs, err = store.List(lctx, ch.Origin); err != nil {
 			return nil, err
 		}
 		rec = find(recs)
 	}
 	if rec == nil {
-		all, err := s.Vault.List(lctx, "")
+		all, err := store.List(lctx, "")
 		if err != nil {
 			return nil, err
 		}
@@ -385,7 +560,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 		defer cancel()
 		var err error
-		got, secret, err = s.Vault.Secret(ctx, ch.Origin, rec.Alias)
+		got, secret, err = store.Secret(ctx, ch.Origin, rec.Alias)
 		return err
 	})
 	if err != nil {

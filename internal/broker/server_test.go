@@ -484,6 +484,9 @@ func FuzzServeConn(f *testing.F) {
 	f.Add([]byte(`{"id":3,"method":"release","params":{"challenge":"x","alias":"a","session":"s","document":"d"}}` + "\n"))
 	f.Add([]byte(`{"id":4,"method":"credentials.add","params":{"origin":"https://a.example","account":"a","alias":"b","secret":"cHc="}}` + "\n"))
 	f.Add([]byte("\n\n{\"id\":1}\n"))
+	f.Add([]byte(`{"id":5,"method":"session.open","params":{"session":"iso","isolated":true}}` + "\n" +
+		`{"id":6,"method":"credentials.add","params":{"session":"iso","origin":"https://app.example","account":"a","alias":"b","secret":"cHc="}}` + "\n" +
+		`{"id":7,"method":"session.close","params":{"session":"iso"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fx := newFixture(t)
 		// Nobody approves: whatever the input, the vault must never be read.

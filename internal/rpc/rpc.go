@@ -15,6 +15,10 @@
 //     cancelled.
 //   - Request params are zeroed after the handler returns, and reply frames after they are
 //     written, because either may carry a secret on broker.sock.
+//   - Each served connection has an identity ([Conn], from [ConnOf] in a handler's context)
+//     and OnClose runs exactly once when it ends, after its last handler returned, so state a
+//     connection owns (brokerd's isolated-session stores) can be disposed of when its peer
+//     goes away for any reason: a clean close, a crash or SIGKILL.
 package rpc
 
 import (
@@ -40,6 +44,19 @@ type Peer struct {
 	Exe string
 }
 
+// Conn is the identity of one served connection, compared by pointer. It carries the peer.
+type Conn struct {
+	Peer Peer
+}
+
+type connKey struct{}
+
+// ConnOf returns the connection a handler's request arrived on (nil outside ServeConn).
+func ConnOf(ctx context.Context) *Conn {
+	c, _ := ctx.Value(connKey{}).(*Conn)
+	return c
+}
+
 // Handler answers one request with one complete reply frame (newline included). The server
 // writes the frame and then zeroes it.
 type Handler func(ctx context.Context, peer Peer, req wire.Request) []byte
@@ -51,6 +68,8 @@ type Server struct {
 	UID         int // the only peer uid accepted
 	MaxConns    int // concurrent connections; default 128
 	MaxInflight int // concurrent requests per connection; default 8
+	// OnClose, if set, runs once per connection after it ended and its last handler returned.
+	OnClose func(*Conn)
 
 	once  sync.Once
 	conns chan struct{}
@@ -136,7 +155,11 @@ const drainGrace = 2 * time.Second
 // ServeConn serves one already-identified connection until it closes or ctx is done.
 func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) {
 	s.init()
-	ctx, cancel := context.WithCancel(ctx)
+	conn := &Conn{Peer: peer}
+	if s.OnClose != nil {
+		defer s.OnClose(conn) // deferred first: runs after the handlers are waited for below
+	}
+	ctx, cancel := context.WithCancel(context.WithValue(ctx, connKey{}, conn))
 	defer cancel()
 	go func() { <-ctx.Done(); rw.Close() }()
 

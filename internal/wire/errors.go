@@ -64,6 +64,9 @@ const (
 	CodeNoLoginForm     Code = "NO_LOGIN_FORM"            // no usable login form on the page
 	CodeDocumentChanged Code = "DOCUMENT_CHANGED"         // the page changed between challenge and typing
 	CodeFormCrossOrigin Code = "FORM_ACTION_CROSS_ORIGIN" // the form would send the password elsewhere
+
+	// Interactive enrollment.
+	CodeEnrollUnknown Code = "ENROLLMENT_UNKNOWN" // no password waits for a save decision under that token
 )
 
 var hints = map[Code]string{
@@ -105,7 +108,7 @@ var hints = map[Code]string{
 	CodeBrowserFailed:   "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
 	CodeUnsafeNav:       "only http:// and https:// URLs can be visited",
 	CodeNavFailed:       "check the URL and that the site is reachable from this machine",
-	CodeSessionUnknown:  "list sessions with 'headless session list'",
+	CodeSessionUnknown:  "list sessions with 'headless session list'; credential --session names an isolated session",
 	CodeSessionExists:   "choose another name, or close the session first",
 	CodeSessionLimit:    "close unused sessions with 'headless session close NAME'",
 	CodeRefUnknown:      "take a fresh 'headless snapshot' and use a ref from it",
@@ -116,6 +119,7 @@ var hints = map[Code]string{
 	CodeNoLoginForm:     "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
 	CodeDocumentChanged: "the page navigated or reloaded; visit the login page again and retry",
 	CodeFormCrossOrigin: "the form posts to another origin than the saved credential's; nothing was typed",
+	CodeEnrollUnknown:   "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
 }
 
 // Hint is the default one-line hint for code.

@@ -1,0 +1,246 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// Interactive enrollment ('headless auth login --interactive'): the CLI reads the account and
+// password from the person's terminal and sends them in one hand-built frame (method
+// auth.enroll). The host fills the page's login form once, with the same checks as alias login,
+// and verifies the outcome. Only after "authenticated" does it keep the password, in memory, for
+// at most EnrollHold, under a one-time token: auth.enroll.save {token, alias} then sends it to
+// brokerd on the host's own broker connection (the vault, or an isolated session's store), and
+// auth.enroll.discard {token} (or the timeout, the session's close, the host's stop) zeroes it.
+const (
+	MethodAuthEnroll        = "auth.enroll"
+	MethodAuthEnrollSave    = "auth.enroll.save"
+	MethodAuthEnrollDiscard = "auth.enroll.discard"
+
+	EnrollHold       = 2 * time.Minute // how long a password waits for the save decision
+	MaxPendingEnroll = 4               // passwords waiting for a save decision at once
+)
+
+// EnrollParams is auth.enroll. Clients build the frame by hand (broker.SecretRequestFrame) so
+// that no encoder buffer keeps the secret; it is never logged.
+type EnrollParams struct {
+	Session string `json:"session,omitempty"`
+	Account string `json:"account"`
+	Secret  []byte `json:"secret"`
+}
+
+// EnrollResult answers auth.enroll. Token is set only for "authenticated": it names the held
+// password for one save or discard.
+type EnrollResult struct {
+	Status   string   `json:"status"`
+	Origin   string   `json:"origin"`
+	Session  string   `json:"session"`
+	Evidence Evidence `json:"evidence"`
+	Token    string   `json:"token,omitempty"`
+}
+
+// EnrollSaveParams is auth.enroll.save.
+type EnrollSaveParams struct {
+	Token string `json:"token"`
+	Alias string `json:"alias"`
+}
+
+// EnrollTokenParams is auth.enroll.discard.
+type EnrollTokenParams struct {
+	Token string `json:"token"`
+}
+
+// EnrollSaved answers auth.enroll.save.
+type EnrollSaved struct {
+	Saved   string `json:"saved"`
+	Origin  string `json:"origin"`
+	Account string `json:"account"`
+	Session string `json:"session"`
+	Store   string `json:"store"` // "vault" or "isolated"
+}
+
+type pendingEnroll struct {
+	session  string
+	isolated bool
+	origin   string
+	account  string
+	secret   []byte
+	expires  time.Time
+	timer    *time.Timer
+}
+
+func errEnrollToken() error {
+	return wire.Errorf(wire.CodeEnrollUnknown, "no interactive login is waiting for a save decision under that token")
+}
+
+// Enroll fills the session's login form once with the person's account and password, submits
+// it and verifies the outcome. It owns p.Secret: zeroed before it returns, unless the outcome is
+// authenticated, in which case it is held (EnrollHold at most) for the save decision.
+func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error) {
+	secret := p.Secret
+	defer func() { vault.Zero(secret) }() // nil once handed to a pending enrollment
+	if err := vault.ValidAccount(p.Account); err != nil {
+		return EnrollResult{}, err
+	}
+	if p.Account == "" {
+		return EnrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "the account is empty")
+	}
+	if err := vault.ValidSecret(secret); err != nil {
+		return EnrollResult{}, err
+	}
+	h.emu.Lock()
+	full := len(h.enroll) >= MaxPendingEnroll
+	h.emu.Unlock()
+	if full {
+		return EnrollResult{}, wire.Errorf(wire.CodeBusy, "%d interactive logins already wait for a save decision", MaxPendingEnroll)
+	}
+	b, s, err := h.session(ctx, p.Session)
+	if err != nil {
+		return EnrollResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.refs)
+	res := EnrollResult{Session: s.name}
+	st, err := h.look(ctx, b, s)
+	if err != nil {
+		return res, err
+	}
+	res.Evidence.URLBefore = bound(st.outline.URL, 512)
+	pageOrigin, err := origin.Canonical(st.outline.Origin)
+	if err != nil {
+		return res, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %v", err)
+	}
+	res.Origin = pageOrigin
+	form, ok := usable(st, pageOrigin, true)
+	if !ok {
+		return res, wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
+	}
+	if form.Password == "" {
+		if st, form, err = h.firstStep(ctx, b, s, st, form, pageOrigin, p.Account, &res.Evidence); err != nil {
+			return res, err
+		}
+	}
+	if err := checkForm(st, form, pageOrigin); err != nil {
+		return res, err
+	}
+	if err := h.fillVerified(ctx, b, s, st, form, pageOrigin, p.Account, secret, &res.Evidence); err != nil {
+		return res, err
+	}
+	h.verify(ctx, b, s, st, &res.Status, &res.Evidence, pageOrigin)
+	h.o.Log.Info("interactive login typed and submitted", "session", s.name, "origin", pageOrigin, "status", res.Status)
+	if res.Status != "authenticated" {
+		return res, nil // no save is offered: the password is zeroed on return
+	}
+	h.emu.Lock()
+	full = len(h.enroll) >= MaxPendingEnroll
+	h.emu.Unlock()
+	if full {
+		return res, nil // raced with another login: no save offered
+	}
+	token := "enr-" + rand.Text()
+	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, secret: secret, expires: time.Now().Add(EnrollHold)})
+	secret = nil // held until the save decision now
+	res.Token = token
+	return res, nil
+}
+
+// takeEnroll removes the pending enrollment of token and returns it (nil if none); the caller
+// zeroes its password.
+func (h *Host) takeEnroll(token string) *pendingEnroll {
+	h.emu.Lock()
+	defer h.emu.Unlock()
+	pe := h.enroll[token]
+	if pe == nil {
+		return nil
+	}
+	delete(h.enroll, token)
+	pe.timer.Stop()
+	return pe
+}
+
+// holdEnroll keeps pe under token until its deadline, then zeroes it.
+func (h *Host) holdEnroll(token string, pe *pendingEnroll) {
+	h.emu.Lock()
+	defer h.emu.Unlock()
+	h.enroll[token] = pe
+	pe.timer = time.AfterFunc(time.Until(pe.expires), func() {
+		if pe := h.takeEnroll(token); pe != nil {
+			vault.Zero(pe.secret)
+			h.o.Log.Info("interactive login password discarded: no save decision in time", "session", pe.session)
+		}
+	})
+}
+
+// dropEnrollments zeroes the held passwords of session ("" = every session).
+func (h *Host) dropEnrollments(session string) {
+	h.emu.Lock()
+	var tokens []string
+	for t, pe := range h.enroll {
+		if session == "" || pe.session == session {
+			tokens = append(tokens, t)
+		}
+	}
+	h.emu.Unlock()
+	for _, t := range tokens {
+		if pe := h.takeEnroll(t); pe != nil {
+			vault.Zero(pe.secret)
+		}
+	}
+}
+
+// EnrollDiscarded answers auth.enroll.discard.
+type EnrollDiscarded struct {
+	Discarded bool `json:"discarded"`
+}
+
+// EnrollDiscard zeroes the held password of token now.
+func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
+	pe := h.takeEnroll(p.Token)
+	if pe == nil {
+		return EnrollDiscarded{}, errEnrollToken()
+	}
+	vault.Zero(pe.secret)
+	h.o.Log.Info("interactive login password discarded", "session", pe.session)
+	return EnrollDiscarded{true}, nil
+}
+
+// EnrollSave saves the held password of token under alias: host → brokerd on the host's broker
+// connection, as one hand-built frame; into the vault for a normal session, into the session's
+// own store for an isolated one. The token is used up unless the alias was refused
+// (ALIAS_EXISTS, INVALID_ARGUMENT), so that the person can choose another name.
+func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
+	if err := vault.ValidAlias(p.Alias); err != nil {
+		return EnrollSaved{}, err
+	}
+	pe := h.takeEnroll(p.Token)
+	if pe == nil {
+		return EnrollSaved{}, errEnrollToken()
+	}
+	store, session := "vault", ""
+	if pe.isolated {
+		store, session = "isolated", pe.session
+	}
+	var cred broker.Credential
+	err := h.withBroker(ctx, func(c *broker.Client) error {
+		var err error
+		cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
+		return err
+	})
+	if code := wire.CodeOf(err); (code == wire.CodeAliasExists || code == wire.CodeInvalidArgument) && time.Now().Before(pe.expires) {
+		h.holdEnroll(p.Token, pe)
+		return EnrollSaved{}, err
+	}
+	vault.Zero(pe.secret)
+	if err != nil {
+		return EnrollSaved{}, err
+	}
+	h.o.Log.Info("interactive login saved", "session", pe.session, "origin", cred.Origin, "alias", cred.Alias, "store", store)
+	return EnrollSaved{Saved: cred.Alias, Origin: cred.Origin, Account: cred.Account, Session: pe.session, Store: store}, nil
+}
