@@ -113,6 +113,11 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			session = p.Session
 			result, err = h.AuthLogin(ctx, p)
 		}
+	case MethodProfileClear:
+		var p struct{}
+		if decode(&p) {
+			result, err = h.ClearProfile(ctx)
+		}
 	case MethodScreenshot:
 		var p SessionParams
 		if decode(&p) {
@@ -148,6 +153,8 @@ func ToWire(err error) *wire.Error {
 		return we
 	case errors.As(err, &le):
 		return wire.Errorf(wire.CodeProfileLocked, "%v", err)
+	case errors.Is(err, profile.ErrClear):
+		return wire.Errorf(wire.CodeProfileClear, "%v", err)
 	case errors.Is(err, vault.ErrLocked):
 		return wire.Errorf(wire.CodeVaultLocked, "%v", err)
 	case errors.Is(err, vault.ErrUnavailable):
