@@ -22,6 +22,10 @@
 //     the plaintext ("basic") password store is never used.
 //   - Isolated sessions are separate Chromium browser contexts: no cookies or storage shared
 //     with the default session or each other; closing one disposes its context.
+//   - profile.clear closes every session (isolated ones through the same path as session
+//     close), refuses new ones meanwhile, closes Chromium and waits for its processes, then
+//     swaps in a fresh profile under the profile lock the host holds throughout, and
+//     relaunches only with the keyring (checked before anything is closed).
 //   - The host log is bounded (1 MiB plus one generation) and records verbs, sessions and error
 //     codes, never page content, typed text or secrets.
 //
