@@ -31,6 +31,10 @@
 //     and is kept only after an authenticated outcome, for EnrollHold at most, under a one-time
 //     token; auth.enroll.save sends it to brokerd in one hand-built frame, auth.enroll.discard,
 //     the timeout, the session's close and the host's stop zero it.
+//   - profile.clear closes every session (isolated ones through the same path as session
+//     close), refuses new ones meanwhile, closes Chromium and waits for its processes, then
+//     swaps in a fresh profile under the profile lock the host holds throughout, and
+//     relaunches only with the keyring (checked before anything is closed).
 //   - The host log is bounded (1 MiB plus one generation) and records verbs, sessions and error
 //     codes, never page content, typed text or secrets.
 //

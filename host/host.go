@@ -47,6 +47,8 @@ type Options struct {
 	Log                     *slog.Logger
 	Version                 string
 	Now                     func() time.Time
+	// LegacyProfiles are profile directories of older layouts to migrate (profile.LegacyDirs).
+	LegacyProfiles []string
 	// Broker dials brokerd (alias login); nil disables auth.
 	Broker func(ctx context.Context) (*broker.Client, error)
 }
@@ -81,6 +83,7 @@ type Host struct {
 	ready    chan struct{}
 	readyErr error
 	closed   bool // Close ran: never launch again
+	clearing bool // ClearProfile runs: no new sessions
 }
 
 type session struct {
@@ -109,13 +112,20 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	t0 := time.Now()
-	prof, err := profile.Open(profile.Options{DataDir: o.DataDir, Now: o.Now})
+	prof, err := profile.Open(profile.Options{DataDir: o.DataDir, Now: o.Now, Legacy: o.LegacyProfiles})
 	if err != nil {
 		return nil, err
 	}
 	o.Log.Info("profile opened", "ms", time.Since(t0).Milliseconds())
 	if r := prof.Report(); r.MovedAside != "" {
 		o.Log.Warn("profile moved aside", "to", r.MovedAside, "reason", r.Reason)
+	}
+	m := prof.Migration()
+	if m.From != "" {
+		o.Log.Info("profile migrated from an older layout", "from", m.From, "to", prof.Dir())
+	}
+	for _, l := range m.NotMigrated {
+		o.Log.Warn("profile of an older layout left in place", "path", l.Path, "reason", string(l.Reason), "detail", l.Detail)
 	}
 	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}, isolated: map[string]bool{}, enroll: map[string]*pendingEnroll{}}
 	if err := h.launch(ctx); err != nil {
@@ -364,6 +374,9 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.clearing {
+		return SessionInfo{}, wire.Errorf(wire.CodeBusy, "the profile is being cleared; retry when 'headless profile clear' has finished")
+	}
 	if _, ok := h.sessions[p.Name]; ok {
 		return SessionInfo{}, wire.Errorf(wire.CodeSessionExists, "session %q exists", p.Name)
 	}
@@ -969,6 +982,8 @@ func (h *Host) Status() Status {
 		Profile: h.prof.Dir(), LockOwner: h.prof.LockOwner(), Started: h.started, Sessions: len(h.sessions),
 		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
 	}
+	m := h.prof.Migration()
+	st.MigratedFrom, st.NotMigrated = m.From, m.NotMigrated
 	if h.browser != nil && h.browser.Err() == nil {
 		st.BrowserPID = h.browser.PID()
 	}

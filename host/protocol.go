@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/profile"
 )
 
 // Methods on control.sock. Params and results are the types below.
@@ -21,6 +22,7 @@ const (
 	MethodPress         = "press"
 	MethodWait          = "wait"
 	MethodScreenshot    = "screenshot"
+	MethodProfileClear  = "profile.clear"
 )
 
 // DefaultSession always exists.
@@ -126,4 +128,21 @@ type Status struct {
 	Reason     string    `json:"profile_moved_aside_reason,omitempty"`
 	Started    time.Time `json:"started"`
 	Sessions   int       `json:"sessions"`
+
+	MigratedFrom string                  `json:"profile_migrated_from,omitempty"`
+	NotMigrated  []profile.LegacyProfile `json:"profile_not_migrated,omitempty"`
+}
+
+// ClearResult answers profile.clear. SessionsClosed counts every session that was open, the
+// default one included (it is recreated).
+type ClearResult struct {
+	Cleared        bool   `json:"cleared"`
+	Profile        string `json:"profile"`
+	SessionsClosed int    `json:"sessions_closed"`
+}
+
+// Ready is what 'headless start' reports about a running host.
+func (st Status) Ready() Ready {
+	return Ready{PID: st.PID, Profile: st.Profile, Chromium: st.Chromium, MovedAside: st.MovedAside, Reason: st.Reason,
+		MigratedFrom: st.MigratedFrom, NotMigrated: st.NotMigrated}
 }

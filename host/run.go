@@ -34,6 +34,9 @@ type Ready struct {
 	Chromium   string `json:"chromium"`
 	MovedAside string `json:"profile_moved_aside,omitempty"`
 	Reason     string `json:"profile_moved_aside_reason,omitempty"`
+
+	MigratedFrom string                  `json:"profile_migrated_from,omitempty"`
+	NotMigrated  []profile.LegacyProfile `json:"profile_not_migrated,omitempty"`
 }
 
 // RunOptions configure Run.
@@ -103,6 +106,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	h, err := Start(sctx, Options{
 		RunDir: dir, DataDir: dataDir, Chromium: chromium, BusAddress: bus, Env: env,
 		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version,
+		LegacyProfiles: profile.LegacyDirs(getenv),
 		Broker: func(ctx context.Context) (*broker.Client, error) {
 			return broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
 		},
@@ -133,7 +137,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	if o.Notify != nil {
 		b, _ := json.Marshal(struct {
 			Ready Ready `json:"ready"`
-		}{Ready{PID: st.PID, Profile: st.Profile, Chromium: st.Chromium, MovedAside: st.MovedAside, Reason: st.Reason}})
+		}{st.Ready()})
 		o.Notify.Write(append(b, '\n'))
 		o.Notify.Close()
 		notified = true

@@ -140,6 +140,11 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 		if decode(&p) {
 			result, err = h.EnrollDiscard(p)
 		}
+	case MethodProfileClear:
+		var p struct{}
+		if decode(&p) {
+			result, err = h.ClearProfile(ctx)
+		}
 	case MethodScreenshot:
 		var p SessionParams
 		if decode(&p) {
@@ -191,6 +196,8 @@ func ToWire(err error) *wire.Error {
 		return we
 	case errors.As(err, &le):
 		return wire.Errorf(wire.CodeProfileLocked, "%v", err)
+	case errors.Is(err, profile.ErrClear):
+		return wire.Errorf(wire.CodeProfileClear, "%v", err)
 	case errors.Is(err, vault.ErrLocked):
 		return wire.Errorf(wire.CodeVaultLocked, "%v", err)
 	case errors.Is(err, vault.ErrUnavailable):

@@ -55,6 +55,13 @@ type Options struct {
 	DataDir string
 	// Now is the clock for the marker and the moved-aside names; default time.Now.
 	Now func() time.Time
+	// Legacy lists profile directories of older layouts (see [LegacyDirs]). When the profile
+	// does not exist yet, the first one that can be moved safely is renamed into place;
+	// the others are left where they are and listed in [Migration.NotMigrated].
+	Legacy []string
+
+	rename   func(oldpath, newpath string) error // tests inject failures; default renameNoReplace
+	exchange func(a, b string) error             // tests inject failures; default exchange
 }
 
 // Report says what Open did to the profile directory.
@@ -66,9 +73,13 @@ type Report struct {
 
 // Profile is an open, locked durable profile. Close releases the lock.
 type Profile struct {
-	dir    string
-	pid    int
-	report Report
+	dir      string
+	dataDir  string
+	pid      int
+	report   Report
+	migr     Migration
+	now      func() time.Time
+	exchange func(a, b string) error
 
 	closeOnce sync.Once
 	unlock    func()
@@ -89,6 +100,12 @@ func Open(o Options) (*Profile, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.rename == nil {
+		o.rename = renameNoReplace
+	}
+	if o.exchange == nil {
+		o.exchange = exchange
+	}
 	dataDir := filepath.Clean(o.DataDir)
 	unlock, err := Lock(dataDir)
 	if err != nil {
@@ -98,8 +115,8 @@ func Open(o Options) (*Profile, error) {
 		}
 		return nil, fmt.Errorf("lock profile: %w", err)
 	}
-	p := &Profile{dir: Dir(dataDir), pid: os.Getpid(), unlock: unlock}
-	if err := p.prepare(dataDir, o.Now); err != nil {
+	p := &Profile{dir: Dir(dataDir), dataDir: dataDir, pid: os.Getpid(), now: o.Now, exchange: o.exchange, unlock: unlock}
+	if err := p.prepare(dataDir, o); err != nil {
 		unlock()
 		return nil, fmt.Errorf("open profile: %w", err)
 	}
@@ -107,10 +124,12 @@ func Open(o Options) (*Profile, error) {
 }
 
 // prepare runs under the lock.
-func (p *Profile) prepare(dataDir string, now func() time.Time) error {
+func (p *Profile) prepare(dataDir string, o Options) error {
+	now := o.Now
 	if err := removeTemps(dataDir); err != nil {
 		return err
 	}
+	p.migrate(dataDir, o.Legacy, o.rename)
 	fresh := false
 	fi, err := os.Lstat(p.dir)
 	switch {
@@ -152,6 +171,13 @@ func (p *Profile) Dir() string { return p.dir }
 
 // Report says what Open did: created a profile, moved a previous one aside, and why.
 func (p *Profile) Report() Report { return p.report }
+
+// Migration says what Open did with profiles of older layouts.
+func (p *Profile) Migration() Migration {
+	m := p.migr
+	m.NotMigrated = append([]LegacyProfile(nil), m.NotMigrated...)
+	return m
+}
 
 // LockOwner is the pid that holds the profile lock: this process while p is open.
 func (p *Profile) LockOwner() int { return p.pid }

@@ -28,13 +28,27 @@
 //     saving, auto sign-in, automatic passkey upgrades, automated password change and leak
 //     detection in Default/Preferences (an atomic rewrite that keeps every other key; no write
 //     when they already hold), because Chromium rewrites that file.
+//   - Migration is one rename or nothing. A profile of an older layout ([LegacyDirs]) is
+//     moved into place only when the profile path does not exist (RENAME_NOREPLACE), the old
+//     profile is not in use (its profile.lock can be taken and held across the rename, and its
+//     Chromium SingletonLock names no live process), it passes the same check as any profile,
+//     and it is on the same filesystem (EXDEV means no: it is never copied). Otherwise it is
+//     left untouched and [Profile.Migration] says why, with a [MigrationReason].
+//   - Clearing never leaves a half-cleared profile. [Profile.Clear], under the lock, builds a
+//     fresh profile as Open does and swaps it with the old one in one atomic rename
+//     (RENAME_EXCHANGE), then removes the old one; on failure the profile path holds the old
+//     profile or the fresh one, complete, and the error says which.
 //
 // # Not guaranteed
 //
 // The check is a structural sanity check, not an integrity proof: a well-formed but
 // semantically broken database passes (an empty cookie file counts as an empty database), and
 // Chromium repairs or discards what it cannot read. A profile whose marker has a newer version
-// is neither used nor moved: Open fails and asks for a newer headless.
+// is neither used nor moved: Open fails and asks for a newer headless. The in-use check of an
+// older-layout profile sees headless's lock and Chromium's SingletonLock, not every process
+// that might have files open in it. Clear removes the durable profile only: profiles moved
+// aside as corrupt are kept, and the Secret Service (cookie key, saved credentials) is not
+// touched.
 // Preferences are plain files: a same-user process can change them while Chromium runs; they
 // are re-asserted only at the next Open. Enterprise policy (/etc/chromium/policies) overrides
 // them.

@@ -74,6 +74,12 @@ func (c *Client) OpenSession(ctx context.Context, session string) error {
 }
 
 // CloseSession closes an isolated session this connection opened; brokerd zeroes its store.
+// ProfileCleared tells brokerd the host cleared the durable profile (audited; isolated stores
+// the connection still owns are zeroed).
+func (c *Client) ProfileCleared(ctx context.Context, sessionsClosed int) error {
+	return c.Call(ctx, MethodProfileCleared, ProfileClearedParams{SessionsClosed: sessionsClosed}, nil)
+}
+
 func (c *Client) CloseSession(ctx context.Context, session string) error {
 	return c.Call(ctx, MethodSessionClose, SessionCloseParams{Session: session}, nil)
 }

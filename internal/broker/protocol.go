@@ -17,6 +17,9 @@ const (
 	MethodRelease         = "release"
 	MethodSessionOpen     = "session.open"
 	MethodSessionClose    = "session.close"
+	// MethodProfileCleared is sent by the host after 'headless profile clear': brokerd zeroes
+	// every isolated store the connection still owns and audits the clear.
+	MethodProfileCleared = "profile.cleared"
 )
 
 // MaxIsolated bounds the isolated-session stores brokerd keeps at once (all connections).
@@ -124,4 +127,9 @@ type Released struct {
 	Origin  string `json:"origin"`
 	Account string `json:"account"`
 	Alias   string `json:"alias"`
+}
+
+// ProfileClearedParams is "profile.cleared".
+type ProfileClearedParams struct {
+	SessionsClosed int `json:"sessions_closed"`
 }

@@ -182,7 +182,13 @@ func (s *Server) closeSession(conn *rpc.Conn, p SessionCloseParams) (struct{}, e
 }
 
 // connClosed zeroes every isolated store the ended connection owned.
-func (s *Server) connClosed(conn *rpc.Conn) {
+func (s *Server) connClosed(conn *rpc.Conn) { s.wipeOwned(conn, "host connection ended") }
+
+// wipeOwned zeroes every isolated store conn owns and returns how many there were.
+func (s *Server) wipeOwned(conn *rpc.Conn, reason string) int {
+	if conn == nil {
+		return 0
+	}
 	s.isoMu.Lock()
 	var gone []*isoStore
 	for name, st := range s.iso {
@@ -194,8 +200,9 @@ func (s *Server) connClosed(conn *rpc.Conn) {
 	s.isoMu.Unlock()
 	for _, st := range gone {
 		st.mem.Wipe()
-		s.log().Info("isolated store wiped", "session", st.session, "reason", "host connection ended", "peer_pid", conn.Peer.PID)
+		s.log().Info("isolated store wiped", "session", st.session, "reason", reason, "peer_pid", conn.Peer.PID)
 	}
+	return len(gone)
 }
 
 // record appends an audit record; for a release it must succeed before the secret is sent.
@@ -310,6 +317,14 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "session", p.Session)
 			result, err = s.closeSession(rpc.ConnOf(ctx), p)
+		}
+	case MethodProfileCleared:
+		var p ProfileClearedParams
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
+			n := s.wipeOwned(rpc.ConnOf(ctx), "profile cleared")
+			result = struct{}{}
+			s.record("clear", nil, peer, audit.Record{})
+			attrs = append(attrs, "sessions_closed", p.SessionsClosed, "stores_wiped", n)
 		}
 	case MethodRelease:
 		var p ReleaseParams

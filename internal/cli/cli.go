@@ -68,6 +68,11 @@ Usage:
                                         (zeroed when it closes, the host stops or dies) instead
                                         of the vault; isolated sessions see only their store
 
+    headless profile clear [--yes]      close every session (isolated ones too), clear cookies,
+                                        storage, cache and history, recreate the default
+                                        session; saved credentials are kept. Asks on the
+                                        terminal unless --yes; works with the host stopped
+
     headless audit verify               check the audit log's hash chain
     headless audit list [--since 24h]   recent releases, denials, adds and removes
 
@@ -97,11 +102,11 @@ Exit status: 0 success; 1 an error with a code (see below); 2 a usage error.
 Error codes: NO_TTY, USAGE, CANCELLED, BROKER_UNAVAILABLE, HOST_UNAVAILABLE, PROFILE_LOCKED,
 BROWSER_CRASHED, BROWSER_FAILED, UNSAFE_NAVIGATION, NAVIGATION_FAILED, SESSION_UNKNOWN,
 SESSION_EXISTS, SESSION_LIMIT, REF_UNKNOWN, REF_STALE, NOT_INTERACTABLE, DIRECT_FILL_DISABLED,
-TIMEOUT, NO_LOGIN_FORM, DOCUMENT_CHANGED, FORM_ACTION_CROSS_ORIGIN, INVALID_ORIGIN, INVALID_ARGUMENT, ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH,
+TIMEOUT, BUSY, PROFILE_CLEAR_FAILED, NO_LOGIN_FORM, DOCUMENT_CHANGED, FORM_ACTION_CROSS_ORIGIN, INVALID_ORIGIN, INVALID_ARGUMENT, ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH,
 VAULT_LOCKED, VAULT_UNAVAILABLE, VAULT_NOT_INITIALIZED, PRESENCE_DENIED, PRESENCE_TIMEOUT,
 PRESENCE_UNAVAILABLE, PRESENCE_AUTO_UNLOCK,
 CHALLENGE_UNKNOWN, CHALLENGE_EXPIRED, CHALLENGE_USED, CHALLENGE_MISMATCH, CONFIG_INVALID,
-VAULT_FULL, BUSY, ENROLLMENT_UNKNOWN, RUNTIME_DIR_UNSAFE, INTERNAL.
+VAULT_FULL, ENROLLMENT_UNKNOWN, RUNTIME_DIR_UNSAFE, INTERNAL.
 `
 
 // Env is everything the CLI touches in the outside world.
@@ -170,6 +175,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return c.run(ctx, "auth login", args[2:], c.authLogin)
 	case "host":
 		return hostMain(ctx, args[1:], env)
+	case "profile":
+		if len(args) < 2 || args[1] != "clear" {
+			return c.usageErr(hasJSON(args), "profile needs a subcommand: clear")
+		}
+		return c.run(ctx, "profile clear", args[2:], c.profileClear)
 	case "credentials":
 		if len(args) < 2 {
 			return c.usageErr(false, "credentials needs a subcommand: init, add, list, remove or verify")
@@ -236,6 +246,8 @@ func commandTimeout(name string) time.Duration {
 		return 15 * time.Minute
 	case "wait":
 		return 6 * time.Minute
+	case "profile clear":
+		return 10 * time.Minute
 	}
 	return 2 * time.Minute
 }
@@ -486,16 +498,12 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 	if found == nil {
 		return nil, nil, wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s", *alias, co)
 	}
-	tty, err := c.env.OpenTTY()
-	if err != nil {
-		return nil, nil, wire.Errorf(wire.CodeNoTTY, "removing a credential needs confirmation on the controlling terminal (%v)", err)
-	}
-	defer tty.Close()
-	ans, err := tty.Line(fmt.Sprintf("Remove alias %s (%s) at %s from %s? [y/N] ", found.Alias, found.Account, co, storeName(*session)), 16)
+	ok, err := c.confirm(fmt.Sprintf("Remove alias %s (%s) at %s from %s? [y/N] ", found.Alias, found.Account, co, storeName(*session)),
+		wire.Errorf(wire.CodeNoTTY, "removing a credential needs confirmation on the controlling terminal"))
 	if err != nil {
 		return nil, nil, err
 	}
-	if a := strings.ToLower(strings.TrimSpace(ans)); a != "y" && a != "yes" {
+	if !ok {
 		return nil, nil, wire.Errorf(wire.CodeCancelled, "not removed")
 	}
 	if err := b.RemoveIn(ctx, *session, co, found.Alias); err != nil {

@@ -82,7 +82,8 @@ func (c *cmd) start(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 	res := startResult{Status: "running", BrokerPID: v.PID}
 	var st host.Status
 	if err := c.call(ctx, host.MethodStatus, nil, &st); err == nil {
-		res.Host = &host.Ready{PID: st.PID, Profile: st.Profile, Chromium: st.Chromium, MovedAside: st.MovedAside, Reason: st.Reason}
+		ready := st.Ready()
+		res.Host = &ready
 	} else {
 		ready, err := c.spawnHost(ctx)
 		if err != nil {
@@ -99,6 +100,7 @@ func (c *cmd) start(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 		if res.Host.MovedAside != "" {
 			fmt.Fprintf(w, "warning: the previous profile was unusable (%s) and was moved to %s\n", res.Host.Reason, res.Host.MovedAside)
 		}
+		migrationHuman(w, res.Host.MigratedFrom, res.Host.NotMigrated)
 	}, nil
 }
 
@@ -247,6 +249,7 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 			if st.MovedAside != "" {
 				fmt.Fprintf(w, "warning: an unusable profile (%s) was moved to %s\n", st.Reason, st.MovedAside)
 			}
+			migrationHuman(w, st.MigratedFrom, st.NotMigrated)
 		} else {
 			fmt.Fprintln(w, "host:    not running (start it with 'headless start')")
 		}

@@ -59,6 +59,7 @@ const (
 	CodeDirectFillOff   Code = "DIRECT_FILL_DISABLED" // typing into a password field is off
 	CodeTimeout         Code = "TIMEOUT"              // wait ended without its condition
 	CodeNotInteractable Code = "NOT_INTERACTABLE"     // the element has no visible box to click
+	CodeProfileClear    Code = "PROFILE_CLEAR_FAILED" // profile clear failed; the profile is whole (old or fresh)
 
 	// Alias login.
 	CodeNoLoginForm     Code = "NO_LOGIN_FORM"            // no usable login form on the page
@@ -116,6 +117,7 @@ var hints = map[Code]string{
 	CodeDirectFillOff:   "sign in with 'headless auth login --alias NAME'; direct password fill is off unless allow_direct_password_fill is set in the config",
 	CodeTimeout:         "increase --timeout or check the condition",
 	CodeNotInteractable: "the element is not visible; scroll or take a fresh snapshot",
+	CodeProfileClear:    "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
 	CodeNoLoginForm:     "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
 	CodeDocumentChanged: "the page navigated or reloaded; visit the login page again and retry",
 	CodeFormCrossOrigin: "the form posts to another origin than the saved credential's; nothing was typed",

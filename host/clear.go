@@ -1,0 +1,141 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/profile"
+)
+
+// ClearTimeout bounds a whole profile clear: closing the sessions and Chromium, the swap, the
+// relaunch and the new default session.
+const ClearTimeout = 3 * time.Minute
+
+// ClearProfile closes every session (isolated ones through CloseSession, as 'session close'
+// does), closes Chromium gracefully, replaces the durable profile with a fresh one under the
+// profile lock the host holds throughout (profile.Profile.Clear), relaunches Chromium and
+// waits for the new default session. It runs to the end even if the caller goes away.
+// Vault credentials are not touched.
+func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearTimeout)
+	defer cancel()
+	// The relaunch needs the keyring: find out before anything is closed.
+	if err := profile.CheckKeyring(ctx, h.o.BusAddress); err != nil {
+		return ClearResult{}, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium could not be relaunched after a clear; nothing was changed: %w", err)
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ClearResult{}, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
+	}
+	if h.clearing {
+		h.mu.Unlock()
+		return ClearResult{}, wire.Errorf(wire.CodeBusy, "the profile is already being cleared")
+	}
+	h.clearing = true
+	var names []string
+	for name := range h.sessions {
+		if name != DefaultSession {
+			names = append(names, name)
+		}
+	}
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.clearing = false
+		h.mu.Unlock()
+	}()
+	slices.Sort(names)
+
+	closed := 0
+	for _, name := range names {
+		err := h.CloseSession(ctx, name)
+		switch wire.CodeOf(err) {
+		case "":
+			closed++
+		case wire.CodeSessionUnknown, wire.CodeBrowserCrashed:
+			// Gone already: a crash relaunched the browser without it.
+		default:
+			return ClearResult{}, fmt.Errorf("close session %q before the clear (nothing was cleared): %w", name, err)
+		}
+	}
+
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return ClearResult{}, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
+	}
+	closed += len(h.sessions) // the default session (and none other: creation is refused meanwhile)
+	if b := h.browser; b != nil {
+		pids := b.Pids()
+		cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+		if err := b.Close(cctx); err != nil {
+			h.o.Log.Warn("close browser for the clear", "err", err)
+		}
+		ccancel()
+		if h.unsub != nil {
+			h.unsub()
+		}
+		// No process of the old browser may still write into the profile when it is swapped.
+		deadline := time.Now().Add(5 * time.Second)
+		for slices.ContainsFunc(pids, processAlive) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if slices.ContainsFunc(pids, processAlive) {
+			h.browser = nil
+			h.mu.Unlock()
+			return ClearResult{}, wire.Errorf(wire.CodeProfileClear, "processes of the closed browser did not exit within 5s; nothing was cleared")
+		}
+	}
+	h.browser = nil
+	h.sessions = map[string]*session{}
+	h.routes.Clear()
+	clearErr := h.prof.Clear()
+	if clearErr != nil {
+		h.o.Log.Error("profile clear", "err", clearErr)
+	} else {
+		h.o.Log.Info("profile cleared", "profile", h.prof.Dir(), "sessions_closed", closed)
+	}
+	launchErr := h.launch(ctx)
+	ready := h.ready
+	h.mu.Unlock()
+	if clearErr != nil {
+		return ClearResult{}, clearErr
+	}
+	// Audit the clear in brokerd's log (best effort: the clear is done either way).
+	if err := h.withBroker(ctx, func(c *broker.Client) error { return c.ProfileCleared(ctx, closed) }); err != nil {
+		h.o.Log.Warn("brokerd did not record the profile clear", "code", wire.CodeOf(err))
+	}
+	if launchErr != nil {
+		return ClearResult{}, fmt.Errorf("the profile was cleared, but Chromium did not start again (the next command retries): %w", launchErr)
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return ClearResult{}, wire.Errorf(wire.CodeTimeout, "the profile was cleared, but the new default session was not ready in time")
+	}
+	h.mu.Lock()
+	err := h.readyErr
+	h.mu.Unlock()
+	if err != nil {
+		return ClearResult{}, fmt.Errorf("the profile was cleared, but the new default session failed: %w", err)
+	}
+	return ClearResult{Cleared: true, Profile: h.prof.Dir(), SessionsClosed: closed}, nil
+}
+
+// processAlive reports whether pid is a live process: a zombie has exited and writes nothing.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && len(b) > i+2 && b[i+2] != 'Z' && b[i+2] != 'X'
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/profile"
+)
+
+// confirm asks a yes/no question on the controlling terminal (never stdin: a "y" piped in by
+// whoever runs the command does not count). Only "y" or "yes" is yes. Without a terminal it
+// returns noTTY.
+func (c *cmd) confirm(prompt string, noTTY *wire.Error) (bool, error) {
+	tty, err := c.env.OpenTTY()
+	if err != nil {
+		e := *noTTY
+		e.Message = fmt.Sprintf("%s (%v)", e.Message, err)
+		return false, &e
+	}
+	defer tty.Close()
+	ans, err := tty.Line(prompt, 16)
+	if err != nil {
+		return false, err
+	}
+	a := strings.ToLower(strings.TrimSpace(ans))
+	return a == "y" || a == "yes", nil
+}
+
+const clearPrompt = "Clear the browser profile (cookies, storage, cache)? Saved credentials are kept. [y/N] "
+
+// profileClear clears the durable profile: through the running host (which closes every
+// session, Chromium, clears, relaunches and recreates the default session), or, when no host
+// runs, directly under the profile lock.
+func (c *cmd) profileClear(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+	yes := fs.Bool("yes", false, "clear without asking")
+	if err := parse(fs, args, nil); err != nil {
+		return nil, nil, err
+	}
+	if !*yes {
+		ok, err := c.confirm(clearPrompt, &wire.Error{
+			Code:    wire.CodeNoTTY,
+			Message: "clearing the browser profile needs confirmation on the controlling terminal",
+			Hint:    "run it from a terminal to be asked, or pass --yes to clear without asking",
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, wire.Errorf(wire.CodeCancelled, "the profile was not cleared")
+		}
+	}
+	var res host.ClearResult
+	running := false
+	if cl, err := c.control(ctx); err == nil {
+		running = true
+		err := cl.Call(ctx, host.MethodProfileClear, nil, &res)
+		cl.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	} else {
+		var err error
+		if res, err = c.clearStopped(); err != nil {
+			return nil, nil, err
+		}
+		// Audit the clear in brokerd's log (best effort: the clear is done either way).
+		if b, err := c.env.Broker(ctx); err == nil {
+			if err := b.ProfileCleared(ctx, 0); err != nil {
+				fmt.Fprintf(c.env.Stderr, "headless: warning: brokerd did not record the clear in the audit log: %v\n", err)
+			}
+			b.Close()
+		}
+	}
+	return res, func(w io.Writer) {
+		if running {
+			fmt.Fprintf(w, "cleared the browser profile %s: %d session(s) closed, the default session is fresh\n", res.Profile, res.SessionsClosed)
+		} else {
+			fmt.Fprintf(w, "cleared the browser profile %s (the host was not running)\n", res.Profile)
+		}
+		fmt.Fprintln(w, "saved credentials were kept")
+	}, nil
+}
+
+// clearStopped clears the profile while no host serves this runtime dir: it takes the profile
+// lock, as a host would, so a host elsewhere that owns the profile makes it PROFILE_LOCKED.
+func (c *cmd) clearStopped() (host.ClearResult, error) {
+	dataDir, err := profile.DataDir(c.env.Getenv)
+	if err != nil {
+		return host.ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%v", err)
+	}
+	p, err := profile.Open(profile.Options{DataDir: dataDir, Legacy: profile.LegacyDirs(c.env.Getenv)})
+	var le *profile.LockedError
+	if errors.As(err, &le) {
+		owner := "another process"
+		if le.PID > 0 {
+			owner = fmt.Sprintf("pid %d", le.PID)
+		}
+		return host.ClearResult{}, &wire.Error{
+			Code:    wire.CodeProfileLocked,
+			Message: fmt.Sprintf("the profile is in use by %s (a host started with another runtime dir, or one starting now); nothing was cleared", owner),
+			Hint:    "run 'headless profile clear' where that host runs (same XDG_RUNTIME_DIR), or stop it first",
+		}
+	}
+	if err != nil {
+		return host.ClearResult{}, host.ToWire(err)
+	}
+	defer p.Close()
+	if err := p.Clear(); err != nil {
+		return host.ClearResult{}, host.ToWire(err)
+	}
+	return host.ClearResult{Cleared: true, Profile: p.Dir()}, nil
+}
+
+// migrationHuman prints what happened to profiles of older layouts.
+func migrationHuman(w io.Writer, from string, kept []profile.LegacyProfile) {
+	if from != "" {
+		fmt.Fprintf(w, "note: the profile of an older layout at %s was moved here\n", from)
+	}
+	for _, l := range kept {
+		fmt.Fprintf(w, "warning: a profile of an older layout was left at %s (%s: %s)\n", l.Path, l.Reason, l.Detail)
+	}
+}

@@ -1,0 +1,196 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// MigrationReason says why a profile of an older layout was left where it is.
+type MigrationReason string
+
+// Reasons a profile of an older layout is not moved.
+const (
+	// NotMigratedTargetExists: the durable profile already exists; two profiles are never
+	// merged, and the one in place is never replaced.
+	NotMigratedTargetExists MigrationReason = "target_exists"
+	// NotMigratedInUse: its lock is held, or its Chromium SingletonLock names a live process
+	// (or another host, which cannot be checked).
+	NotMigratedInUse MigrationReason = "in_use"
+	// NotMigratedOtherFilesystem: it lives on another filesystem than the data directory.
+	// A move there would be a copy, which is neither atomic nor bounded: it is never done.
+	NotMigratedOtherFilesystem MigrationReason = "other_filesystem"
+	// NotMigratedUnhealthy: it fails the profile check (not ours, or corrupt).
+	NotMigratedUnhealthy MigrationReason = "unhealthy"
+	// NotMigratedFailed: it could not be inspected or renamed for another reason.
+	NotMigratedFailed MigrationReason = "failed"
+)
+
+// LegacyProfile is a profile of an older layout that Open left in place.
+type LegacyProfile struct {
+	Path   string          `json:"path"`
+	Reason MigrationReason `json:"reason"`
+	Detail string          `json:"detail,omitempty"`
+}
+
+// Migration says what Open did with profiles of older layouts.
+type Migration struct {
+	From        string          // the older-layout profile renamed into place; "" when none
+	NotMigrated []LegacyProfile // older-layout profiles left in place, and why
+}
+
+// LegacyDirs lists where older layouts kept the durable profile: inside the runtime directory,
+// $XDG_RUNTIME_DIR/headless/profile, and its fallback $TMPDIR/headless-$UID/profile ($TMPDIR
+// defaults to /tmp). No released headless used another location.
+func LegacyDirs(getenv func(string) string) []string {
+	var out []string
+	if x := getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
+		out = append(out, filepath.Join(x, "headless", "profile"))
+	}
+	tmp := getenv("TMPDIR")
+	if tmp == "" || !filepath.IsAbs(tmp) {
+		tmp = "/tmp"
+	}
+	return append(out, filepath.Join(tmp, "headless-"+strconv.Itoa(os.Getuid()), "profile"))
+}
+
+// migrate moves the first movable profile of legacy into p.dir, when p.dir does not exist and
+// the move is safe, and records every other one in the report. It runs under the profile lock
+// before the profile is checked or created, so a migrated profile is checked like any other.
+// Each candidate costs a few stats, a bounded profile check and one rename: never a copy.
+func (p *Profile) migrate(dataDir string, legacy []string, rename func(oldpath, newpath string) error) {
+	seen := map[string]bool{}
+	for _, old := range legacy {
+		if old == "" || !filepath.IsAbs(old) {
+			continue
+		}
+		old = filepath.Clean(old)
+		if old == p.dir || seen[old] {
+			continue
+		}
+		seen[old] = true
+		fi, err := os.Lstat(old)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		keep := func(reason MigrationReason, format string, a ...any) {
+			p.migr.NotMigrated = append(p.migr.NotMigrated, LegacyProfile{Path: old, Reason: reason, Detail: fmt.Sprintf(format, a...)})
+		}
+		if err != nil {
+			keep(NotMigratedFailed, "%v", err)
+			continue
+		}
+		if _, err := os.Lstat(p.dir); err == nil {
+			keep(NotMigratedTargetExists, "%s already exists", p.dir)
+			continue
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			keep(NotMigratedFailed, "%v", err)
+			continue
+		}
+		release, err := holdLegacy(old)
+		if err != nil {
+			keep(NotMigratedInUse, "%v", err)
+			continue
+		}
+		reason, err := check(old, fi)
+		if err != nil || reason != "" {
+			release()
+			if err != nil {
+				reason = err.Error()
+			}
+			keep(NotMigratedUnhealthy, "%s", reason)
+			continue
+		}
+		err = rename(old, p.dir)
+		release()
+		switch {
+		case errors.Is(err, syscall.EXDEV):
+			keep(NotMigratedOtherFilesystem, "%s and %s are on different filesystems; move it yourself while headless is stopped", old, dataDir)
+			continue
+		case errors.Is(err, fs.ErrExist), errors.Is(err, syscall.ENOTEMPTY):
+			keep(NotMigratedTargetExists, "%s already exists", p.dir)
+			continue
+		case err != nil:
+			keep(NotMigratedFailed, "%v", err)
+			continue
+		}
+		syncDir(dataDir)
+		syncDir(filepath.Dir(old))
+		p.migr.From = old
+	}
+}
+
+// holdLegacy makes sure nothing uses the profile at old and keeps it that way until release:
+// it takes the old layout's lock (the sibling profile.lock, when it exists; it is never
+// created) and checks Chromium's SingletonLock in the profile.
+func holdLegacy(old string) (release func(), err error) {
+	release = func() {}
+	lock := filepath.Join(filepath.Dir(old), "profile.lock")
+	f, err := os.OpenFile(lock, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("open %s: %w", lock, err)
+	default:
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			defer f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				if pid := readLockPID(f); pid > 0 {
+					return nil, fmt.Errorf("%s is held by pid %d", lock, pid)
+				}
+				return nil, fmt.Errorf("%s is held by another process", lock)
+			}
+			return nil, fmt.Errorf("lock %s: %w", lock, err)
+		}
+		release = func() { f.Close() } // closing the last descriptor releases the flock
+	}
+	if err := singletonFree(old); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// singletonFree checks Chromium's SingletonLock in a profile: a symlink to "HOSTNAME-PID" that
+// Chromium keeps while it runs. A stale one (this host, no such process) is no use.
+func singletonFree(dir string) error {
+	path := filepath.Join(dir, "SingletonLock")
+	target, err := os.Readlink(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		if _, serr := os.Lstat(path); serr == nil {
+			return fmt.Errorf("%s is not a symlink, so who uses the profile cannot be told", path)
+		}
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	i := strings.LastIndexByte(target, '-')
+	pid, perr := strconv.Atoi(target[i+1:])
+	if i <= 0 || perr != nil || pid <= 0 {
+		return fmt.Errorf("%s points to %q, which names no process", path, target)
+	}
+	host, _ := os.Hostname()
+	if target[:i] != host {
+		return fmt.Errorf("Chromium on host %q may use it (SingletonLock), which cannot be checked from %q", target[:i], host)
+	}
+	if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+		return fmt.Errorf("Chromium pid %d uses it (SingletonLock)", pid)
+	}
+	return nil
+}
+
+func readLockPID(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
