@@ -124,8 +124,9 @@ func (h *Host) forgetIsolated(name string) {
 	for _, n := range names {
 		if err := h.broker.CloseSession(ctx, n); err != nil {
 			h.o.Log.Warn("brokerd did not close an isolated session", "session", n, "code", wire.CodeOf(err))
-			if errors.Is(err, rpc.ErrUnreachable) || ctx.Err() != nil {
-				// Whatever it held goes with this connection.
+			if errors.Is(err, rpc.ErrUnreachable) {
+				// Whatever it held goes with this connection. (A mere timeout does not close
+				// it: that would wipe every other isolated session's store too.)
 				h.broker.Close()
 				h.broker = nil
 				return

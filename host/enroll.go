@@ -227,12 +227,19 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 	if pe.isolated {
 		store, session = "isolated", pe.session
 	}
+	// A connection of its own, as for a release: saving into the locked keyring waits for the
+	// person at the keyring's prompt, and the shared connection must not wait with it.
 	var cred broker.Credential
-	err := h.withBroker(ctx, func(c *broker.Client) error {
-		var err error
-		cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
-		return err
-	})
+	var err error = wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	if h.o.Broker != nil {
+		var c *broker.Client
+		if c, err = h.o.Broker(ctx); err != nil {
+			err = wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+		} else {
+			cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
+			c.Close()
+		}
+	}
 	if code := wire.CodeOf(err); (code == wire.CodeAliasExists || code == wire.CodeInvalidArgument) && time.Now().Before(pe.expires) {
 		h.holdEnroll(p.Token, pe)
 		return EnrollSaved{}, err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,13 +74,13 @@ func TestSecretServicePresenceE2E(t *testing.T) {
 		}
 	})
 	posts := len(ls.Posts())
-	typed := len(ls.Typed())
+	typedN := len(ls.Typed())
 
 	// Denied at the keyring prompt.
 	lsVisit(t, e, ls.URL("/login"))
 	pr.Script(presencetest.Answer{Cancel: true})
 	lsLoginFails(t, e, []string{"PRESENCE_DENIED"}, "--alias", "main")
-	lsNothingTyped(t, ls, posts, typed)
+	lsNothingTyped(t, ls, posts, typedN)
 
 	// Nobody answers: PRESENCE_TIMEOUT; the keyring daemon lives on. While the prompt is
 	// open, other requests are served.
@@ -104,7 +105,7 @@ func TestSecretServicePresenceE2E(t *testing.T) {
 	if !e.k.Alive() {
 		t.Fatal("gnome-keyring-daemon died after an unanswered prompt")
 	}
-	lsNothingTyped(t, ls, posts, typed)
+	lsNothingTyped(t, ls, posts, typedN)
 	pr.AnswerHeld(presencetest.Answer{Cancel: true}) // the person closes the stale dialog
 
 	// Approved: the keyring password unlocks for this one read; the site gets the password.
@@ -129,6 +130,41 @@ func TestSecretServicePresenceE2E(t *testing.T) {
 		t.Fatalf("the site received %v, want the enrolled password once", p[posts:])
 	}
 
+	// Interactive enrollment saves into the locked keyring: the keyring asks the person once
+	// (to unlock for the write), and the alias is listed afterwards.
+	lsVisit(t, e, ls.URL("/login"))
+	n0 = len(pr.Prompts())
+	pr.Script(approve)
+	out1, r1 := loginInteractive(t, e, append(typed(account, canary), step{"Save as alias? [y/N] ", "y\n"}, step{"Alias: ", "enrolled\n"}))
+	if out1.Status != "authenticated" || *out1.Saved != "enrolled" {
+		t.Fatalf("interactive login saved into the keyring: %+v", out1)
+	}
+	noSecretIn(t, "interactive save", r1, canary)
+	if got := len(pr.Prompts()) - n0; got != 1 {
+		t.Fatalf("the save asked %d keyring prompts, want 1", got)
+	}
+	if got := aliasesIn(t, e, "--origin", ls.Origin()); !slices.Equal(got, []string{"enrolled", "main"}) {
+		t.Fatalf("keyring after the save: %v", got)
+	}
+
+	// An isolated session's store is written without the keyring (memory only), and a release
+	// from it is still gated by the keyring's prompt.
+	e.ok(t, nil, "session", "create", "iso", "--isolated")
+	n0 = len(pr.Prompts())
+	r := e.runTTY([]step{{"Password for", canary + "\n"}, {"Repeat the password", canary + "\n"}},
+		"headless", "credentials", "add", "--session", "iso", "--origin", ls.Origin(), "--account", account, "--alias", "iso-main", "--json")
+	if r.code != 0 || len(pr.Prompts()) != n0 {
+		t.Fatalf("credentials add --session iso: %+v (prompts %d)", r, len(pr.Prompts())-n0)
+	}
+	lsVisit(t, e, ls.URL("/login"), "--session", "iso")
+	pr.Script(presencetest.Answer{Cancel: true})
+	lsLoginFails(t, e, []string{"PRESENCE_DENIED"}, "--alias", "iso-main", "--session", "iso")
+	pr.Script(approve)
+	lsLoginOK(t, e, "authenticated", "--alias", "iso-main", "--session", "iso")
+	if got := len(pr.Prompts()) - n0; got != 2 {
+		t.Fatalf("isolated releases asked %d keyring prompts, want 2", got)
+	}
+
 	// Locked again right after the release: secret-tool is refused again.
 	n := len(pr.Prompts())
 	out, err = exec.Command("env", "DBUS_SESSION_BUS_ADDRESS="+e.k.Addr, bin, "lookup", "origin", ls.Origin(), "alias", "main").CombinedOutput()
@@ -137,7 +173,7 @@ func TestSecretServicePresenceE2E(t *testing.T) {
 	}
 
 	// The audit log names the provider and the decisions.
-	r := e.run("", "headless", "audit", "list", "--json")
+	r = e.run("", "headless", "audit", "list", "--json")
 	var al struct {
 		Records []struct{ Op, Decision, Code, Provider string } `json:"records"`
 	}
@@ -152,6 +188,30 @@ func TestSecretServicePresenceE2E(t *testing.T) {
 		"release/deny/PRESENCE_TIMEOUT/secret-service", "release/allow//secret-service"}
 	if !containsInOrder(got, want) {
 		t.Fatalf("audit records %v; want %v in order", got, want)
+	}
+
+	// Without a prompter after a restart, brokerd keeps the dedicated keyring (never the
+	// default collection): releases and writes are PRESENCE_UNAVAILABLE, the list is intact.
+	e.ok(t, nil, "stop")
+	pr.Close()
+	var st struct {
+		Broker struct{ Presence string } `json:"broker"`
+	}
+	e.ok(t, &list, "credentials", "list")
+	e.ok(t, &st, "status")
+	if st.Broker.Presence != "secret-service" || len(list.Credentials) != 2 {
+		t.Fatalf("after a restart without a prompter: presence %q, list %+v", st.Broker.Presence, list)
+	}
+	r = e.runTTY([]step{
+		{"Password for", "other-pw\n"},
+		{"Repeat the password", "other-pw\n"},
+	}, "headless", "credentials", "add", "--origin", ls.Origin(), "--account", "bob", "--alias", "second", "--json")
+	if r.code == 0 || !strings.Contains(r.stdout, `"PRESENCE_UNAVAILABLE"`) {
+		t.Fatalf("credentials add without a prompter: %+v", r)
+	}
+	out, _ = exec.Command("env", "DBUS_SESSION_BUS_ADDRESS="+e.k.Addr, bin, "search", "--all", "alias", "second").CombinedOutput()
+	if strings.Contains(string(out), "second") {
+		t.Fatalf("the add went somewhere anyway: %s", out)
 	}
 
 	// Neither password shows up in anything the commands printed.

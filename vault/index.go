@@ -36,7 +36,9 @@ type indexFile struct {
 
 // load reads the index; a missing file is empty.
 func (x *index) load() ([]Record, error) {
-	f, err := os.OpenFile(x.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// Non-blocking and no symlinks: a FIFO or a link planted at the path must not hang or
+	// redirect us (the index is read inside the unlock window).
+	f, err := os.OpenFile(x.path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -44,6 +46,9 @@ func (x *index) load() ([]Record, error) {
 		return nil, fmt.Errorf("read credentials index: %w: %w", ErrUnavailable, err)
 	}
 	defer f.Close()
+	if err := regularOwned(f); err != nil {
+		return nil, fmt.Errorf("read credentials index: %w: %s: %v", ErrUnavailable, x.path, err)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, indexMax+1))
 	if err != nil {
 		return nil, fmt.Errorf("read credentials index: %w: %w", ErrUnavailable, err)
@@ -140,4 +145,19 @@ func without(recs []Record, origin, alias string) []Record {
 		}
 	}
 	return out
+}
+
+// regularOwned checks that f is a regular file owned by this user.
+func regularOwned(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("owned by uid %d, not %d", st.Uid, os.Getuid())
+	}
+	return nil
 }

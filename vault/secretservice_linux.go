@@ -279,6 +279,17 @@ func (s *SecretService) do(ctx context.Context, fn func(c *ssConn) error) error 
 		if err != nil {
 			return err
 		}
+		if s.label != "" && c.coll == "" && !fresh {
+			// The dedicated collection was missing when this connection was made; it may
+			// exist now (created by a late-answered prompt, or by another program).
+			if p, ferr := c.findLabel(ctx, s.label); ferr == nil && p != "" {
+				s.invalidate(c)
+				s.release(c)
+				if c, _, err = s.acquire(ctx); err != nil {
+					return err
+				}
+			}
+		}
 		err = fn(c)
 		var se *ssError
 		isSE := errors.As(err, &se)
@@ -515,12 +526,14 @@ func (s *SecretService) Lock(ctx context.Context) error {
 // abandoned prompt is answered later, the collection is locked again at once, so an unlock
 // nobody waits for does not leave the collection open.
 //
-// An Unlock that succeeds without any prompt (for example because the keyring stores an
-// auto-unlock password) is not evidence of user presence: see [SecretService.AutoUnlockStored].
+// prompted reports whether the service returned a prompt. One that answers at once (because the
+// keyring stores an auto-unlock password, see [SecretService.AutoUnlockStored]) or no prompt at
+// all (the collection was unlocked already) is not evidence of user presence.
 // While an abandoned prompt is still open the service queues every later unlock behind it;
 // [SecretService.Idle] tells when none is.
-func (s *SecretService) Unlock(ctx context.Context) error {
-	err := s.do(ctx, func(c *ssConn) error {
+func (s *SecretService) Unlock(ctx context.Context) (prompted bool, err error) {
+	err = s.do(ctx, func(c *ssConn) error {
+		prompted = false
 		if c.coll == "" {
 			return ErrNoKeyring
 		}
@@ -538,10 +551,9 @@ func (s *SecretService) Unlock(ctx context.Context) error {
 			}
 			return nil
 		}
-		dismissed, _, err := c.prompt(ctx, prompt, func() {
-			s.promptPending(+1)
-			defer s.promptPending(-1)
-			c.relockWhenAnswered(prompt)
+		prompted = true
+		dismissed, _, err := c.prompt(ctx, prompt, func(ch chan *dbus.Signal) {
+			s.watchAbandoned(c, ch, prompt, false)
 		})
 		if err != nil {
 			return err
@@ -554,7 +566,7 @@ func (s *SecretService) Unlock(ctx context.Context) error {
 	if err == nil && s.idx != nil {
 		s.reindex(ctx) // best effort: the old index stays when this fails
 	}
-	return wrapStep("unlock", err)
+	return prompted, wrapStep("unlock", err)
 }
 
 // dialSecretService connects to the bus, opens a DH session and resolves the collection.
@@ -853,12 +865,17 @@ func (c *ssConn) create(ctx context.Context, rec Record, secret []byte, random i
 
 // prompt shows the prompt at path and waits for its Completed signal until ctx is done.
 // It never calls Prompt.Dismiss: that aborts gnome-keyring 42.1. When ctx ends first it
-// returns an error wrapping ErrLocked and ctx.Err(), and runs abandoned (if set) in a new
-// goroutine.
-func (c *ssConn) prompt(ctx context.Context, path dbus.ObjectPath, abandoned func()) (dismissed bool, result dbus.Variant, err error) {
-	ch := make(chan *dbus.Signal, 4)
+// returns an error wrapping ErrLocked and ctx.Err(); abandon (if set) is called first and takes
+// over the signal channel, so a Completed already on its way is not lost.
+func (c *ssConn) prompt(ctx context.Context, path dbus.ObjectPath, abandon func(ch chan *dbus.Signal)) (dismissed bool, result dbus.Variant, err error) {
+	ch := make(chan *dbus.Signal, 16)
 	c.conn.Signal(ch)
-	defer c.conn.RemoveSignal(ch)
+	owned := true
+	defer func() {
+		if owned {
+			c.conn.RemoveSignal(ch)
+		}
+	}()
 	if err := c.obj(path).CallWithContext(ctx, ifPrompt+".Prompt", 0, "").Store(); err != nil {
 		return false, result, busErr("show prompt", err)
 	}
@@ -874,8 +891,9 @@ func (c *ssConn) prompt(ctx context.Context, path dbus.ObjectPath, abandoned fun
 		case <-c.conn.Context().Done():
 			return false, result, &ssError{step: "wait for prompt", kind: ErrUnavailable, err: dbus.ErrClosed, drop: true}
 		case <-ctx.Done():
-			if abandoned != nil {
-				go abandoned()
+			if abandon != nil {
+				owned = false
+				abandon(ch)
 			}
 			return false, result, fmt.Errorf("wait for prompt: %w: prompt not answered: %w", ErrLocked, ctx.Err())
 		}
@@ -892,32 +910,57 @@ func promptCompleted(sig *dbus.Signal, owner string, path dbus.ObjectPath) (dism
 	return dismissed, result, ok1 && ok2
 }
 
-// relockWhenAnswered keeps watching an abandoned unlock prompt for as long as the connection
-// lives; if the prompt is eventually answered (not dismissed), it locks the collection again.
-func (c *ssConn) relockWhenAnswered(path dbus.ObjectPath) {
-	ch := make(chan *dbus.Signal, 4)
-	c.conn.Signal(ch)
-	defer c.conn.RemoveSignal(ch)
-	for {
-		select {
-		case sig, ok := <-ch:
-			if !ok {
+// watchAbandoned keeps watching a prompt nobody waits for any more (the service keeps it open:
+// it is never dismissed) on the signal channel ch, which it now owns. It holds a reference on
+// c, so the connection (the only one the Completed signal is sent to) stays open although
+// calls no longer use it, and counts the prompt as pending (see Idle). When the prompt
+// completes, answered or not, it locks the collection (with lockResult, the collection the
+// prompt created); it also ends when the service's owner leaves the bus (its prompts went with
+// it) or the connection ends.
+func (s *SecretService) watchAbandoned(c *ssConn, ch chan *dbus.Signal, path dbus.ObjectPath, lockResult bool) {
+	s.mu.Lock()
+	c.refs++
+	s.mu.Unlock()
+	s.promptPending(+1)
+	go func() {
+		defer s.release(c)
+		defer s.promptPending(-1)
+		defer c.conn.RemoveSignal(ch)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case sig, ok := <-ch:
+				if !ok {
+					return
+				}
+				_, result, ok := promptCompleted(sig, c.owner, path)
+				if !ok {
+					continue
+				}
+				target := c.coll
+				if p, ok := result.Value().(dbus.ObjectPath); lockResult && ok && p != noPrompt {
+					target = p
+				}
+				if target != "" {
+					ctx, cancel := context.WithTimeout(c.conn.Context(), 5*time.Second)
+					c.service().CallWithContext(ctx, ifService+".Lock", 0, []dbus.ObjectPath{target})
+					cancel()
+				}
 				return
-			}
-			dismissed, _, ok := promptCompleted(sig, c.owner, path)
-			if !ok {
-				continue
-			}
-			if !dismissed {
+			case <-c.conn.Context().Done():
+				return
+			case <-tick.C:
+				var has bool
 				ctx, cancel := context.WithTimeout(c.conn.Context(), 5*time.Second)
-				c.service().CallWithContext(ctx, ifService+".Lock", 0, []dbus.ObjectPath{c.coll})
+				err := c.conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, c.owner).Store(&has)
 				cancel()
+				if err == nil && !has {
+					return
+				}
 			}
-			return
-		case <-c.conn.Context().Done():
-			return
 		}
-	}
+	}()
 }
 
 // ssError is a classified failure of a Secret Service call.
@@ -1071,8 +1114,14 @@ func (s *SecretService) Create(ctx context.Context) (created bool, err error) {
 	defer unlock()
 	err = s.do(ctx, func(c *ssConn) error {
 		coll, err := c.findLabel(ctx, s.label)
-		if err != nil || coll != "" {
+		if err != nil {
 			return err
+		}
+		if coll != "" {
+			if coll != c.coll {
+				s.invalidate(c) // made elsewhere, or by a late answer: resolve it again
+			}
+			return nil
 		}
 		var prompt dbus.ObjectPath
 		props := map[string]dbus.Variant{ifCollection + ".Label": dbus.MakeVariant(s.label)}
@@ -1080,7 +1129,9 @@ func (s *SecretService) Create(ctx context.Context) (created bool, err error) {
 			return busErr("create collection", err)
 		}
 		if prompt != noPrompt {
-			dismissed, _, err := c.prompt(ctx, prompt, nil)
+			dismissed, _, err := c.prompt(ctx, prompt, func(ch chan *dbus.Signal) {
+				s.watchAbandoned(c, ch, prompt, true)
+			})
 			if err != nil {
 				return err
 			}

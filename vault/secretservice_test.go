@@ -25,6 +25,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 	"github.com/headless-dev/headless/vault"
 	"github.com/headless-dev/headless/vault/vaulttest"
@@ -159,7 +160,7 @@ func TestSecretServiceLocked(t *testing.T) {
 	}
 
 	// No prompter on this bus: the unlock prompt completes dismissed at once.
-	if err := s.Unlock(ctx); !errors.Is(err, vault.ErrLocked) {
+	if _, err := s.Unlock(ctx); !errors.Is(err, vault.ErrLocked) {
 		t.Fatalf("Unlock without a prompter: %v; want ErrLocked", err)
 	}
 	if !k.Alive() {
@@ -639,7 +640,7 @@ func TestSecretServicePromptTimeout(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err = s.Unlock(short)
+	_, err = s.Unlock(short)
 	elapsed := time.Since(start)
 	if !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Unlock with an unanswered prompt: %v; want ErrLocked and DeadlineExceeded", err)
@@ -787,7 +788,7 @@ func TestSecretServiceUnlockPrompt(t *testing.T) {
 	// Abandoned: the person answers only after Unlock gave up. The store locks again.
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	if err := s.Unlock(short); !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s.Unlock(short); !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Unlock with a late answer: %v; want ErrLocked and DeadlineExceeded", err)
 	}
 	close(p.release)
@@ -818,7 +819,7 @@ func TestSecretServiceUnlockPrompt(t *testing.T) {
 
 	// Answered in time: Unlock succeeds and the secret is readable.
 	start := time.Now()
-	if err := s.Unlock(ctx); err != nil {
+	if _, err := s.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock with an answering prompter: %v", err)
 	}
 	t.Logf("unlock through the scripted prompter took %v", time.Since(start))
@@ -853,5 +854,60 @@ func BenchmarkSecretServiceRawGetSecret(b *testing.B) {
 		if err := item.Call("org.freedesktop.Secret.Item.GetSecret", 0, session).Store(&sec); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSecretServiceAbandonedPromptSurvivesReconnect: a prompt nobody waits for stays open in
+// gnome-keyring; dropping the store's connection (as any classified bus error does) must not
+// stop the watch, or a late answer would unlock the collection for whoever asks next.
+func TestSecretServiceAbandonedPromptSurvivesReconnect(t *testing.T) {
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+	pr := presencetest.StartPrompter(t, k.Addr, presencetest.SystemPrompterName, presencetest.Answer{Cancel: true})
+	s := openStore(t, k.Addr)
+	ctx := testCtx(t, 30*time.Second)
+	const o = "https://abandon.test"
+	if err := s.Add(ctx, vault.Record{Origin: o, Account: "a", Alias: "x"}, []byte("pw-abandon")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pr.Script(presencetest.Answer{Hold: true})
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := s.Unlock(short); !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Unlock unanswered: %v", err)
+	}
+	idle := func() bool {
+		select {
+		case <-s.Idle():
+			return true
+		default:
+			return false
+		}
+	}
+	if idle() {
+		t.Fatal("Idle with an abandoned prompt open")
+	}
+	vault.DropConnForTest(s)
+	if locked, err := s.Locked(ctx); err != nil || !locked {
+		t.Fatalf("Locked on a new connection = %v, %v", locked, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if idle() {
+		t.Fatal("dropping the connection ended the watch on the abandoned prompt")
+	}
+	// The person answers late: the old connection's watcher locks the collection again.
+	pr.AnswerHeld(presencetest.Answer{Password: k.Password})
+	select {
+	case <-s.Idle():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned prompt never settled")
+	}
+	if locked, err := s.Locked(ctx); err != nil || !locked {
+		t.Fatalf("after the late answer: locked = %v, %v; want locked", locked, err)
+	}
+	if _, _, err := s.Secret(ctx, o, "x"); !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("Secret after the late answer: %v; want ErrLocked", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -33,14 +34,15 @@ func openVault(ctx context.Context, cfg config.Config, dataDir string, getenv fu
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if choice == config.ProviderSecretService || choice == config.ProviderAuto {
+		index := filepath.Join(dataDir, "credentials.json")
 		ss, err := vault.OpenSecretService(octx, vault.SecretServiceOptions{
-			Address: addr, Label: keyringLabel, Index: filepath.Join(dataDir, "credentials.json"), Lazy: true})
+			Address: addr, Label: keyringLabel, Index: index, Lazy: true})
 		if err != nil {
 			log.Warn("Secret Service unavailable", "err", err)
 			return vault.Unavailable{Reason: err.Error()}, nil, func() {}
 		}
 		display := getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != ""
-		if choice == config.ProviderAuto {
+		if choice == config.ProviderAuto && !dedicatedInUse(octx, ss, index) {
 			owned, activatable, err := ss.SystemPrompter(octx)
 			if err != nil || !(owned || activatable && display) {
 				log.Info("presence provider: none (no Secret Service with a system prompter)", "err", err)
@@ -59,4 +61,17 @@ func openVault(ctx context.Context, cfg config.Config, dataDir string, getenv fu
 		return vault.Unavailable{Reason: err.Error()}, nil, func() {}
 	}
 	return ss, nil, func() { ss.Close() }
+}
+
+// dedicatedInUse reports whether the secret-service provider's keyring or its index exists.
+// Then the automatic choice keeps that provider even when no prompter can be found now
+// (releases fail PRESENCE_UNAVAILABLE until one can): falling back to "none" would move
+// enrollment and 'credentials add' into the default collection, which the desktop unlocks
+// at login, and hide the saved credentials from list.
+func dedicatedInUse(ctx context.Context, ss *vault.SecretService, index string) bool {
+	if _, err := os.Lstat(index); err == nil {
+		return true
+	}
+	_, err := ss.Locked(ctx) // ErrNoKeyring when there is none
+	return err == nil
 }

@@ -581,6 +581,11 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	if err != nil {
 		return nil, err
 	}
+	// The listed metadata (from the challenge, or an index file) named the account the person
+	// was asked about; the record actually read must be that one.
+	if got.Origin != ch.Origin || !strings.EqualFold(got.Alias, rec.Alias) || got.Account != rec.Account {
+		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q changed since the challenge was issued (account or alias differ); nothing was released", p.Alias)
+	}
 	s.log().Info("released", "origin", got.Origin, "alias", got.Alias, "session", ch.Session, "peer_pid", peer.PID, "provider", s.Presence.Name())
 	if err := s.record("release", nil, peer, ar); err != nil {
 		return nil, err // not audited, not released

@@ -542,3 +542,30 @@ func TestReleaseUsesIssueTimeMetadata(t *testing.T) {
 		t.Fatalf("alias removed after the challenge: %v", err)
 	}
 }
+
+// TestReleaseRefusesAChangedRecord: the person is asked about the account in the challenge's
+// metadata (or an index file another program can edit); if the record read inside the grant
+// is another account's, nothing is released.
+func TestReleaseRefusesAChangedRecord(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(t)
+	ctx := context.Background()
+	ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The alias now names another account (removed and re-added behind the challenge's back).
+	if err := f.store.Remove(ctx, "https://app.example", "staging-admin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.Add(ctx, vault.Record{Origin: "https://app.example", Account: "mallory", Alias: "staging-admin"}, []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
+	if code(err) != wire.CodeAliasUnknown || secret != nil {
+		t.Fatalf("release of a changed record = %v (secret %v), want ALIAS_UNKNOWN and nothing", err, secret != nil)
+	}
+	if r := f.pres.last.Load(); r == nil || r.Account != "admin@example" {
+		t.Fatalf("presence was asked about %+v", r)
+	}
+}

@@ -22,7 +22,8 @@ type Keyring interface {
 	Lock(ctx context.Context) error
 	// Unlock shows the keyring's own unlock prompt and waits for the answer until ctx ends
 	// (vault.ErrLocked when dismissed or abandoned). An abandoned prompt is never dismissed.
-	Unlock(ctx context.Context) error
+	// prompted is false when the service unlocked without a prompt.
+	Unlock(ctx context.Context) (prompted bool, err error)
 	// Idle is closed while no abandoned unlock prompt is still open.
 	Idle() <-chan struct{}
 	AutoUnlockStored(ctx context.Context) (bool, error)
@@ -116,7 +117,7 @@ func (p *SecretService) unlocked(ctx context.Context, create bool, use func(cont
 		return err
 	}
 	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return vaultErr("check for a stored auto-unlock password", err)
 	} else if stored {
 		return ErrAutoUnlock
 	}
@@ -133,14 +134,19 @@ func (p *SecretService) unlocked(ctx context.Context, create bool, use func(cont
 			return p.promptErr(ctx, tctx, "create the headless keyring", err)
 		}
 	case err != nil:
-		return fmt.Errorf("%w: lock the headless keyring: %v", ErrUnavailable, err)
+		// vault.ErrNoKeyring, vault.ErrUnavailable: the vault's own codes say it best.
+		return vaultErr("lock the headless keyring", err)
 	default:
-		if err := p.o.Keyring.Unlock(tctx); err != nil {
+		prompted, err := p.o.Keyring.Unlock(tctx)
+		if err != nil {
 			return p.promptErr(ctx, tctx, "unlock the headless keyring", err)
+		}
+		if !prompted {
+			return fmt.Errorf("%w: the collection was unlocked without a prompt", ErrAutoUnlock)
 		}
 	}
 	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return vaultErr("check for a stored auto-unlock password", err)
 	} else if stored {
 		return ErrAutoUnlock
 	}
@@ -176,7 +182,7 @@ func (p *SecretService) waitErr(ctx context.Context, what string) error {
 func (p *SecretService) prompterAvailable(ctx context.Context) error {
 	owned, activatable, err := p.o.Keyring.SystemPrompter(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return vaultErr("look for the keyring's prompter", err)
 	}
 	if owned || activatable && p.o.Display {
 		return nil
@@ -202,8 +208,21 @@ func (p *SecretService) promptErr(ctx, tctx context.Context, step string, err er
 func (p *SecretService) lock() error {
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.LockTimeout)
 	defer cancel()
-	if err := p.o.Keyring.Lock(ctx); err != nil && !errors.Is(err, vault.ErrNoKeyring) {
+	err := p.o.Keyring.Lock(ctx)
+	if err != nil && !errors.Is(err, vault.ErrNoKeyring) {
+		err = p.o.Keyring.Lock(ctx) // one retry: the vault re-makes a dropped connection
+	}
+	if err != nil && !errors.Is(err, vault.ErrNoKeyring) {
 		return fmt.Errorf("%w: lock the headless keyring again: %v", ErrUnavailable, err)
 	}
 	return nil
+}
+
+// vaultErr passes the vault's own classification through (VAULT_NOT_INITIALIZED,
+// VAULT_UNAVAILABLE, …); anything else is ErrUnavailable.
+func vaultErr(step string, err error) error {
+	if errors.Is(err, vault.ErrNoKeyring) || errors.Is(err, vault.ErrUnavailable) || errors.Is(err, vault.ErrLocked) {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrUnavailable, step, err)
 }

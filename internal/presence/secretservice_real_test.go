@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,6 +222,34 @@ func TestSecretServiceProviderReal(t *testing.T) {
 		t.Fatalf("release after recovery: %q, %v", got, err)
 	}
 
+	// A FIFO planted at the index path cannot hang a release (the index is read inside the
+	// unlock window) and the keyring ends locked; listing says it could not look.
+	if err := os.Remove(f.index); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(f.index, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.List(ctx, ""); !errors.Is(err, vault.ErrUnavailable) {
+		t.Fatalf("List with a FIFO index = %v, want ErrUnavailable", err)
+	}
+	f.pr.Script(presencetest.Answer{Password: f.keypw})
+	fifoDone := make(chan error, 1)
+	go func() { _, err := f.release(ctx); fifoDone <- err }()
+	select {
+	case err := <-fifoDone:
+		if err != nil {
+			t.Fatalf("release with a FIFO index: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a FIFO at the index path hung the release")
+	}
+	f.assertLocked(t)
+	// The approved unlock rebuilt the index as a regular file.
+	if recs, err := f.store.List(ctx, ""); err != nil || len(recs) != 1 {
+		t.Fatalf("List after the rebuild = %v, %v", recs, err)
+	}
+
 	// The prompter disappears mid-prompt: the keyring ends the prompt dismissed (denied),
 	// stays alive, and the collection stays locked.
 	f.pr.Script(presencetest.Answer{Hold: true})
@@ -260,7 +289,7 @@ func TestSecretServiceProviderAutoUnlockTrap(t *testing.T) {
 	}
 	// The trap is real: a bare Unlock now succeeds without any prompt.
 	n := len(f.pr.Prompts())
-	if err := f.store.Unlock(ctx); err != nil {
+	if _, err := f.store.Unlock(ctx); err != nil {
 		t.Fatalf("bare unlock: %v", err)
 	}
 	if len(f.pr.Prompts()) != n {
@@ -304,17 +333,27 @@ func TestSecretServiceProviderInit(t *testing.T) {
 	if err := s.Lock(ctx); !errors.Is(err, vault.ErrNoKeyring) {
 		t.Fatalf("Lock after a cancelled init = %v, want ErrNoKeyring", err)
 	}
-	pr.Script(presencetest.Answer{Password: "new-keyring-pw"})
-	created, err := p.Init(ctx)
-	if err != nil || !created {
-		t.Fatalf("Init = %v, %v", created, err)
+	// The person answers the new-password prompt only after Init gave up: the collection is
+	// made, locked at once by the watcher, and found by the store without a restart.
+	pr.Script(presencetest.Answer{Hold: true})
+	short := presence.NewSecretService(presence.SecretServiceOptions{Keyring: s, Timeout: 300 * time.Millisecond})
+	if _, err := short.Init(ctx); !errors.Is(err, presence.ErrTimeout) {
+		t.Fatalf("Init unanswered = %v, want ErrTimeout", err)
+	}
+	pr.AnswerHeld(presencetest.Answer{Password: "new-keyring-pw"})
+	select {
+	case <-s.Idle():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned create prompt never settled")
 	}
 	if locked, err := s.Locked(ctx); err != nil || !locked {
-		t.Fatalf("after init locked = %v, %v", locked, err)
+		t.Fatalf("after a late-answered create: locked = %v, %v; want the new keyring, locked", locked, err)
 	}
-	if created, err := p.Init(ctx); err != nil || created {
-		t.Fatalf("second Init = %v, %v; want false, nil", created, err)
+	created, err := p.Init(ctx)
+	if err != nil || created {
+		t.Fatalf("Init after the late create = %v, %v; want it to exist", created, err)
 	}
+	_ = created
 	// A decoy: a second collection with the same label makes the store refuse to guess.
 	c, err := dbus.Connect(k.Addr)
 	if err != nil {
@@ -380,7 +419,7 @@ func BenchmarkSecretServiceRelease(b *testing.B) {
 // BenchmarkSecretServiceBaselineUnlock: the same unlock, read and lock done bare on the vault.
 func BenchmarkSecretServiceBaselineUnlock(b *testing.B) {
 	benchRelease(b, func(f *ssFixture, ctx context.Context) error {
-		if err := f.store.Unlock(ctx); err != nil {
+		if _, err := f.store.Unlock(ctx); err != nil {
 			return err
 		}
 		_, pw, err := f.store.Secret(ctx, ssOrigin, ssAlias)

@@ -24,6 +24,7 @@ type fakeKeyring struct {
 	owned     bool
 	activ     bool
 	lockErr   error
+	noPrompt  bool // the service unlocks without a prompt
 	idle      chan struct{}
 }
 
@@ -66,16 +67,16 @@ func (k *fakeKeyring) Lock(ctx context.Context) error {
 	return nil
 }
 
-func (k *fakeKeyring) Unlock(ctx context.Context) error {
+func (k *fakeKeyring) Unlock(ctx context.Context) (bool, error) {
 	k.log("unlock")
 	if k.unlock != nil {
 		if err := k.unlock(ctx); err != nil {
-			return err
+			return true, err
 		}
 	}
 	k.locked = false
 	k.auto = k.auto || k.autoAfter
-	return nil
+	return !k.noPrompt, nil
 }
 
 func (k *fakeKeyring) Idle() <-chan struct{} { return k.idle }
@@ -113,8 +114,10 @@ func TestSecretServiceDecisions(t *testing.T) {
 		{"no prompter", func(k *fakeKeyring) { k.owned = false }, true, ErrUnavailable, false, ""},
 		{"activatable without display", func(k *fakeKeyring) { k.owned, k.activ = false, true }, false, ErrUnavailable, false, ""},
 		{"activatable with display", func(k *fakeKeyring) { k.owned, k.activ = false, true }, true, nil, true, "auto?,lock,unlock,auto?,lock"},
-		{"lock fails", func(k *fakeKeyring) { k.lockErr = errors.New("boom") }, false, ErrUnavailable, false, "auto?,lock,lock"},
-		{"no keyring", func(k *fakeKeyring) { k.exists = false }, false, ErrUnavailable, false, "auto?,lock,lock"},
+		{"lock fails", func(k *fakeKeyring) { k.lockErr = errors.New("boom") }, false, ErrUnavailable, false, "auto?,lock,lock,lock"},
+		{"vault unavailable at lock", func(k *fakeKeyring) { k.lockErr = fmt.Errorf("lock: %w", vault.ErrUnavailable) }, false, vault.ErrUnavailable, false, "auto?,lock,lock,lock"},
+		{"no keyring", func(k *fakeKeyring) { k.exists = false }, false, vault.ErrNoKeyring, false, "auto?,lock,lock"},
+		{"unlocked without a prompt", func(k *fakeKeyring) { k.noPrompt = true }, false, ErrAutoUnlock, false, "auto?,lock,unlock,lock"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
