@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,6 +100,14 @@ func TestProfileClearWithHostRunning(t *testing.T) {
 	wantEcho(t, e.profEcho(t, srv.URL), v, v)
 	e.ok(t, nil, "session", "create", "iso", "--isolated")
 	e.ok(t, nil, "visit", srv.URL+"/set?v=iso", "--session", "iso")
+	isoPW := newCanary()
+	if r := e.runTTY([]step{{"Password for", isoPW + "\n"}, {"Repeat the password", isoPW + "\n"}},
+		"headless", "credentials", "add", "--session", "iso", "--origin", ls.Origin(), "--account", account, "--alias", "iso-main", "--json"); r.code != 0 {
+		t.Fatalf("credentials add --session iso: %+v", r)
+	}
+	if got := aliasesIn(t, e, "--session", "iso"); !slices.Equal(got, []string{"iso-main"}) {
+		t.Fatalf("isolated store before the clear: %v", got)
+	}
 	e.ok(t, nil, "session", "create", "tab")
 	oldProfile, err := os.Stat(e.profileDir())
 	if err != nil {
@@ -165,6 +174,14 @@ func TestProfileClearWithHostRunning(t *testing.T) {
 		t.Errorf("sessions after the clear: %+v, want only default", l.Sessions)
 	}
 	e.fails(t, "SESSION_UNKNOWN", "visit", srv.URL+"/echo", "--session", "iso")
+	// The isolated session's store went with it: brokerd no longer knows the session, and a
+	// re-created one starts empty.
+	e.fails(t, "SESSION_UNKNOWN", "credentials", "list", "--session", "iso")
+	e.ok(t, nil, "session", "create", "iso", "--isolated")
+	if got := aliasesIn(t, e, "--session", "iso"); len(got) != 0 {
+		t.Fatalf("isolated store after the clear: %v, want empty", got)
+	}
+	e.ok(t, nil, "session", "close", "iso")
 	st2 := e.profStatus(t)
 	if st2.Host.PID != st.Host.PID || st2.Host.BrowserPID == 0 || st2.Host.BrowserPID == st.Host.BrowserPID || st2.Host.LockOwner != st.Host.PID {
 		t.Errorf("status after the clear: %+v (before %+v): same host and lock, new browser expected", st2.Host, st.Host)
