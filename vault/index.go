@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,7 +109,7 @@ func (x *index) store(recs []Record) error {
 	return nil
 }
 
-// update applies fn to the index under its lock.
+// update applies fn to the index under its lock; an unchanged index is not rewritten.
 func (x *index) update(fn func([]Record) []Record) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -116,7 +117,15 @@ func (x *index) update(fn func([]Record) []Record) error {
 	if err != nil {
 		recs = nil // a corrupt index is replaced; the next unlock rebuilds it in full
 	}
-	return x.store(fn(recs))
+	old := slices.Clone(recs)
+	next := fn(recs)
+	sortRecords(next)
+	if err == nil && slices.EqualFunc(old, next, sameRecord) {
+		if _, serr := os.Lstat(x.path); serr == nil {
+			return nil
+		}
+	}
+	return x.store(next)
 }
 
 // list returns the entries of origin ("" for all).
@@ -160,4 +169,8 @@ func regularOwned(f *os.File) error {
 		return fmt.Errorf("owned by uid %d, not %d", st.Uid, os.Getuid())
 	}
 	return nil
+}
+
+func sameRecord(a, b Record) bool {
+	return a.Origin == b.Origin && a.Account == b.Account && a.Alias == b.Alias && a.Created.Equal(b.Created)
 }

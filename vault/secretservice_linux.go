@@ -1175,13 +1175,16 @@ func (s *SecretService) AutoUnlockStored(ctx context.Context) (bool, error) {
 // SystemPrompterName is the bus name gnome-keyring shows its prompts through (gcr-prompter).
 const SystemPrompterName = "org.gnome.keyring.SystemPrompter"
 
-// SystemPrompter reports whether the keyring's prompter is running on the bus (owned) or can
-// be started by the bus (activatable).
+// SystemPrompter reports whether the keyring's prompter is running on the bus (owned) or, when
+// it is not, can be started by the bus (activatable).
 func (s *SecretService) SystemPrompter(ctx context.Context) (owned, activatable bool, err error) {
 	err = s.do(ctx, func(c *ssConn) error {
 		bus := c.conn.BusObject()
 		if err := bus.CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, SystemPrompterName).Store(&owned); err != nil {
 			return busErr("look for the system prompter", err)
+		}
+		if owned {
+			return nil // activatable is not looked up (one round trip less per release)
 		}
 		var names []string
 		if err := bus.CallWithContext(ctx, "org.freedesktop.DBus.ListActivatableNames", 0).Store(&names); err != nil {

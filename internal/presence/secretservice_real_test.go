@@ -216,10 +216,17 @@ func TestSecretServiceProviderReal(t *testing.T) {
 		t.Fatalf("%d prompts while the window was held, want 0", got-n)
 	}
 
-	// And the next release works again.
+	// And the next release works again; an unchanged index is not rewritten.
+	before, err := os.Stat(f.index)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.pr.Script(presencetest.Answer{Password: f.keypw})
 	if got, err := f.release(ctx); err != nil || got != f.canary {
 		t.Fatalf("release after recovery: %q, %v", got, err)
+	}
+	if after, err := os.Stat(f.index); err != nil || !os.SameFile(before, after) {
+		t.Fatalf("the index was rewritten although nothing changed (%v)", err)
 	}
 
 	// A FIFO planted at the index path cannot hang a release (the index is read inside the
