@@ -12,8 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
