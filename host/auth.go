@@ -156,6 +156,24 @@ func (h *Host) withBroker(ctx context.Context, fn func(*broker.Client) error) er
 	}
 }
 
+// loginPage looks at the session's page and finds the login form to use (in the top document
+// or a frame of the page's own origin; a username-only first step counts). It records the URL
+// before in ev.
+func (h *Host) loginPage(ctx context.Context, b *cdp.Browser, s *session, ev *Evidence) (st pageState, pageOrigin string, form snapshot.LoginForm, err error) {
+	if st, err = h.look(ctx, b, s); err != nil {
+		return st, "", form, err
+	}
+	ev.URLBefore = bound(st.outline.URL, 512)
+	if pageOrigin, err = origin.Canonical(st.outline.Origin); err != nil {
+		return st, "", form, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %v", err)
+	}
+	form, ok := usable(st, pageOrigin, true)
+	if !ok {
+		return st, pageOrigin, form, wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
+	}
+	return st, pageOrigin, form, nil
+}
+
 // pageState is one look at a session's page.
 type pageState struct {
 	document string // main frame id + loader id: changes with every navigation
@@ -241,19 +259,10 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	clear(s.refs)
 	res := AuthResult{Alias: p.Alias, Session: s.name}
 
-	st, err := h.look(ctx, b, s)
+	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
+	res.Origin = pageOrigin
 	if err != nil {
 		return res, err
-	}
-	res.Evidence.URLBefore = bound(st.outline.URL, 512)
-	pageOrigin, err := origin.Canonical(st.outline.Origin)
-	if err != nil {
-		return res, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %v", err)
-	}
-	res.Origin = pageOrigin
-	form, ok := usable(st, pageOrigin, true)
-	if !ok {
-		return res, wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
 	}
 
 	// Two-step login: type the account (metadata, no release needed) and submit, then continue

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/broker"
-	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
@@ -108,19 +107,10 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 	defer s.mu.Unlock()
 	clear(s.refs)
 	res := EnrollResult{Session: s.name}
-	st, err := h.look(ctx, b, s)
+	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
+	res.Origin = pageOrigin
 	if err != nil {
 		return res, err
-	}
-	res.Evidence.URLBefore = bound(st.outline.URL, 512)
-	pageOrigin, err := origin.Canonical(st.outline.Origin)
-	if err != nil {
-		return res, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %v", err)
-	}
-	res.Origin = pageOrigin
-	form, ok := usable(st, pageOrigin, true)
-	if !ok {
-		return res, wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
 	}
 	if form.Password == "" {
 		if st, form, err = h.firstStep(ctx, b, s, st, form, pageOrigin, p.Account, &res.Evidence); err != nil {

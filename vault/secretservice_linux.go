@@ -327,22 +327,7 @@ func (s *SecretService) List(ctx context.Context, origin string) ([]Record, erro
 		recs, err := s.idx.list(origin)
 		return recs, wrapStep("list", err)
 	}
-	var recs []Record
-	err := s.do(ctx, func(c *ssConn) error {
-		paths, err := c.search(ctx, attrs)
-		if err != nil {
-			return err
-		}
-		items, err := c.items(ctx, paths)
-		if err != nil {
-			return err
-		}
-		recs = recs[:0]
-		for _, it := range items {
-			recs = append(recs, it.rec)
-		}
-		return nil
-	})
+	recs, err := s.search(ctx, attrs, false)
 	if err != nil {
 		return nil, wrapStep("list", err)
 	}
@@ -1198,9 +1183,19 @@ func (s *SecretService) SystemPrompter(ctx context.Context) (owned, activatable 
 
 // reindex rebuilds the index from the (unlocked) collection.
 func (s *SecretService) reindex(ctx context.Context) error {
+	recs, err := s.search(ctx, map[string]string{"xdg:schema": SecretServiceSchema}, true)
+	if err != nil {
+		return err
+	}
+	return s.idx.update(func([]Record) []Record { return recs })
+}
+
+// search returns the records of the items that match attrs; with unlocked, a locked item
+// (whose attributes the service may not know) fails the search.
+func (s *SecretService) search(ctx context.Context, attrs map[string]string, unlocked bool) ([]Record, error) {
 	var recs []Record
 	err := s.do(ctx, func(c *ssConn) error {
-		paths, err := c.search(ctx, map[string]string{"xdg:schema": SecretServiceSchema})
+		paths, err := c.search(ctx, attrs)
 		if err != nil {
 			return err
 		}
@@ -1210,15 +1205,12 @@ func (s *SecretService) reindex(ctx context.Context) error {
 		}
 		recs = recs[:0]
 		for _, it := range items {
-			if it.locked {
-				return fmt.Errorf("reindex: %w: item is locked", ErrLocked)
+			if unlocked && it.locked {
+				return fmt.Errorf("search: %w: item is locked", ErrLocked)
 			}
 			recs = append(recs, it.rec)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return s.idx.update(func([]Record) []Record { return recs })
+	return recs, err
 }

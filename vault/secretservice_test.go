@@ -5,15 +5,10 @@ package vault_test
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -588,45 +583,13 @@ func BenchmarkSecretServiceGet(b *testing.B) {
 	}
 }
 
-// holdingPrompter stands in for gcr-prompter (see /work/shared/recipes/PROMPTER.md): it accepts
-// BeginPrompting and then never answers, like a person who walked away from the dialog.
-type holdingPrompter struct {
-	began chan dbus.ObjectPath
-}
-
-func (p *holdingPrompter) BeginPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
-	select {
-	case p.began <- callback:
-	default:
-	}
-	return nil
-}
-
-func (p *holdingPrompter) PerformPrompt(sender dbus.Sender, callback dbus.ObjectPath, typ string, props map[string]dbus.Variant, exchange string) *dbus.Error {
-	return nil
-}
-
-func (p *holdingPrompter) StopPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
-	return nil
-}
-
 func TestSecretServicePromptTimeout(t *testing.T) {
 	const prompterName = "org.example.HeadlessTestPrompter"
 	k := realtest.StartKeyring(t, realtest.KeyringOptions{Env: []string{"GNOME_KEYRING_TEST_PROMPTER=" + prompterName}})
 	m := startMonitor(t, k.Addr)
 
-	pc, err := dbus.Connect(k.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	p := &holdingPrompter{began: make(chan dbus.ObjectPath, 4)}
-	if err := pc.Export(p, "/org/gnome/keyring/Prompter", "org.gnome.keyring.internal.Prompter"); err != nil {
-		t.Fatal(err)
-	}
-	if reply, err := pc.RequestName(prompterName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
-		t.Fatalf("RequestName(%s) = %v, %v", prompterName, reply, err)
-	}
+	// The person walked away from the dialog: every prompt is held.
+	p := presencetest.StartPrompter(t, k.Addr, prompterName, presencetest.Answer{Hold: true})
 
 	s := openStore(t, k.Addr)
 	ctx := testCtx(t, 30*time.Second)
@@ -640,7 +603,7 @@ func TestSecretServicePromptTimeout(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = s.Unlock(short)
+	_, err := s.Unlock(short)
 	elapsed := time.Since(start)
 	if !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Unlock with an unanswered prompt: %v; want ErrLocked and DeadlineExceeded", err)
@@ -648,9 +611,7 @@ func TestSecretServicePromptTimeout(t *testing.T) {
 	if elapsed > 2*time.Second {
 		t.Fatalf("Unlock returned %v after its 300ms context ended", elapsed)
 	}
-	select {
-	case <-p.began:
-	default:
+	if p.WaitPrompts(1, 2*time.Second) < 1 {
 		t.Fatal("the keyring never asked the test prompter: the prompt path was not exercised")
 	}
 
@@ -673,7 +634,7 @@ func TestSecretServicePromptTimeout(t *testing.T) {
 	}
 
 	// The prompter goes away: gkd ends the pending prompt dismissed and stays up.
-	pc.Close()
+	p.Close()
 	c := rawConn(t, k.Addr)
 	var has bool
 	if err := c.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, secretsName).Store(&has); err != nil || !has {
@@ -684,97 +645,13 @@ func TestSecretServicePromptTimeout(t *testing.T) {
 	}
 }
 
-// answeringPrompter is a scripted gcr-prompter stand-in that answers each password prompt
-// with the right password once release is closed. It implements the "sx-aes-1" secret
-// exchange of PROMPTER.md (RFC 3526 1536-bit group, HKDF-SHA256, AES-128-CBC).
-type answeringPrompter struct {
-	conn     *dbus.Conn
-	password string
-	release  chan struct{}
-	x        *big.Int
-	pub      *big.Int
-	answered chan struct{}
-}
-
-var sxPrime, _ = new(big.Int).SetString("FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DDEF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7EDEE386BFB5A899FA5AE9F24117C4B1FE649286651ECE45B3DC2007CB8A163BF0598DA48361C55D39A69163FA8FD24CF5F83655D23DCA3AD961C62F356208552BB9ED529077096966D670C354E4ABC9804F1746C08CA237327FFFFFFFFFFFFFFFF", 16)
-
-func newAnsweringPrompter(conn *dbus.Conn, password string) *answeringPrompter {
-	x, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 1535))
-	x.Add(x, big.NewInt(2))
-	return &answeringPrompter{conn: conn, password: password, release: make(chan struct{}),
-		x: x, pub: new(big.Int).Exp(big.NewInt(2), x, sxPrime), answered: make(chan struct{}, 8)}
-}
-
-func (p *answeringPrompter) ready(sender dbus.Sender, callback dbus.ObjectPath, reply string, props map[string]dbus.Variant, exchange string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	obj := p.conn.Object(string(sender), callback)
-	err := obj.CallWithContext(ctx, "org.gnome.keyring.internal.Prompter.Callback.PromptReady", 0, reply, props, exchange).Err
-	if err != nil && reply == "" { // the documented re-send for a PromptReady that overtook our reply
-		ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel2()
-		obj.CallWithContext(ctx2, "org.gnome.keyring.internal.Prompter.Callback.PromptReady", 0, reply, props, exchange)
-	}
-}
-
-func (p *answeringPrompter) BeginPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
-	go func() {
-		time.Sleep(5 * time.Millisecond) // let our method reply go out first
-		p.ready(sender, callback, "", map[string]dbus.Variant{},
-			"[sx-aes-1]\npublic="+base64.StdEncoding.EncodeToString(p.pub.Bytes())+"\n")
-	}()
-	return nil
-}
-
-func (p *answeringPrompter) PerformPrompt(sender dbus.Sender, callback dbus.ObjectPath, typ string, props map[string]dbus.Variant, exchange string) *dbus.Error {
-	var peer []byte
-	for _, line := range strings.Split(exchange, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "public="); ok {
-			peer, _ = base64.StdEncoding.DecodeString(v)
-		}
-	}
-	if peer == nil || typ != "password" {
-		return dbus.MakeFailedError(errors.New("unexpected prompt"))
-	}
-	go func() {
-		<-p.release
-		shared := new(big.Int).Exp(new(big.Int).SetBytes(peer), p.x, sxPrime).Bytes()
-		key, _ := hkdf.Key(sha256.New, shared, nil, "", 16)
-		block, _ := aes.NewCipher(key)
-		iv := make([]byte, 16)
-		rand.Read(iv)
-		pt := []byte(p.password)
-		n := 16 - len(pt)%16
-		pt = append(pt, bytes.Repeat([]byte{byte(n)}, n)...)
-		ct := make([]byte, len(pt))
-		cipher.NewCBCEncrypter(block, iv).CryptBlocks(ct, pt)
-		p.ready(sender, callback, "yes",
-			map[string]dbus.Variant{"choice-chosen": dbus.MakeVariant(dbus.MakeVariant(false))},
-			"[sx-aes-1]\npublic="+base64.StdEncoding.EncodeToString(p.pub.Bytes())+
-				"\nsecret="+base64.StdEncoding.EncodeToString(ct)+
-				"\niv="+base64.StdEncoding.EncodeToString(iv)+"\n")
-		p.answered <- struct{}{}
-	}()
-	return nil
-}
-
-func (p *answeringPrompter) StopPrompting(sender dbus.Sender, callback dbus.ObjectPath) *dbus.Error {
-	go p.conn.Object(string(sender), callback).Call("org.gnome.keyring.internal.Prompter.Callback.PromptDone", dbus.FlagNoReplyExpected)
-	return nil
-}
-
 func TestSecretServiceUnlockPrompt(t *testing.T) {
 	const prompterName = "org.example.HeadlessTestPrompter"
 	k := realtest.StartKeyring(t, realtest.KeyringOptions{Env: []string{"GNOME_KEYRING_TEST_PROMPTER=" + prompterName}})
 	m := startMonitor(t, k.Addr)
-	pc := rawConn(t, k.Addr)
-	p := newAnsweringPrompter(pc, k.Password)
-	if err := pc.Export(p, "/org/gnome/keyring/Prompter", "org.gnome.keyring.internal.Prompter"); err != nil {
-		t.Fatal(err)
-	}
-	if reply, err := pc.RequestName(prompterName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
-		t.Fatalf("RequestName(%s) = %v, %v", prompterName, reply, err)
-	}
+	// The person types the right password (the first prompt only after Unlock gave up).
+	p := presencetest.StartPrompter(t, k.Addr, prompterName, presencetest.Answer{Password: k.Password})
+	p.Script(presencetest.Answer{Hold: true})
 	s := openStore(t, k.Addr)
 	ctx := testCtx(t, 30*time.Second)
 	const o = "https://unlock.test"
@@ -791,12 +668,7 @@ func TestSecretServiceUnlockPrompt(t *testing.T) {
 	if _, err := s.Unlock(short); !errors.Is(err, vault.ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Unlock with a late answer: %v; want ErrLocked and DeadlineExceeded", err)
 	}
-	close(p.release)
-	select {
-	case <-p.answered:
-	case <-ctx.Done():
-		t.Fatal("prompter never answered")
-	}
+	p.AnswerHeld(presencetest.Answer{Password: k.Password})
 	// The monitor shows the sequence: the prompt completes not dismissed (gkd unlocked the
 	// collection), then the store calls Service.Lock.
 	deadline := time.Now().Add(10 * time.Second)
