@@ -27,6 +27,7 @@ go test -run '^$' -bench 'Release|Baseline' -benchtime "${n}x" -count 1 ./tests/
 go test -run '^$' -bench 'SecretService(Release|BaselineUnlock)' -benchtime "${BENCH_SS_N:-100}x" -count 1 ./internal/presence/ | tee -a "$out"
 go test -run '^$' -bench 'ChallengeIssue|BrokerdIdleRSS' -benchtime 2000x -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose' -benchtime "${BENCH_HOST_N:-8}x" -count 1 ./tests/ | tee -a "$out"
+go test -run '^$' -bench 'ProfileClear|BaselineStopStart' -benchtime "${BENCH_HOST_N:-8}x" -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'HostIdleRSS' -benchtime 20x -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'AliasLogin|PlaywrightLogin' -benchtime "${BENCH_LOGIN_N:-20}x" -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'ConcurrentLogins32' -benchtime "${BENCH_CONC_N:-3}x" -count 1 ./tests/ | tee -a "$out"
@@ -44,6 +45,8 @@ awk '
   /^BenchmarkBareChromiumPipe/   { bc50 = metric($0, "p50-ms"); bc99 = metric($0, "p99-ms") }
   /^BenchmarkSessionCreate/      { sc50 = metric($0, "p50-ms") }
   /^BenchmarkIsolatedCreateClose/ { ic50 = metric($0, "p50-ms") }
+  /^BenchmarkProfileClear/       { pc50 = metric($0, "p50-ms") }
+  /^BenchmarkBaselineStopStart/  { ss50 = metric($0, "p50-ms") }
   /^BenchmarkHostIdleRSS/        { hrss = metric($0, "rss-MB") }
   /^BenchmarkAliasLogin/         { al50 = metric($0, "p50-ms"); al99 = metric($0, "p99-ms") }
   /^BenchmarkPlaywrightLogin/    { pl50 = metric($0, "p50-ms"); pl99 = metric($0, "p99-ms") }
@@ -64,6 +67,7 @@ awk '
     print "== browser host"
     printf "   headless start to ready p50 %.0f ms vs bare Chromium over a pipe to getVersion %.0f ms: ratio %.2f (goal <= 1.15)\n", hs50, bc50, hs50/bc50
     printf "   session create p50 %.0f ms; isolated create+close p50 %.0f ms\n", sc50, ic50
+    printf "   profile clear p50 %.0f ms vs stop + start %.0f ms: ratio %.2f\n", pc50, ss50, pc50/ss50
     printf "   host idle RSS (without Chromium): %s MB (goal <= 30)\n", hrss
     print "== alias login (visit -> auth login -> verified) vs Playwright filling the plaintext password, same site"
     printf "   p50: alias login %.0f ms  Playwright %.0f ms  ratio %.2f (goal <= 1.3)\n", al50, pl50, al50/pl50

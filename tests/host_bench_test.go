@@ -134,3 +134,38 @@ func BenchmarkHostIdleRSS(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkProfileClear times `headless profile clear --yes` with the host running (close the
+// sessions and Chromium, swap in a fresh profile, relaunch, fresh default session).
+func BenchmarkProfileClear(b *testing.B) {
+	e := benchHost(b)
+	var s samples
+	for b.Loop() {
+		start := time.Now()
+		r := e.run("", "headless", "profile", "clear", "--yes", "--json")
+		s = append(s, time.Since(start))
+		if r.code != 0 {
+			b.Fatalf("profile clear: %+v", r)
+		}
+	}
+	s.report(b)
+}
+
+// BenchmarkBaselineStopStart is the baseline for BenchmarkProfileClear: what a person would do
+// by hand, `headless stop` then `headless start` (without deleting anything).
+func BenchmarkBaselineStopStart(b *testing.B) {
+	e := benchHost(b)
+	var s samples
+	for b.Loop() {
+		start := time.Now()
+		r := e.run("", "headless", "stop", "--json")
+		if r.code == 0 {
+			r = e.run("", "headless", "start", "--json")
+		}
+		s = append(s, time.Since(start))
+		if r.code != 0 {
+			b.Fatalf("stop+start: %+v", r)
+		}
+	}
+	s.report(b)
+}
