@@ -1,15 +1,13 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
 )
@@ -85,10 +83,10 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		}
 		// No process of the old browser may still write into the profile when it is swapped.
 		deadline := time.Now().Add(5 * time.Second)
-		for slices.ContainsFunc(pids, processAlive) && time.Now().Before(deadline) {
+		for slices.ContainsFunc(pids, procstat.Alive) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if slices.ContainsFunc(pids, processAlive) {
+		if slices.ContainsFunc(pids, procstat.Alive) {
 			h.browser = nil
 			h.mu.Unlock()
 			return ClearResult{}, wire.Errorf(wire.CodeProfileClear, "processes of the closed browser did not exit within 5s; nothing was cleared")
@@ -128,14 +126,4 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		return ClearResult{}, fmt.Errorf("the profile was cleared, but the new default session failed: %w", err)
 	}
 	return ClearResult{Cleared: true, Profile: h.prof.Dir(), SessionsClosed: closed}, nil
-}
-
-// processAlive reports whether pid is a live process: a zombie has exited and writes nothing.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && len(b) > i+2 && b[i+2] != 'Z' && b[i+2] != 'X'
 }

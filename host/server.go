@@ -1,17 +1,15 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
@@ -175,14 +173,8 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 // that read the password from /dev/tty has one; an agent's plain pipe does not. It is a check
 // on the pid SO_PEERCRED named, not proof that a person typed (see SECURITY.md).
 func peerHasTTY(pid int) error {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err == nil {
-		if i := bytes.LastIndexByte(b, ')'); i > 0 {
-			f := strings.Fields(string(b[i+1:])) // state ppid pgrp session tty_nr …
-			if len(f) > 4 && f[4] != "0" {
-				return nil
-			}
-		}
+	if st, ok := procstat.Read(pid); ok && st.TTY != 0 {
+		return nil
 	}
 	return wire.Errorf(wire.CodeNoTTY, "auth.enroll is accepted only from a process with a controlling terminal")
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/realtest"
 )
 
@@ -185,14 +186,8 @@ func (e *env) stopBroker() {
 	}
 }
 
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && len(b) > i+2 && b[i+2] == 'Z'
-}
+// isZombie reports whether pid has exited (a zombie, or gone).
+func isZombie(pid int) bool { return !procstat.Alive(pid) }
 
 func (e *env) writeConfig(body string) string {
 	dir := filepath.Join(e.root, "config", "headless")

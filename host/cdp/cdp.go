@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 // MaxMessage bounds one message from the browser (screenshots and DOM snapshots are large).
@@ -474,20 +476,9 @@ func Descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
+		if st, ok := procstat.Read(p); ok && st.State != "Z" {
+			children[st.PPID] = append(children[st.PPID], p)
 		}
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(stat[i+1:])
-		if len(f) < 2 || string(f[0]) == "Z" {
-			continue
-		}
-		pp, _ := strconv.Atoi(string(f[1]))
-		children[pp] = append(children[pp], p)
 	}
 	out := []int{pid}
 	for i := 0; i < len(out); i++ {

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/realtest"
 )
 
@@ -150,15 +151,7 @@ func TestCrashIsReported(t *testing.T) {
 	}
 }
 
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
-}
+func zombie(pid int) bool { return !procstat.Alive(pid) }
 
 func BenchmarkLaunchToVersion(b *testing.B) {
 	for b.Loop() {

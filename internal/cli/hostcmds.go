@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
@@ -47,16 +47,6 @@ func (c *cmd) call(ctx context.Context, method string, params, result any) error
 	}
 	defer cl.Close()
 	return cl.Call(ctx, method, params, result)
-}
-
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 type startResult struct {
@@ -203,7 +193,7 @@ func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 }
 
 func waitGone(ctx context.Context, pid int) error {
-	for processAlive(pid) {
+	for procstat.Alive(pid) {
 		select {
 		case <-ctx.Done():
 			return wire.Errorf(wire.CodeTimeout, "pid %d did not exit", pid)

@@ -1,16 +1,16 @@
 package realtest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 // RunReaping runs m as a child subreaper, so that descendants orphaned by a killed program (a
@@ -67,18 +67,6 @@ func ChildProcesses() []int {
 
 // ProcStat returns pid's state letter and parent pid, or "" when there is no such process.
 func ProcStat(pid int) (state string, ppid int) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return "", 0
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	return f[0], ppid
+	st, _ := procstat.Read(pid)
+	return st.State, st.PPID
 }
