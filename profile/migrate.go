@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/headless-dev/headless/internal/lockfile"
 )
 
 // MigrationReason says why a profile of an older layout was left where it is.
@@ -129,25 +131,13 @@ func (p *Profile) migrate(dataDir string, legacy []string, rename func(oldpath, 
 // it takes the old layout's lock (the sibling profile.lock, when it exists; it is never
 // created) and checks Chromium's SingletonLock in the profile.
 func holdLegacy(old string) (release func(), err error) {
-	release = func() {}
 	lock := filepath.Join(filepath.Dir(old), "profile.lock")
-	f, err := os.OpenFile(lock, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	release, err = lockfile.LockExisting(lock)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		release = func() {}
 	case err != nil:
-		return nil, fmt.Errorf("open %s: %w", lock, err)
-	default:
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			defer f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				if pid := readLockPID(f); pid > 0 {
-					return nil, fmt.Errorf("%s is held by pid %d", lock, pid)
-				}
-				return nil, fmt.Errorf("%s is held by another process", lock)
-			}
-			return nil, fmt.Errorf("lock %s: %w", lock, err)
-		}
-		release = func() { f.Close() } // closing the last descriptor releases the flock
+		return nil, err // a *lockfile.HeldError names the holder
 	}
 	if err := singletonFree(old); err != nil {
 		release()
@@ -183,14 +173,4 @@ func singletonFree(dir string) error {
 		return fmt.Errorf("Chromium pid %d uses it (SingletonLock)", pid)
 	}
 	return nil
-}
-
-func readLockPID(f *os.File) int {
-	b := make([]byte, 32)
-	n, _ := f.ReadAt(b, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	return pid
 }

@@ -38,7 +38,34 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // Lock takes the lock at path. unlock releases it; the file itself is left in place (removing
 // it would race with a new owner).
 func Lock(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	f, err := open(path, os.O_CREATE)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() {
+		f.Truncate(0)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// LockExisting takes the lock at path without creating the file or writing to it (for a lock
+// that belongs to another layout); a missing file is an error wrapping fs.ErrNotExist.
+// Closing the returned unlock releases the lock.
+func LockExisting(path string) (unlock func(), err error) {
+	f, err := open(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// open opens path (never through a symlink) and takes flock(LOCK_EX|LOCK_NB) on it.
+func open(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|flags|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
@@ -49,14 +76,7 @@ func Lock(path string) (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return func() {
-		f.Truncate(0)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return f, nil
 }
 
 func readPID(f *os.File) int {
