@@ -20,7 +20,7 @@ func resolve(base *url.URL, ref string) *url.URL {
 		return r
 	}, ref)
 	scheme := ""
-	if i := strings.IndexByte(ref, ':'); i > 0 && isScheme(ref[:i]) {
+	if i := strings.IndexByte(ref, ':'); i > 0 && origin.IsScheme(ref[:i]) {
 		scheme = asciiLower(ref[:i])
 	} else if base != nil {
 		scheme = asciiLower(base.Scheme)
@@ -39,19 +39,6 @@ func resolve(base *url.URL, ref string) *url.URL {
 		return nil
 	}
 	return base.ResolveReference(u)
-}
-
-func isScheme(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return s != ""
 }
 
 func special(scheme string) bool {

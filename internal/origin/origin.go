@@ -117,7 +117,7 @@ func parse(raw string) (parsed, error) {
 
 	// Scheme.
 	colon := strings.IndexByte(raw, ':')
-	if colon <= 0 || !isScheme(raw[:colon]) {
+	if colon <= 0 || !IsScheme(raw[:colon]) {
 		return o, invalid("missing scheme; want https://host")
 	}
 	o.scheme = strings.ToLower(raw[:colon])
@@ -199,8 +199,8 @@ func parse(raw string) (parsed, error) {
 	return o, nil
 }
 
-func isScheme(s string) bool {
-	// RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+// IsScheme reports whether s is a URL scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
+func IsScheme(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
