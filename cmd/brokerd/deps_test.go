@@ -2,6 +2,8 @@ package main
 
 import (
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -10,9 +12,10 @@ import (
 // system prompter) and the real-component harness are test-only packages; no production
 // binary may link them, so no configuration can reach them.
 func TestNoStandInsInProduction(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
+	// The toolchain that runs this test: never skipped, a check that does not run proves nothing.
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if p, err := exec.LookPath("go"); err == nil {
+		goBin = p
 	}
 	out, err := exec.Command(goBin, "list", "-deps", "github.com/headless-dev/headless/cmd/brokerd", "github.com/headless-dev/headless/cmd/headless").CombinedOutput()
 	if err != nil {
