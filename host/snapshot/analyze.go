@@ -127,6 +127,8 @@ type analysis struct {
 	ids        map[string]int
 	labelFor   map[string]int
 	textOwner  map[int]*textBuf
+	// submitters maps a form node to its submit buttons (rendered or not, in tree order).
+	submitters map[int][]int
 }
 
 type textBuf struct {
@@ -152,6 +154,7 @@ func (b *builder) analyze(d *document) *analysis {
 		ids:        map[string]int{},
 		labelFor:   map[string]int{},
 		textOwner:  map[int]*textBuf{},
+		submitters: map[int][]int{},
 	}
 	formAnc := make([]int32, n) // nearest form that is the node or an ancestor
 	blockOwner := make([]int32, n)
@@ -294,8 +297,45 @@ func (b *builder) analyze(d *document) *analysis {
 			tb.last = i
 		}
 	}
+	// Pass 4: every submit button's form owner, rendered or not: a hidden submitter still
+	// submits its form (Enter picks the first in tree order, scripts can pick any).
+	for i := 0; i < n; i++ {
+		if d.nodeType[i] != nodeElement || d.pseudo[i] || a.inert[i] || !d.submitButton(i) {
+			continue
+		}
+		f := int32(-1)
+		if id, ok := d.attr(i, "form"); ok {
+			if j, found := a.ids[id]; found && d.tag(j) == tagForm {
+				f = int32(j)
+			}
+		} else {
+			f = formAnc[i]
+		}
+		if f >= 0 && len(a.submitters[int(f)]) <= maxSubmitters {
+			a.submitters[int(f)] = append(a.submitters[int(f)], i)
+		}
+	}
 	d.a = a
 	return a
+}
+
+// maxSubmitters bounds the submit buttons recorded for one form. A form with more is given one
+// more submitter that goes nowhere known (origin "null"), so that a check of every submitter
+// refuses it rather than judging it on the first ones only.
+const maxSubmitters = 64
+
+// submitButton reports whether element i is a submit button: a button whose type is not
+// reset or button, or an input of type submit or image.
+func (d *document) submitButton(i int) bool {
+	switch d.tag(i) {
+	case tagButton:
+		typ := asciiLower(d.attrVal(i, "type"))
+		return typ != "reset" && typ != "button"
+	case tagInput:
+		typ := inputType(d.attrVal(i, "type"))
+		return typ == "submit" || typ == "image"
+	}
+	return false
 }
 
 // classify gives the kind of a visible, non-inert element from the element alone.

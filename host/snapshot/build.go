@@ -184,9 +184,10 @@ func (b *builder) button(el *Element, d *document, i int, t tag) {
 		el.Name = b.clip(d.attrVal(i, "name"), b.o.MaxText)
 		el.ID = b.clip(d.attrVal(i, "id"), b.o.MaxText)
 		el.Text = b.ariaName(d, i)
-		if el.Text == "" && typ != "image" {
+		if el.Text == "" && typ != "image" && !b.tainted(d, i) {
 			// The value attribute is the label of submit, reset and button inputs, never of a
-			// field: these types cannot hold a typed secret.
+			// field. A field turned into a button carries its value there (HTML copies a
+			// dirty value into the attribute on that change): a tainted node's is never read.
 			el.Text = b.clip(d.attrVal(i, "value"), b.o.MaxText)
 		}
 		if el.Text == "" && typ == "image" {
@@ -264,14 +265,14 @@ func (b *builder) control(el *Element, d *document, i int, t tag) {
 		switch {
 		case typ == "checkbox" || typ == "radio":
 			el.Checked = d.checked[i]
-		case typ == "file" || secretField(d, i):
+		case typ == "file" || secretField(d, i) || b.tainted(d, i):
 		default:
 			if v, ok := d.inputValue[i]; ok {
 				el.Value = b.clip(d.s.str(v), b.o.MaxText)
 			}
 		}
 	case tagTextarea:
-		if !secretField(d, i) {
+		if !secretField(d, i) && !b.tainted(d, i) {
 			if v, ok := d.textValue[i]; ok {
 				el.Value = b.clip(d.s.str(v), b.o.MaxText)
 			}
@@ -279,6 +280,11 @@ func (b *builder) control(el *Element, d *document, i int, t tag) {
 	case tagSelect:
 		el.Value = b.selected(d, i)
 	}
+}
+
+// tainted reports whether node i is one the host typed a secret into.
+func (b *builder) tainted(d *document, i int) bool {
+	return len(b.o.Tainted) > 0 && b.o.Tainted[int64(d.backend[i])]
 }
 
 // secretField reports whether the value of field i must never be listed.
@@ -299,6 +305,30 @@ func secretField(d *document, i int) bool {
 		}
 	}
 	return false
+}
+
+// submitters lists every submit button whose form owner is form node f (rendered or not), with
+// where it sends the form: its own formaction and formmethod when set, else the form's.
+func (b *builder) submitters(d *document, f int, form Element, listed map[formNode]string) []Submitter {
+	var out []Submitter
+	for k, j := range d.a.submitters[f] {
+		if k == maxSubmitters {
+			out = append(out, Submitter{ActionOrigin: "null", Method: "get"})
+			break
+		}
+		s := Submitter{Ref: listed[formNode{d, j}], ActionOrigin: form.ActionOrigin, Method: form.Method,
+			Rendered: d.visible(j) && !d.a.inert[j]}
+		if v, ok := d.attr(j, "formaction"); ok {
+			var el Element
+			b.action(&el, d, v, true)
+			s.ActionOrigin = el.ActionOrigin
+		}
+		if v, ok := d.attr(j, "formmethod"); ok {
+			s.Method = method(v)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // selected is the text of a select's selected options.
@@ -532,10 +562,17 @@ func (b *builder) finish(out *Outline) ([]Element, map[string]Target) {
 
 	els := make([]Element, kept)
 	targets := make(map[string]Target, kept)
+	listed := make(map[formNode]string, kept) // kept items by node, for submitter refs
+	for k := 0; k < kept; k++ {
+		listed[formNode{b.items[k].d, b.items[k].node}] = b.items[k].el.Ref
+	}
 	for k := 0; k < kept; k++ {
 		it := &b.items[k]
 		if it.form >= kept {
 			it.el.Form = "" // the form was cut
+		}
+		if it.el.Kind == kindForm.String() {
+			it.el.Submitters = b.submitters(it.d, it.node, it.el, listed)
 		}
 		els[k] = it.el
 		targets[it.el.Ref] = Target{

@@ -5,26 +5,38 @@ import (
 	"testing"
 )
 
+const noAccount = "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
+
 func TestLoginFormsFixtures(t *testing.T) {
 	const top, cross = "http://127.0.0.1:47801", "http://localhost:47802"
 	for _, c := range []struct {
 		name string
 		want []LoginForm
 	}{
-		{"login", []LoginForm{{Password: "e4", Username: "e3", Submit: "e5", Form: "e2", ActionOrigin: top}}},
+		{"login", []LoginForm{{Password: "e4", Username: "e3", Submit: "e5", Form: "e2", ActionOrigin: top, Method: "post",
+			Submitters: []Submitter{{Ref: "e5", ActionOrigin: top, Method: "post", Rendered: true}}, SignIn: true, Label: "Password"}}},
 		// Two-step login: the username page, then the password page (the username is a hidden
-		// input there, so no username field).
-		{"step1", []LoginForm{{Username: "e3", Submit: "e4", Form: "e2", ActionOrigin: top}}},
-		{"step2", []LoginForm{{Password: "e4", Submit: "e5", Form: "e3", ActionOrigin: top}}},
+		// input there, so no username field: not a sign-in form on its own, only as the second
+		// step of one).
+		{"step1", []LoginForm{{Username: "e3", Submit: "e4", Form: "e2", ActionOrigin: top, Method: "get",
+			Submitters: []Submitter{{Ref: "e4", ActionOrigin: top, Method: "get", Rendered: true}}, SignIn: true}}},
+		{"step2", []LoginForm{{Password: "e4", Submit: "e5", Form: "e3", ActionOrigin: top, Method: "post",
+			Submitters: []Submitter{{Ref: "e5", ActionOrigin: top, Method: "post", Rendered: true}},
+			NotSignIn: noAccount, Label: "Enter your password"}}},
 		{"frames", []LoginForm{
-			{Password: "e5", Username: "e4", Submit: "e6", Form: "e3", ActionOrigin: top, Frame: top},
-			{Password: "e11", Username: "e10", Submit: "e12", Form: "e9", ActionOrigin: cross, Frame: cross},
-			{Password: "e15", Frame: "null"},
+			{Password: "e5", Username: "e4", Submit: "e6", Form: "e3", ActionOrigin: top, Frame: top, Method: "post",
+				Submitters: []Submitter{{Ref: "e6", ActionOrigin: top, Method: "post", Rendered: true}}, SignIn: true, Label: "Password"},
+			{Password: "e11", Username: "e10", Submit: "e12", Form: "e9", ActionOrigin: cross, Frame: cross, Method: "post",
+				Submitters: []Submitter{{Ref: "e12", ActionOrigin: cross, Method: "post", Rendered: true}}, SignIn: true, Label: "Password"},
+			{Password: "e15", Frame: "null", NotSignIn: noAccount},
 		}},
 		{"tricky", []LoginForm{
-			{Password: "e5", Username: "e4", Form: "e3", ActionOrigin: top},
-			// The default button's formaction decides where the password goes.
-			{Password: "e11", Username: "e10", Submit: "e12", Form: "e8", ActionOrigin: "https://evil.example"},
+			{Password: "e5", Username: "e4", Form: "e3", ActionOrigin: top, Method: "get", SignIn: true},
+			// The default button's formaction decides where the password goes; and the
+			// field labelled by a span is no account field.
+			{Password: "e11", Username: "e10", Submit: "e12", Form: "e8", ActionOrigin: "https://evil.example", Method: "get",
+				Submitters: []Submitter{{Ref: "e12", ActionOrigin: "https://evil.example", Method: "post", Rendered: true}},
+				NotSignIn: noAccount},
 		}},
 		{"basic", nil},
 		{"large", nil}, // the password field is beyond the cut

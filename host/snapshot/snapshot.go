@@ -8,12 +8,14 @@
 //   - No JavaScript is evaluated. The outline is built only from captureSnapshot's data (the
 //     DOM, the layout tree and two computed styles), which page script cannot forge; page
 //     script can only change the DOM it describes.
-//   - The value of a secret field is never copied into an [Outline]: not for inputs of type
-//     password (in any letter case, or any type naming "pass"), inputs whose autocomplete is
-//     current-password, new-password, one-time-code, cc-number or cc-csc, or inputs and
-//     textareas whose name or id contains "passw", "pwd" or "passcode" (a "show password" toggle
-//     turns a password field into a text field). Hidden inputs are never listed. The
-//     value attribute is only read as the label of submit, reset and button inputs.
+//   - The value of a tainted node ([Options.Tainted]: a field the host typed a secret into) is
+//     never read, whatever its type, name or id has become since: not as a value, not as a
+//     button label. Beyond that, the value of a secret-looking field is never copied into an
+//     [Outline]: not for inputs of type password (in any letter case, or any type naming
+//     "pass"), inputs whose autocomplete is current-password, new-password, one-time-code,
+//     cc-number or cc-csc, or inputs and textareas whose name or id contains "passw", "pwd" or
+//     "passcode". Hidden inputs are never listed. The value attribute is only read as the
+//     label of submit, reset and button inputs.
 //   - Only rendered elements are listed: a layout object, display not none, visibility not
 //     hidden or collapse. Text of script, style, template, noscript and of the internals of
 //     input, textarea and select is never read.
@@ -116,6 +118,19 @@ type Element struct {
 	Method       string `json:"method,omitempty"`
 	Frame        string `json:"frame,omitempty"` // "" in the top document, else the frame's origin
 	Disabled     bool   `json:"disabled,omitempty"`
+
+	// Submitters are, for a form, every submit button whose form owner it is, rendered or not
+	// (a hidden one still submits on Enter or by script), in tree order. For the host's
+	// checks only: never in the agent's JSON.
+	Submitters []Submitter `json:"-"`
+}
+
+// Submitter is one submit button of a form and where pressing it sends the form.
+type Submitter struct {
+	Ref          string // the button's ref, "" when it is not listed (not rendered, or cut)
+	ActionOrigin string // its formaction's origin when it has one, else the form's action origin
+	Method       string // its formmethod when it has one, else the form's method: get, post or dialog
+	Rendered     bool
 }
 
 // Target is what a ref points at, for the host only (never shown to the agent).
@@ -131,6 +146,9 @@ type Options struct {
 	MaxElements int // default DefaultMaxElements
 	MaxText     int // characters per string, default DefaultMaxText
 	MaxBytes    int // of the outline's JSON encoding, default DefaultMaxBytes, at least MinMaxBytes
+	// Tainted are backend node ids whose value is never read, whatever their type, name or
+	// id: the fields the host typed a secret into.
+	Tainted map[int64]bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -203,4 +221,40 @@ func Build(raw []byte, o Options, frames ...Frame) (Outline, map[string]Target, 
 	out.Elements = els
 	out.Truncated = b.truncated
 	return out, targets, nil
+}
+
+// HoldsValue reports whether any of nodes (backend node ids) holds a value in raw, a
+// DOMSnapshot.captureSnapshot result captured with [CaptureParams]: a typed value, a
+// textarea's text or a value attribute. It is the host's "is a typed secret still on the
+// page?" check: it reads values and returns only whether one is there.
+func HoldsValue(raw []byte, nodes map[int64]bool) (bool, error) {
+	if len(nodes) == 0 {
+		return false, nil
+	}
+	s, err := decode(raw)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range s.docs {
+		for i := 0; i < d.n; i++ {
+			if !nodes[int64(d.backend[i])] {
+				continue
+			}
+			if v, ok := d.inputValue[i]; ok && s.str(v) != "" {
+				return true, nil
+			}
+			if v, ok := d.textValue[i]; ok && s.str(v) != "" {
+				return true, nil
+			}
+			// A field whose type changed to one whose value is its attribute (a button, a
+			// checkbox, hidden) got its typed value copied there (HTML's value-mode change).
+			switch inputType(d.attrVal(i, "type")) {
+			case "hidden", "submit", "image", "reset", "button", "checkbox", "radio":
+				if d.attrVal(i, "value") != "" {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
 }
