@@ -22,7 +22,7 @@ func TestLoginFormsFixtures(t *testing.T) {
 			Submitters: []Submitter{{Ref: "e4", ActionOrigin: top, Method: "get", Rendered: true}}, SignIn: true}}},
 		{"step2", []LoginForm{{Password: "e4", Submit: "e5", Form: "e3", ActionOrigin: top, Method: "post",
 			Submitters: []Submitter{{Ref: "e5", ActionOrigin: top, Method: "post", Rendered: true}},
-			NotSignIn: noAccount, Label: "Enter your password"}}},
+			NotSignIn:  noAccount, Label: "Enter your password"}}},
 		{"frames", []LoginForm{
 			{Password: "e5", Username: "e4", Submit: "e6", Form: "e3", ActionOrigin: top, Frame: top, Method: "post",
 				Submitters: []Submitter{{Ref: "e6", ActionOrigin: top, Method: "post", Rendered: true}}, SignIn: true, Label: "Password"},
@@ -36,7 +36,7 @@ func TestLoginFormsFixtures(t *testing.T) {
 			// field labelled by a span is no account field.
 			{Password: "e11", Username: "e10", Submit: "e12", Form: "e8", ActionOrigin: "https://evil.example", Method: "get",
 				Submitters: []Submitter{{Ref: "e12", ActionOrigin: "https://evil.example", Method: "post", Rendered: true}},
-				NotSignIn: noAccount},
+				NotSignIn:  noAccount},
 		}},
 		{"basic", nil},
 		{"large", nil}, // the password field is beyond the cut
