@@ -11,6 +11,12 @@
 //   - The browser runs in its own process group, is killed with it by [Browser.Kill], dies with
 //     the host (Linux parent-death signal, and pipe EOF), and gets a private TMPDIR so its
 //     temporary directories never land in the shared /tmp.
+//   - A call to a page whose renderer crashed fails with [ErrTargetCrashed] as soon as Chromium
+//     reports the crash (Inspector.targetCrashed; callers enable the Inspector domain), and one
+//     to a detached session with [ErrDetached]: Chromium never answers them, and without this
+//     they would wait for their deadline.
+//   - The back/forward cache is off in every browser launched here, so that no history step
+//     brings back a document as it was left (with whatever was typed into it).
 //   - This package sends what its callers ask; it has no method that evaluates JavaScript on a
 //     caller's behalf, and callers must not add one.
 package cdp
@@ -43,7 +49,15 @@ var (
 	ErrCrashed = errors.New("browser crashed")
 	// ErrClosed reports a browser closed by Close or Kill.
 	ErrClosed = errors.New("browser closed")
+	// ErrTargetCrashed reports a call to a session whose renderer crashed (Chromium then never
+	// answers it): pending calls fail with it at once, later ones without being sent.
+	ErrTargetCrashed = errors.New("the page's renderer crashed")
+	// ErrDetached reports a call to a session that Chromium detached (its target closed).
+	ErrDetached = errors.New("the page's session is detached")
 )
+
+// maxGone bounds the remembered crashed or detached sessions.
+const maxGone = 1024
 
 // Error is an error answer from the browser.
 type Error struct {
@@ -86,6 +100,10 @@ func baseFlags() []string {
 		"--disable-breakpad",
 		"--mute-audio",
 		"--hide-scrollbars",
+		// No back/forward cache: a history step must never bring back a document the host
+		// typed a password into (it would come back with the field filled).
+		"--disable-back-forward-cache",
+		"--disable-features=BackForwardCache",
 	}
 	if os.Geteuid() == 0 {
 		f = append(f, "--no-sandbox") // Chromium refuses to run as root with its sandbox
@@ -104,6 +122,8 @@ type Browser struct {
 
 	mu       sync.Mutex
 	pending  map[int64]chan reply
+	psess    map[int64]string // session of each pending call
+	gone     map[string]error // sessions that crashed or were detached, and why
 	subs     map[int]func(Event)
 	nextSub  int
 	closing  bool
@@ -163,6 +183,8 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	b := &Browser{
 		cmd: cmd, w: toW, r: fromR, tempDir: o.TempDir,
 		pending: map[int64]chan reply{},
+		psess:   map[int64]string{},
+		gone:    map[string]error{},
 		subs:    map[int]func(Event){},
 		done:    make(chan struct{}),
 		exited:  make(chan struct{}),
@@ -207,6 +229,7 @@ func (b *Browser) fail(err error) {
 	}
 	pend := b.pending
 	b.pending = map[int64]chan reply{}
+	b.psess = map[int64]string{}
 	ferr := b.err
 	b.mu.Unlock()
 	for _, ch := range pend {
@@ -256,6 +279,7 @@ func (b *Browser) read() {
 			b.mu.Lock()
 			ch := b.pending[m.ID]
 			delete(b.pending, m.ID)
+			delete(b.psess, m.ID)
 			b.mu.Unlock()
 			if ch != nil {
 				if m.Error != nil {
@@ -267,6 +291,17 @@ func (b *Browser) read() {
 			continue
 		}
 		if m.Method != "" {
+			switch m.Method {
+			case "Inspector.targetCrashed":
+				b.sessionGone(m.SessionID, ErrTargetCrashed)
+			case "Target.detachedFromTarget":
+				var p struct {
+					SessionID string `json:"sessionId"`
+				}
+				if json.Unmarshal(m.Params, &p) == nil {
+					b.sessionGone(p.SessionID, ErrDetached)
+				}
+			}
 			ev := Event{SessionID: m.SessionID, Method: m.Method, Params: bytes.Clone(m.Params)}
 			b.mu.Lock()
 			subs := make([]func(Event), 0, len(b.subs))
@@ -279,6 +314,42 @@ func (b *Browser) read() {
 			}
 		}
 	}
+}
+
+// sessionGone fails the pending calls of session sid with why, and every later call to it.
+func (b *Browser) sessionGone(sid string, why error) {
+	if sid == "" {
+		return
+	}
+	b.mu.Lock()
+	if len(b.gone) >= maxGone {
+		for k := range b.gone {
+			delete(b.gone, k)
+			break
+		}
+	}
+	if _, ok := b.gone[sid]; !ok {
+		b.gone[sid] = why
+	}
+	var fail []chan reply
+	for id, s := range b.psess {
+		if s == sid {
+			fail = append(fail, b.pending[id])
+			delete(b.pending, id)
+			delete(b.psess, id)
+		}
+	}
+	b.mu.Unlock()
+	for _, ch := range fail {
+		ch <- reply{err: why}
+	}
+}
+
+// SessionErr is why session sid can no longer be used (ErrTargetCrashed, ErrDetached), or nil.
+func (b *Browser) SessionErr(sid string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gone[sid]
 }
 
 // Subscribe calls fn for every event, on the reader goroutine: fn must not block.
@@ -311,11 +382,11 @@ func (b *Browser) Call(ctx context.Context, sessionID, method string, params, re
 	if err != nil {
 		return err
 	}
-	return b.send(ctx, id, method, append(data, 0), result)
+	return b.send(ctx, id, sessionID, method, append(data, 0), result)
 }
 
 // send writes one complete message (NUL included) for request id and waits for its reply.
-func (b *Browser) send(ctx context.Context, id int64, method string, msg []byte, result any) error {
+func (b *Browser) send(ctx context.Context, id int64, sessionID, method string, msg []byte, result any) error {
 	ch := make(chan reply, 1)
 	b.mu.Lock()
 	if b.err != nil {
@@ -323,7 +394,12 @@ func (b *Browser) send(ctx context.Context, id int64, method string, msg []byte,
 		b.mu.Unlock()
 		return err
 	}
+	if err := b.gone[sessionID]; err != nil && sessionID != "" {
+		b.mu.Unlock()
+		return fmt.Errorf("%s: %w", method, err)
+	}
 	b.pending[id] = ch
+	b.psess[id] = sessionID
 	b.mu.Unlock()
 
 	b.wmu.Lock()
@@ -332,6 +408,7 @@ func (b *Browser) send(ctx context.Context, id int64, method string, msg []byte,
 	if werr != nil {
 		b.mu.Lock()
 		delete(b.pending, id)
+		delete(b.psess, id)
 		b.mu.Unlock()
 		b.fail(werr)
 		return b.Err()
@@ -350,6 +427,7 @@ func (b *Browser) send(ctx context.Context, id int64, method string, msg []byte,
 	case <-ctx.Done():
 		b.mu.Lock()
 		delete(b.pending, id)
+		delete(b.psess, id)
 		b.mu.Unlock()
 		return fmt.Errorf("%s: %w", method, ctx.Err())
 	}
@@ -371,7 +449,7 @@ func (b *Browser) InsertSecret(ctx context.Context, sessionID string, secret []b
 	msg = append(msg, `"}}`...)
 	msg = append(msg, 0)
 	defer clear(msg)
-	return b.send(ctx, id, "Input.insertText", msg, nil)
+	return b.send(ctx, id, sessionID, "Input.insertText", msg, nil)
 }
 
 // AppendJSONString appends the JSON string escaping of s (without quotes) to dst, byte by byte,

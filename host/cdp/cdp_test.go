@@ -174,3 +174,61 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestRendererCrashFailsCalls: Chromium never answers a call to a page whose renderer died;
+// the call fails with ErrTargetCrashed as soon as Inspector.targetCrashed arrives, and later
+// calls to that session fail without being sent.
+func TestRendererCrashFailsCalls(t *testing.T) {
+	b := launch(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var tg struct {
+		ID string `json:"targetId"`
+	}
+	if err := b.Call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	var at struct {
+		SID string `json:"sessionId"`
+	}
+	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": tg.ID, "flatten": true}, &at); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Call(ctx, at.SID, "Inspector.enable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Call(ctx, at.SID, "Page.navigate", map[string]any{"url": "data:text/html,<p>hi</p>"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, pid := range b.Pids() {
+		if cl, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(cl), "--type=renderer") {
+			syscall.Kill(pid, syscall.SIGKILL)
+			killed++
+		}
+	}
+	if killed == 0 {
+		t.Fatal("no renderer to kill")
+	}
+	began := time.Now()
+	// Chromium may still answer calls that were in flight; keep calling until the crash is seen.
+	var err error
+	for time.Since(began) < 20*time.Second {
+		cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+		err = b.Call(cctx, at.SID, "DOMSnapshot.captureSnapshot", map[string]any{"computedStyles": []string{}}, nil)
+		ccancel()
+		if errors.Is(err, ErrTargetCrashed) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !errors.Is(err, ErrTargetCrashed) || time.Since(began) > 10*time.Second {
+		t.Fatalf("call after the renderer was killed: %v after %v, want ErrTargetCrashed within seconds", err, time.Since(began))
+	}
+	if !errors.Is(b.SessionErr(at.SID), ErrTargetCrashed) {
+		t.Errorf("SessionErr = %v", b.SessionErr(at.SID))
+	}
+	if err := b.Call(ctx, "", "Browser.getVersion", nil, nil); err != nil {
+		t.Errorf("the browser itself no longer answers: %v", err)
+	}
+}
