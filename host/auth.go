@@ -42,6 +42,7 @@ type AuthResult struct {
 }
 
 // Evidence is what the outcome was decided on (bounded; page-derived strings are untrusted).
+// URLs carry no query string or fragment.
 type Evidence struct {
 	URLBefore        string `json:"url_before"`
 	URLAfter         string `json:"url_after"`
@@ -49,6 +50,22 @@ type Evidence struct {
 	LoginFormPresent bool   `json:"login_form_present"`
 	ErrorText        string `json:"error_text,omitempty"`
 	Steps            int    `json:"steps"`
+	// Cleared: the attempt ended on the page it typed into (a script login that failed, a
+	// submit the page blocked, an error after typing), and the host emptied the fields it had
+	// typed the password into before answering.
+	Cleared bool `json:"cleared"`
+	// SecretOnPage: as Cleared, but a field still holds a value (the page put it back):
+	// snapshots withhold it and screenshots are refused until the session leaves the page.
+	SecretOnPage bool `json:"secret_on_page,omitempty"`
+}
+
+// withoutQuery cuts the query string and fragment off a URL (a result after a login must not
+// carry anything a form put there).
+func withoutQuery(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i]
+	}
+	return u
 }
 
 // MethodAuthLogin signs a session in by alias.
@@ -163,15 +180,25 @@ func (h *Host) loginPage(ctx context.Context, b *cdp.Browser, s *session, ev *Ev
 	if st, err = h.look(ctx, b, s); err != nil {
 		return st, "", form, err
 	}
-	ev.URLBefore = bound(st.outline.URL, 512)
+	ev.URLBefore = bound(withoutQuery(st.outline.URL), 512)
 	if pageOrigin, err = origin.Canonical(st.outline.Origin); err != nil {
 		return st, "", form, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %v", err)
 	}
-	form, ok := usable(st, pageOrigin, true)
+	form, ok := usable(st, pageOrigin, firstPage)
 	if !ok {
-		return st, pageOrigin, form, wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
+		return st, pageOrigin, form, noLoginForm(st, pageOrigin)
 	}
 	return st, pageOrigin, form, nil
+}
+
+// noLoginForm is NO_LOGIN_FORM, saying why a password form of the page is not used.
+func noLoginForm(st pageState, pageOrigin string) error {
+	for _, f := range st.forms {
+		if f.Password != "" && !f.SignIn && (f.Frame == "" || f.Frame == pageOrigin) {
+			return wire.Errorf(wire.CodeNoLoginForm, "the page's password form is not a sign-in form: %s", f.NotSignIn)
+		}
+	}
+	return wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
 }
 
 // pageState is one look at a session's page.
@@ -185,30 +212,31 @@ type pageState struct {
 func (h *Host) look(ctx context.Context, b *cdp.Browser, s *session) (pageState, error) {
 	var st pageState
 	var err error
-	if st.document, err = h.documentID(ctx, b, s); err != nil {
+	if st.document, st.outline, st.refs, err = h.capture(ctx, b, s); err != nil {
 		return st, err
-	}
-	raw, err := captureSnapshot(ctx, b, s)
-	if err != nil {
-		return st, h.browserErr(err)
-	}
-	st.outline, st.refs, err = snapshot.Build(raw, snapshot.Options{})
-	if err != nil {
-		return st, fmt.Errorf("snapshot: %w", err)
 	}
 	st.forms = snapshot.LoginForms(st.outline)
 	return st, nil
 }
 
-// usable picks the first login form whose fields live in the top document or a frame of the
-// page's own origin; forms in cross-origin frames are never used. twoStep allows a
-// username-only first step.
-func usable(st pageState, pageOrigin string, twoStep bool) (snapshot.LoginForm, bool) {
+// Which page of a sign-in a form is looked for on.
+const (
+	firstPage  = iota // a sign-in form, or the username-only first step of a two-step one
+	secondPage        // the password page of a two-step sign-in: a password form may lack an account field
+)
+
+// usable picks the first sign-in form whose fields live in the top document or a frame of the
+// page's own origin; forms in cross-origin frames are never used, nor forms without evidence
+// that they are sign-in forms (snapshot.LoginForm.SignIn).
+func usable(st pageState, pageOrigin string, page int) (snapshot.LoginForm, bool) {
 	for _, f := range st.forms {
 		if f.Frame != "" && f.Frame != pageOrigin {
 			continue
 		}
-		if f.Password != "" || twoStep && f.Username != "" {
+		switch {
+		case page == firstPage && f.SignIn:
+			return f, true
+		case page == secondPage && f.Password != "" && (f.SignIn || f.NotSignIn == snapshot.NoAccountField):
 			return f, true
 		}
 	}
@@ -226,8 +254,9 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 	if err != nil {
 		return nil
 	}
-	if _, ok := usable(st, o, true); !ok {
-		return nil
+	f, ok := usable(st, o, firstPage)
+	if !ok || checkForm(st, f, o) != nil {
+		return nil // a form that would be refused gets no challenge: 'auth login' says why
 	}
 	var ch broker.ChallengeResult
 	err = h.withBroker(ctx, func(c *broker.Client) error {
@@ -242,20 +271,22 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 	return &AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}
 }
 
-// AuthLogin signs the session in with the saved credential alias: finds the login form, gets
-// a challenge for this exact document, has brokerd release the password (after presence),
-// re-checks document, frame origin, form action origin and the fields right before typing,
-// types with Input.insertText, zeroes the password, submits and verifies the outcome.
+// AuthLogin signs the session in with the saved credential alias: finds the sign-in form,
+// refuses one that could send the password anywhere but the page's origin by POST before
+// anyone is asked, gets a challenge for this exact document, has brokerd release the password
+// (after presence), re-checks document, frame origin, form action and submitters and the fields
+// right before typing, types with Input.insertText, zeroes the password, re-checks all of it
+// again after typing, submits and verifies the outcome. An attempt that ends on the page it
+// typed into ends with the typed field emptied (see taint.go).
 func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) {
 	if err := vault.ValidAlias(p.Alias); err != nil {
 		return AuthResult{}, err
 	}
-	b, s, err := h.session(ctx, p.Session)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return AuthResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
 	clear(s.refs)
 	res := AuthResult{Alias: p.Alias, Session: s.name}
 
@@ -267,7 +298,9 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 
 	// Two-step login: type the account (metadata, no release needed) and submit, then continue
 	// on the password page of the same origin.
+	page := firstPage
 	if form.Password == "" {
+		page = secondPage
 		account, err := h.accountFor(ctx, s, pageOrigin, p.Alias)
 		if err != nil {
 			return res, err
@@ -316,14 +349,16 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
 	}
-	err = h.fillVerified(ctx, b, s, st, form, rel.Origin, rel.Account, secret, &res.Evidence)
+	typed, err := h.fillVerified(ctx, b, s, st, form, rel.Origin, rel.Account, secret, &res.Evidence, page)
 	vault.Zero(secret)
-	if err != nil {
-		return res, err
+	if err == nil {
+		h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
+		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
 	}
-	h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
-	h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
-	return res, nil
+	if typed {
+		err = h.endAttempt(ctx, b, s, &res.Evidence, err)
+	}
+	return res, err
 }
 
 // firstStep types account into the username-only first step of a two-step login, submits it
@@ -332,7 +367,7 @@ func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pag
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return st, form, err
 	}
-	if err := h.typeText(ctx, b, s, st.refs[form.Username], account); err != nil {
+	if err := h.typeAccount(ctx, b, s, st.refs[form.Username], st.document, account); err != nil {
 		return st, form, err
 	}
 	s.drain()
@@ -348,73 +383,98 @@ func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pag
 	if o, err := origin.Canonical(st.outline.Origin); err != nil || o != pageOrigin {
 		return st, form, wire.Errorf(wire.CodeOriginMismatch, "the second step of the login is on another origin")
 	}
-	form, ok := usable(st, pageOrigin, false)
+	form, ok := usable(st, pageOrigin, secondPage)
 	if !ok {
 		return st, form, wire.Errorf(wire.CodeNoLoginForm, "no password field after the first login step")
 	}
 	return st, form, nil
 }
 
-// fillVerified types account and secret into form (found in st) and submits it, after a fresh
-// look at the page: same document, the same field nodes still in a login form, frame and form
-// action on credOrigin, fields visible, and the focus on exactly the password field right
-// before and after typing. The secret goes only through the hand-built Input.insertText; the
-// caller still zeroes it.
-func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin, account string, secret []byte, ev *Evidence) error {
-	fresh, err := h.look(ctx, b, s)
+// fillVerified types account and secret into form (found in st) and submits it. Before typing,
+// after a fresh look at the page: the same document, the same field nodes still a sign-in form
+// (page says which page of a sign-in it is), its frame, its action and every submitter on
+// credOrigin by POST, the fields visible, and the focus on exactly the field being typed into,
+// right before and after typing (the account too). After typing and right before the submit,
+// all of it once more, and the password field still a password field. The secret goes only
+// through the hand-built Input.insertText; the caller still zeroes it. typed says whether the
+// secret was (or may have been) typed: the caller then ends the attempt with endAttempt.
+func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin, account string, secret []byte, ev *Evidence, page int) (typed bool, err error) {
+	fresh, form, err := h.recheck(ctx, b, s, st, form, credOrigin, page, "after the challenge was issued; nothing was typed")
 	if err != nil {
-		return err
-	}
-	if fresh.document != st.document {
-		return wire.Errorf(wire.CodeDocumentChanged, "the page changed after the challenge was issued; nothing was typed")
-	}
-	form, ok := sameForm(st, form, fresh)
-	if !ok {
-		return wire.Errorf(wire.CodeNoLoginForm, "the login form changed after the challenge was issued; nothing was typed")
-	}
-	st.refs, st.outline = fresh.refs, fresh.outline
-	if err := checkForm(st, form, credOrigin); err != nil {
-		return err
+		return false, err
 	}
 	for _, ref := range []string{form.Username, form.Password} {
 		if ref == "" {
 			continue
 		}
-		if err := h.visible(ctx, b, s, st.refs[ref]); err != nil {
-			return err
+		if err := h.visible(ctx, b, s, fresh.refs[ref]); err != nil {
+			return false, err
 		}
 	}
 	if form.Username != "" {
-		if err := h.typeText(ctx, b, s, st.refs[form.Username], account); err != nil {
-			return err
+		if err := h.typeAccount(ctx, b, s, fresh.refs[form.Username], st.document, account); err != nil {
+			return false, err
 		}
 	}
-	pw := st.refs[form.Password]
+	pw := fresh.refs[form.Password]
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
-		return nodeErr(err)
+		return false, nodeErr(err)
 	}
 	if err := selectAll(ctx, b, s); err != nil {
-		return err
+		return false, h.browserErr(err)
 	}
 	// The last checks, as close to typing as the protocol allows: the same document (no
 	// navigation slipped in) and the focus on exactly the verified password field.
-	if err := h.focusedOn(ctx, b, s, pw, st.document); err != nil {
-		return err
+	if err := h.focusedOn(ctx, b, s, pw, st.document, "password"); err != nil {
+		return false, err
 	}
-	err = b.InsertSecret(ctx, s.sid, secret)
-	if err != nil {
-		return h.browserErr(err)
+	s.addTaint(st.document, pw) // before the first character: every later path clears it
+	if err := b.InsertSecret(ctx, s.sid, secret); err != nil {
+		return true, h.browserErr(err)
 	}
-	if err := h.focusedOn(ctx, b, s, pw, st.document); err != nil {
+	if err := h.focusedOn(ctx, b, s, pw, st.document, "password"); err != nil {
 		// Focus or document moved while typing: do not submit whatever received the text.
-		return err
+		return true, err
+	}
+	// Right before the submit, after typing: the page had a moment with the password in it.
+	after, form, err := h.recheck(ctx, b, s, st, form, credOrigin, page, "while the password was typed; nothing was submitted")
+	if err != nil {
+		return true, err
 	}
 	s.drain()
-	if err := h.submit(ctx, b, s, st, form, form.Password); err != nil {
-		return err
+	if err := h.submit(ctx, b, s, after, form, form.Password); err != nil {
+		return true, err
 	}
 	ev.Steps++
-	return nil
+	return true, nil
+}
+
+// recheck takes a fresh look at the page and checks that it still shows st's document, that
+// form's field nodes still form a sign-in form (and the password field is still of type
+// password), and that checkForm still passes on credOrigin. It returns the fresh look and the
+// form as found in it; when says when a change happened, for the error.
+func (h *Host) recheck(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin string, page int, when string) (pageState, snapshot.LoginForm, error) {
+	fresh, err := h.look(ctx, b, s)
+	if err != nil {
+		return fresh, form, err
+	}
+	if fresh.document != st.document {
+		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the page changed %s", when)
+	}
+	g, ok := sameForm(st, form, fresh)
+	if !ok {
+		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the login form changed %s", when)
+	}
+	if g.Password != "" && fresh.refs[g.Password].Type != "password" {
+		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the password field is no longer a password field %s", when)
+	}
+	if !g.SignIn && !(page == secondPage && g.NotSignIn == snapshot.NoAccountField) {
+		return fresh, form, wire.Errorf(wire.CodeNoLoginForm, "the form is no longer a sign-in form %s: %s", when, g.NotSignIn)
+	}
+	if err := checkForm(fresh, g, credOrigin); err != nil {
+		return fresh, form, err
+	}
+	return fresh, g, nil
 }
 
 // accountFor reads the account of alias at origin from the broker's metadata (no secret): the
@@ -441,7 +501,11 @@ func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (str
 	return "", wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s", alias, o)
 }
 
-// checkForm verifies that the fields' frame and the form's action are on want.
+// checkForm verifies, before anything is typed (and again right before the submit), that the
+// fields' frame is on want and that submitting the form can only send them to want by POST:
+// the form's own action and method, and every one of its submit buttons, hidden ones
+// included (Enter submits through the first one in tree order, scripts through any). It is
+// checked before anyone is asked to approve a release.
 func checkForm(st pageState, f snapshot.LoginForm, want string) error {
 	for _, ref := range []string{f.Username, f.Password} {
 		if ref == "" {
@@ -458,14 +522,55 @@ func checkForm(st pageState, f snapshot.LoginForm, want string) error {
 	}
 	// Only a real form with a known action and a visible submit button is used: fields outside
 	// a form, or a form cut from a truncated outline, leave nothing to verify.
-	if f.Form == "" || f.ActionOrigin == "" || f.Submit == "" {
+	fe, ok := formElement(st, f.Form)
+	if f.Form == "" || !ok || f.Submit == "" {
 		return wire.Errorf(wire.CodeNoLoginForm, "no login form with a visible submit button and a known action")
 	}
-	ao, err := origin.Canonical(f.ActionOrigin)
-	if err != nil || ao != want {
-		return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", bound(f.ActionOrigin, 200), want)
+	sameOrigin := func(o string) bool {
+		c, err := origin.Canonical(o)
+		return err == nil && c == want
+	}
+	if !sameOrigin(fe.ActionOrigin) {
+		return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", bound(fe.ActionOrigin, 200), want)
+	}
+	for _, sub := range f.Submitters {
+		if !sameOrigin(sub.ActionOrigin) {
+			return wire.Errorf(wire.CodeFormCrossOrigin, "a %s submit button of the login form submits to %s, not %s",
+				shown(sub), bound(sub.ActionOrigin, 200), want)
+		}
+	}
+	if f.Password == "" {
+		return nil // a username-only first step sends the account, which is not a secret, by any method
+	}
+	if fe.Method != "post" {
+		return wire.Errorf(wire.CodeFormMethodGet, "the login form submits with method %s, not POST", bound(fe.Method, 16))
+	}
+	for _, sub := range f.Submitters {
+		if sub.Method != "post" {
+			return wire.Errorf(wire.CodeFormMethodGet, "a %s submit button of the login form submits with method %s, not POST", shown(sub), bound(sub.Method, 16))
+		}
 	}
 	return nil
+}
+
+func shown(s snapshot.Submitter) string {
+	if s.Rendered {
+		return "visible"
+	}
+	return "hidden"
+}
+
+// formElement finds the form of ref in st's outline.
+func formElement(st pageState, ref string) (snapshot.Element, bool) {
+	if ref == "" {
+		return snapshot.Element{}, false
+	}
+	for _, e := range st.outline.Elements {
+		if e.Ref == ref && e.Kind == "form" {
+			return e, true
+		}
+	}
+	return snapshot.Element{}, false
 }
 
 // sameForm finds, in a fresh look at the page, the login form whose fields are the same DOM
@@ -487,34 +592,24 @@ func sameForm(old pageState, f snapshot.LoginForm, fresh pageState) (snapshot.Lo
 
 // focusedOn checks, from an isolated JavaScript world the page's scripts cannot reach (fixed
 // host code, never the caller's), that the document still has focus and its focused element
-// is exactly t, and that the main frame still shows document.
-func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document string) error {
+// is exactly t, and that the main frame still shows document. what names the field.
+func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document, what string) error {
 	if now, err := h.documentID(ctx, b, s); err != nil {
 		return err
 	} else if now != document {
-		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the credential was being typed")
+		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the %s was being typed", what)
 	}
-	var world struct {
-		ID int `json:"executionContextId"`
-	}
-	if err := b.Call(ctx, s.sid, "Page.createIsolatedWorld", map[string]any{"frameId": strings.SplitN(document, "/", 2)[0], "worldName": "headless-check"}, &world); err != nil {
-		return h.browserErr(err)
-	}
-	var node struct {
-		Object struct {
-			ObjectID string `json:"objectId"`
-		} `json:"object"`
-	}
-	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": t.BackendNodeID, "executionContextId": world.ID}, &node); err != nil {
-		return nodeErr(err)
+	obj, err := h.isolatedNode(ctx, b, s, t.BackendNodeID, t.FrameID)
+	if err != nil {
+		return err
 	}
 	var r struct {
 		Result struct {
 			Value bool `json:"value"`
 		} `json:"result"`
 	}
-	err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
-		"objectId":            node.Object.ObjectID,
+	err = b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
+		"objectId":            obj,
 		"functionDeclaration": "function() { return this.isConnected && this.ownerDocument.hasFocus() && this.ownerDocument.activeElement === this; }",
 		"returnByValue":       true,
 	}, &r)
@@ -522,7 +617,7 @@ func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snap
 		return h.browserErr(err)
 	}
 	if !r.Result.Value {
-		return wire.Errorf(wire.CodeDocumentChanged, "the focus is not on the verified password field; nothing was submitted")
+		return wire.Errorf(wire.CodeDocumentChanged, "the focus is not on the verified %s field; nothing more was typed or submitted", what)
 	}
 	return nil
 }
@@ -577,15 +672,23 @@ func selectAll(ctx context.Context, b *cdp.Browser, s *session) error {
 	return nil
 }
 
-// typeText replaces the content of a (non-secret) field with text.
-func (h *Host) typeText(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, text string) error {
+// typeAccount replaces the content of the account field t with account, with the same focus
+// checks as the password: the focus on exactly t (not a frame that took it) right before and
+// after typing.
+func (h *Host) typeAccount(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document, account string) error {
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
 		return nodeErr(err)
 	}
 	if err := selectAll(ctx, b, s); err != nil {
 		return h.browserErr(err)
 	}
-	return h.browserErr(b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": text}, nil))
+	if err := h.focusedOn(ctx, b, s, t, document, "account"); err != nil {
+		return err
+	}
+	if err := b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": account}, nil); err != nil {
+		return h.browserErr(err)
+	}
+	return h.focusedOn(ctx, b, s, t, document, "account")
 }
 
 // submit clicks the form's visible default submit button, whose action origin checkForm
@@ -617,7 +720,7 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 	for {
 		after, err := h.look(ctx, b, s)
 		if err == nil {
-			res.Evidence.URLAfter = bound(after.outline.URL, 512)
+			res.Evidence.URLAfter = bound(withoutQuery(after.outline.URL), 512)
 			res.Evidence.Navigated = after.document != before.document
 			res.Evidence.LoginFormPresent = false
 			for _, f := range after.forms {

@@ -9,12 +9,30 @@
 //     peer's uid checked on every connection, 1 MiB frames, strict decoding, typed errors, and
 //     malformed input never affects the host.
 //   - No verb evaluates caller JavaScript, and no verb returns a secret. The host itself runs
-//     exactly one fixed function, in an isolated world the page's scripts cannot reach, to
-//     confirm that the focus is on the verified password field right before and after typing.
-//     Snapshots are built from DOMSnapshot data without running script, never include the value of a password
-//     field, and mark page-derived text as untrusted. fill refuses password fields unless the
-//     user-only config sets allow_direct_password_fill. Text typed by fill is never logged or
-//     echoed.
+//     two fixed functions of its own, in an isolated world the page's scripts cannot reach: one
+//     confirms that the focus is on the verified field right before and after typing, one
+//     empties a field it typed a password into. Snapshots are built from DOMSnapshot data
+//     without running script, never include the value of a password field, and mark
+//     page-derived text as untrusted. fill refuses password fields unless the user-only config
+//     sets allow_direct_password_fill. Text typed by fill is never logged or echoed.
+//   - Containment (taint.go): the password is in the page only between typing and submitting.
+//     Every node the host typed a secret into is tainted for the life of its document (by
+//     backend node id, whatever its type, name or id becomes): snapshot, wait and every other
+//     page-derived output never carry its value, and screenshot refuses (SECRET_ON_PAGE) while
+//     it holds one. An attempt that ends without leaving the document (any outcome but a
+//     navigation, and every error after the first typed character) ends with the host
+//     emptying those fields before it answers, and the result says so. The back/forward cache
+//     is off, so no history step brings a filled document back.
+//   - A sign-in form is a sign-in form: only a form with evidence of one (an account field or
+//     autocomplete=current-password, exactly one password field, no other secret-looking
+//     field) is advertised or used. Before anyone is asked, and again after typing right
+//     before the submit: the form's action and every submitter's (hidden ones included) must
+//     be on the credential's origin (FORM_ACTION_CROSS_ORIGIN) and POST (FORM_METHOD_GET); the
+//     same document and field nodes, the password field still of type password. The account is
+//     typed with the same focus checks as the password. Result URLs after a login carry no
+//     query string.
+//   - A page whose renderer crashed answers BROWSER_CRASHED at once (calls to it fail as soon
+//     as Chromium reports the crash), and its session gets a fresh blank page.
 //   - Navigation is limited to http and https URLs (UNSAFE_NAVIGATION otherwise).
 //   - The durable profile is locked by one host at a time (PROFILE_LOCKED names the owner) and
 //     is never launched without the Secret Service that holds Chromium's cookie key: one launch

@@ -99,12 +99,11 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 	if full {
 		return EnrollResult{}, wire.Errorf(wire.CodeBusy, "%d interactive logins already wait for a save decision", MaxPendingEnroll)
 	}
-	b, s, err := h.session(ctx, p.Session)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return EnrollResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
 	clear(s.refs)
 	res := EnrollResult{Session: s.name}
 	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
@@ -112,7 +111,9 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 	if err != nil {
 		return res, err
 	}
+	page := firstPage
 	if form.Password == "" {
+		page = secondPage
 		if st, form, err = h.firstStep(ctx, b, s, st, form, pageOrigin, p.Account, &res.Evidence); err != nil {
 			return res, err
 		}
@@ -120,10 +121,16 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return res, err
 	}
-	if err := h.fillVerified(ctx, b, s, st, form, pageOrigin, p.Account, secret, &res.Evidence); err != nil {
+	typed, err := h.fillVerified(ctx, b, s, st, form, pageOrigin, p.Account, secret, &res.Evidence, page)
+	if err == nil {
+		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, pageOrigin)
+	}
+	if typed {
+		err = h.endAttempt(ctx, b, s, &res.Evidence, err)
+	}
+	if err != nil {
 		return res, err
 	}
-	h.verify(ctx, b, s, st, &res.Status, &res.Evidence, pageOrigin)
 	h.o.Log.Info("interactive login typed and submitted", "session", s.name, "origin", pageOrigin, "status", res.Status)
 	if res.Status != "authenticated" {
 		return res, nil // no save is offered: the password is zeroed on return

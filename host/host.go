@@ -95,8 +95,12 @@ type session struct {
 	events    chan cdp.Event
 	gone      <-chan struct{} // closed when the session's browser is gone
 
-	mu   sync.Mutex // one verb at a time
+	mu   sync.Mutex // one verb at a time; guards everything below
 	refs map[string]snapshot.Target
+	// taint holds the nodes the host typed a secret into (backend node id → frame id), in the
+	// main-frame document taintDoc; see taint.go.
+	taint    map[int64]string
+	taintDoc string
 }
 
 var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -293,15 +297,63 @@ func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session
 	return b, s, nil
 }
 
+// lockSession finds the session and takes its verb lock; the caller calls unlock. When the
+// session's page crashed (or its tab went away) since the last verb, it gives the session a
+// fresh blank page and answers BROWSER_CRASHED instead.
+func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *session, func(), error) {
+	b, s, err := h.session(ctx, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s.mu.Lock()
+	if why := b.SessionErr(s.sid); why != nil {
+		// The page died since the last verb: this verb answers that (what it would have looked
+		// at is gone), and the session gets a fresh blank page for the next one.
+		err := h.revive(ctx, b, s)
+		s.mu.Unlock()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return nil, nil, nil, wire.Errorf(wire.CodeBrowserCrashed, "session %q: %v; it now shows a fresh blank page", s.name, why)
+	}
+	unlock := func() {
+		// A crash during this verb made its calls fail (BROWSER_CRASHED): the session gets its
+		// fresh page now, so that the next verb works.
+		if b.SessionErr(s.sid) != nil && b.Err() == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			h.revive(ctx, b, s)
+			cancel()
+		}
+		s.mu.Unlock()
+	}
+	return b, s, unlock, nil
+}
+
+// revive replaces the page of session s, whose renderer crashed or whose target went away, by
+// a fresh blank one in the same browser context; s.mu is held. What was typed into the old
+// page died with its renderer.
+func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
+	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", b.SessionErr(s.sid))
+	h.routes.Delete(s.sid)
+	if s.targetID != "" {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+		cancel()
+	}
+	s.targetID, s.sid = "", ""
+	s.taint, s.taintDoc = nil, ""
+	clear(s.refs)
+	s.drain()
+	if err := h.openPage(ctx, b, s, ""); err != nil {
+		return wire.Errorf(wire.CodeBrowserCrashed, "the session's page crashed and a fresh one could not be opened: %v", err)
+	}
+	return nil
+}
+
 func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
 	b := h.browser
 	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), gone: b.Done(), refs: map[string]snapshot.Target{}}
-	// A window of its own: a background tab of a shared window is hidden, and input events
-	// to hidden pages stall (mouseMoved waits about 5 s for a frame that never comes).
-	create := map[string]any{"url": "about:blank", "newWindow": true}
-	if adopt != "" {
-		s.targetID = adopt
-	} else if isolated {
+	if isolated && adopt == "" {
 		var r struct {
 			ID string `json:"browserContextId"`
 		}
@@ -309,40 +361,60 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt
 			return nil, err
 		}
 		s.contextID = r.ID
-		create["browserContextId"] = r.ID
 	}
+	if err := h.openPage(ctx, b, s, adopt); err != nil {
+		h.disposeContext(s)
+		return nil, err
+	}
+	h.sessions[name] = s
+	return s, nil
+}
+
+// openPage gives s a page (adopt, or a new one in s's browser context), attaches to it and
+// enables the domains the host listens to: Page (lifecycle events) and Inspector (crashes).
+func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt string) error {
+	s.targetID = adopt
 	if s.targetID == "" {
+		// A window of its own: a background tab of a shared window is hidden, and input
+		// events to hidden pages stall (mouseMoved waits about 5 s for a frame that never
+		// comes).
+		create := map[string]any{"url": "about:blank", "newWindow": true}
+		if s.contextID != "" {
+			create["browserContextId"] = s.contextID
+		}
 		var t struct {
 			TargetID string `json:"targetId"`
 		}
 		if err := b.Call(ctx, "", "Target.createTarget", create, &t); err != nil {
-			h.disposeContext(s)
-			return nil, err
+			return err
 		}
 		s.targetID = t.TargetID
+	}
+	closePage := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
 	}
 	var a struct {
 		SessionID string `json:"sessionId"`
 	}
 	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": s.targetID, "flatten": true}, &a); err != nil {
-		h.closeTarget(s)
-		return nil, err
+		closePage()
+		return err
 	}
 	s.sid = a.SessionID
-	h.sessions[name] = s
 	h.routes.Store(s.sid, s) // before enabling, so events route
 	for _, m := range []struct {
 		method string
 		params any
-	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}} {
+	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil}} {
 		if err := b.Call(ctx, s.sid, m.method, m.params, nil); err != nil {
-			delete(h.sessions, name)
 			h.routes.Delete(s.sid)
-			h.closeTarget(s)
-			return nil, err
+			closePage()
+			return err
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func (h *Host) closeTarget(s *session) {
@@ -555,12 +627,11 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 	if err != nil {
 		return PageResult{}, err
 	}
-	b, s, err := h.session(ctx, p.Session)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return PageResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
 	s.drain()
 	clear(s.refs)
 	var r struct {
@@ -605,6 +676,10 @@ func (h *Host) browserErr(err error) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, cdp.ErrTargetCrashed) || errors.Is(err, cdp.ErrDetached) {
+		// Only this page is gone: the session gets a fresh one at its next verb.
+		return wire.Errorf(wire.CodeBrowserCrashed, "the page's renderer crashed (or its tab was closed); the session's next command opens a fresh blank page")
+	}
 	if errors.Is(err, cdp.ErrCrashed) || errors.Is(err, cdp.ErrClosed) || wire.CodeOf(err) == wire.CodeBrowserCrashed {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
@@ -621,19 +696,14 @@ func (h *Host) browserErr(err error) error {
 
 // Snapshot returns a bounded outline of the session's page and remembers its refs.
 func (h *Host) Snapshot(ctx context.Context, name string) (SnapshotResult, error) {
-	b, s, err := h.session(ctx, name)
+	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
 		return SnapshotResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	raw, err := captureSnapshot(ctx, b, s)
+	defer unlock()
+	_, out, refs, err := h.capture(ctx, b, s)
 	if err != nil {
-		return SnapshotResult{}, h.browserErr(err)
-	}
-	out, refs, err := snapshot.Build(raw, snapshot.Options{})
-	if err != nil {
-		return SnapshotResult{}, fmt.Errorf("snapshot: %w", err)
+		return SnapshotResult{}, err
 	}
 	s.refs = refs
 	return SnapshotResult{Session: s.name, Outline: out}, nil
@@ -664,12 +734,11 @@ func nodeErr(err error) error {
 
 // Click clicks the element of ref with a real mouse event at its centre.
 func (h *Host) Click(ctx context.Context, p RefParams) (PageResult, error) {
-	b, s, err := h.session(ctx, p.Session)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return PageResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
 	t, err := s.target(p.Ref)
 	if err != nil {
 		return PageResult{}, err
@@ -728,12 +797,11 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (Page
 // Fill types text into the element of ref, replacing its content. The text is never logged or
 // echoed. Password fields are refused unless the user-only config allows direct fill.
 func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
-	b, s, err := h.session(ctx, p.Session)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return FillResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
 	t, err := s.target(p.Ref)
 	if err != nil {
 		return FillResult{}, err
@@ -826,12 +894,11 @@ func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) erro
 
 // Press sends one key to the focused element.
 func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
-	b, s, err := h.session(ctx, p.Session)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return PageResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
 	s.drain()
 	if err := pressKey(ctx, b, s, p.Key); err != nil {
 		return PageResult{}, h.browserErr(err)
@@ -851,12 +918,11 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 		d = DefaultWait
 	}
 	d = min(d, MaxWait)
-	b, s, err := h.session(ctx, p.Session)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return PageResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	for {
@@ -868,12 +934,15 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 			if p.Text == "" {
 				return res, nil
 			}
-			// Search the outline, never the raw snapshot: the raw data holds the values of
-			// password fields, and a wait that matched them would be an oracle for them.
-			if raw, err := captureSnapshot(wctx, b, s); err == nil {
-				if out, _, err := snapshot.Build(raw, snapshot.Options{}); err == nil && outlineContains(out, p.Text) {
-					return res, nil
-				}
+			// Search the outline (with the session's taint), never the raw snapshot: the raw
+			// data holds the values of password fields, and a wait that matched them would be
+			// an oracle for them.
+			_, out, _, err := h.capture(wctx, b, s)
+			if wire.CodeOf(err) == wire.CodeBrowserCrashed {
+				return PageResult{}, err
+			}
+			if err == nil && outlineContains(out, p.Text) {
+				return res, nil
 			}
 		}
 		select {
@@ -898,17 +967,30 @@ func outlineContains(o snapshot.Outline, text string) bool {
 
 // Screenshot writes a PNG of the session's viewport to the private artifact store.
 func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, error) {
-	b, s, err := h.session(ctx, name)
+	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
 		return ScreenshotResult{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer unlock()
+	// Pixels show what a field holds (a revealed password, or its length in bullets): none
+	// while a field the host typed into still holds a value.
+	if left, err := h.secretOnPage(ctx, b, s); err != nil {
+		return ScreenshotResult{}, err
+	} else if left {
+		return ScreenshotResult{}, errSecretOnPage()
+	}
 	var r struct {
 		Data string `json:"data"`
 	}
 	if err := b.Call(ctx, s.sid, "Page.captureScreenshot", map[string]any{"format": "png"}, &r); err != nil {
 		return ScreenshotResult{}, h.browserErr(err)
+	}
+	// And once more after the capture: a page that refilled the field meanwhile gets no picture.
+	if left, err := h.secretOnPage(ctx, b, s); err != nil || left {
+		if err == nil {
+			err = errSecretOnPage()
+		}
+		return ScreenshotResult{}, err
 	}
 	if base64.StdEncoding.DecodedLen(len(r.Data)) > MaxScreenshotLen {
 		return ScreenshotResult{}, wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", MaxScreenshotLen)

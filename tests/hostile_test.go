@@ -311,3 +311,39 @@ func TestHostileLoopback(t *testing.T) {
 	}
 	assertNoCanary(t, "CLI output", e.allOutput(), devPW)
 }
+
+// TestRendererCrashAnswersFast: a verb on a session whose renderer died answers
+// BROWSER_CRASHED within seconds (not after the CLI's two-minute deadline), and the session
+// works again afterwards.
+func TestRendererCrashAnswersFast(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	hs := newHostileSite(t)
+	e.start(t)
+	lsVisit(t, e, hs.URL("/home"))
+	var st struct {
+		Host struct {
+			BrowserPID int `json:"browser_pid"`
+		} `json:"host"`
+	}
+	e.ok(t, &st, "status")
+	killed := 0
+	for _, pid := range lsDescendants(st.Host.BrowserPID) {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(b), "--type=renderer") {
+			if err := syscallKill(pid); err == nil {
+				killed++
+			}
+		}
+	}
+	if killed == 0 {
+		t.Fatal("no renderer process found to kill")
+	}
+	began := time.Now()
+	r := e.run("", "headless", "snapshot", "--json")
+	if d := time.Since(began); r.code == 0 || errCode(t, r) != "BROWSER_CRASHED" || d > 15*time.Second {
+		t.Errorf("snapshot after the renderer was killed: %+v after %v, want BROWSER_CRASHED within seconds", r, d.Round(time.Millisecond))
+	}
+	t.Logf("snapshot after the renderer was killed: %s after %v", errCode(t, r), time.Since(began).Round(time.Millisecond))
+	if p := lsVisit(t, e, hs.URL("/home")); p.Title != "Home" {
+		t.Errorf("the session does not work after the crash: %+v", p)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -412,3 +413,5 @@ func startImpostor(t *testing.T, port int, logFile string) int {
 	}
 	return cmd.Process.Pid
 }
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

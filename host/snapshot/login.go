@@ -265,8 +265,12 @@ func signInEvidence(els []Element, g []int, p, u int) string {
 	if u >= 0 && accountLike(els[u]) || hasToken(pw.Autocomplete, "current-password") {
 		return ""
 	}
-	return "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
+	return NoAccountField
 }
+
+// NoAccountField is LoginForm.NotSignIn of a password form whose only missing evidence is the
+// account field: what the second page of a two-step login looks like.
+const NoAccountField = "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
 
 // otherSecrets returns why group g holds a secret-looking field other than skip, or "".
 func otherSecrets(els []Element, g []int, skip int) string {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-const noAccount = "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
+const noAccount = NoAccountField
 
 func TestLoginFormsFixtures(t *testing.T) {
 	const top, cross = "http://127.0.0.1:47801", "http://localhost:47802"

@@ -48,11 +48,16 @@ Usage:
     headless press KEY                  Enter, Tab, Escape, Backspace, Arrow…, or one character
     headless wait [--text T] [--url U] [--timeout 10s]
     headless screenshot                 PNG in the private artifact store: path and SHA-256
+                                        (SECRET_ON_PAGE while a field the host typed a password
+                                        into still holds a value)
 
     headless auth login --alias NAME [--challenge ID]
                                         sign the session in with a saved credential: a presence
                                         prompt asks you; the password is typed into the verified
-                                        field and never shown to the caller
+                                        field and never shown to the caller. Only POST sign-in
+                                        forms whose every submit button posts to the credential's
+                                        origin are used; a login that stays on the page ends with
+                                        the typed field emptied ("cleared": true)
     headless auth login --interactive   sign in with an account and password typed at this
                                         terminal (echo off); only after "authenticated" asks
                                         "Save as alias? [y/N]" (vault, or an isolated session's
@@ -102,7 +107,8 @@ Exit status: 0 success; 1 an error with a code (see below); 2 a usage error.
 Error codes: NO_TTY, USAGE, CANCELLED, BROKER_UNAVAILABLE, HOST_UNAVAILABLE, PROFILE_LOCKED,
 BROWSER_CRASHED, BROWSER_FAILED, UNSAFE_NAVIGATION, NAVIGATION_FAILED, SESSION_UNKNOWN,
 SESSION_EXISTS, SESSION_LIMIT, REF_UNKNOWN, REF_STALE, NOT_INTERACTABLE, DIRECT_FILL_DISABLED,
-TIMEOUT, BUSY, PROFILE_CLEAR_FAILED, NO_LOGIN_FORM, DOCUMENT_CHANGED, FORM_ACTION_CROSS_ORIGIN, INVALID_ORIGIN, INVALID_ARGUMENT, ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH,
+TIMEOUT, BUSY, PROFILE_CLEAR_FAILED, NO_LOGIN_FORM, DOCUMENT_CHANGED, FORM_ACTION_CROSS_ORIGIN,
+FORM_METHOD_GET, SECRET_ON_PAGE, INVALID_ORIGIN, INVALID_ARGUMENT, ALIAS_EXISTS, ALIAS_UNKNOWN, ORIGIN_MISMATCH,
 VAULT_LOCKED, VAULT_UNAVAILABLE, VAULT_NOT_INITIALIZED, PRESENCE_DENIED, PRESENCE_TIMEOUT,
 PRESENCE_UNAVAILABLE, PRESENCE_AUTO_UNLOCK,
 CHALLENGE_UNKNOWN, CHALLENGE_EXPIRED, CHALLENGE_USED, CHALLENGE_MISMATCH, CONFIG_INVALID,

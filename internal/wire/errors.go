@@ -65,6 +65,8 @@ const (
 	CodeNoLoginForm     Code = "NO_LOGIN_FORM"            // no usable login form on the page
 	CodeDocumentChanged Code = "DOCUMENT_CHANGED"         // the page changed between challenge and typing
 	CodeFormCrossOrigin Code = "FORM_ACTION_CROSS_ORIGIN" // the form would send the password elsewhere
+	CodeFormMethodGet   Code = "FORM_METHOD_GET"          // the form (or a submitter) would not POST it: it would land in a URL
+	CodeSecretOnPage    Code = "SECRET_ON_PAGE"           // a field the host typed a password into still holds a value
 
 	// Interactive enrollment.
 	CodeEnrollUnknown Code = "ENROLLMENT_UNKNOWN" // no password waits for a save decision under that token
@@ -120,7 +122,9 @@ var hints = map[Code]string{
 	CodeProfileClear:    "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
 	CodeNoLoginForm:     "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
 	CodeDocumentChanged: "the page navigated or reloaded; visit the login page again and retry",
-	CodeFormCrossOrigin: "the form posts to another origin than the saved credential's; nothing was typed",
+	CodeFormCrossOrigin: "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
+	CodeFormMethodGet:   "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
+	CodeSecretOnPage:    "navigate the session elsewhere ('headless visit URL') first; screenshots are refused while a typed password is on the page",
 	CodeEnrollUnknown:   "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
 }
 
