@@ -212,4 +212,3 @@ func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *E
 	}
 	return &out
 }
-
