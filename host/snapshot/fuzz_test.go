@@ -65,8 +65,12 @@ func FuzzOutline(f *testing.F) {
 		{"formaction", `\\c.example`}, {"value", canary},
 	}
 	displays := []string{"block", "inline", "none", "inline-block", "", "contents"}
+	// A second canary is typed into tainted fields of any type (the host's "typed a secret
+	// here" nodes): it must never show either, whatever the field's type or name.
+	const typedCanary = "TYPED-CANARY-9c1e"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		docs := []*tdoc{newTDoc("https://a.example/"), newTDoc("https://b.example/")}
+		tainted := map[int64]bool{}
 		for k := 0; k+3 < len(data) && k < 4*400; k += 4 {
 			d := docs[int(data[k]>>7)]
 			// Keep document order: the parent is the last node or one of its ancestors.
@@ -97,6 +101,12 @@ func FuzzOutline(f *testing.F) {
 					v = "plain"
 				}
 			}
+			if (tg == "INPUT" || tg == "TEXTAREA") && data[k+3]&0x20 != 0 {
+				v := typedCanary
+				d.nodes[i].inputValue = &v
+				d.nodes[i].attrs = append(d.nodes[i].attrs, "value", typedCanary)
+				tainted[int64(1000*int(data[k]>>7)+i+1)] = true // synth's backend node ids
+			}
 			d.nodes[i].display = displays[int(data[k+3])%len(displays)]
 			if data[k+3]&0x40 != 0 {
 				d.nodes[i].visibility = "hidden"
@@ -107,7 +117,7 @@ func FuzzOutline(f *testing.F) {
 			}
 		}
 		raw := synth(t, docs...)
-		o := Options{MaxText: 12}
+		o := Options{MaxText: 12, Tainted: tainted}
 		out, targets, err := Build(raw, o)
 		if err != nil {
 			t.Fatal(err)
@@ -117,6 +127,12 @@ func FuzzOutline(f *testing.F) {
 		lf, _ := json.Marshal(LoginForms(out))
 		if bytes.Contains(append(b, lf...), []byte(canary[:8])) {
 			t.Fatalf("password value in outline:\n%s", dump(out))
+		}
+		if bytes.Contains(append(b, lf...), []byte(typedCanary[:8])) {
+			t.Fatalf("a tainted field's value in the outline:\n%s", dump(out))
+		}
+		if held, err := HoldsValue(raw, tainted); err != nil || held != (len(tainted) > 0) {
+			t.Fatalf("HoldsValue = %v, %v with %d tainted nodes holding the canary", held, err, len(tainted))
 		}
 	})
 }
