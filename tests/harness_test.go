@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		binDir = dir
-		out, err := exec.Command("go", "build", "-o", dir, "github.com/headless-dev/headless/cmd/brokerd", "github.com/headless-dev/headless/cmd/headless").CombinedOutput()
+		// The project's one build command (static binaries, CGO_ENABLED=0): what runs here is
+		// what a user runs.
+		out, err := exec.Command("bash", filepath.Join(realtest.Root(nil), "scripts", "build.sh"), dir).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("build binaries: %v\n%s", err, out)
 		}

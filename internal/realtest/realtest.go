@@ -42,9 +42,11 @@ func Binary(t testing.TB, name string) string {
 	return p
 }
 
-// Root is the repository root (the directory holding go.mod).
+// Root is the repository root (the directory holding go.mod). t may be nil (TestMain).
 func Root(t testing.TB) string {
-	t.Helper()
+	if t != nil {
+		t.Helper()
+	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
