@@ -30,7 +30,9 @@ func TestParseAccepts(t *testing.T) {
 		{"secret-service", `{"presence":{"provider":"secret-service"}}`,
 			with(func(c *Config) { c.Presence.Provider = "secret-service" })},
 		{"pinentry", `{"presence":{"provider":"pinentry","program":"/usr/bin/pinentry-gnome3"}}`,
-			with(func(c *Config) { c.Presence = Presence{Provider: "pinentry", Program: "/usr/bin/pinentry-gnome3", TimeoutSeconds: 60} })},
+			with(func(c *Config) {
+				c.Presence = Presence{Provider: "pinentry", Program: "/usr/bin/pinentry-gnome3", TimeoutSeconds: 60}
+			})},
 		{"bounds low", `{"presence":{"timeout_seconds":1},"challenge_ttl_seconds":10}`,
 			with(func(c *Config) { c.Presence.TimeoutSeconds, c.ChallengeTTLSeconds = 1, 10 })},
 		{"bounds high", `{"presence":{"timeout_seconds":600},"challenge_ttl_seconds":3600}`,
