@@ -23,6 +23,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 // Denials. Every failure of a provider is one of these (possibly wrapped).
@@ -32,14 +35,28 @@ var (
 	ErrUnavailable = errors.New("presence unavailable")
 )
 
-// Request describes one release for the person to judge. Every field is shown in the prompt.
+// Request describes one release for the person to judge. Every set field is shown in the
+// prompt.
 type Request struct {
 	Origin  string
 	Account string
 	Alias   string
 	Session string
-	PID     int    // requesting process, from SO_PEERCRED
-	Exe     string // its executable, from /proc/PID/exe ("" when unknown)
+	PID     int    // requesting process, from SO_PEERCRED (the browser host)
+	Exe     string // its executable ("" when unknown)
+	// Host is true when the requester is the browser host brokerd started (always, for a
+	// release that reaches presence).
+	Host bool
+	// Verify marks a 'credentials verify': the host receives the password and zeroes it,
+	// nothing is typed anywhere.
+	Verify bool
+	// As reported by the host: the page path (no query), the password field's label, and
+	// the agent behind the request (the control-socket peer, then its ancestors).
+	Path  string
+	Field string
+	Agent []procstat.Proc
+	// Listener names the process listening on a loopback origin's port.
+	Listener string
 }
 
 // Description is the text a prompt shows for r.
@@ -48,8 +65,28 @@ func (r Request) Description() string {
 	if exe == "" {
 		exe = "unknown executable"
 	}
-	return fmt.Sprintf("Release the saved password for %q at %s (alias %q) to browser session %q?\n"+
-		"Requested by pid %d (%q).", r.Account, r.Origin, r.Alias, r.Session, r.PID, exe)
+	var b strings.Builder
+	if r.Verify {
+		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
+			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
+	} else {
+		fmt.Fprintf(&b, "Release the saved password for %q at %s (alias %q) to browser session %q?", r.Account, r.Origin, r.Alias, r.Session)
+	}
+	if r.Path != "" || r.Field != "" {
+		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
+	}
+	if r.Listener != "" {
+		fmt.Fprintf(&b, "\nThat loopback address is served by %s.", r.Listener)
+	}
+	if len(r.Agent) > 0 {
+		fmt.Fprintf(&b, "\nAsked by %s (as reported by the host).", procstat.Describe(r.Agent))
+	}
+	role := ""
+	if r.Host {
+		role = ", the browser host"
+	}
+	fmt.Fprintf(&b, "\nRequested by pid %d (%q)%s.", r.PID, exe, role)
+	return b.String()
 }
 
 // Provider asks for presence.
