@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/realtest"
 )
 
