@@ -11,6 +11,11 @@ func String() string {
 	if !ok {
 		return "unknown"
 	}
+	return Of(bi)
+}
+
+// Of is String for the binary whose build info is bi (debug/buildinfo reads another binary's).
+func Of(bi *debug.BuildInfo) string {
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
