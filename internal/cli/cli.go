@@ -18,11 +18,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/version"
@@ -299,7 +299,7 @@ func toWire(err error) *wire.Error {
 	case errors.Is(err, vault.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return wire.Errorf(wire.CodeBrokerUnavail, "brokerd did not answer in time")
+		return wire.Errorf(wire.CodeTimeout, "the command did not finish in time")
 	}
 	return wire.Errorf(wire.CodeInternal, "%v", err)
 }
@@ -355,8 +355,24 @@ func (c *cmd) credInit(ctx context.Context, fs *flag.FlagSet, args []string) (an
 	}, nil
 }
 
+// listIn lists the vault (asking brokerd) or an isolated session's store (asking the host: the
+// store answers only the host's own broker connection).
+func (c *cmd) listIn(ctx context.Context, session, o string) ([]broker.Credential, error) {
+	if session != "" {
+		var r broker.ListResult
+		err := c.call(ctx, host.MethodCredentialsList, host.CredentialsListParams{Session: session, Origin: o}, &r)
+		return r.Credentials, err
+	}
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.List(ctx, o)
+}
+
 // storeFlag is --session of the credentials commands: an isolated session's in-memory store in
-// brokerd instead of the vault.
+// brokerd (reached through the host) instead of the vault.
 func storeFlag(fs *flag.FlagSet) *string {
 	return fs.String("session", "", "an isolated session's store instead of the vault")
 }
@@ -381,12 +397,7 @@ func (c *cmd) credList(ctx context.Context, fs *flag.FlagSet, args []string) (an
 		}
 		*o = co
 	}
-	b, err := c.env.Broker(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer b.Close()
-	creds, err := b.ListIn(ctx, *session, *o)
+	creds, err := c.listIn(ctx, *session, *o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -445,12 +456,17 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	if err := vault.ValidSecret(pw); err != nil {
 		return nil, nil, err
 	}
-	b, err := c.env.Broker(ctx)
-	if err != nil {
-		return nil, nil, err
+	var cred broker.Credential
+	if *session != "" {
+		cred, err = c.addThroughHost(ctx, *session, co, *account, *alias, pw)
+	} else {
+		var b *broker.Client
+		if b, err = c.env.Broker(ctx); err != nil {
+			return nil, nil, err
+		}
+		defer b.Close()
+		cred, err = b.Add(ctx, co, *account, *alias, pw)
 	}
-	defer b.Close()
-	cred, err := b.AddTo(ctx, *session, co, *account, *alias, pw)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -459,33 +475,69 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	}, nil
 }
 
-// originAliasBroker parses the --origin and --alias of a credential command, canonicalises the
-// origin and connects to brokerd (the caller closes the client).
-func (c *cmd) originAliasBroker(ctx context.Context, fs *flag.FlagSet, args []string, verb string) (string, *string, *broker.Client, error) {
+// addThroughHost sends the person's password to the host in one hand-built frame (never a
+// JSON encoder buffer; zeroed after writing), for an isolated session's store.
+func (c *cmd) addThroughHost(ctx context.Context, session, o, account, alias string, pw []byte) (broker.Credential, error) {
+	cl, err := c.control(ctx)
+	if err != nil {
+		return broker.Credential{}, err
+	}
+	defer cl.Close()
+	id, unlock := cl.Lock()
+	defer unlock()
+	frame, err := broker.SecretRequestFrame(id, host.MethodCredentialsAdd, struct {
+		Session string `json:"session"`
+		Origin  string `json:"origin"`
+		Account string `json:"account"`
+		Alias   string `json:"alias"`
+	}{session, o, account, alias}, pw)
+	if err != nil {
+		return broker.Credential{}, err
+	}
+	resp, err := cl.RoundTrip(ctx, id, frame)
+	clear(frame)
+	if err != nil {
+		return broker.Credential{}, hostErr(err)
+	}
+	var r struct {
+		ID     uint64             `json:"id"`
+		Result *broker.Credential `json:"result"`
+		Error  *wire.Error        `json:"error"`
+	}
+	if err := wire.DecodeStrict(resp, &r); err != nil {
+		return broker.Credential{}, wire.Errorf(wire.CodeHostUnavail, "malformed reply from the host: %v", err)
+	}
+	if r.Error != nil {
+		return broker.Credential{}, r.Error
+	}
+	if r.Result == nil {
+		return broker.Credential{}, wire.Errorf(wire.CodeHostUnavail, "empty reply from the host")
+	}
+	return *r.Result, nil
+}
+
+// originAlias parses the --origin and --alias of a credential command and canonicalises the
+// origin.
+func (c *cmd) originAlias(fs *flag.FlagSet, args []string, verb string) (string, *string, error) {
 	o := fs.String("origin", "", "origin of the credential")
 	alias := fs.String("alias", "", "alias to "+verb)
 	if err := parse(fs, args, map[string]*string{"origin": o, "alias": alias}); err != nil {
-		return "", nil, nil, err
+		return "", nil, err
 	}
 	co, err := origin.Canonical(*o)
 	if err != nil {
-		return "", nil, nil, err
+		return "", nil, err
 	}
-	b, err := c.env.Broker(ctx)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	return co, alias, b, nil
+	return co, alias, nil
 }
 
 func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
 	session := storeFlag(fs)
-	co, alias, b, err := c.originAliasBroker(ctx, fs, args, "remove")
+	co, alias, err := c.originAlias(fs, args, "remove")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer b.Close()
-	creds, err := b.ListIn(ctx, *session, co)
+	creds, err := c.listIn(ctx, *session, co)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -506,7 +558,16 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 	if !ok {
 		return nil, nil, wire.Errorf(wire.CodeCancelled, "not removed")
 	}
-	if err := b.RemoveIn(ctx, *session, co, found.Alias); err != nil {
+	if *session != "" {
+		err = c.call(ctx, host.MethodCredentialsRemove, host.CredentialsRemoveParams{Session: *session, Origin: co, Alias: found.Alias}, nil)
+	} else {
+		var b *broker.Client
+		if b, err = c.env.Broker(ctx); err == nil {
+			err = b.Remove(ctx, co, found.Alias)
+			b.Close()
+		}
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	res := struct {
@@ -515,34 +576,28 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 	return res, func(w io.Writer) { fmt.Fprintf(w, "removed alias %s at %s\n", found.Alias, co) }, nil
 }
 
-// credVerify has brokerd release a credential through the full gate (challenge, presence,
-// vault) to this process, which zeroes it unseen.
+// credVerify has the browser host take the credential through the full gate (challenge,
+// presence — the prompt says it is a verification — and vault) and zero it unseen: no release
+// ever reaches this process. Without a running host it is HOST_UNAVAILABLE.
 func (c *cmd) credVerify(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
-	co, alias, b, err := c.originAliasBroker(ctx, fs, args, "verify")
+	co, alias, err := c.originAlias(fs, args, "verify")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer b.Close()
-	doc := fmt.Sprintf("cli-verify-%d-%d", os.Getpid(), time.Now().UnixNano())
-	ch, err := b.Challenge(ctx, broker.ChallengeParams{Session: "cli", Document: doc, Origin: co})
+	cl, err := c.control(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, wire.Errorf(wire.CodeHostUnavail, "credentials verify goes through the browser host, which is not running").
+			WithHint("start it with 'headless start', then verify again (the host receives the password and zeroes it; nothing is typed)")
 	}
+	defer cl.Close()
 	if !c.json {
-		fmt.Fprintf(c.env.Stderr, "waiting for approval at the presence prompt…\n")
+		fmt.Fprintf(c.env.Stderr, "waiting for approval at the presence prompt (a verification: nothing will be typed)…\n")
 	}
-	rel, secret, err := b.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: *alias, Session: "cli", Document: doc})
-	vault.Zero(secret)
-	if err != nil {
+	var res host.VerifyResult
+	if err := hostErr(cl.Call(ctx, host.MethodCredentialsVerify, host.VerifyParams{Origin: co, Alias: *alias}, &res)); err != nil {
 		return nil, nil, err
 	}
-	res := struct {
-		Status  string `json:"status"`
-		Origin  string `json:"origin"`
-		Account string `json:"account"`
-		Alias   string `json:"alias"`
-	}{"released", rel.Origin, rel.Account, rel.Alias}
 	return res, func(w io.Writer) {
-		fmt.Fprintf(w, "released: alias %s (%s) at %s — received and zeroed, never shown\n", rel.Alias, rel.Account, rel.Origin)
+		fmt.Fprintf(w, "released: alias %s (%s) at %s — received by the browser host and zeroed, never shown or typed\n", res.Alias, res.Account, res.Origin)
 	}, nil
 }

@@ -353,4 +353,3 @@ func checkFile(f *os.File, path string, elf bool) error {
 	}
 	return nil
 }
-
