@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
@@ -265,4 +267,28 @@ func TestLoopbackOrigins(t *testing.T) {
 	if rel, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || rel.Listener != "" || fl.calls != 0 {
 		t.Fatalf("https release: %+v %v, %d lookups", rel, err, fl.calls)
 	}
+}
+
+// BenchmarkHostGate is what the genuine-host check adds to every release: requireHost (the
+// supervisor's pid check and the connection's hello verdict) and the requester's chain read
+// from /proc for the audit record.
+func BenchmarkHostGate(b *testing.B) {
+	f := newFixture(b)
+	conn := &rpc.Conn{Peer: Peer{PID: os.Getpid()}, Accepted: time.Now()}
+	f.hosts.pid = os.Getpid()
+	f.srv.hello(conn, goodHello)
+	b.Run("requireHost", func(b *testing.B) {
+		for b.Loop() {
+			if err := f.srv.requireHost(conn); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("chain", func(b *testing.B) {
+		for b.Loop() {
+			if c := f.srv.chainOf(conn.Peer); len(c) == 0 {
+				b.Fatal("no chain")
+			}
+		}
+	})
 }

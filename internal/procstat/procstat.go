@@ -109,15 +109,20 @@ func Describe(chain []Proc) string {
 // Lookup returns what can be read about pid: its executable (from /proc/PID/exe) and its
 // comm. ok is false when there is no such process.
 func Lookup(pid int) (p Proc, ok bool) {
+	p, _, ok = lookup(pid)
+	return p, ok
+}
+
+func lookup(pid int) (Proc, Stat, bool) {
 	st, ok := Read(pid)
 	if !ok {
-		return Proc{PID: pid}, false
+		return Proc{PID: pid}, st, false
 	}
-	p = Proc{PID: pid, Comm: st.Comm}
+	p := Proc{PID: pid, Comm: st.Comm}
 	if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil {
 		p.Exe = Clean(exe, MaxExe)
 	}
-	return p, true
+	return p, st, true
 }
 
 // Chain returns pid and then its ancestors, n processes at most (at most MaxChain), stopping
@@ -132,12 +137,11 @@ func Chain(pid, n int) []Proc {
 	seen := map[int]bool{}
 	for len(out) < n && pid > 0 && !seen[pid] {
 		seen[pid] = true
-		p, ok := Lookup(pid)
+		p, st, ok := lookup(pid)
 		out = append(out, p)
 		if !ok || pid == 1 {
 			break
 		}
-		st, _ := Read(pid)
 		pid = st.PPID
 	}
 	return out
