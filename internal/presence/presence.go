@@ -15,8 +15,12 @@
 // # Not guaranteed
 //
 // The pinentry provider shows a dialog that any same-user process could answer (an X11 client,
-// a process writing to the same terminal). The prompt names the requesting process so that the
-// person can notice a request they did not expect.
+// a process writing to the same terminal). The prompt names the requesting process (the host),
+// the page, the field and the agent behind the request (as the host reports them), and a
+// loopback origin's listener, so that the person can notice a request they did not expect. The
+// secret-service provider's dialog is gnome-keyring's own and shows none of it: gnome-keyring
+// 42.1 shows only the collection's label (which cannot be changed while it is locked) and
+// drops the caller's window id.
 package presence
 
 import (
