@@ -170,7 +170,7 @@ func (s *Supervisor) Start(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	cmd := &exec.Cmd{
-		Path:        "/proc/self/fd/" + strconv.Itoa(fd),
+		Path:        fdPath + strconv.Itoa(fd),
 		Args:        []string{"headless", "host", "--notify-fd", "3", "--lifeline-fd", "4"},
 		Env:         append([]string{}, s.o.Env...),
 		Dir:         "/",
@@ -240,13 +240,7 @@ func (s *Supervisor) readReady(ctx context.Context, r io.Reader, p *proc) (json.
 
 // watch waits for p to exit without reaping it, clears it as the host, then reaps it.
 func (s *Supervisor) watch(p *proc) {
-	var si unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pid, &si, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	waitExited(p.pid) // exited, not reaped: the pid is still ours
 	s.mu.Lock()
 	if s.cur == p {
 		s.cur = nil
