@@ -177,18 +177,19 @@ func (e *env) brokerPID() int {
 	return pid
 }
 
-// stopBroker terminates a running brokerd (started by us or auto-started by the CLI).
+// stopBroker terminates a running brokerd (started by us or auto-started by the CLI). brokerd
+// first stops the host it started (a graceful Browser.close, bounded by 30 s).
 func (e *env) stopBroker() {
 	pid := e.brokerPID()
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
-	for i := 0; i < 250 && syscall.Kill(pid, 0) == nil && !isZombie(pid); i++ {
+	for i := 0; i < 1750 && syscall.Kill(pid, 0) == nil && !isZombie(pid); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if syscall.Kill(pid, 0) == nil && !isZombie(pid) {
-		e.t.Errorf("brokerd pid %d ignored SIGTERM for 5s", pid)
+		e.t.Errorf("brokerd pid %d ignored SIGTERM for 35s", pid)
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
@@ -357,10 +358,10 @@ func (p *proc) Stop() error {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(35 * time.Second):
 		p.cmd.Process.Kill()
 		<-p.done
-		return fmt.Errorf("brokerd ignored SIGTERM for 10s")
+		return fmt.Errorf("brokerd ignored SIGTERM for 35s (it stops its host first, bounded by 30 s)")
 	}
 	return p.err
 }
