@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -220,11 +221,23 @@ func TestUndumpableAgainstSameUID(t *testing.T) {
 		Host struct {
 			Undumpable bool `json:"undumpable"`
 		} `json:"host"`
+		Broker struct {
+			Facts struct {
+				Undumpable  bool   `json:"undumpable"`
+				PtraceScope string `json:"ptrace_scope"`
+				Binaries    []struct {
+					Path         string `json:"path"`
+					UserWritable bool   `json:"user_writable"`
+				} `json:"binaries"`
+			} `json:"facts"`
+		} `json:"broker"`
 	}
 	sout, _ := asNobody("headless", "status", "--json").Output()
 	json.Unmarshal(sout, &st)
-	if !st.Host.Undumpable {
-		t.Errorf("the host does not report itself undumpable: %s", sout)
+	f := st.Broker.Facts
+	if !st.Host.Undumpable || !f.Undumpable || f.PtraceScope != hardening.PtraceScope() || len(f.Binaries) != 2 ||
+		f.Binaries[0].Path != filepath.Join(bin, "brokerd") || f.Binaries[0].UserWritable || f.Binaries[1].Path != filepath.Join(bin, "headless") || f.Binaries[1].UserWritable {
+		t.Errorf("the doctor's facts (undumpable, ptrace_scope, root-owned binaries not replaceable by uid 65534): %s", sout)
 	}
 	if o, err := asNobody("headless", "stop", "--json").CombinedOutput(); err != nil || !strings.Contains(string(o), `"broker_left_running":`+strconv.Itoa(brokerd.Process.Pid)) {
 		t.Errorf("stop: %v %s", err, o)
@@ -380,4 +393,34 @@ type stopResultJSON struct {
 	Broker            int    `json:"broker_pid"`
 	BrokerLeftRunning int    `json:"broker_left_running"`
 	Note              string `json:"note"`
+}
+
+// TestControlSocketFailureIsHostUnavailable: a host that dies in the middle of a call is
+// HOST_UNAVAILABLE with the host's hint, never BROKER_UNAVAILABLE ("start brokerd").
+func TestControlSocketFailureIsHostUnavailable(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.start(t)
+	var st struct {
+		Host struct {
+			PID        int `json:"pid"`
+			BrowserPID int `json:"browser_pid"`
+		} `json:"host"`
+	}
+	e.ok(t, &st, "status")
+	cmd := e.command("headless", "wait", "--text", "never-there", "--timeout", "60s", "--json")
+	var so bytes.Buffer
+	cmd.Stdout = &so
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the wait is in the host now
+	syscall.Kill(st.Host.PID, syscall.SIGKILL)
+	cmd.Wait()
+	r := result{stdout: so.String()}
+	if code := errCode(t, r); code != "HOST_UNAVAILABLE" || !strings.Contains(so.String(), "headless start") {
+		t.Fatalf("a host killed mid-call: %s", so.String())
+	}
+	// A fresh host reaps what the killed one's Chromium left (its crash handlers).
+	pollUntil(10*time.Second, func() bool { return !procAlive(st.Host.BrowserPID) })
+	e.start(t)
 }

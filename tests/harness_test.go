@@ -133,7 +133,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 		}
 		e.stopBroker()
 		if left := e.leftovers(); len(left) > 0 {
-			t.Errorf("processes of this test still running after stop: %v", left)
+			var what []string
+			for _, p := range left {
+				cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+				what = append(what, fmt.Sprintf("%d %.120s", p, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+			}
+			t.Errorf("processes of this test still running after stop: %v", what)
 			for _, p := range left {
 				syscall.Kill(p, syscall.SIGKILL)
 			}

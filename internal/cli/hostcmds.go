@@ -16,6 +16,7 @@ import (
 
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/safesock"
@@ -191,6 +192,8 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 		Version  string `json:"version,omitempty"`
 		Presence string `json:"presence,omitempty"`
 		Started  string `json:"started,omitempty"` // "auto" (by headless) or "person"
+		// Facts are brokerd's doctor facts: undumpable, ptrace_scope, writable binaries.
+		Facts *hardening.Report `json:"facts,omitempty"`
 	}
 	type hostStatus struct {
 		Running bool `json:"running"`
@@ -206,7 +209,7 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 	}
 	if b, err := broker.Dial(ctx, filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")); err == nil {
 		if v, err := b.Version(ctx); err == nil {
-			res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started}
+			res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts}
 		}
 		b.Close()
 	}
@@ -223,6 +226,11 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 		}
 		if res.Broker.Running {
 			fmt.Fprintf(w, "brokerd: running, pid %d, version %s, presence %s, started by %s\n", res.Broker.PID, res.Broker.Version, res.Broker.Presence, res.Broker.Started)
+			for _, b := range res.Broker.Facts.Binaries {
+				if b.UserWritable {
+					fmt.Fprintf(w, "warning: %s can be replaced by programs running as you (%s): install it root-owned\n", b.Path, b.Reason)
+				}
+			}
 		} else {
 			fmt.Fprintln(w, "brokerd: not running")
 		}
