@@ -39,9 +39,12 @@
 //   - A socket table that cannot be read, is malformed or is longer than [MaxTableLines] lines or
 //     [MaxTableBytes] bytes: an error wrapping [ErrUnavailable] ("could not look"), never an
 //     empty Listener. A missing PROC/net/tcp6 (a kernel without IPv6) means no IPv6 sockets.
-//   - Each table is read twice and the listening sockets of both passes are united: the kernel
-//     does not print a table atomically, and a socket can be skipped in one pass when others
-//     close at the same moment. An extra socket only makes the answer more ambiguous.
+//   - The kernel does not print a table atomically: it prints the listening sockets first, in
+//     chunks of one read(2) each, and resumes between chunks by counting entries in a hash
+//     bucket, so a listener can be skipped when another one closes at that moment. When the
+//     listening sockets did not all come out of the first read, the table is read a second
+//     time and the listening sockets of both passes are united (an extra socket only makes the
+//     answer more ambiguous).
 //   - Holders that cannot be seen (another user's process when not root, another pid
 //     namespace, a file table the caller may not read) leave a socket without [Process]: its
 //     owner is then named by the socket's uid only. Processes vanishing during the scan are
