@@ -298,6 +298,41 @@ func TestParseTableWhole(t *testing.T) {
 	}
 }
 
+func TestTableListenersPasses(t *testing.T) {
+	a, b, c := Socket{ap("127.0.0.1:1"), 1, 0}, Socket{ap("127.0.0.1:2"), 2, 0}, Socket{ap("127.0.0.1:3"), 3, 0}
+	type pass struct {
+		socks []Socket
+		whole bool
+		err   error
+	}
+	boom := errors.New("boom")
+	for _, tt := range []struct {
+		name   string
+		passes []pass
+		want   []Socket
+		reads  int
+		err    error
+	}{
+		{"whole first pass: read once", []pass{{[]Socket{a}, true, nil}}, []Socket{a}, 1, nil},
+		{"not whole: second pass, united", []pass{{[]Socket{a, b}, false, nil}, {[]Socket{b, c}, false, nil}}, []Socket{a, b, c}, 2, nil},
+		{"not whole, nothing new", []pass{{[]Socket{a}, false, nil}, {[]Socket{a}, true, nil}}, []Socket{a}, 2, nil},
+		{"first pass fails", []pass{{nil, false, boom}}, nil, 1, boom},
+		{"second pass fails", []pass{{[]Socket{a}, false, nil}, {nil, false, boom}}, nil, 2, boom},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reads := 0
+			got, err := tableListeners(func() ([]Socket, bool, error) {
+				p := tt.passes[reads]
+				reads++
+				return p.socks, p.whole, p.err
+			})
+			if !errors.Is(err, tt.err) || !slices.Equal(got, tt.want) || reads != tt.reads {
+				t.Fatalf("tableListeners = %v, %v after %d reads; want %v, %v after %d", got, err, reads, tt.want, tt.err, tt.reads)
+			}
+		})
+	}
+}
+
 func TestSocketInode(t *testing.T) {
 	for _, tt := range []struct {
 		in   string

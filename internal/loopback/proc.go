@@ -48,7 +48,8 @@ func (f Finder) listening() ([]Socket, error) {
 	var wg sync.WaitGroup
 	for i, name := range []string{"tcp", "tcp6"} {
 		wg.Go(func() {
-			res[i].socks, res[i].err = tableListeners(filepath.Join(f.root(), "net", name), name == "tcp6", lim)
+			path := filepath.Join(f.root(), "net", name)
+			res[i].socks, res[i].err = tableListeners(func() ([]Socket, bool, error) { return readTable(path, name == "tcp6", lim) })
 			if i == 1 && errors.Is(res[i].err, fs.ErrNotExist) {
 				res[i].socks, res[i].err = nil, nil // no IPv6 in this kernel: no IPv6 sockets
 			}
@@ -68,14 +69,14 @@ func (f Finder) listening() ([]Socket, error) {
 	return all, nil
 }
 
-// tableListeners reads one table, twice when the first pass may have skipped a listener (see
-// parseTable), and unites the passes.
-func tableListeners(path string, v6 bool, lim limits) ([]Socket, error) {
-	socks, whole, err := readTable(path, v6, lim)
+// tableListeners reads one table with read, twice when the first pass may have skipped a
+// listener (see parseTable), and unites the passes.
+func tableListeners(read func() ([]Socket, bool, error)) ([]Socket, error) {
+	socks, whole, err := read()
 	if err != nil || whole {
 		return socks, err
 	}
-	again, _, err := readTable(path, v6, lim)
+	again, _, err := read()
 	if err != nil {
 		return nil, err
 	}
