@@ -59,6 +59,13 @@
 //
 // Find never panics on malformed procfs content and writes nothing.
 //
+// # Cost
+//
+// Nothing is cached. Find reads the two tables in parallel; each read walks the kernel's whole
+// TCP connection hash table whatever the table holds (its size is in the boot log, "TCP
+// established hash table entries"): about 5 ms with 262144 entries on a 2-CPU VM. When a
+// candidate listens, the holder scan adds a few microseconds a descriptor of every process.
+//
 // # Not guaranteed
 //
 //   - The answer is a snapshot: a program can bind a candidate between Find and the browser's
