@@ -78,8 +78,9 @@
 //   - [::]:P counts for IPv4 origins even when it has IPV6_V6ONLY and cannot accept IPv4, and
 //     a specific address does not win over a wildcard here as it does in the kernel: a setup
 //     with different processes on 0.0.0.0:P and [::]:P (docker-proxy does this) is reported
-//     as ambiguous for every loopback origin on P. Sockets bound to a device (SO_BINDTODEVICE)
-//     are counted like any other.
+//     as ambiguous for every loopback origin on P. So is an SO_REUSEPORT group spread over
+//     several processes (each has its own socket; nginx with "reuseport"). Sockets bound to a
+//     device (SO_BINDTODEVICE) are counted like any other.
 //   - Holders are found through the file table of each thread-group leader (PROC/PID/fd); a
 //     thread that unshared its file table (CLONE_FILES) holds sockets that show as not visible.
 //   - Only the three loopback host forms are covered. Other hosts can reach local sockets too
