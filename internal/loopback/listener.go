@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -214,7 +215,7 @@ func (l Listener) Key() string {
 	}
 	s := slices.Clone(l.Sockets)
 	slices.SortFunc(s, func(a, b Socket) int {
-		if c := compareUint(a.Inode, b.Inode); c != 0 {
+		if c := cmp.Compare(a.Inode, b.Inode); c != 0 {
 			return c
 		}
 		return a.Addr.Compare(b.Addr)

@@ -3,6 +3,7 @@ package loopback
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"net/netip"
 	"slices"
 	"strings"
@@ -237,7 +238,7 @@ func TestParseTable(t *testing.T) {
 		{"over the byte limit", header + listen, limits{lines: 10, bytes: len(header+listen) - 1}, nil, "longer than"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseTable(strings.NewReader(tt.in), false, binary.LittleEndian, tt.lim)
+			got, _, err := parseTable(strings.NewReader(tt.in), false, binary.LittleEndian, tt.lim)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("parseTable = %v, %v; want error containing %q", got, err, tt.err)
@@ -246,6 +247,87 @@ func TestParseTable(t *testing.T) {
 			}
 			if err != nil || !slices.Equal(got, tt.want) {
 				t.Fatalf("parseTable = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// chunks is a reader that returns its chunks one Read each, as the kernel's seq_file does.
+type chunks []string
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(*c) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, (*c)[0])
+	if n < len((*c)[0]) {
+		(*c)[0] = (*c)[0][n:]
+	} else {
+		*c = (*c)[1:]
+	}
+	return n, nil
+}
+
+func TestParseTableWhole(t *testing.T) {
+	const header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	l := func(st string, ino int) string {
+		return sock{k4Loop, st, 0, uint64(ino)}.line(ino)
+	}
+	for _, tt := range []struct {
+		name  string
+		in    chunks
+		whole bool
+	}{
+		{"all in one read", chunks{header + l("0A", 1) + l("0A", 2) + l("01", 3)}, true},
+		{"all in one read, ends with a listener", chunks{header + l("0A", 1) + l("0A", 2)}, true},
+		{"no listener", chunks{header, l("01", 1), l("01", 2)}, true},
+		{"header only", chunks{header}, true},
+		{"listeners and the line after them in the first read", chunks{header + l("0A", 1) + l("01", 2), l("01", 3)}, true},
+		{"first read ends after the last listener", chunks{header + l("0A", 1), l("01", 2)}, false},
+		{"a listener in the second read", chunks{header + l("0A", 1), l("0A", 2) + l("01", 3)}, false},
+		{"a listener after a connection in the second read", chunks{header + l("0A", 1) + l("01", 2), l("0A", 3)}, false},
+		{"table ends with a listener in the second read", chunks{header + l("0A", 1), l("0A", 2)}, false},
+		{"empty first read", chunks{"", header + l("0A", 1) + l("01", 2)}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, whole, err := parseTable(&tt.in, false, binary.LittleEndian, Finder{}.limits())
+			if err != nil || whole != tt.whole {
+				t.Fatalf("parseTable: whole = %v, %v; want %v", whole, err, tt.whole)
+			}
+		})
+	}
+}
+
+func TestTableListenersPasses(t *testing.T) {
+	a, b, c := Socket{ap("127.0.0.1:1"), 1, 0}, Socket{ap("127.0.0.1:2"), 2, 0}, Socket{ap("127.0.0.1:3"), 3, 0}
+	type pass struct {
+		socks []Socket
+		whole bool
+		err   error
+	}
+	boom := errors.New("boom")
+	for _, tt := range []struct {
+		name   string
+		passes []pass
+		want   []Socket
+		reads  int
+		err    error
+	}{
+		{"whole first pass: read once", []pass{{[]Socket{a}, true, nil}}, []Socket{a}, 1, nil},
+		{"not whole: second pass, united", []pass{{[]Socket{a, b}, false, nil}, {[]Socket{b, c}, false, nil}}, []Socket{a, b, c}, 2, nil},
+		{"not whole, nothing new", []pass{{[]Socket{a}, false, nil}, {[]Socket{a}, true, nil}}, []Socket{a}, 2, nil},
+		{"first pass fails", []pass{{nil, false, boom}}, nil, 1, boom},
+		{"second pass fails", []pass{{[]Socket{a}, false, nil}, {nil, false, boom}}, nil, 2, boom},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reads := 0
+			got, err := tableListeners(func() ([]Socket, bool, error) {
+				p := tt.passes[reads]
+				reads++
+				return p.socks, p.whole, p.err
+			})
+			if !errors.Is(err, tt.err) || !slices.Equal(got, tt.want) || reads != tt.reads {
+				t.Fatalf("tableListeners = %v, %v after %d reads; want %v, %v after %d", got, err, reads, tt.want, tt.err, tt.reads)
 			}
 		})
 	}
@@ -270,7 +352,7 @@ func TestSocketInode(t *testing.T) {
 		{"/dev/null", 0, false},
 		{"anon_inode:[eventfd]", 0, false},
 	} {
-		got, ok := socketInode(tt.in)
+		got, ok := socketInode([]byte(tt.in))
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("socketInode(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}

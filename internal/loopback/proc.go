@@ -3,6 +3,7 @@ package loopback
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,7 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Bounds of one Find.
@@ -34,60 +37,85 @@ const maxTableLine = 4096
 // tcpListen is the kernel's TCP_LISTEN state as the tables print it (st 0A).
 const tcpListen = 0x0A
 
-// tablePasses is how many times each table is read; see the package documentation.
-const tablePasses = 2
-
-// listening returns the TCP sockets in state LISTEN from PROC/net/tcp and PROC/net/tcp6.
+// listening returns the TCP sockets in state LISTEN from PROC/net/tcp and PROC/net/tcp6, read
+// in parallel (each read walks the kernel's whole connection hash table, a few milliseconds).
 func (f Finder) listening() ([]Socket, error) {
 	lim := f.limits()
-	var all []Socket
-	for _, name := range []string{"tcp", "tcp6"} {
-		path := filepath.Join(f.root(), "net", name)
-		for range tablePasses {
-			socks, err := readTable(path, name == "tcp6", lim)
-			if errors.Is(err, fs.ErrNotExist) && name == "tcp6" {
-				break // no IPv6 in this kernel: no IPv6 sockets
-			}
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range socks {
-				if !slices.Contains(all, s) {
-					all = append(all, s)
-				}
-			}
-		}
+	var res [2]struct {
+		socks []Socket
+		err   error
 	}
+	var wg sync.WaitGroup
+	for i, name := range []string{"tcp", "tcp6"} {
+		wg.Go(func() {
+			path := filepath.Join(f.root(), "net", name)
+			res[i].socks, res[i].err = tableListeners(func() ([]Socket, bool, error) { return readTable(path, name == "tcp6", lim) })
+			if i == 1 && errors.Is(res[i].err, fs.ErrNotExist) {
+				res[i].socks, res[i].err = nil, nil // no IPv6 in this kernel: no IPv6 sockets
+			}
+		})
+	}
+	wg.Wait()
+	if err := cmp.Or(res[0].err, res[1].err); err != nil {
+		return nil, err
+	}
+	all := append(res[0].socks, res[1].socks...)
 	slices.SortFunc(all, func(a, b Socket) int {
 		if c := a.Addr.Compare(b.Addr); c != 0 {
 			return c
 		}
-		return compareUint(a.Inode, b.Inode)
+		return cmp.Compare(a.Inode, b.Inode)
 	})
 	return all, nil
 }
 
-func compareUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// tableListeners reads one table with read, twice when the first pass may have skipped a
+// listener (see parseTable), and unites the passes.
+func tableListeners(read func() ([]Socket, bool, error)) ([]Socket, error) {
+	socks, whole, err := read()
+	if err != nil || whole {
+		return socks, err
 	}
-	return 0
-}
-
-func readTable(path string, v6 bool, lim limits) ([]Socket, error) {
-	fh, err := os.Open(path)
+	again, _, err := read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err) // keeps fs.ErrNotExist visible
+		return nil, err
 	}
-	defer fh.Close()
-	socks, err := parseTable(fh, v6, binary.NativeEndian, lim)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, path, err)
+	for _, s := range again {
+		if !slices.Contains(socks, s) {
+			socks = append(socks, s)
+		}
 	}
 	return socks, nil
+}
+
+func readTable(path string, v6 bool, lim limits) ([]Socket, bool, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrUnavailable, err) // keeps fs.ErrNotExist visible
+	}
+	defer fh.Close()
+	socks, whole, err := parseTable(fh, v6, binary.NativeEndian, lim)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %s: %w", ErrUnavailable, path, err)
+	}
+	return socks, whole, nil
+}
+
+// firstRead counts the bytes of the first Read and of all of them.
+type firstRead struct {
+	r            io.Reader
+	first, total int
+	calls        int
+}
+
+func (f *firstRead) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if f.calls == 0 {
+		f.first = n
+	}
+	f.calls++
+	f.total += n
+	return n, err
 }
 
 var errTable = errors.New("malformed socket table")
@@ -95,44 +123,62 @@ var errTable = errors.New("malformed socket table")
 // parseTable reads a socket table (a header line, then one line a socket) and returns its
 // sockets in state LISTEN. Any malformed line fails the whole table: skipping it could hide a
 // listener. order is the byte order the kernel printed the address words in (the host's).
-func parseTable(r io.Reader, v6 bool, order binary.ByteOrder, lim limits) ([]Socket, error) {
-	sc := bufio.NewScanner(io.LimitReader(r, int64(lim.bytes)+1))
+//
+// whole reports that the listening sockets all came out of the first Read, with the line
+// after the last of them (or the end of the table): the kernel prints the listening sockets
+// first, and it resumes its walk between two reads by counting entries in a hash bucket, so a
+// socket can be skipped when another one in its bucket closes at that moment, but not within
+// the output of one read.
+func parseTable(r io.Reader, v6 bool, order binary.ByteOrder, lim limits) (socks []Socket, whole bool, err error) {
+	fr := &firstRead{r: io.LimitReader(r, int64(lim.bytes)+1)}
+	sc := bufio.NewScanner(fr)
 	sc.Buffer(make([]byte, 0, maxTableLine), maxTableLine)
-	var socks []Socket
-	read, lines := 0, 0
+	lines, end := 0, 0
+	sectionEnd, open := 0, false // end of the line after the last listener; a listener is last
 	for sc.Scan() {
 		line := sc.Bytes()
-		read += len(line) + 1
-		if read > lim.bytes {
-			return nil, fmt.Errorf("%w: longer than %d bytes", errTable, lim.bytes)
+		end += len(line) + 1
+		if fr.total > lim.bytes {
+			return nil, false, fmt.Errorf("%w: longer than %d bytes", errTable, lim.bytes)
 		}
 		if lines++; lines > lim.lines {
-			return nil, fmt.Errorf("%w: more than %d lines", errTable, lim.lines)
+			return nil, false, fmt.Errorf("%w: more than %d lines", errTable, lim.lines)
 		}
 		if lines == 1 {
 			if f := bytes.Fields(line); len(f) == 0 || string(f[0]) != "sl" {
-				return nil, fmt.Errorf("%w: no header line", errTable)
+				return nil, false, fmt.Errorf("%w: no header line", errTable)
 			}
 			continue
 		}
 		e, err := parseLine(line, v6, order)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", lines, err)
+			return nil, false, fmt.Errorf("line %d: %w", lines, err)
 		}
 		if e.state == tcpListen {
 			socks = append(socks, e.Socket)
+			open = true
+		} else if open {
+			sectionEnd, open = end, false
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: line %d longer than %d bytes", errTable, lines+1, maxTableLine)
+			return nil, false, fmt.Errorf("%w: line %d longer than %d bytes", errTable, lines+1, maxTableLine)
 		}
-		return nil, err
+		return nil, false, err
+	}
+	if fr.total > lim.bytes {
+		return nil, false, fmt.Errorf("%w: longer than %d bytes", errTable, lim.bytes)
 	}
 	if lines == 0 {
-		return nil, fmt.Errorf("%w: empty", errTable)
+		return nil, false, fmt.Errorf("%w: empty", errTable)
 	}
-	return socks, nil
+	if open {
+		whole = fr.first == fr.total // the table ends with a listener: all of it in one read
+	} else {
+		whole = sectionEnd <= fr.first
+	}
+	return socks, whole, nil
 }
 
 // entry is one line of a socket table.
@@ -317,13 +363,15 @@ func pidName(name string) (int, bool) {
 
 // scanFDs reads at most budget descriptor links in dir and returns the inodes of those that
 // are sockets in inodes (ascending, distinct), how many links it read, and whether it ran out
-// of budget before the end of dir.
+// of budget before the end of dir. Links are read relative to the open directory.
 func scanFDs(dir string, inodes map[uint64]bool, budget int) (held []uint64, n int, full bool) {
-	d, err := os.Open(dir)
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, 0, false // another user's process, or gone
 	}
+	d := os.NewFile(uintptr(dfd), dir)
 	defer d.Close()
+	var buf [64]byte // "socket:[" + at most 20 digits + "]"; a longer link is not a socket
 	for {
 		names, err := d.Readdirnames(256)
 		for _, name := range names {
@@ -332,11 +380,11 @@ func scanFDs(dir string, inodes map[uint64]bool, budget int) (held []uint64, n i
 				return held, n, true
 			}
 			n++
-			link, err := os.Readlink(dir + "/" + name)
-			if err != nil {
+			m, err := unix.Readlinkat(dfd, name, buf[:])
+			if err != nil || m >= len(buf) {
 				continue
 			}
-			ino, ok := socketInode(link)
+			ino, ok := socketInode(buf[:m])
 			if ok && inodes[ino] && !slices.Contains(held, ino) {
 				held = append(held, ino)
 			}
@@ -349,16 +397,16 @@ func scanFDs(dir string, inodes map[uint64]bool, budget int) (held []uint64, n i
 }
 
 // socketInode parses the link target "socket:[INODE]".
-func socketInode(link string) (uint64, bool) {
-	s, ok := strings.CutPrefix(link, "socket:[")
+func socketInode(link []byte) (uint64, bool) {
+	s, ok := bytes.CutPrefix(link, []byte("socket:["))
 	if !ok {
 		return 0, false
 	}
-	s, ok = strings.CutSuffix(s, "]")
-	if !ok || !isDigits([]byte(s)) {
+	s, ok = bytes.CutSuffix(s, []byte("]"))
+	if !ok || !isDigits(s) {
 		return 0, false
 	}
-	ino, err := strconv.ParseUint(s, 10, 64)
+	ino, err := strconv.ParseUint(string(s), 10, 64)
 	if err != nil {
 		return 0, false
 	}
