@@ -13,7 +13,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +38,8 @@ func runHelper(name string) int {
 		return rawClient()
 	case "attack":
 		return attack()
+	case "listen6":
+		return listen6()
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
 	return 2
@@ -79,6 +84,29 @@ func rawClient() int {
 		call("iso-challenge", "challenge.issue", fmt.Sprintf(`{"session":%q,"document":"d","origin":%q,"isolated":true}`, iso, o))
 		call("iso-challenge-vault", "challenge.issue", fmt.Sprintf(`{"session":%q,"document":"d","origin":%q}`, iso, o))
 	}
+	return 0
+}
+
+// listen6 is a local program of the attacker's: a lookalike login page on [::1]:LISTEN_PORT
+// (Chromium tries ::1 first for localhost), recording every POST body to LISTEN_LOG.
+func listen6() int {
+	l, err := net.Listen("tcp6", "[::1]:"+os.Getenv("LISTEN_PORT"))
+	if err != nil {
+		fmt.Println("listen", err)
+		return 1
+	}
+	fmt.Println("listening")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/login", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+			f, _ := os.OpenFile(os.Getenv("LISTEN_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			f.Write(append(b, '\n'))
+			f.Close()
+		}
+		lsPage(w, "Sign in", lsLoginForm("/login", ""))
+	})
+	http.Serve(l, mux)
 	return 0
 }
 
@@ -361,4 +389,80 @@ func TestHostThatDoesNotRunAsConfiguredIsRefused(t *testing.T) {
 			e.ok(t, nil, "stop")
 		})
 	}
+}
+
+// TestLoopbackListeners: for a loopback origin brokerd names the process listening there in
+// the prompt and the audit; a localhost origin that reaches listeners of different processes
+// (the site on 127.0.0.1, an attacker's lookalike page on [::1], which Chromium tries first) is
+// ORIGIN_AMBIGUOUS before anyone is asked, and the lookalike receives nothing.
+func TestLoopbackListeners(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ls := newLoginSite(t)
+	const account = "alice@example.test"
+	pw := newCanary()
+	ls.SetAccount(account, pw)
+	approve, plog := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	u, _ := url.Parse(ls.Origin())
+	port := u.Port()
+	localhost := "http://localhost:" + port
+	lsEnroll(t, e, ls.Origin(), "dev", account, pw)
+	lsEnroll(t, e, localhost, "devlocal", account, pw)
+	e.start(t)
+
+	t.Run("named", func(t *testing.T) {
+		lsVisit(t, e, ls.URL("/login"))
+		lsLoginOK(t, e, "authenticated", "--alias", "dev")
+		prompts := presencetest.Prompts(t, plog)
+		want := fmt.Sprintf("That loopback address is served by pid %d (", os.Getpid())
+		if len(prompts) != 1 || !strings.Contains(prompts[0], want) || !strings.Contains(prompts[0], "listens on 127.0.0.1:"+port) {
+			t.Fatalf("prompt %q does not name the listener (%q)", prompts, want)
+		}
+		var l struct {
+			Records []struct{ Op, Decision, Alias, Listener string }
+		}
+		e.ok(t, &l, "audit", "list")
+		last := l.Records[len(l.Records)-1]
+		if last.Op != "release" || last.Decision != "allow" || !strings.Contains(last.Listener, "listens on 127.0.0.1:"+port) {
+			t.Fatalf("audit %+v", last)
+		}
+	})
+	t.Run("ambiguous", func(t *testing.T) {
+		logf := filepath.Join(e.root, "lookalike.log")
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(append([]string{}, e.vars...), helperEnv+"=listen6", "LISTEN_PORT="+port, "LISTEN_LOG="+logf)
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if line != "listening\n" {
+			t.Fatalf("lookalike: %q", line)
+		}
+		before := len(presencetest.Prompts(t, plog))
+		n := len(ls.Posts())
+		if p := lsVisit(t, e, localhost+"/login"); p.AuthRequired == nil {
+			t.Fatal("no login form at localhost: the test proves nothing")
+		}
+		r := lsLogin(e, "--alias", "devlocal")
+		var je jsonErr
+		if json.Unmarshal([]byte(r.stdout), &je) != nil || je.Error.Code != "ORIGIN_AMBIGUOUS" || !strings.Contains(je.Error.Message, strconv.Itoa(cmd.Process.Pid)) {
+			t.Fatalf("auth login on an ambiguous localhost: %+v", r)
+		}
+		if got := presencetest.Prompts(t, plog); len(got) != before {
+			t.Fatalf("prompted for an ambiguous origin: %q", got[before:])
+		}
+		if b, _ := os.ReadFile(logf); len(b) != 0 || len(ls.Posts()) != n {
+			t.Fatalf("something was submitted: lookalike %q, site %v", b, ls.Posts()[n:])
+		}
+		var l struct {
+			Records []struct{ Op, Code, Listener string }
+		}
+		e.ok(t, &l, "audit", "list")
+		last := l.Records[len(l.Records)-1]
+		if last.Code != "ORIGIN_AMBIGUOUS" || !strings.Contains(last.Listener, strconv.Itoa(cmd.Process.Pid)) || !strings.Contains(last.Listener, strconv.Itoa(os.Getpid())) {
+			t.Fatalf("audit %+v", last)
+		}
+	})
 }
