@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/realtest"
 )
 
 // helperEnv makes the test binary run one of the helpers below instead of the tests.
@@ -466,3 +467,43 @@ func TestLoopbackListeners(t *testing.T) {
 		}
 	})
 }
+
+// TestBrokerdStartsOnlyItsOwnHost: host_program can name another executable, but brokerd
+// starts only a headless of its own build: another build of the same source (a fresh
+// scripts/build.sh), a root-owned program that is not headless, or a script is refused, and
+// nothing is started.
+func TestBrokerdStartsOnlyItsOwnHost(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	other := filepath.Join(e.root, "otherbuild")
+	if out, err := exec.Command("bash", filepath.Join(realtestRoot(), "scripts", "build.sh"), other).CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	script := filepath.Join(e.root, "host.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nexec "+filepath.Join(binDir, "headless")+" \"$@\"\n"), 0o700)
+	for _, tc := range []struct{ program, want string }{
+		{filepath.Join(other, "headless"), "install both from the same build"},
+		{"/usr/bin/env", "is not a Go program of headless"},
+		{script, "is not an ELF executable"},
+		{filepath.Join(other, "brokerd"), "not github.com/headless-dev/headless/cmd/headless"},
+	} {
+		e.stopBroker()
+		e.writeConfig(fmt.Sprintf(`{"host_program":%q}`, tc.program))
+		r := e.fails(t, "HOST_UNAVAILABLE", "start")
+		if !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("host_program %s: %s, want %q", tc.program, r.stdout, tc.want)
+		}
+		var v struct{ Host struct{ Running bool } }
+		e.ok(t, &v, "status")
+		if v.Host.Running {
+			t.Fatalf("a host runs after host_program %s was refused", tc.program)
+		}
+	}
+	// Its own build, named explicitly, is started.
+	e.stopBroker()
+	e.writeConfig(fmt.Sprintf(`{"host_program":%q}`, filepath.Join(binDir, "headless")))
+	if s := e.start(t); s["status"] != "started" {
+		t.Fatalf("start with its own build: %v", s)
+	}
+}
+
+func realtestRoot() string { return realtest.Root(nil) }
