@@ -50,7 +50,7 @@ from the Secret Service. 'headless' starts it (with --auto) when it is not runni
 
 brokerd starts the browser host itself ('headless start' asks it to): the headless binary
 beside brokerd, or the absolute "host_program" of the config, checked (owned by you or root,
-not group/world-writable, built from the same headless version) and executed from the very
+not group/world-writable, the headless built together with this brokerd) and executed from the very
 file it checked. Passwords are released only to that process (PEER_NOT_HOST for anything
 else, audited). When brokerd stops, however it stops, the host it started shuts down.
 
