@@ -6,9 +6,10 @@
 //   - The host executable is the headless binary beside brokerd's own executable, or the
 //     absolute path the user-only config names (host_program). [Open] opens it once and checks
 //     the open file: a regular, executable file owned by the user or root, not writable by
-//     group or others, an ELF built from this module's cmd/headless with brokerd's own version
-//     (internal/version: the build id scripts/build.sh stamps into both binaries included)
-//     (Go build info) — so a root-owned interpreter or any other program named in its place is
+//     group or others, an ELF whose Go build info says this module's cmd/headless at brokerd's
+//     own version (internal/version, with the build id scripts/build.sh stamps into both
+//     binaries it builds together) — so a root-owned interpreter or any other program named in
+//     its place, or another build, is
 //     refused. The checked inode is the one executed: the child execs /proc/self/fd/N of that
 //     open descriptor, so nothing can swap the file between the check and the exec.
 //   - The host gets an environment built by brokerd (Options.Env), cwd /, a session of its own,
