@@ -49,6 +49,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 const (
@@ -82,8 +84,24 @@ type Record struct {
 	PID      int       `json:"pid,omitempty"` // requester, from SO_PEERCRED
 	Exe      string    `json:"exe,omitempty"`
 	Provider string    `json:"provider,omitempty"` // presence provider
-	Prev     string    `json:"prev"`               // hex SHA-256 of the previous record's line; "" for the first
+	// Chain is the requester and its ancestors (at most MaxChain), as brokerd read them from
+	// /proc when it decided; an entry with only a comm had an unreadable executable.
+	Chain []procstat.Proc `json:"chain,omitempty"`
+	// What the host reported about a release (not verified by brokerd): the purpose
+	// ("verify" for 'credentials verify'; empty for a login), the page path without query,
+	// the password field's label, and the agent behind the request (the control-socket peer
+	// and its ancestors).
+	Purpose string          `json:"purpose,omitempty"`
+	Path    string          `json:"path,omitempty"`
+	Field   string          `json:"field,omitempty"`
+	Agent   []procstat.Proc `json:"agent,omitempty"`
+	// Listener is the process that listened on a loopback origin's port when it was checked.
+	Listener string `json:"listener,omitempty"`
+	Prev     string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
 }
+
+// MaxChain bounds Record.Chain and Record.Agent.
+const MaxChain = 4
 
 // Options configures [Open].
 type Options struct {
@@ -281,9 +299,11 @@ func (l *Log) Append(r Record) error {
 		r.Time = l.now()
 	}
 	r.Time = r.Time.UTC().Round(0)
-	for _, p := range []*string{&r.Op, &r.Decision, &r.Code, &r.Origin, &r.Account, &r.Alias, &r.Session, &r.Exe, &r.Provider} {
+	for _, p := range []*string{&r.Op, &r.Decision, &r.Code, &r.Origin, &r.Account, &r.Alias, &r.Session, &r.Exe, &r.Provider,
+		&r.Purpose, &r.Path, &r.Field, &r.Listener} {
 		*p = bound(*p)
 	}
+	r.Chain, r.Agent = boundChain(r.Chain), boundChain(r.Agent)
 	r.Seq, r.Prev = l.seq+1, l.prev
 	line, err := json.Marshal(r)
 	if err != nil {
@@ -607,6 +627,18 @@ func bound(s string) string {
 		i--
 	}
 	return s[:i]
+}
+
+// boundChain keeps at most MaxChain processes, each with bounded, printable strings.
+func boundChain(c []procstat.Proc) []procstat.Proc {
+	if len(c) == 0 {
+		return nil
+	}
+	out := make([]procstat.Proc, 0, min(len(c), MaxChain))
+	for _, p := range c[:min(len(c), MaxChain)] {
+		out = append(out, procstat.Proc{PID: p.PID, Exe: procstat.Clean(p.Exe, procstat.MaxExe), Comm: procstat.Clean(p.Comm, procstat.MaxComm)})
+	}
+	return out
 }
 
 func syncDir(dir string) error {

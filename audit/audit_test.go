@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -328,6 +330,40 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	l.Close()
 	if n, err := Verify(dir); err != nil || n != 200 {
+		t.Fatalf("Verify = %d, %v", n, err)
+	}
+}
+
+// TestChainsAreBoundedAndRoundTrip: the requester's chain and the host-reported agent chain
+// are kept (bounded, printable) and survive List and Verify.
+func TestChainsAreBoundedAndRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	l := openT(t, Options{Dir: dir})
+	long := strings.Repeat("x", 600)
+	var chain []procstat.Proc
+	for i := range 9 {
+		chain = append(chain, procstat.Proc{PID: 100 + i, Exe: "/bin/\x1bevil" + long, Comm: "c\nomm-too-long-for-the-kernel"})
+	}
+	r := Record{Op: "release", Decision: "deny", Code: "PEER_NOT_HOST", Chain: chain, Agent: chain[:2],
+		Purpose: "verify", Path: "/login", Field: "Password", Listener: "pid 7 /usr/bin/python3 (uid 0)"}
+	if err := l.Append(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := List(dir, time.Time{}, 10)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("List = %v, %v", got, err)
+	}
+	g := got[0]
+	if len(g.Chain) != MaxChain || len(g.Agent) != 2 || g.Chain[0].PID != 100 || g.Path != "/login" || g.Field != "Password" ||
+		g.Purpose != "verify" || g.Listener != r.Listener {
+		t.Fatalf("record = %+v", g)
+	}
+	for _, p := range append(g.Chain, g.Agent...) {
+		if len(p.Exe) > procstat.MaxExe || len(p.Comm) > procstat.MaxComm || !procstat.Printable(p.Exe) || !procstat.Printable(p.Comm) {
+			t.Errorf("unbounded or unprintable %+v", p)
+		}
+	}
+	if n, err := Verify(dir); err != nil || n != 1 {
 		t.Fatalf("Verify = %d, %v", n, err)
 	}
 }

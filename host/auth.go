@@ -340,7 +340,8 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if err != nil {
 		return res, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	}
-	rel, secret, err = rc.Release(ctx, broker.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document})
+	rel, secret, err = rc.Release(ctx, broker.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx)})
 	rc.Close()
 	if err != nil {
 		return res, err

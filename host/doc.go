@@ -55,6 +55,22 @@
 //     relaunches only with the keyring (checked before anything is closed).
 //   - The host log is bounded (1 MiB plus one generation) and records verbs, sessions and error
 //     codes, never page content, typed text or secrets.
+//   - The host is started by brokerd (package hostproc), which releases passwords only to that
+//     process: it makes itself undumpable first thing (no same-user ptrace, /proc/PID/mem or
+//     environ), is a static binary (nothing for LD_PRELOAD to load into), runs with the
+//     environment brokerd built, and shuts down gracefully (Browser.close) when the lifeline
+//     brokerd gave it reaches EOF, so it never outlives the brokerd that vouches for it.
+//     Chromium comes only from the user-only config ("chromium"), gets only the allowlisted
+//     environment (broker.ChromiumEnv), and every broker connection first tells brokerd how
+//     the host runs (host.hello). A host started any other way runs, but receives no password.
+//   - Each release request names, for the person's prompt and the audit, the page path (never
+//     the query), the password field's label and the agent behind the request: the
+//     control-socket peer and up to three ancestors, from /proc (the undumpable CLI shows only
+//     its comm).
+//   - credentials verify and the isolated-session credential commands reach brokerd through the
+//     host (control.sock credentials.*), because a release goes only to the host and an
+//     isolated store answers only the host's own broker connection; credentials.add takes the
+//     person's password in one hand-built frame, only from a peer with a controlling terminal.
 //
 // # Not guaranteed
 //

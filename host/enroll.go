@@ -225,10 +225,18 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 		store, session = "isolated", pe.session
 	}
 	// A connection of its own, as for a release: saving into the locked keyring waits for the
-	// person at the keyring's prompt, and the shared connection must not wait with it.
+	// person at the keyring's prompt, and the shared connection must not wait with it. An
+	// isolated session's store answers only the connection that registered it (no prompt
+	// there): the shared one.
 	var cred broker.Credential
 	var err error = wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
-	if h.o.Broker != nil {
+	if h.o.Broker != nil && pe.isolated {
+		err = h.withBroker(ctx, func(c *broker.Client) error {
+			var err error
+			cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
+			return err
+		})
+	} else if h.o.Broker != nil {
 		var c *broker.Client
 		if c, err = h.o.Broker(ctx); err != nil {
 			err = wire.Errorf(wire.CodeBrokerUnavail, "%v", err)

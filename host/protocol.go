@@ -131,6 +131,9 @@ type Status struct {
 
 	MigratedFrom string                  `json:"profile_migrated_from,omitempty"`
 	NotMigrated  []profile.LegacyProfile `json:"profile_not_migrated,omitempty"`
+
+	// Undumpable reports PR_GET_DUMPABLE of the host itself (a doctor's fact).
+	Undumpable bool `json:"undumpable"`
 }
 
 // ClearResult answers profile.clear. SessionsClosed counts every session that was open, the

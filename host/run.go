@@ -23,8 +23,9 @@ import (
 )
 
 // DefaultChromium is Debian's Chromium binary (its /usr/bin/chromium wrapper adds flags and
-// exports API keys, so it is not used).
-const DefaultChromium = "/usr/lib/chromium/chromium"
+// exports API keys, so it is not used). The config's "chromium" key chooses another; no
+// environment variable can.
+const DefaultChromium = config.DefaultChromium
 
 // Ready is the one JSON line the host writes to its notify file when it is serving (or
 // {"error":…} when it could not start).
@@ -45,6 +46,10 @@ type RunOptions struct {
 	Notify  io.WriteCloser // receives one Ready or error line, then is closed; may be nil
 	Stderr  io.Writer
 	Version string
+	// Lifeline, when set, is the read end of a pipe whose write end only the brokerd that
+	// started this host holds: EOF there (brokerd stopped, crashed or was killed) shuts the
+	// host down gracefully, so a host never outlives the brokerd that vouches for it.
+	Lifeline io.ReadCloser
 }
 
 // Run is the host process: it starts the host, serves control.sock until SIGTERM, SIGINT or a
@@ -52,6 +57,14 @@ type RunOptions struct {
 func Run(ctx context.Context, o RunOptions) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if o.Lifeline != nil {
+		lctx, brokerGone := context.WithCancel(ctx)
+		ctx = lctx
+		go func() {
+			io.Copy(io.Discard, io.LimitReader(o.Lifeline, 1<<10)) // brokerd never writes: this returns at EOF
+			brokerGone()
+		}()
+	}
 	notified := false
 	fail := func(err error) int {
 		we := ToWire(err)
@@ -89,26 +102,47 @@ func Run(ctx context.Context, o RunOptions) int {
 		return fail(wire.Errorf(wire.CodeConfigInvalid, "%v", err))
 	}
 	bus, _ := vault.SessionBusAddress(getenv) // "" → CheckKeyring reports VAULT_UNAVAILABLE
-	chromium := getenv("HEADLESS_CHROMIUM")
-	if chromium == "" {
-		chromium = DefaultChromium
-	}
+	chromium := cfg.ChromiumPath()
+	// Chromium's environment: only allowlisted names (broker.ChromiumEnv; cdp adds TMPDIR and
+	// its own XDG_CONFIG_HOME). The bus carries Chromium's cookie key in the Secret Service.
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"} {
-		if v := getenv(k); v != "" {
+	names := []string{"TMPDIR"}
+	for _, k := range broker.ChromiumEnv {
+		v := getenv(k)
+		switch k {
+		case "TMPDIR":
+			continue
+		case "DBUS_SESSION_BUS_ADDRESS":
+			v = bus
+		}
+		if v != "" {
 			env = append(env, k+"="+v)
+			names = append(names, k)
 		}
 	}
-	if bus != "" {
-		env = append(env, "DBUS_SESSION_BUS_ADDRESS="+bus) // Chromium's cookie key lives in the Secret Service
-	}
+	hello := broker.HelloParams{Chromium: chromium, ChromiumEnv: names, Config: cfgPath, Version: o.Version}
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	h, err := Start(sctx, Options{
 		RunDir: dir, DataDir: dataDir, Chromium: chromium, BusAddress: bus, Env: env,
 		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version,
 		LegacyProfiles: profile.LegacyDirs(getenv),
+		// Every broker connection first says how this host runs; brokerd releases nothing on
+		// a connection where that disagrees with its own config (PEER_NOT_HOST with the
+		// reason), but the rest (challenges, lists) still works, so the reason reaches the
+		// person at the first login.
 		Broker: func(ctx context.Context) (*broker.Client, error) {
-			return broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+			c, err := broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Call(ctx, broker.MethodHostHello, hello, nil); err != nil {
+				if wire.CodeOf(err) != wire.CodePeerNotHost {
+					c.Close()
+					return nil, err
+				}
+				log.Warn("brokerd will release nothing to this host", "reason", err.Error())
+			}
+			return c, nil
 		},
 	})
 	cancel()
@@ -142,7 +176,7 @@ func Run(ctx context.Context, o RunOptions) int {
 		o.Notify.Close()
 		notified = true
 	}
-	log.Info("serving", "pid", st.PID, "profile", st.Profile, "chromium", st.Chromium)
+	log.Info("serving", "pid", st.PID, "profile", st.Profile, "chromium", st.Chromium, "chromium_path", chromium)
 	sctx, shutdown := context.WithCancel(ctx)
 	defer shutdown()
 	srv := &Server{Host: h, Log: log, Shutdown: shutdown}

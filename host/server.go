@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -44,7 +45,11 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 	case MethodPing:
 		result = struct{}{}
 	case MethodStatus:
-		result = h.Status()
+		st := h.Status()
+		if d, err := hardening.Dumpable(); err == nil {
+			st.Undumpable = !d
+		}
+		result = st
 	case MethodShutdown:
 		result = struct {
 			PID int `json:"pid"`
@@ -137,6 +142,37 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 		var p EnrollTokenParams
 		if decode(&p) {
 			result, err = h.EnrollDiscard(p)
+		}
+	case MethodCredentialsList:
+		var p CredentialsListParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.CredentialsList(ctx, p)
+		}
+	case MethodCredentialsAdd:
+		// The params hold the person's password (from the CLI's hand-built frame): decoded
+		// here, owned and zeroed by CredentialsAdd, never logged.
+		var p CredentialsAddParams
+		if decode(&p) {
+			session = p.Session
+			if err = peerHasTTY(peer.PID); err == nil {
+				result, err = h.CredentialsAdd(ctx, p)
+			} else {
+				vault.Zero(p.Secret)
+			}
+		} else {
+			vault.Zero(p.Secret)
+		}
+	case MethodCredentialsRemove:
+		var p CredentialsRemoveParams
+		if decode(&p) {
+			session = p.Session
+			result, err = h.CredentialsRemove(ctx, p)
+		}
+	case MethodCredentialsVerify:
+		var p VerifyParams
+		if decode(&p) {
+			result, err = h.CredentialsVerify(ctx, p)
 		}
 	case MethodProfileClear:
 		var p struct{}

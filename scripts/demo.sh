@@ -28,7 +28,8 @@ if [ "${1:-}" != "--inside" ]; then
   chmod 700 "$work"
   trap 'rm -rf "$work"' EXIT
   echo "demo: building brokerd, headless and the demo site…"
-  go build -o "$work/bin/" ./cmd/brokerd ./cmd/headless ./scripts/demosite
+  scripts/build.sh "$work/bin"
+  go build -o "$work/bin/" ./scripts/demosite
   export DEMO_WORK=$work DEMO_TTY=$(tty)
   status=0
   scripts/with-secret-service.sh -- "$repo/scripts/demo.sh" --inside || status=$?

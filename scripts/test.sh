@@ -24,7 +24,7 @@ go test -race -count=1 -timeout 25m ./...
 # A count, not a duration: a time-bounded run can end in "context deadline exceeded" when the
 # deadline falls inside one slow input, which would make CI flaky.
 echo "== short fuzzing of every parser (20000 inputs each)"
-for t in "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker" "FuzzReadFrame ./internal/wire" "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzAppendJSONString ./host/cdp"; do
+for t in "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker" "FuzzReadFrame ./internal/wire" "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzAppendJSONString ./host/cdp" "FuzzClean ./internal/procstat"; do
   set -- $t
   go test -run='^$' -fuzz="^$1\$" -fuzztime=20000x "$2"
 done

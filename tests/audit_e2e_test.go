@@ -22,12 +22,14 @@ func TestAuditLog(t *testing.T) {
 	if r := e.addCredential("audited", "a@example.test", canary); r.code != 0 {
 		t.Fatalf("add: %+v", r)
 	}
+	e.start(t)
 	if r := e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "audited", "--json"); r.code != 0 {
 		t.Fatalf("verify: %+v", r)
 	}
 	e.stopBroker()
 	deny, _ := presencetest.FakePinentry(t, "deny")
 	e.pinentryConfig(deny)
+	e.start(t)
 	if r := e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "audited", "--json"); errCode(t, r) != "PRESENCE_DENIED" {
 		t.Fatalf("denied verify: %+v", r)
 	}
@@ -41,9 +43,13 @@ func TestAuditLog(t *testing.T) {
 	}
 	var list struct {
 		Records []struct {
-			Op, Decision, Code, Origin, Alias, Session, Exe, Provider, Prev string
-			PID                                                             int
-			Seq                                                             uint64
+			Op, Decision, Code, Origin, Alias, Session, Exe, Provider, Prev, Purpose string
+			PID                                                                      int
+			Seq                                                                      uint64
+			Chain, Agent                                                             []struct {
+				PID       int
+				Exe, Comm string
+			}
 		} `json:"records"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
@@ -58,6 +64,19 @@ func TestAuditLog(t *testing.T) {
 		if rec.Op == "release" && rec.Provider != "pinentry" {
 			t.Errorf("release record without the provider: %+v", rec)
 		}
+		// The requester's chain (brokerd's view) on every record; on releases also the agent
+		// chain the host reported (the CLI that asked for the verification, then this test).
+		if len(rec.Chain) < 2 || rec.Chain[0].PID != rec.PID || rec.Chain[0].Exe != rec.Exe {
+			t.Errorf("record without the requester's chain: %+v", rec)
+		}
+		if rec.Op == "release" && (rec.Purpose != "verify" || len(rec.Agent) < 2 || rec.Agent[0].Comm != "headless") {
+			t.Errorf("release record without what the host reported: %+v", rec)
+		}
+	}
+	// The human list shows the chains too.
+	human := e.run("", "headless", "audit", "list")
+	if !strings.Contains(human.stdout, " ← pid ") || !strings.Contains(human.stdout, "asked by pid ") || !strings.Contains(human.stdout, "(as reported by the host)") {
+		t.Errorf("audit list does not show the chains:\n%s", human.stdout)
 	}
 	want := "add/ok/ release/allow/ release/deny/PRESENCE_DENIED remove/ok/"
 	if strings.Join(got, " ") != want {

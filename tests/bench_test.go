@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/vault"
 )
@@ -56,11 +59,32 @@ func benchBroker(b *testing.B, mode string) (*env, *broker.Client) {
 	return e, c
 }
 
-// BenchmarkRelease is one release through a real brokerd: challenge check, vault lookup,
-// scripted pinentry (a real process speaking Assuan), GetSecret over the DH session, reply.
+// BenchmarkRelease is one release through a real brokerd to the real host that brokerd
+// started, as 'credentials verify' does it (releases go to nothing else): the host issues a
+// challenge, opens its release connection (host.hello), brokerd checks the genuine host, the
+// challenge and the alias, asks the scripted pinentry (a real process speaking Assuan), reads
+// with GetSecret over the DH session, audits, replies; the host zeroes it. The control-socket
+// call is made by this process directly (no CLI process per iteration).
 func BenchmarkRelease(b *testing.B) {
-	_, c := benchBroker(b, "approve")
-	releaseLoop(b, c)
+	e, _ := benchBroker(b, "approve")
+	e.start(b)
+	ctx := context.Background()
+	cl, err := rpc.Dial(ctx, filepath.Join(e.runDir(), "control.sock"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	var s samples
+	for b.Loop() {
+		start := time.Now()
+		var r host.VerifyResult
+		err := cl.Call(ctx, host.MethodCredentialsVerify, host.VerifyParams{Origin: origin, Alias: "bench"}, &r)
+		s = append(s, time.Since(start))
+		if err != nil || r.Status != "released" {
+			b.Fatal(r, err)
+		}
+	}
+	s.report(b)
 }
 
 // BenchmarkBaselineGetSecret is the raw vault read on an open DH session (no broker).
@@ -198,7 +222,10 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid()}
+	hello := broker.HelloParams{Chromium: "/usr/lib/chromium/chromium", Config: "/bench/config.json", Version: "bench"}
+	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(),
+		// This process plays the genuine host: the release path runs the whole gate.
+		Hosts: selfHost{}, Expect: broker.HostExpect{Chromium: hello.Chromium, Config: hello.Config, Version: hello.Version}}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { srv.Serve(sctx, l, os.Getuid()); close(done) }()
@@ -208,8 +235,18 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
+	if err := c.Call(ctx, broker.MethodHostHello, hello, nil); err != nil {
+		b.Fatal(err)
+	}
 	releaseLoop(b, c)
 }
+
+// selfHost is a host supervisor for which this test process is the genuine host.
+type selfHost struct{}
+
+func (selfHost) Start(context.Context) (hostproc.Result, error) { return hostproc.Result{}, nil }
+func (selfHost) Genuine(pid int, _ time.Time) bool              { return pid == os.Getpid() }
+func (selfHost) Running() (int, string)                         { return os.Getpid(), "/proc/self/exe" }
 
 // releaseLoop times one release per iteration (the challenge it answers is issued untimed).
 func releaseLoop(b *testing.B, c *broker.Client) {

@@ -219,7 +219,17 @@ func TestEnrollListVerifyRemove(t *testing.T) {
 		}
 	}
 
-	// verify: challenge + presence + release; the prompt names the requester.
+	// verify goes through the browser host: without one it is HOST_UNAVAILABLE, asking nobody.
+	r = e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "staging-admin", "--json")
+	if r.code != 1 || errCode(t, r) != "HOST_UNAVAILABLE" || !strings.Contains(r.stdout, "headless start") {
+		t.Fatalf("verify without a host: %+v", r)
+	}
+	if n := len(presencetest.Prompts(t, plog)); n != 0 {
+		t.Fatalf("%d prompts without a host", n)
+	}
+	// With the host: challenge + presence + release to the host, which zeroes it; the prompt
+	// says it is a verification and names the host as requester and the CLI behind it.
+	e.start(t)
 	r = e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "staging-admin", "--json")
 	if r.code != 0 || !strings.Contains(r.stdout, `"status":"released"`) {
 		t.Fatalf("verify: %+v", r)
@@ -228,7 +238,8 @@ func TestEnrollListVerifyRemove(t *testing.T) {
 	if len(prompts) != 1 {
 		t.Fatalf("prompts: %q", prompts)
 	}
-	for _, want := range []string{origin, "admin@example.test", "staging-admin", `"cli"`, filepath.Join(binDir, "headless"), "pid "} {
+	for _, want := range []string{"Verify that the saved password", "nothing will be typed", origin, "admin@example.test", "staging-admin",
+		"Requested by pid ", `("` + filepath.Join(binDir, "headless") + `"), the browser host`, "Asked by pid ", "(as reported by the host)"} {
 		if !strings.Contains(prompts[0], want) {
 			t.Errorf("prompt %q does not name %q", prompts[0], want)
 		}
@@ -320,13 +331,14 @@ func TestPresenceOutcomes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
-			e.stopBroker()
+			e.stopBroker() // its host goes with it
 			if tc.mode == "" {
 				os.Remove(filepath.Join(e.root, "config", "headless", "config.json"))
 			} else {
 				program, _ := presencetest.FakePinentry(t, tc.mode)
 				e.writeConfig(`{"presence":{"provider":"pinentry","program":"` + program + `","timeout_seconds":1}}`)
 			}
+			e.start(t)
 			r := e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "ops", "--json")
 			if r.code != 1 || errCode(t, r) != tc.want {
 				t.Fatalf("%s: %+v", tc.mode, r)
@@ -347,6 +359,7 @@ func TestVaultLockedAndUnavailable(t *testing.T) {
 	if r := e.addCredential("ops", "ops@example.test", newCanary()); r.code != 0 {
 		t.Fatalf("add: %+v", r)
 	}
+	e.start(t) // before the lock: the host refuses to launch Chromium with a locked keyring
 	lock := exec.Command("dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets",
 		"/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login")
 	lock.Env = e.vars
@@ -384,6 +397,9 @@ func TestVaultLockedAndUnavailable(t *testing.T) {
 	}
 	for _, dir := range []string{e.root, e2.root} {
 		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if fi != nil && fi.IsDir() && (p == filepath.Join(dir, "data", "headless", "profile") || p == filepath.Join(dir, "run", "dconf")) {
+				return filepath.SkipDir // the browser's own profile (the host ran for verify)
+			}
 			if err == nil && fi.Mode().IsRegular() && strings.Contains(p, "headless") && !strings.HasSuffix(p, ".log") && !strings.HasSuffix(p, ".lock") && !strings.HasSuffix(p, "config.json") && !strings.HasSuffix(p, "audit.jsonl") {
 				t.Errorf("unexpected file on disk: %s", p)
 			}
@@ -421,6 +437,7 @@ func TestPendingPromptDoesNotBlockOtherClients(t *testing.T) {
 	if r := e.addCredential("ops", "ops@example.test", newCanary()); r.code != 0 {
 		t.Fatalf("add: %+v", r)
 	}
+	e.start(t)
 	verify := e.command("headless", "credentials", "verify", "--origin", origin, "--alias", "ops", "--json")
 	var vout strings.Builder
 	verify.Stdout = &vout
@@ -485,6 +502,7 @@ func TestDBusMonitorSeesNoPlaintext(t *testing.T) {
 	if r := e.addCredential("mon", "mon@example.test", canary); r.code != 0 {
 		t.Fatalf("add: %+v", r)
 	}
+	e.start(t)
 	if r := e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "mon", "--json"); r.code != 0 {
 		t.Fatalf("verify: %+v", r)
 	}

@@ -37,6 +37,11 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(roleEnv); role != "" {
 		os.Exit(runTestRole(role)) // a helper process of a test (see runTestRole)
 	}
+	// This test binary doubles as the attacker's scripts (a raw broker.sock client, a ptrace
+	// attempt): see runHelper.
+	if helper := os.Getenv(helperEnv); helper != "" {
+		os.Exit(runHelper(helper))
+	}
 	if realtest.Enabled() {
 		dir, err := os.MkdirTemp("", "headless-e2e-bin-")
 		if err != nil {
@@ -44,7 +49,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		binDir = dir
-		out, err := exec.Command("go", "build", "-o", dir, "github.com/headless-dev/headless/cmd/brokerd", "github.com/headless-dev/headless/cmd/headless").CombinedOutput()
+		// The project's one build command (static binaries, CGO_ENABLED=0): what runs here is
+		// what a user runs.
+		out, err := exec.Command("bash", filepath.Join(realtest.Root(nil), "scripts", "build.sh"), dir).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("build binaries: %v\n%s", err, out)
 		}
@@ -129,7 +136,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 		}
 		e.stopBroker()
 		if left := e.leftovers(); len(left) > 0 {
-			t.Errorf("processes of this test still running after stop: %v", left)
+			var what []string
+			for _, p := range left {
+				cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+				what = append(what, fmt.Sprintf("%d %.120s", p, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+			}
+			t.Errorf("processes of this test still running after stop: %v", what)
 			for _, p := range left {
 				syscall.Kill(p, syscall.SIGKILL)
 			}
@@ -173,18 +185,19 @@ func (e *env) brokerPID() int {
 	return pid
 }
 
-// stopBroker terminates a running brokerd (started by us or auto-started by the CLI).
+// stopBroker terminates a running brokerd (started by us or auto-started by the CLI). brokerd
+// first stops the host it started (a graceful Browser.close, bounded by 30 s).
 func (e *env) stopBroker() {
 	pid := e.brokerPID()
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
-	for i := 0; i < 250 && syscall.Kill(pid, 0) == nil && !isZombie(pid); i++ {
+	for i := 0; i < 1750 && syscall.Kill(pid, 0) == nil && !isZombie(pid); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if syscall.Kill(pid, 0) == nil && !isZombie(pid) {
-		e.t.Errorf("brokerd pid %d ignored SIGTERM for 5s", pid)
+		e.t.Errorf("brokerd pid %d ignored SIGTERM for 35s", pid)
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
@@ -353,10 +366,10 @@ func (p *proc) Stop() error {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(35 * time.Second):
 		p.cmd.Process.Kill()
 		<-p.done
-		return fmt.Errorf("brokerd ignored SIGTERM for 10s")
+		return fmt.Errorf("brokerd ignored SIGTERM for 35s (it stops its host first, bounded by 30 s)")
 	}
 	return p.err
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-func (e *env) start(t *testing.T) map[string]any {
+func (e *env) start(t testing.TB) map[string]any {
 	t.Helper()
 	r := e.run("", "headless", "start", "--json")
 	if r.code != 0 {

@@ -20,26 +20,45 @@ import (
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/config"
+	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/logfile"
+	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
+	"github.com/headless-dev/headless/vault"
 )
 
 const usage = `brokerd — the headless credential broker (one per user)
 
 Usage:
     brokerd              run in the foreground until SIGTERM or SIGINT
+    brokerd --auto       the same, marked as started by headless (what 'headless' runs when
+                         no brokerd answers): prompts then appear only where the config says,
+                         and 'headless stop' stops it
     brokerd --version    print the version
     brokerd audit verify check the audit log's hash chain; exit 1 at the first bad record
     brokerd --help       print this help
 
 brokerd listens on $XDG_RUNTIME_DIR/headless/broker.sock (fallback /tmp/headless-$UID/),
 accepts only connections from its own uid, and is the only process that reads passwords
-from the Secret Service. 'headless' starts it when it is not running.
+from the Secret Service. 'headless' starts it (with --auto) when it is not running.
+
+brokerd starts the browser host itself ('headless start' asks it to): the headless binary
+beside brokerd, or the absolute "host_program" of the config, checked (owned by you or root,
+not group/world-writable, the headless built together with this brokerd) and executed from the very
+file it checked. Passwords are released only to that process (PEER_NOT_HOST for anything
+else, audited). When brokerd stops, however it stops, the host it started shuts down.
+
+Where presence prompts appear: "presence.display", "presence.wayland_display" and
+"presence.xauthority" in the config. A brokerd you start yourself falls back to its own
+environment and terminal; one started by headless (--auto, perhaps for an agent's verb)
+never passes its environment's DISPLAY, WAYLAND_DISPLAY, XAUTHORITY or bus address to the
+pinentry, nor uses a terminal.
 
 Presence (who approves each release) is chosen only in $XDG_CONFIG_HOME/headless/config.json:
     {"presence": {"provider": "secret-service"}}
@@ -66,6 +85,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	fs := flag.NewFlagSet("brokerd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	showVersion := fs.Bool("version", false, "print the version")
+	auto := fs.Bool("auto", false, "started by headless, not by the person")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -135,10 +155,26 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	store, prov, closeStore := openVault(ctx, cfg, dataDir, getenv, log)
 	defer closeStore()
 	if prov == nil {
-		if prov, err = newProvider(cfg, stdin, getenv); err != nil {
+		if prov, err = newProvider(cfg, stdin, getenv, *auto); err != nil {
 			return fatal(wire.CodeConfigInvalid, "%v", err)
 		}
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return fatal(wire.CodeInternal, "find brokerd's own executable: %v", err)
+	}
+	hostProgram := cfg.HostProgram
+	if hostProgram == "" {
+		hostProgram = filepath.Join(filepath.Dir(self), "headless")
+	}
+	bus, _ := vault.SessionBusAddress(getenv)
+	hosts := hostproc.New(hostproc.Options{
+		Program: hostProgram, Version: version.String(), Env: hostEnv(getenv, bus),
+		LogPath: filepath.Join(dir, "host.log"), Log: log,
+	})
+	// However brokerd stops (SIGKILL aside: then the host sees its lifeline close), the host
+	// it started goes first, gracefully.
+	defer hosts.Stop()
 	auditLog, err := audit.Open(audit.Options{Dir: dataDir})
 	if err != nil {
 		return fatal(wire.CodeInternal, "open the audit log: %v", err)
@@ -157,6 +193,10 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	defer l.Close()
 
+	started := broker.StartedPerson
+	if *auto {
+		started = broker.StartedAuto
+	}
 	srv := &broker.Server{
 		Vault:      store,
 		Presence:   prov,
@@ -165,8 +205,15 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Version:    version.String(),
 		PID:        os.Getpid(),
 		Audit:      auditLog,
+		Hosts:      hosts,
+		Expect: broker.HostExpect{Chromium: cfg.ChromiumPath(), Config: cfgPath, Version: version.String(),
+			CheckChromium: hostproc.CheckChromium},
+		Started:  started,
+		Facts:    func() hardening.Report { return hardening.Facts(self, hostProgram) },
+		Loopback: loopback.Finder{},
 	}
-	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath)
+	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
+		"started_by", started, "host_program", hostProgram)
 	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
 	if err := srv.Serve(ctx, l, os.Getuid()); err != nil {
 		log.Error("serve", "err", err)
@@ -176,12 +223,13 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	return 0
 }
 
-// newProvider builds the configured presence provider. Only the config file chooses it.
-func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string) (presence.Provider, error) {
+// newProvider builds the configured presence provider. Only the config file chooses it, and
+// with auto (started by headless) only the config says where the prompt appears.
+func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, auto bool) (presence.Provider, error) {
 	switch cfg.Presence.Provider {
 	case "pinentry":
 		tty := ""
-		if stdin != nil && term.IsTerminal(int(stdin.Fd())) {
+		if !auto && stdin != nil && term.IsTerminal(int(stdin.Fd())) {
 			if p, err := os.Readlink("/proc/self/fd/0"); err == nil && strings.HasPrefix(p, "/dev/") {
 				tty = p
 			}
@@ -191,7 +239,7 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string) 
 			Timeout: cfg.PresenceTimeout(),
 			TTY:     tty,
 			TTYType: getenv("TERM"),
-			Env:     pinentryEnv(getenv),
+			Env:     pinentryEnv(getenv, cfg.Presence, auto),
 		})
 	case config.ProviderSecretService:
 		// openVault builds it when the Secret Service can be reached.
@@ -201,14 +249,42 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string) 
 	}
 }
 
-// pinentryEnv passes only what a pinentry needs to find its display or terminal.
-func pinentryEnv(getenv func(string) string) []string {
+// pinentryEnv passes only what a pinentry needs to find its display or terminal. The display
+// comes from the config; without it, a brokerd the person started uses its own environment,
+// and one started by headless (auto: perhaps for an agent's verb, in the agent's environment)
+// passes no display, X authority or bus address at all, so the agent never chooses where the
+// prompt appears.
+func pinentryEnv(getenv func(string) string, p config.Presence, auto bool) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM",
-		"DISPLAY", "XAUTHORITY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"} {
+	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "XDG_RUNTIME_DIR"} {
 		if v := getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
+	}
+	for _, d := range []struct{ key, config string }{
+		{"DISPLAY", p.Display}, {"WAYLAND_DISPLAY", p.WaylandDisplay}, {"XAUTHORITY", p.XAuthority}, {"DBUS_SESSION_BUS_ADDRESS", ""},
+	} {
+		switch v := getenv(d.key); {
+		case d.config != "":
+			env = append(env, d.key+"="+d.config)
+		case !auto && v != "":
+			env = append(env, d.key+"="+v)
+		}
+	}
+	return env
+}
+
+// hostEnv is the complete environment of the browser host: what it needs to find its dirs,
+// its config and the Secret Service (the bus brokerd itself uses), nothing else.
+func hostEnv(getenv func(string) string, bus string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	if bus != "" {
+		env = append(env, "DBUS_SESSION_BUS_ADDRESS="+bus)
 	}
 	return env
 }

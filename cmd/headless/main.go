@@ -4,12 +4,20 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/headless-dev/headless/internal/cli"
+	"github.com/headless-dev/headless/internal/hardening"
 )
 
 func main() {
+	// First, in every invocation: the CLI reads passwords from the terminal and the host holds
+	// released ones, so no same-user process may ptrace this process or read its memory.
+	if err := hardening.Undumpable(); err != nil {
+		fmt.Fprintf(os.Stderr, "headless: error: %v\nhint: headless refuses to run where it cannot make itself undumpable\n", err)
+		os.Exit(1)
+	}
 	os.Exit(cli.Run(context.Background(), os.Args[1:], cli.Env{
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,

@@ -39,8 +39,8 @@ func allZero(bufs [][]byte) bool {
 }
 
 // isoFixture opens isolated session "iso" on a host connection and saves alias "iso-admin" in
-// its store through a second (CLI) connection. It returns the host client and the store's
-// secret slices.
+// its store through that connection (the only one the store answers). It returns the host
+// client and the store's secret slices.
 func isoFixture(t *testing.T, f *fixture) (*Client, [][]byte) {
 	t.Helper()
 	ctx := context.Background()
@@ -48,8 +48,7 @@ func isoFixture(t *testing.T, f *fixture) (*Client, [][]byte) {
 	if err := hostc.OpenSession(ctx, "iso"); err != nil {
 		t.Fatal(err)
 	}
-	cli := f.client(t)
-	cred, err := cli.AddTo(ctx, "iso", "https://app.example", "iso@example", "iso-admin", []byte(isoCanary))
+	cred, err := hostc.AddTo(ctx, "iso", "https://app.example", "iso@example", "iso-admin", []byte(isoCanary))
 	if err != nil || cred.Alias != "iso-admin" || cred.Created.IsZero() {
 		t.Fatalf("add to the isolated store: %+v %v", cred, err)
 	}
@@ -75,8 +74,9 @@ func aliases(creds []Credential) []string {
 func TestIsolatedStoreSeparation(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	isoFixture(t, f)
-	c := f.client(t)
+	hostc, _ := isoFixture(t, f)
+	rc := f.client(t) // the host's release connection: same process, not the store's owner
+	c := hostc
 
 	// Listing: the isolated store and the vault never mix.
 	if got, err := c.ListIn(ctx, "iso", ""); err != nil || !slices.Equal(aliases(got), []string{"iso-admin"}) {
@@ -97,7 +97,7 @@ func TestIsolatedStoreSeparation(t *testing.T) {
 		t.Fatalf("isolated challenge: %+v %v", ch, err)
 	}
 	asked := f.pres.asked.Load()
-	if _, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "iso", Document: "d1"}); code(err) != wire.CodeAliasUnknown || secret != nil {
+	if _, secret, err := rc.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "iso", Document: "d1"}); code(err) != wire.CodeAliasUnknown || secret != nil {
 		t.Fatalf("vault alias in the isolated session: %v, want ALIAS_UNKNOWN", err)
 	}
 	if f.store.secrets.Load() != 0 || f.pres.asked.Load() != asked {
@@ -106,7 +106,7 @@ func TestIsolatedStoreSeparation(t *testing.T) {
 
 	// Its own alias is released through the same presence gate.
 	ch, _ = c.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d2", Origin: "https://app.example", Isolated: true})
-	rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "ISO-ADMIN", Session: "iso", Document: "d2"})
+	rel, secret, err := rc.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "ISO-ADMIN", Session: "iso", Document: "d2"})
 	if err != nil || string(secret) != isoCanary || rel.Account != "iso@example" {
 		t.Fatalf("isolated release: %+v %v", rel, err)
 	}
@@ -155,7 +155,7 @@ func TestIsolatedStoreWipedOnSessionClose(t *testing.T) {
 	hostc, secrets := isoFixture(t, f)
 	c := f.client(t)
 	// A challenge issued before the close is bound to the old store.
-	ch, _ := c.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d", Origin: "https://app.example"})
+	ch, _ := hostc.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d", Origin: "https://app.example"})
 
 	// Only the owner closes it.
 	if err := c.CloseSession(ctx, "iso"); code(err) != wire.CodeSessionUnknown {
@@ -170,14 +170,14 @@ func TestIsolatedStoreWipedOnSessionClose(t *testing.T) {
 	if !allZero(secrets) {
 		t.Fatal("session close did not zero the store")
 	}
-	if _, err := c.ListIn(ctx, "iso", ""); code(err) != wire.CodeSessionUnknown {
+	if _, err := hostc.ListIn(ctx, "iso", ""); code(err) != wire.CodeSessionUnknown {
 		t.Fatalf("list after close: %v", err)
 	}
 	// Re-created, it is empty, and the old challenge does not reach the new store.
 	if err := hostc.OpenSession(ctx, "iso"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.ListIn(ctx, "iso", ""); err != nil || len(got) != 0 {
+	if got, err := hostc.ListIn(ctx, "iso", ""); err != nil || len(got) != 0 {
 		t.Fatalf("re-created store: %v %v", got, err)
 	}
 	if _, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "iso-admin", Session: "iso", Document: "d"}); code(err) != wire.CodeChallengeMism {
@@ -192,7 +192,7 @@ func TestIsolatedStoreWipedOnDisconnect(t *testing.T) {
 	if err := hostc.OpenSession(ctx, "iso2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.client(t).AddTo(ctx, "iso2", "https://app.example", "a", "b", []byte("second-secret")); err != nil {
+	if _, err := hostc.AddTo(ctx, "iso2", "https://app.example", "a", "b", []byte("second-secret")); err != nil {
 		t.Fatal(err)
 	}
 	secrets = append(secrets, memSecrets(t, f.srv.isolated("iso2").mem)...)
@@ -209,6 +209,39 @@ func TestIsolatedStoreWipedOnDisconnect(t *testing.T) {
 	}
 	if _, err := f.client(t).ListIn(ctx, "iso", ""); code(err) != wire.CodeSessionUnknown {
 		t.Fatalf("list after disconnect: %v", err)
+	}
+}
+
+// TestIsolatedStoreAnswersOnlyItsOwner: any other connection naming the session — another
+// process, or another connection of the same one — gets SESSION_UNKNOWN for list, add,
+// remove and challenge, exactly as for a session that does not exist; nothing changes.
+func TestIsolatedStoreAnswersOnlyItsOwner(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	_, secrets := isoFixture(t, f)
+	for name, c := range map[string]*Client{
+		"another process":                NewClient(f.connAs(t, Peer{PID: 31337, Exe: "/usr/bin/python3"})),
+		"another connection of the host": f.client(t),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := c.ListIn(ctx, "iso", ""); code(err) != wire.CodeSessionUnknown || got != nil {
+				t.Errorf("list: %v %v", got, err)
+			}
+			if _, err := c.AddTo(ctx, "iso", "https://app.example", "x", "planted", []byte("pw")); code(err) != wire.CodeSessionUnknown {
+				t.Errorf("add: %v", err)
+			}
+			if err := c.RemoveIn(ctx, "iso", "https://app.example", "iso-admin"); code(err) != wire.CodeSessionUnknown {
+				t.Errorf("remove: %v", err)
+			}
+			for _, isolated := range []bool{true, false} {
+				if ch, err := c.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d", Origin: "https://app.example", Isolated: isolated}); code(err) != wire.CodeSessionUnknown {
+					t.Errorf("challenge (isolated=%v): %+v %v", isolated, ch, err)
+				}
+			}
+		})
+	}
+	if got := memSecrets(t, f.srv.isolated("iso").mem); len(got) != 1 || string(got[0]) != isoCanary || len(secrets) != 1 {
+		t.Fatalf("the store changed: %d secrets", len(got))
 	}
 }
 

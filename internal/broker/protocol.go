@@ -1,6 +1,12 @@
 package broker
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/procstat"
+)
 
 // Protocol is the broker.sock protocol version, reported by "version".
 const Protocol = 1
@@ -20,7 +26,52 @@ const (
 	// MethodProfileCleared is sent by the host after 'headless profile clear': brokerd zeroes
 	// every isolated store the connection still owns and audits the clear.
 	MethodProfileCleared = "profile.cleared"
+	// MethodHostStart asks brokerd to start the browser host (idempotent): brokerd starts the
+	// one host executable it trusts and owns the process.
+	MethodHostStart = "host.start"
+	// MethodHostHello is the host telling brokerd how it runs, on each of its connections,
+	// before the first release there.
+	MethodHostHello = "host.hello"
 )
+
+// Proc is a process of a chain (pid, executable when readable, comm).
+type Proc = procstat.Proc
+
+// ChromiumEnv is the environment allowlist for Chromium: the only variable names the host
+// passes to the browser (TMPDIR and XDG_CONFIG_HOME point into the host's private temp dir).
+// The host reports the names it used in host.hello; any other name is refused.
+var ChromiumEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+	"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "TMPDIR"}
+
+// Release purposes.
+const (
+	PurposeLogin  = ""       // typed into the verified login field
+	PurposeVerify = "verify" // 'credentials verify': received by the host and zeroed
+)
+
+// Bounds of what the host reports about a release.
+const (
+	MaxPath  = 512 // bytes of ReleaseParams.Path
+	MaxField = 256 // bytes of ReleaseParams.Field
+	MaxAgent = 4   // processes in ReleaseParams.Agent
+)
+
+// HelloParams is "host.hello": how the host runs. brokerd compares it with its own config and
+// build; a mismatch makes every release on that connection PEER_NOT_HOST.
+type HelloParams struct {
+	Chromium    string   `json:"chromium"`     // the Chromium executable the host launches
+	ChromiumEnv []string `json:"chromium_env"` // the names of the variables in Chromium's environment
+	Config      string   `json:"config"`       // the config file the host read
+	Version     string   `json:"version"`
+}
+
+// HostStartResult answers "host.start". Ready is the host's own one-line report (package
+// host's Ready) as it wrote it when it started.
+type HostStartResult struct {
+	Status string          `json:"status"` // "started" or "running"
+	PID    int             `json:"pid"`
+	Ready  json.RawMessage `json:"ready"`
+}
 
 // MaxIsolated bounds the isolated-session stores brokerd keeps at once (all connections).
 const MaxIsolated = 64
@@ -48,7 +99,20 @@ type VersionResult struct {
 	Protocol int    `json:"protocol"`
 	PID      int    `json:"pid"`
 	Presence string `json:"presence"`
+	// Started says how brokerd was started: "auto" (by headless, perhaps for an agent's verb:
+	// 'headless stop' stops it) or "person" (by the person: 'headless stop' leaves it).
+	Started string `json:"started"`
+	// HostPID is the browser host brokerd started and owns (0: none runs).
+	HostPID int `json:"host_pid,omitempty"`
+	// Facts are the doctor's facts about brokerd (undumpable, ptrace_scope, binaries).
+	Facts hardening.Report `json:"facts"`
 }
+
+// How brokerd was started (VersionResult.Started).
+const (
+	StartedAuto   = "auto"
+	StartedPerson = "person"
+)
 
 // ListParams filters "credentials.list"; an empty Origin lists every origin. A non-empty
 // Session names an isolated session, whose store is listed instead of the vault.
@@ -114,19 +178,30 @@ type ChallengeResult struct {
 }
 
 // ReleaseParams is "release": the challenge, the alias, and the session and document the
-// requester is looking at now (they must match the challenge).
+// requester is looking at now (they must match the challenge). The rest is what the host
+// reports for the prompt and the audit (bounded and checked by brokerd, not verified): the
+// purpose, the page path without query, the password field's label, and the agent behind the
+// request (the control-socket peer, then its ancestors).
 type ReleaseParams struct {
 	Challenge string `json:"challenge"`
 	Alias     string `json:"alias"`
 	Session   string `json:"session"`
 	Document  string `json:"document"`
+	Purpose   string `json:"purpose,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Field     string `json:"field,omitempty"`
+	Agent     []Proc `json:"agent,omitempty"`
 }
 
 // Released is the non-secret part of a release reply; the reply also carries "secret".
+// Listener is the stable identity of the process that listened on a loopback origin's port
+// when brokerd asked the person (empty for other origins), so that the host can check it again
+// right before typing.
 type Released struct {
-	Origin  string `json:"origin"`
-	Account string `json:"account"`
-	Alias   string `json:"alias"`
+	Origin   string `json:"origin"`
+	Account  string `json:"account"`
+	Alias    string `json:"alias"`
+	Listener string `json:"listener,omitempty"`
 }
 
 // ProfileClearedParams is "profile.cleared".

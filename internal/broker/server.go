@@ -28,6 +28,9 @@
 // zeroed when the session is closed or when that connection ends for any reason (host stop,
 // crash, SIGKILL): nothing of it survives its host.
 //
+//   - A store answers only the connection that registered it: credentials.list/add/remove and
+//     challenge.issue naming it from any other connection are SESSION_UNKNOWN, exactly as for
+//     a session that does not exist (the CLI reaches a store through the host).
 //   - credentials.list/add/remove with "session" address that store, never the vault; a
 //     session that is not a registered isolated session is SESSION_UNKNOWN.
 //   - challenge.issue and release for a registered isolated session see only its store: a
@@ -38,10 +41,27 @@
 //   - Releases from an isolated store pass the same presence gate, and every add, remove and
 //     release is audited with its session.
 //
+// # Releases go only to the genuine host
+//
+// brokerd starts the browser host itself ("host.start", package hostproc: the one trusted
+// executable, exec'd from the very inode it checked) and owns the process. A secret (a
+// "release" reply) is sent only on a connection whose SO_PEERCRED pid is that host process,
+// while it runs, accepted after it was started, and on which the host said how it runs
+// ("host.hello": its Chromium, the names in Chromium's environment, its config file, its
+// version) in agreement with brokerd's own config and build, with a Chromium that is an ELF
+// executable not writable by group or others. Everything else gets PEER_NOT_HOST before the
+// challenge is consumed and before anyone is asked; the refusal is audited with the peer's
+// process chain. The prompt and the audit also name what the host reports: the page path,
+// the field's label, the agent chain behind the request, and for a loopback origin the
+// process listening there (an origin served by different processes is ORIGIN_AMBIGUOUS,
+// refused before the prompt); the release reply carries that listener's key for the host to
+// check again before typing.
+//
 // # Not guaranteed
 //
-// Any process of the same user can connect and request a release; the presence prompt, which
-// names the requesting pid and executable, is the barrier (see SECURITY.md).
+// What the host reports (page, field, agent chain, purpose) is shown labelled as such; brokerd
+// cannot verify it. A same-user process that can replace a user-owned host binary, or edit the
+// user-only config, chooses what brokerd starts and trusts (see SECURITY.md).
 package broker
 
 import (
@@ -60,6 +80,8 @@ import (
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -87,9 +109,35 @@ type Server struct {
 	Audit *audit.Log
 	// MaxIsolated bounds isolated-session stores (default MaxIsolated).
 	MaxIsolated int
+	// Hosts starts the browser host and says which peer is it; nil: no connection is the
+	// host, so every release is PEER_NOT_HOST.
+	Hosts HostSupervisor
+	// Expect is what the host must report in host.hello.
+	Expect HostExpect
+	// Started is StartedAuto or StartedPerson, reported by "version".
+	Started string
+	// Facts reports the doctor's facts for "version" (hardening.Facts); nil: none.
+	Facts func() hardening.Report
+	// Loopback names the process serving a loopback origin; nil means loopback.Finder{}.
+	Loopback LoopbackFinder
 
 	isoMu sync.Mutex
 	iso   map[string]*isoStore // by session name
+
+	helloMu sync.Mutex
+	hellos  map[*rpc.Conn]*wire.Error // each connection's host.hello verdict (nil: it matched)
+}
+
+// LoopbackFinder names the process listening on a loopback origin (loopback.Finder).
+type LoopbackFinder interface {
+	Find(origin string) (loopback.Listener, error)
+}
+
+func (s *Server) loopback() LoopbackFinder {
+	if s.Loopback == nil {
+		return loopback.Finder{}
+	}
+	return s.Loopback
 }
 
 // isoStore is one isolated session's credential store, owned by the connection that opened it.
@@ -120,14 +168,15 @@ func (s *Server) isolated(session string) *isoStore {
 	return s.iso[session]
 }
 
-// storeFor resolves an explicit --session: "" is the vault; anything else must be a registered
-// isolated session.
-func (s *Server) storeFor(session string) (vault.Store, error) {
+// storeFor resolves an explicit --session: "" is the vault; anything else must be an isolated
+// session registered by conn itself (another connection's is SESSION_UNKNOWN, as if it did
+// not exist).
+func (s *Server) storeFor(conn *rpc.Conn, session string) (vault.Store, error) {
 	if session == "" {
 		return s.Vault, nil
 	}
 	st := s.isolated(session)
-	if st == nil {
+	if st == nil || st.owner != conn {
 		return nil, errNoIsolated(session)
 	}
 	return st.mem, nil
@@ -181,8 +230,13 @@ func (s *Server) closeSession(conn *rpc.Conn, p SessionCloseParams) (struct{}, e
 	return struct{}{}, nil
 }
 
-// connClosed zeroes every isolated store the ended connection owned.
-func (s *Server) connClosed(conn *rpc.Conn) { s.wipeOwned(conn, "host connection ended") }
+// connClosed zeroes every isolated store the ended connection owned and forgets its hello.
+func (s *Server) connClosed(conn *rpc.Conn) {
+	s.wipeOwned(conn, "host connection ended")
+	s.helloMu.Lock()
+	delete(s.hellos, conn)
+	s.helloMu.Unlock()
+}
 
 // wipeOwned zeroes every isolated store conn owns and returns how many there were.
 func (s *Server) wipeOwned(conn *rpc.Conn, reason string) int {
@@ -210,7 +264,11 @@ func (s *Server) record(op string, err error, peer Peer, r audit.Record) error {
 	if s.Audit == nil {
 		return nil
 	}
-	r.Op, r.PID, r.Exe = op, peer.PID, peer.Exe
+	r.Op, r.PID = op, peer.PID
+	r.Chain = s.chainOf(peer)
+	if len(r.Chain) > 0 {
+		r.Exe = r.Chain[0].Exe
+	}
 	switch {
 	case err == nil && op == "release":
 		r.Decision = "allow"
@@ -255,7 +313,7 @@ func (s *Server) log() *slog.Logger {
 // handle answers one request with one frame.
 func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte {
 	start := time.Now()
-	if req.Method != MethodRelease && !s.prompts(req.Method) {
+	if req.Method != MethodRelease && req.Method != MethodHostStart && !s.prompts(req.Method) {
 		// A hung Secret Service must not hold a request forever. A release (and a write that
 		// needs the keyring's prompt) is bounded by the presence timeout plus this bound on
 		// each vault call (see release and write).
@@ -270,13 +328,29 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 	)
 	switch req.Method {
 	case MethodVersion:
-		result = VersionResult{Version: s.Version, Protocol: Protocol, PID: s.PID, Presence: s.Presence.Name()}
+		v := VersionResult{Version: s.Version, Protocol: Protocol, PID: s.PID, Presence: s.Presence.Name(), Started: s.Started}
+		if s.Hosts != nil {
+			v.HostPID, _ = s.Hosts.Running()
+		}
+		if s.Facts != nil {
+			v.Facts = s.Facts()
+		}
+		result = v
+	case MethodHostStart:
+		if err = rpc.DecodeParams(req.Params, &struct{}{}); err == nil {
+			result, err = s.startHost(ctx)
+		}
+	case MethodHostHello:
+		var p HelloParams
+		if err = rpc.DecodeParams(req.Params, &p); err == nil {
+			result, err = s.hello(rpc.ConnOf(ctx), p)
+		}
 	case MethodPing:
 		result = struct{}{}
 	case MethodCredentialsList:
 		var p ListParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			result, err = s.list(ctx, p)
+			result, err = s.list(ctx, rpc.ConnOf(ctx), p)
 			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
 		}
 	case MethodCredentialsAdd:
@@ -284,7 +358,7 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		err = rpc.DecodeParams(req.Params, &p)
 		if err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
-			result, err = s.add(ctx, p)
+			result, err = s.add(ctx, rpc.ConnOf(ctx), p)
 			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
 		}
 		vault.Zero(p.Secret)
@@ -297,14 +371,14 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		var p RemoveParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
-			result, err = s.remove(ctx, p)
+			result, err = s.remove(ctx, rpc.ConnOf(ctx), p)
 			s.record("remove", err, peer, audit.Record{Origin: p.Origin, Alias: p.Alias, Session: p.Session})
 		}
 	case MethodChallengeIssue:
 		var p ChallengeParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
-			result, err = s.issue(ctx, p)
+			result, err = s.issue(ctx, rpc.ConnOf(ctx), p)
 		}
 	case MethodSessionOpen:
 		var p SessionOpenParams
@@ -375,7 +449,7 @@ func truncate(s string, n int) string {
 	return s
 }
 
-func (s *Server) list(ctx context.Context, p ListParams) (ListResult, error) {
+func (s *Server) list(ctx context.Context, conn *rpc.Conn, p ListParams) (ListResult, error) {
 	o := ""
 	if p.Origin != "" {
 		var err error
@@ -383,7 +457,7 @@ func (s *Server) list(ctx context.Context, p ListParams) (ListResult, error) {
 			return ListResult{}, err
 		}
 	}
-	store, err := s.storeFor(p.Session)
+	store, err := s.storeFor(conn, p.Session)
 	if err != nil {
 		return ListResult{}, err
 	}
@@ -398,12 +472,12 @@ func (s *Server) list(ctx context.Context, p ListParams) (ListResult, error) {
 	return out, nil
 }
 
-func (s *Server) add(ctx context.Context, p AddParams) (Credential, error) {
+func (s *Server) add(ctx context.Context, conn *rpc.Conn, p AddParams) (Credential, error) {
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
 		return Credential{}, err
 	}
-	store, err := s.storeFor(p.Session)
+	store, err := s.storeFor(conn, p.Session)
 	if err != nil {
 		return Credential{}, err
 	}
@@ -425,12 +499,12 @@ func (s *Server) add(ctx context.Context, p AddParams) (Credential, error) {
 	return Credential(rec), nil
 }
 
-func (s *Server) remove(ctx context.Context, p RemoveParams) (struct{}, error) {
+func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p RemoveParams) (struct{}, error) {
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
 		return struct{}{}, err
 	}
-	store, err := s.storeFor(p.Session)
+	store, err := s.storeFor(conn, p.Session)
 	if err != nil {
 		return struct{}{}, err
 	}
@@ -476,17 +550,21 @@ func (s *Server) init(ctx context.Context) (InitResult, error) {
 	return InitResult{Created: created, Provider: s.Presence.Name()}, err
 }
 
-func (s *Server) issue(ctx context.Context, p ChallengeParams) (ChallengeResult, error) {
+func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p ChallengeParams) (ChallengeResult, error) {
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
 		return ChallengeResult{}, err
 	}
-	// An isolated session sees only its own store; every other session only the vault.
+	// An isolated session sees only its own store, and only its owner sees it; every other
+	// session only the vault.
 	iso := s.isolated(p.Session)
 	var store vault.Store = s.Vault
-	if iso != nil {
+	switch {
+	case iso != nil && iso.owner != conn:
+		return ChallengeResult{}, errNoIsolated(p.Session)
+	case iso != nil:
 		store = iso.mem
-	} else if p.Isolated {
+	case p.Isolated:
 		return ChallengeResult{}, errNoIsolated(p.Session)
 	}
 	recs, err := store.List(ctx, o)
@@ -517,6 +595,14 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 			s.record("release", err, peer, ar)
 		}
 	}()
+	// Only the genuine host: before the challenge is consumed and before anyone is asked.
+	if err := s.requireHost(rpc.ConnOf(ctx)); err != nil {
+		return nil, err
+	}
+	if err := validRelease(p); err != nil {
+		return nil, err
+	}
+	ar.Purpose, ar.Path, ar.Field, ar.Agent = p.Purpose, p.Path, p.Field, p.Agent
 	if err := vault.ValidAlias(p.Alias); err != nil {
 		return nil, err
 	}
@@ -532,6 +618,11 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	}
 	var store vault.Store = s.Vault
 	if meta.store != nil {
+		// The host's release connection is not the one that registered the store; it must
+		// be the same (genuine) process.
+		if meta.store.owner.Peer.PID != peer.PID {
+			return nil, errNoIsolated(ch.Session)
+		}
 		store = meta.store.mem
 	}
 	lctx, cancel := context.WithTimeout(ctx, VaultTimeout)
@@ -565,7 +656,22 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		return nil, fmt.Errorf("alias %q at %s: %w", p.Alias, ch.Origin, vault.ErrAliasUnknown)
 	}
 	ar.Account, ar.Alias = rec.Account, rec.Alias
-	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: peer.Exe}
+	_, hostExe := s.Hosts.Running()
+	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: hostExe, Host: true,
+		Verify: p.Purpose == PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent}
+	// A loopback origin is only as trustworthy as whatever listens there: name it, and refuse
+	// one served by different processes, before anyone is asked.
+	listenerKey := ""
+	if loopback.IsLoopback(ch.Origin) {
+		l, err := s.loopback().Find(ch.Origin)
+		if l.Origin != "" {
+			ar.Listener = l.String()
+		}
+		if err != nil {
+			return nil, err
+		}
+		req.Listener, listenerKey = l.String(), l.Key()
+	}
 	var (
 		got    vault.Record
 		secret []byte
@@ -590,7 +696,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	if err := s.record("release", nil, peer, ar); err != nil {
 		return nil, err // not audited, not released
 	}
-	return ReleaseFrame(id, Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias}, secret)
+	return ReleaseFrame(id, Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}, secret)
 }
 
 // ReleaseFrame builds a release reply by hand so that no encoder buffer holds the secret.
@@ -638,6 +744,8 @@ func (s *Server) toWire(err error) *wire.Error {
 		{vault.ErrFull, wire.CodeVaultFull},
 		{vault.ErrInvalid, wire.CodeInvalidArgument},
 		{origin.ErrInvalid, wire.CodeInvalidOrigin},
+		{loopback.ErrAmbiguous, wire.CodeOriginAmbiguous},
+		{loopback.ErrUnavailable, wire.CodeOriginUnverified},
 		{presence.ErrDenied, wire.CodePresenceDenied},
 		{presence.ErrTimeout, wire.CodePresenceTimeout},
 		{presence.ErrUnavailable, wire.CodePresenceUnavail},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
@@ -61,11 +62,24 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// fakeHosts plays the host supervisor: pid 777 (every fixture connection's peer) is the host.
+type fakeHosts struct{ pid int }
+
+func (h *fakeHosts) Start(ctx context.Context) (hostproc.Result, error) {
+	return hostproc.Result{Status: "running", PID: h.pid, Ready: json.RawMessage(`{"pid":777}`)}, nil
+}
+func (h *fakeHosts) Genuine(pid int, accepted time.Time) bool { return pid == h.pid }
+func (h *fakeHosts) Running() (int, string)                   { return h.pid, "/opt/headless/headless" }
+
+// goodHello is what the fixture's Expect accepts.
+var goodHello = HelloParams{Chromium: "/usr/lib/chromium/chromium", ChromiumEnv: []string{"PATH", "HOME", "TMPDIR"}, Config: "/home/u/.config/headless/config.json", Version: "test"}
+
 type fixture struct {
 	srv   *Server
 	store *countingStore
 	pres  *fakePresence
 	clock *clock
+	hosts *fakeHosts
 }
 
 const canary = "c4nary-Pässwörd-9f3e"
@@ -75,14 +89,17 @@ func newFixture(t testing.TB) *fixture {
 	clk := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	store := &countingStore{Store: vault.NewMemory(vault.MemoryOptions{Now: clk.Now})}
 	pres := &fakePresence{}
+	hosts := &fakeHosts{pid: 777}
 	f := &fixture{
-		store: store, pres: pres, clock: clk,
+		store: store, pres: pres, clock: clk, hosts: hosts,
 		srv: &Server{
 			Vault:      store,
 			Presence:   pres,
 			Challenges: challenge.New(challenge.Options{TTL: 2 * time.Minute, Now: clk.Now}),
 			Version:    "test",
 			PID:        4242,
+			Hosts:      hosts,
+			Expect:     HostExpect{Chromium: goodHello.Chromium, Config: goodHello.Config, Version: "test"},
 		},
 	}
 	ctx := context.Background()
@@ -95,13 +112,50 @@ func newFixture(t testing.TB) *fixture {
 	return f
 }
 
-// conn serves one in-memory connection and returns the client side.
+// conn serves one in-memory connection of the host (pid 777) that said hello, and returns the
+// client side.
 func (f *fixture) conn(t testing.TB) net.Conn {
+	t.Helper()
+	c := f.connAs(t, Peer{UID: 0, PID: 777, Exe: "/usr/bin/agent"})
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, `{"id":1000000,"method":"host.hello","params":`+string(must(json.Marshal(goodHello)))+"}\n")
+	line, err := readLine(c)
+	if err != nil || !bytes.Contains(line, []byte(`"result":{}`)) {
+		t.Fatalf("hello: %q %v", line, err)
+	}
+	c.SetDeadline(time.Time{})
+	return c
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// readLine reads one frame byte by byte (no buffering that would swallow the next reply).
+func readLine(c net.Conn) ([]byte, error) {
+	var out []byte
+	b := make([]byte, 1)
+	for {
+		if _, err := c.Read(b); err != nil {
+			return out, err
+		}
+		if b[0] == '\n' {
+			return out, nil
+		}
+		out = append(out, b[0])
+	}
+}
+
+// connAs serves one in-memory connection of peer, without a hello.
+func (f *fixture) connAs(t testing.TB, peer Peer) net.Conn {
 	t.Helper()
 	a, b := net.Pipe()
 	done := make(chan struct{})
 	go func() {
-		f.srv.ServeConn(context.Background(), b, Peer{UID: 0, PID: 777, Exe: "/usr/bin/agent"})
+		f.srv.ServeConn(context.Background(), b, peer)
 		close(done)
 	}()
 	t.Cleanup(func() {
@@ -322,7 +376,7 @@ func TestRelease(t *testing.T) {
 			t.Fatalf("released %+v", rel)
 		}
 		r := f.pres.last.Load()
-		if r.Origin != "https://app.example" || r.Account != "admin@example" || r.Alias != "staging-admin" || r.Session != "s1" || r.PID != 777 || r.Exe != "/usr/bin/agent" {
+		if r.Origin != "https://app.example" || r.Account != "admin@example" || r.Alias != "staging-admin" || r.Session != "s1" || r.PID != 777 || r.Exe != "/opt/headless/headless" || !r.Host {
 			t.Fatalf("presence request %+v", r)
 		}
 		// Single use.
@@ -446,8 +500,7 @@ func TestDisconnectCancelsPendingPrompt(t *testing.T) {
 		return presence.ErrDenied
 	}
 	ch, _ := f.client(t).Challenge(context.Background(), ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
-	a, b := net.Pipe()
-	go f.srv.ServeConn(context.Background(), b, Peer{})
+	a := f.conn(t)
 	go io.WriteString(a, `{"id":1,"method":"release","params":{"challenge":"`+ch.Challenge+`","alias":"staging-admin","session":"s","document":"d"}}`+"\n")
 	<-entered
 	a.Close()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
 )
@@ -72,9 +73,27 @@ func (c *cmd) auditList(ctx context.Context, fs *flag.FlagSet, args []string) (a
 			return
 		}
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "TIME\tOP\tDECISION\tCODE\tORIGIN\tALIAS\tSESSION\tREQUESTER")
+		fmt.Fprintln(tw, "TIME\tOP\tDECISION\tCODE\tORIGIN\tALIAS\tSESSION\tREQUESTER (and its parents)")
 		for _, r := range recs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\tpid %d %s\n", r.Time.Local().Format(time.DateTime), r.Op, r.Decision, r.Code, r.Origin, r.Alias, r.Session, r.PID, r.Exe)
+			who := procstat.Describe(r.Chain)
+			if who == "" {
+				who = fmt.Sprintf("pid %d %s", r.PID, r.Exe)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format(time.DateTime), r.Op, r.Decision, r.Code, r.Origin, r.Alias, r.Session, who)
+			// What the host reported about a release, labelled as such, under the requester.
+			const indent = "\t\t\t\t\t\t\t"
+			if r.Purpose != "" {
+				fmt.Fprintf(tw, "%s  purpose: %s\n", indent, r.Purpose)
+			}
+			if r.Path != "" || r.Field != "" {
+				fmt.Fprintf(tw, "%s  page %q, field %q (as reported by the host)\n", indent, r.Path, r.Field)
+			}
+			if len(r.Agent) > 0 {
+				fmt.Fprintf(tw, "%s  asked by %s (as reported by the host)\n", indent, procstat.Describe(r.Agent))
+			}
+			if r.Listener != "" {
+				fmt.Fprintf(tw, "%s  loopback listener: %s\n", indent, r.Listener)
+			}
 		}
 		tw.Flush()
 	}, nil

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/safesock"
@@ -46,7 +45,21 @@ func (c *cmd) call(ctx context.Context, method string, params, result any) error
 		return err
 	}
 	defer cl.Close()
-	return cl.Call(ctx, method, params, result)
+	return hostErr(cl.Call(ctx, method, params, result))
+}
+
+// hostErr names a control-socket failure for what it is: the host went away, refused or did
+// not answer in time (HOST_UNAVAILABLE, TIMEOUT), never a brokerd problem.
+func hostErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, rpc.ErrUnreachable):
+		return wire.Errorf(wire.CodeHostUnavail, "the browser host went away or refused the request (%s)", strings.TrimPrefix(err.Error(), rpc.ErrUnreachable.Error()+": "))
+	case errors.Is(err, context.DeadlineExceeded):
+		return wire.Errorf(wire.CodeTimeout, "the browser host did not answer in time")
+	}
+	return err
 }
 
 type startResult struct {
@@ -55,7 +68,8 @@ type startResult struct {
 	BrokerPID int         `json:"broker_pid"`
 }
 
-// start starts brokerd (if needed) and then the host, detached, and returns when both answer.
+// start starts brokerd (if needed) and has it start the host, and returns when both answer.
+// brokerd starts and owns the host: passwords go only to the host process it started.
 func (c *cmd) start(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
 	if err := parse(fs, args, nil); err != nil {
 		return nil, nil, err
@@ -64,23 +78,23 @@ func (c *cmd) start(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 	if err != nil {
 		return nil, nil, err
 	}
+	defer b.Close()
 	v, err := b.Version(ctx)
-	b.Close()
 	if err != nil {
 		return nil, nil, err
 	}
-	res := startResult{Status: "running", BrokerPID: v.PID}
-	var st host.Status
-	if err := c.call(ctx, host.MethodStatus, nil, &st); err == nil {
-		ready := st.Ready()
-		res.Host = &ready
-	} else {
-		ready, err := c.spawnHost(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		res.Status, res.Host = "started", ready
+	if v.HostPID == 0 && stderrIsTerminal() && !c.json {
+		fmt.Fprintln(c.env.Stderr, "starting the browser host…")
 	}
+	var hs broker.HostStartResult
+	if err := b.Call(ctx, broker.MethodHostStart, struct{}{}, &hs); err != nil {
+		return nil, nil, err
+	}
+	var ready host.Ready
+	if err := json.Unmarshal(hs.Ready, &ready); err != nil {
+		return nil, nil, wire.Errorf(wire.CodeHostUnavail, "the host's ready report is malformed: %v", err)
+	}
+	res := startResult{Status: hs.Status, Host: &ready, BrokerPID: v.PID}
 	return res, func(w io.Writer) {
 		verb := "started"
 		if res.Status == "running" {
@@ -94,72 +108,28 @@ func (c *cmd) start(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 	}, nil
 }
 
-// spawnHost runs "headless host" detached and reads its one-line ready or error report.
-func (c *cmd) spawnHost(ctx context.Context) (*host.Ready, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, wire.Errorf(wire.CodeHostUnavail, "find own executable: %v", err)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	cmd := exec.Command(exe, "host", "--notify-fd", "3")
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return nil, wire.Errorf(wire.CodeHostUnavail, "start the host: %v", err)
-	}
-	w.Close()
-	go cmd.Wait()
-	if stderrIsTerminal() && !c.json {
-		fmt.Fprintln(c.env.Stderr, "starting the browser host…")
-	}
-	type line struct {
-		Ready *host.Ready `json:"ready"`
-		Error *wire.Error `json:"error"`
-	}
-	got := make(chan line, 1)
-	go func() {
-		var l line
-		sc := bufio.NewScanner(io.LimitReader(r, 64<<10))
-		if sc.Scan() {
-			json.Unmarshal(sc.Bytes(), &l)
-		}
-		got <- l
-	}()
-	select {
-	case l := <-got:
-		switch {
-		case l.Error != nil:
-			return nil, l.Error
-		case l.Ready != nil:
-			return l.Ready, nil
-		}
-		return nil, wire.Errorf(wire.CodeHostUnavail, "the host exited during start-up; see %s", filepath.Join(safesock.Dir(c.env.Getenv), "host.log"))
-	case <-ctx.Done():
-		cmd.Process.Kill()
-		return nil, wire.Errorf(wire.CodeHostUnavail, "the host did not become ready in time")
-	}
-}
-
 func stderrIsTerminal() bool {
 	fi, err := os.Stderr.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// stop closes the browser gracefully, stops the host, then brokerd.
+// stopResult is what 'headless stop' did.
+type stopResult struct {
+	Host   int `json:"host_pid"`
+	Broker int `json:"broker_pid"`
+	// BrokerLeftRunning is the pid of a brokerd the person started (not headless): stop
+	// leaves it running, and Note says so.
+	BrokerLeftRunning int    `json:"broker_left_running,omitempty"`
+	Note              string `json:"note,omitempty"`
+}
+
+// stop closes the browser gracefully and stops the host, then brokerd if headless started it
+// (--auto); a brokerd the person started is left running, and the output says so.
 func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
 	if err := parse(fs, args, nil); err != nil {
 		return nil, nil, err
 	}
-	res := struct {
-		Host   int `json:"host_pid"`
-		Broker int `json:"broker_pid"`
-	}{}
+	var res stopResult
 	var sd struct {
 		PID int `json:"pid"`
 	}
@@ -173,7 +143,12 @@ func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 	if b, err := broker.Dial(ctx, sock); err == nil {
 		v, err := b.Version(ctx)
 		b.Close()
-		if err == nil && v.PID > 0 {
+		switch {
+		case err != nil || v.PID <= 0:
+		case v.Started != broker.StartedAuto:
+			res.BrokerLeftRunning = v.PID
+			res.Note = fmt.Sprintf("brokerd (pid %d) was started by you, not by headless: left running (stop it with kill -TERM %d)", v.PID, v.PID)
+		default:
 			res.Broker = v.PID
 			syscall.Kill(v.PID, syscall.SIGTERM)
 			if err := waitGone(ctx, v.PID); err != nil {
@@ -182,13 +157,16 @@ func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 		}
 	}
 	return struct {
-			Stopped any `json:"stopped"`
+			Stopped stopResult `json:"stopped"`
 		}{res}, func(w io.Writer) {
-			if res.Host == 0 && res.Broker == 0 {
+			switch {
+			case res.Host == 0 && res.Broker == 0 && res.BrokerLeftRunning == 0:
 				fmt.Fprintln(w, "nothing was running")
-				return
+			case res.BrokerLeftRunning != 0:
+				fmt.Fprintf(w, "stopped (host pid %d)\n%s\n", res.Host, res.Note)
+			default:
+				fmt.Fprintf(w, "stopped (host pid %d, brokerd pid %d)\n", res.Host, res.Broker)
 			}
-			fmt.Fprintf(w, "stopped (host pid %d, brokerd pid %d)\n", res.Host, res.Broker)
 		}, nil
 }
 
@@ -213,6 +191,9 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 		PID      int    `json:"pid,omitempty"`
 		Version  string `json:"version,omitempty"`
 		Presence string `json:"presence,omitempty"`
+		Started  string `json:"started,omitempty"` // "auto" (by headless) or "person"
+		// Facts are brokerd's doctor facts: undumpable, ptrace_scope, writable binaries.
+		Facts *hardening.Report `json:"facts,omitempty"`
 	}
 	type hostStatus struct {
 		Running bool `json:"running"`
@@ -228,7 +209,7 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 	}
 	if b, err := broker.Dial(ctx, filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")); err == nil {
 		if v, err := b.Version(ctx); err == nil {
-			res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence}
+			res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts}
 		}
 		b.Close()
 	}
@@ -244,7 +225,12 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 			fmt.Fprintln(w, "host:    not running (start it with 'headless start')")
 		}
 		if res.Broker.Running {
-			fmt.Fprintf(w, "brokerd: running, pid %d, version %s, presence %s\n", res.Broker.PID, res.Broker.Version, res.Broker.Presence)
+			fmt.Fprintf(w, "brokerd: running, pid %d, version %s, presence %s, started by %s\n", res.Broker.PID, res.Broker.Version, res.Broker.Presence, res.Broker.Started)
+			for _, b := range res.Broker.Facts.Binaries {
+				if b.UserWritable {
+					fmt.Fprintf(w, "warning: %s can be replaced by programs running as you (%s): install it root-owned\n", b.Path, b.Reason)
+				}
+			}
 		} else {
 			fmt.Fprintln(w, "brokerd: not running")
 		}
@@ -500,15 +486,22 @@ func hostMain(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fd := fs.Int("notify-fd", -1, "write one ready/error JSON line to this fd")
+	lfd := fs.Int("lifeline-fd", -1, "shut down at EOF on this fd (brokerd holds its other end)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N]")
+		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N]")
 		return 2
 	}
-	var notify io.WriteCloser
+	o := host.RunOptions{Getenv: env.Getenv, Stderr: env.Stderr, Version: version.String()}
+	// Inherited descriptors are not close-on-exec: mark them so, or Chromium inherits them.
 	if *fd >= 3 {
-		notify = os.NewFile(uintptr(*fd), "notify")
+		syscall.CloseOnExec(*fd)
+		o.Notify = os.NewFile(uintptr(*fd), "notify")
 	}
-	return host.Run(ctx, host.RunOptions{Getenv: env.Getenv, Notify: notify, Stderr: env.Stderr, Version: version.String()})
+	if *lfd >= 3 && *lfd != *fd {
+		syscall.CloseOnExec(*lfd)
+		o.Lifeline = os.NewFile(uintptr(*lfd), "lifeline")
+	}
+	return host.Run(ctx, o)
 }
 
 // authLogin signs a session in by alias, or with --interactive by an account and password the

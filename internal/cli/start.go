@@ -46,13 +46,15 @@ func brokerdPath() (string, error) {
 }
 
 // startBroker starts brokerd detached (own session, no terminal, output discarded: it logs to
-// its bounded log file) and waits until its socket answers.
+// its bounded log file) and waits until its socket answers. It is marked --auto: started by
+// headless, perhaps for an agent's verb, so it takes where prompts appear from the config
+// only, never from this (possibly the agent's) environment, and 'headless stop' stops it.
 func startBroker(ctx context.Context, dir, sock string) error {
 	path, err := brokerdPath()
 	if err != nil {
 		return wire.Errorf(wire.CodeBrokerUnavail, "brokerd is not running and was not found next to headless or on PATH")
 	}
-	cmd := exec.Command(path)
+	cmd := exec.Command(path, "--auto")
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -33,14 +33,27 @@
 //	  "presence": {
 //	    "provider": "pinentry",          // "secret-service", "pinentry" or "none"; unset: see above
 //	    "program": "/usr/bin/pinentry",  // only with "pinentry": absolute, executable
-//	    "timeout_seconds": 60            // 1..600, default 60
+//	    "timeout_seconds": 60,           // 1..600, default 60
+//	    "display": ":0",                 // optional: DISPLAY for the pinentry
+//	    "wayland_display": "wayland-0",  // optional: WAYLAND_DISPLAY for the pinentry
+//	    "xauthority": "/home/me/.Xauthority" // optional, absolute: XAUTHORITY for the pinentry
 //	  },
 //	  "challenge_ttl_seconds": 120,      // 10..3600, default 120
-//	  "allow_direct_password_fill": false
+//	  "allow_direct_password_fill": false,
+//	  "chromium": "/usr/lib/chromium/chromium", // absolute; the browser the host launches
+//	  "host_program": "/usr/local/bin/headless" // absolute; default: headless beside brokerd
 //	}
+//
+// The display keys say where the person sees presence prompts. brokerd started by the person
+// uses them, else its own environment; brokerd auto-started by headless (an agent's verb may
+// do that) uses only them, never its environment's DISPLAY, WAYLAND_DISPLAY, XAUTHORITY or
+// bus address. chromium is the only way to choose the browser that receives passwords (no
+// environment variable can); host_program the only way to choose the host executable brokerd
+// starts and trusts.
 //
 // [Parse] checks everything that needs no file system. [Load] also checks that a pinentry
 // program exists, is a regular executable file and is not writable by group or others.
+// brokerd checks the chromium and host_program files themselves when it uses them.
 //
 // # Not guaranteed
 //
@@ -87,6 +100,12 @@ const (
 	DefaultChallengeTTLSeconds = 120
 	MinChallengeTTLSeconds     = 10
 	MaxChallengeTTLSeconds     = 3600
+
+	// DefaultChromium is Debian's Chromium binary (its /usr/bin/chromium wrapper script adds
+	// flags and exports API keys, so it is not used).
+	DefaultChromium = "/usr/lib/chromium/chromium"
+
+	maxDisplay = 256 // bytes of a display name
 )
 
 // Errors. Every error from Parse wraps ErrInvalid; Load also returns errors wrapping
@@ -101,13 +120,29 @@ type Config struct {
 	Presence                Presence `json:"presence"`
 	ChallengeTTLSeconds     int      `json:"challenge_ttl_seconds"`
 	AllowDirectPasswordFill bool     `json:"allow_direct_password_fill"`
+	// Chromium is the browser the host launches ("" = DefaultChromium; see ChromiumPath).
+	Chromium string `json:"chromium"`
+	// HostProgram is the host executable brokerd starts and trusts ("" = the headless
+	// binary beside brokerd's own executable).
+	HostProgram string `json:"host_program"`
 }
 
-// Presence chooses how brokerd asks the person at the machine.
+// Presence chooses how brokerd asks the person at the machine, and where.
 type Presence struct {
 	Provider       string `json:"provider"`
 	Program        string `json:"program"`
 	TimeoutSeconds int    `json:"timeout_seconds"`
+	Display        string `json:"display"`
+	WaylandDisplay string `json:"wayland_display"`
+	XAuthority     string `json:"xauthority"`
+}
+
+// ChromiumPath is the configured Chromium, or DefaultChromium.
+func (c Config) ChromiumPath() string {
+	if c.Chromium == "" {
+		return DefaultChromium
+	}
+	return c.Chromium
 }
 
 // Defaults returns the configuration used when there is no file.
@@ -297,10 +332,15 @@ func Parse(data []byte) (Config, error) {
 				"provider":        stringField(&c.Presence.Provider),
 				"program":         stringField(&c.Presence.Program),
 				"timeout_seconds": intField(&c.Presence.TimeoutSeconds),
+				"display":         stringField(&c.Presence.Display),
+				"wayland_display": stringField(&c.Presence.WaylandDisplay),
+				"xauthority":      stringField(&c.Presence.XAuthority),
 			})
 		},
 		"challenge_ttl_seconds":      intField(&c.ChallengeTTLSeconds),
 		"allow_direct_password_fill": boolField(&c.AllowDirectPasswordFill),
+		"chromium":                   stringField(&c.Chromium),
+		"host_program":               stringField(&c.HostProgram),
 	})
 	if err != nil {
 		return Config{}, err
@@ -339,12 +379,42 @@ func (c *Config) validate() error {
 	case filepath.Clean(p.Program) != p.Program:
 		return invalid("presence.program", "%q is not a clean path (want %q)", p.Program, filepath.Clean(p.Program))
 	}
+	for _, d := range []struct{ path, v string }{{"presence.display", p.Display}, {"presence.wayland_display", p.WaylandDisplay}} {
+		if len(d.v) > maxDisplay {
+			return invalid(d.path, "longer than %d bytes", maxDisplay)
+		}
+		for i := 0; i < len(d.v); i++ {
+			if d.v[i] <= ' ' || d.v[i] >= 0x7f {
+				return invalid(d.path, "%q must be printable ASCII without spaces", d.v)
+			}
+		}
+	}
+	for _, f := range []struct{ path, v string }{{"presence.xauthority", p.XAuthority}, {"chromium", c.Chromium}, {"host_program", c.HostProgram}} {
+		if err := absPath(f.path, f.v); err != nil {
+			return err
+		}
+	}
 	if err := defaultRange("presence.timeout_seconds", &p.TimeoutSeconds,
 		DefaultPresenceTimeoutSeconds, MinPresenceTimeoutSeconds, MaxPresenceTimeoutSeconds); err != nil {
 		return err
 	}
 	return defaultRange("challenge_ttl_seconds", &c.ChallengeTTLSeconds,
 		DefaultChallengeTTLSeconds, MinChallengeTTLSeconds, MaxChallengeTTLSeconds)
+}
+
+// absPath accepts "" (unset) or an absolute, clean path without a NUL byte.
+func absPath(path, v string) error {
+	switch {
+	case v == "":
+		return nil
+	case strings.IndexByte(v, 0) >= 0:
+		return invalid(path, "contains a NUL byte")
+	case !filepath.IsAbs(v):
+		return invalid(path, "%q is not an absolute path", v)
+	case filepath.Clean(v) != v:
+		return invalid(path, "%q is not a clean path (want %q)", v, filepath.Clean(v))
+	}
+	return nil
 }
 
 func defaultRange(path string, v *int, def, lo, hi int) error {

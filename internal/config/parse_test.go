@@ -30,7 +30,9 @@ func TestParseAccepts(t *testing.T) {
 		{"secret-service", `{"presence":{"provider":"secret-service"}}`,
 			with(func(c *Config) { c.Presence.Provider = "secret-service" })},
 		{"pinentry", `{"presence":{"provider":"pinentry","program":"/usr/bin/pinentry-gnome3"}}`,
-			with(func(c *Config) { c.Presence = Presence{"pinentry", "/usr/bin/pinentry-gnome3", 60} })},
+			with(func(c *Config) {
+				c.Presence = Presence{Provider: "pinentry", Program: "/usr/bin/pinentry-gnome3", TimeoutSeconds: 60}
+			})},
 		{"bounds low", `{"presence":{"timeout_seconds":1},"challenge_ttl_seconds":10}`,
 			with(func(c *Config) { c.Presence.TimeoutSeconds, c.ChallengeTTLSeconds = 1, 10 })},
 		{"bounds high", `{"presence":{"timeout_seconds":600},"challenge_ttl_seconds":3600}`,
@@ -40,7 +42,12 @@ func TestParseAccepts(t *testing.T) {
 		{"disallow fill", `{"allow_direct_password_fill":false}`, def},
 		{"escaped key", `{"allow_direct_password_fill":false, "presence":{"provid\u0065r":"none"}}`,
 			with(func(c *Config) { c.Presence.Provider = "none" })},
-		{"full", full, Config{Presence{"secret-service", "", 30}, 300, true}},
+		{"full", full, Config{Presence: Presence{Provider: "secret-service", TimeoutSeconds: 30}, ChallengeTTLSeconds: 300, AllowDirectPasswordFill: true}},
+		{"where and what", `{"presence":{"display":":1","wayland_display":"wayland-0","xauthority":"/home/a/.Xauthority"},"chromium":"/opt/chromium/chrome","host_program":"/usr/local/bin/headless"}`,
+			with(func(c *Config) {
+				c.Presence.Display, c.Presence.WaylandDisplay, c.Presence.XAuthority = ":1", "wayland-0", "/home/a/.Xauthority"
+				c.Chromium, c.HostProgram = "/opt/chromium/chrome", "/usr/local/bin/headless"
+			})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +81,15 @@ func TestParseRejects(t *testing.T) {
 		{"invalid UTF-8", "{\"presence\":{\"program\":\"/a\xff\"}}", "not valid UTF-8"},
 		{"BOM", "\ufeff{}", "invalid character"},
 		{"too large", "{" + strings.Repeat(" ", MaxSize) + "}", "larger than 65536 bytes"},
+		// Where prompts appear and what runs.
+		{"relative chromium", `{"chromium":"chromium"}`, `chromium: "chromium" is not an absolute path`},
+		{"unclean chromium", `{"chromium":"/usr/lib/../bin/chromium"}`, "chromium: \"/usr/lib/../bin/chromium\" is not a clean path"},
+		{"relative host program", `{"host_program":"./headless"}`, "host_program: \"./headless\" is not an absolute path"},
+		{"chromium NUL", `{"chromium":"/a\u0000b"}`, "chromium: contains a NUL byte"},
+		{"display with space", `{"presence":{"display":":0 -x"}}`, "presence.display"},
+		{"wayland control char", `{"presence":{"wayland_display":"w\n"}}`, "presence.wayland_display"},
+		{"relative xauthority", `{"presence":{"xauthority":".Xauthority"}}`, "presence.xauthority"},
+		{"chromium not a string", `{"chromium":1}`, "chromium: want a string"},
 		// Keys.
 		{"unknown top-level key", `{"presense":{}}`, "presense: unknown key"},
 		{"unknown nested key", `{"presence":{"provider":"none","prog":"/x"}}`, "presence.prog: unknown key"},

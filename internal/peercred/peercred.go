@@ -4,8 +4,10 @@
 //
 // [Get] reads SO_PEERCRED, which the kernel records when the connection is made; the peer
 // cannot forge it. The pid may be reused after the peer exits, so [Cred.Exe] is informational
-// (shown in prompts and the audit log), never an authorisation decision. Authorisation is by
-// uid only.
+// (shown in prompts and the audit log), never an authorisation decision; it is "" for an
+// undumpable process (headless's own) unless the reader is root. Sockets authorise by uid;
+// brokerd additionally releases secrets only to the pid of the host process it started itself
+// and still owns (package hostproc), where pid reuse cannot happen unnoticed.
 package peercred
 
 import (

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 // MaxPinentryQueue bounds the releases waiting behind the prompt being shown.
@@ -471,6 +473,13 @@ func promptDescription(r Request) string {
 		s.Alias = shorten(s.Alias, limit)
 		s.Session = shorten(s.Session, limit)
 		s.Exe = shorten(s.Exe, limit)
+		s.Path = shorten(s.Path, limit)
+		s.Field = shorten(s.Field, limit)
+		s.Listener = shorten(s.Listener, limit)
+		s.Agent = make([]procstat.Proc, len(r.Agent))
+		for i, p := range r.Agent {
+			s.Agent[i] = procstat.Proc{PID: p.PID, Exe: shorten(p.Exe, limit), Comm: shorten(p.Comm, limit)}
+		}
 		desc = escapeAssuan(s.Description())
 	}
 	return desc // with 8-byte fields the worst case is far below the budget

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/realtest"
 )
 
@@ -648,6 +649,9 @@ func TestPromptDescriptionFitsOneLine(t *testing.T) {
 		"everything long": {
 			Origin: strings.Repeat("o%", 900), Account: strings.Repeat("\x00", 900), Alias: strings.Repeat("é", 900),
 			Session: strings.Repeat("\n", 900), PID: 77, Exe: strings.Repeat("%\n", 900),
+			Path: strings.Repeat("/%", 900), Field: strings.Repeat("f", 900), Listener: strings.Repeat("l%", 900),
+			Agent: []procstat.Proc{{PID: 1, Exe: strings.Repeat("/x%", 300)}, {PID: 2, Comm: strings.Repeat("%", 300)},
+				{PID: 3, Exe: strings.Repeat("e", 900)}, {PID: 4, Exe: strings.Repeat("\x01", 900)}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -842,5 +846,27 @@ func BenchmarkPinentryApprove(b *testing.B) {
 		if err := p.Do(ctx, testRequest, use); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDescriptionNamesWhatIsApproved: the prompt names the page, the field, the agent chain
+// (labelled as the host's report), the loopback listener and the host as requester; a
+// verification says nothing will be typed.
+func TestDescriptionNamesWhatIsApproved(t *testing.T) {
+	r := Request{Origin: "http://127.0.0.1:8080", Account: "a@x", Alias: "dev", Session: "default", PID: 42, Exe: "/usr/local/bin/headless", Host: true,
+		Path: "/login", Field: "Password", Listener: "pid 7 /usr/bin/python3 (uid 1000)",
+		Agent: []procstat.Proc{{PID: 10, Comm: "headless"}, {PID: 9, Exe: "/usr/bin/bash"}, {PID: 8, Exe: "/usr/bin/claude"}}}
+	want := `Release the saved password for "a@x" at http://127.0.0.1:8080 (alias "dev") to browser session "default"?
+Page "/login", field "Password" (as reported by the host).
+That loopback address is served by pid 7 /usr/bin/python3 (uid 1000).
+Asked by pid 10 comm "headless" (executable unreadable) ← pid 9 /usr/bin/bash ← pid 8 /usr/bin/claude (as reported by the host).
+Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
+	if got := r.Description(); got != want {
+		t.Fatalf("Description:\n%s\nwant:\n%s", got, want)
+	}
+	r.Verify, r.Path, r.Field, r.Listener = true, "", "", ""
+	if got := r.Description(); !strings.HasPrefix(got, `Verify that the saved password for "a@x" at http://127.0.0.1:8080 (alias "dev") can be released?`) ||
+		!strings.Contains(got, "nothing will be typed anywhere") || strings.Contains(got, "browser session") {
+		t.Fatalf("verify description: %q", got)
 	}
 }

@@ -15,14 +15,21 @@
 // # Not guaranteed
 //
 // The pinentry provider shows a dialog that any same-user process could answer (an X11 client,
-// a process writing to the same terminal). The prompt names the requesting process so that the
-// person can notice a request they did not expect.
+// a process writing to the same terminal). The prompt names the requesting process (the host),
+// the page, the field and the agent behind the request (as the host reports them), and a
+// loopback origin's listener, so that the person can notice a request they did not expect. The
+// secret-service provider's dialog is gnome-keyring's own and shows none of it: gnome-keyring
+// 42.1 shows only the collection's label (which cannot be changed while it is locked) and
+// drops the caller's window id.
 package presence
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 // Denials. Every failure of a provider is one of these (possibly wrapped).
@@ -32,14 +39,28 @@ var (
 	ErrUnavailable = errors.New("presence unavailable")
 )
 
-// Request describes one release for the person to judge. Every field is shown in the prompt.
+// Request describes one release for the person to judge. Every set field is shown in the
+// prompt.
 type Request struct {
 	Origin  string
 	Account string
 	Alias   string
 	Session string
-	PID     int    // requesting process, from SO_PEERCRED
-	Exe     string // its executable, from /proc/PID/exe ("" when unknown)
+	PID     int    // requesting process, from SO_PEERCRED (the browser host)
+	Exe     string // its executable ("" when unknown)
+	// Host is true when the requester is the browser host brokerd started (always, for a
+	// release that reaches presence).
+	Host bool
+	// Verify marks a 'credentials verify': the host receives the password and zeroes it,
+	// nothing is typed anywhere.
+	Verify bool
+	// As reported by the host: the page path (no query), the password field's label, and
+	// the agent behind the request (the control-socket peer, then its ancestors).
+	Path  string
+	Field string
+	Agent []procstat.Proc
+	// Listener names the process listening on a loopback origin's port.
+	Listener string
 }
 
 // Description is the text a prompt shows for r.
@@ -48,8 +69,28 @@ func (r Request) Description() string {
 	if exe == "" {
 		exe = "unknown executable"
 	}
-	return fmt.Sprintf("Release the saved password for %q at %s (alias %q) to browser session %q?\n"+
-		"Requested by pid %d (%q).", r.Account, r.Origin, r.Alias, r.Session, r.PID, exe)
+	var b strings.Builder
+	if r.Verify {
+		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
+			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
+	} else {
+		fmt.Fprintf(&b, "Release the saved password for %q at %s (alias %q) to browser session %q?", r.Account, r.Origin, r.Alias, r.Session)
+	}
+	if r.Path != "" || r.Field != "" {
+		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
+	}
+	if r.Listener != "" {
+		fmt.Fprintf(&b, "\nThat loopback address is served by %s.", r.Listener)
+	}
+	if len(r.Agent) > 0 {
+		fmt.Fprintf(&b, "\nAsked by %s (as reported by the host).", procstat.Describe(r.Agent))
+	}
+	role := ""
+	if r.Host {
+		role = ", the browser host"
+	}
+	fmt.Fprintf(&b, "\nRequested by pid %d (%q)%s.", r.PID, exe, role)
+	return b.String()
 }
 
 // Provider asks for presence.

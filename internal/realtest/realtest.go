@@ -42,9 +42,11 @@ func Binary(t testing.TB, name string) string {
 	return p
 }
 
-// Root is the repository root (the directory holding go.mod).
+// Root is the repository root (the directory holding go.mod). t may be nil (TestMain).
 func Root(t testing.TB) string {
-	t.Helper()
+	if t != nil {
+		t.Helper()
+	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
@@ -62,6 +64,9 @@ type KeyringOptions struct {
 	Password   string   // login keyring password; default "test"
 	Activation bool     // enable D-Bus service activation (-a)
 	Env        []string // extra environment for the harness (e.g. GNOME_KEYRING_TEST_PROMPTER=...)
+	// Credential runs the bus and the keyring as another user (tests run as root; a test of
+	// what an unprivileged same-uid process can do needs both sides unprivileged).
+	Credential *syscall.Credential
 }
 
 // StartKeyring starts a private bus and an unlocked gnome-keyring for t and tears both down in
@@ -84,7 +89,7 @@ func StartKeyring(t testing.TB, o KeyringOptions) *Keyring {
 	cmd := exec.Command("bash", args...)
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: o.Credential}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

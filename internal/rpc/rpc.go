@@ -44,9 +44,11 @@ type Peer struct {
 	Exe string
 }
 
-// Conn is the identity of one served connection, compared by pointer. It carries the peer.
+// Conn is the identity of one served connection, compared by pointer. It carries the peer
+// and when the connection began to be served (after it was accepted).
 type Conn struct {
-	Peer Peer
+	Peer     Peer
+	Accepted time.Time
 }
 
 type connKey struct{}
@@ -155,7 +157,7 @@ const drainGrace = 2 * time.Second
 // ServeConn serves one already-identified connection until it closes or ctx is done.
 func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) {
 	s.init()
-	conn := &Conn{Peer: peer}
+	conn := &Conn{Peer: peer, Accepted: time.Now()}
 	if s.OnClose != nil {
 		defer s.OnClose(conn) // deferred first: runs after the handlers are waited for below
 	}

@@ -11,23 +11,26 @@ type Code string
 // Codes that cross a socket or leave the CLI. "Could not look" and "nothing found" are always
 // different codes.
 const (
-	CodeBadRequest      Code = "BAD_REQUEST"       // malformed, wrong-typed or unknown-field input
-	CodeFrameTooLarge   Code = "FRAME_TOO_LARGE"   // a frame over 1 MiB
-	CodeUnknownMethod   Code = "UNKNOWN_METHOD"    // no such method
-	CodePeerRefused     Code = "PEER_REFUSED"      // the connecting process is another user
-	CodeBusy            Code = "BUSY"              // connection or request limit reached
-	CodeInternal        Code = "INTERNAL"          // a bug or an unexpected failure
-	CodeInvalidOrigin   Code = "INVALID_ORIGIN"    // origin is not an acceptable web origin
-	CodeInvalidArgument Code = "INVALID_ARGUMENT"  // alias, account, password or other field out of bounds
-	CodeAliasExists     Code = "ALIAS_EXISTS"      // alias already used at that origin
-	CodeAliasUnknown    Code = "ALIAS_UNKNOWN"     // no such alias at that origin
-	CodeOriginMismatch  Code = "ORIGIN_MISMATCH"   // alias belongs to another origin than the challenge
-	CodeVaultLocked     Code = "VAULT_LOCKED"      // the OS vault is locked
-	CodeVaultUnavail    Code = "VAULT_UNAVAILABLE" // no OS vault reachable
-	CodeVaultFull       Code = "VAULT_FULL"        // a bounded store is full
-	CodePresenceDenied  Code = "PRESENCE_DENIED"
-	CodePresenceTimeout Code = "PRESENCE_TIMEOUT"
-	CodePresenceUnavail Code = "PRESENCE_UNAVAILABLE"
+	CodeBadRequest       Code = "BAD_REQUEST"       // malformed, wrong-typed or unknown-field input
+	CodeFrameTooLarge    Code = "FRAME_TOO_LARGE"   // a frame over 1 MiB
+	CodeUnknownMethod    Code = "UNKNOWN_METHOD"    // no such method
+	CodePeerRefused      Code = "PEER_REFUSED"      // the connecting process is another user
+	CodePeerNotHost      Code = "PEER_NOT_HOST"     // a secret was asked for by a process other than the host brokerd started
+	CodeBusy             Code = "BUSY"              // connection or request limit reached
+	CodeInternal         Code = "INTERNAL"          // a bug or an unexpected failure
+	CodeInvalidOrigin    Code = "INVALID_ORIGIN"    // origin is not an acceptable web origin
+	CodeInvalidArgument  Code = "INVALID_ARGUMENT"  // alias, account, password or other field out of bounds
+	CodeAliasExists      Code = "ALIAS_EXISTS"      // alias already used at that origin
+	CodeAliasUnknown     Code = "ALIAS_UNKNOWN"     // no such alias at that origin
+	CodeOriginMismatch   Code = "ORIGIN_MISMATCH"   // alias belongs to another origin than the challenge
+	CodeOriginAmbiguous  Code = "ORIGIN_AMBIGUOUS"  // a loopback origin is served by different processes
+	CodeOriginUnverified Code = "ORIGIN_UNVERIFIED" // the process serving a loopback origin could not be looked up
+	CodeVaultLocked      Code = "VAULT_LOCKED"      // the OS vault is locked
+	CodeVaultUnavail     Code = "VAULT_UNAVAILABLE" // no OS vault reachable
+	CodeVaultFull        Code = "VAULT_FULL"        // a bounded store is full
+	CodePresenceDenied   Code = "PRESENCE_DENIED"
+	CodePresenceTimeout  Code = "PRESENCE_TIMEOUT"
+	CodePresenceUnavail  Code = "PRESENCE_UNAVAILABLE"
 	// CodePresenceAutoUnlock: the keyring would unlock the headless collection with nobody
 	// asked (it stores its password for automatic unlock).
 	CodePresenceAutoUnlock Code = "PRESENCE_AUTO_UNLOCK"
@@ -73,23 +76,26 @@ const (
 )
 
 var hints = map[Code]string{
-	CodeBadRequest:      "send one JSON object per line with only the documented fields",
-	CodeFrameTooLarge:   "frames are limited to 1 MiB",
-	CodeUnknownMethod:   "check the method name against the protocol documentation",
-	CodePeerRefused:     "only the user who runs brokerd may connect",
-	CodeBusy:            "too many connections or requests at once; retry shortly",
-	CodeInternal:        "this is a bug; the broker log in the runtime dir has details",
-	CodeInvalidOrigin:   "use https://host[:port]; http only for localhost and loopback addresses",
-	CodeInvalidArgument: "aliases are letters, digits, '.', '_', '-' (max 64); accounts max 256 bytes; passwords 1-1024 bytes",
-	CodeAliasExists:     "choose another alias, or remove the existing one with 'headless credentials remove'",
-	CodeAliasUnknown:    "list saved aliases with 'headless credentials list --origin ORIGIN'",
-	CodeOriginMismatch:  "the alias is saved for a different origin than the page; a credential is only used on its exact origin",
-	CodeVaultLocked:     "unlock your keyring (for example by logging in to the desktop session) and retry",
-	CodeVaultUnavail:    "start a Secret Service (gnome-keyring or KWallet) on your D-Bus session bus",
-	CodeVaultFull:       "remove unused credentials from this session's store",
-	CodePresenceDenied:  "the release was not approved at the presence prompt",
-	CodePresenceTimeout: "nobody answered the presence prompt in time; retry and answer it",
-	CodePresenceUnavail: "configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see README); the secret-service provider needs the keyring's prompter (gcr-prompter) and a display",
+	CodeBadRequest:       "send one JSON object per line with only the documented fields",
+	CodeFrameTooLarge:    "frames are limited to 1 MiB",
+	CodeUnknownMethod:    "check the method name against the protocol documentation",
+	CodePeerRefused:      "only the user who runs brokerd may connect",
+	CodePeerNotHost:      "passwords go only to the browser host brokerd started: sign in with 'headless auth login' after 'headless start'; a host started any other way receives none",
+	CodeBusy:             "too many connections or requests at once; retry shortly",
+	CodeInternal:         "this is a bug; the broker log in the runtime dir has details",
+	CodeInvalidOrigin:    "use https://host[:port]; http only for localhost and loopback addresses",
+	CodeInvalidArgument:  "aliases are letters, digits, '.', '_', '-' (max 64); accounts max 256 bytes; passwords 1-1024 bytes",
+	CodeAliasExists:      "choose another alias, or remove the existing one with 'headless credentials remove'",
+	CodeAliasUnknown:     "list saved aliases with 'headless credentials list --origin ORIGIN'",
+	CodeOriginMismatch:   "the alias is saved for a different origin than the page; a credential is only used on its exact origin",
+	CodeOriginAmbiguous:  "different processes listen on the addresses this loopback origin reaches (for localhost: ::1 and 127.0.0.1): stop the other listener, or save the credential for http://127.0.0.1:PORT",
+	CodeOriginUnverified: "the kernel's socket tables could not be read, so the process serving this loopback origin is unknown; nothing was asked or released",
+	CodeVaultLocked:      "unlock your keyring (for example by logging in to the desktop session) and retry",
+	CodeVaultUnavail:     "start a Secret Service (gnome-keyring or KWallet) on your D-Bus session bus",
+	CodeVaultFull:        "remove unused credentials from this session's store",
+	CodePresenceDenied:   "the release was not approved at the presence prompt",
+	CodePresenceTimeout:  "nobody answered the presence prompt in time; retry and answer it",
+	CodePresenceUnavail:  "configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see README); the secret-service provider needs the keyring's prompter (gcr-prompter) and a display",
 	CodePresenceAutoUnlock: "the keyring stores the password of the 'headless' keyring for automatic unlock, so nobody would be asked: " +
 		"change that keyring's password (Seahorse: Passwords and Keys, right-click 'headless', Change Password), " +
 		"then approve the next prompt with 'Automatically unlock' unticked",
@@ -139,6 +145,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// WithHint replaces e's hint and returns e.
+func (e *Error) WithHint(hint string) *Error {
+	e.Hint = hint
+	return e
+}
 
 // Errorf makes an Error with code's default hint.
 func Errorf(code Code, format string, args ...any) *Error {

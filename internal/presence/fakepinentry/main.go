@@ -20,8 +20,10 @@
 //	errsetup      answers SETDESC with ERR 83886179
 //
 // Every received line is appended to the -log file as "<pid> recv <line>", after a
-// "<pid> start <mode>" line (and "<pid> child <pid>" for hang). It is a test stand-in only:
-// nothing in production refers to it.
+// "<pid> start <mode>" line, one "<pid> env NAME=VALUE" line for each of DISPLAY,
+// WAYLAND_DISPLAY, XAUTHORITY and DBUS_SESSION_BUS_ADDRESS that is set in its environment (so a
+// test sees where the prompt would have appeared), and "<pid> child <pid>" for hang. It is a
+// test stand-in only: nothing in production refers to it.
 package main
 
 import (
@@ -72,6 +74,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	logf("start", *mode)
+	for _, k := range []string{"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS"} {
+		if v, ok := os.LookupEnv(k); ok {
+			logf("env", k+"="+v)
+		}
+	}
 
 	switch *mode {
 	case "sleeper":

@@ -84,6 +84,31 @@ func Prompts(t testing.TB, logFile string) []string {
 	return prompts
 }
 
+// Env returns the display and bus variables (DISPLAY, WAYLAND_DISPLAY, XAUTHORITY,
+// DBUS_SESSION_BUS_ADDRESS) that each run of logFile's fake found in its environment, as
+// "NAME=VALUE", one slice per run in order: where the prompt would have appeared.
+func Env(t testing.TB, logFile string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(logFile)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs [][]string
+	for _, line := range strings.Split(string(b), "\n") {
+		_, rest, _ := strings.Cut(line, " ")
+		switch {
+		case strings.HasPrefix(rest, "start "):
+			runs = append(runs, []string{})
+		case strings.HasPrefix(rest, "env ") && len(runs) > 0:
+			runs[len(runs)-1] = append(runs[len(runs)-1], strings.TrimPrefix(rest, "env "))
+		}
+	}
+	return runs
+}
+
 // percentDecode undoes Assuan's %XX escaping; a malformed escape is kept as is.
 func percentDecode(s string) string {
 	var b strings.Builder

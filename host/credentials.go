@@ -1,0 +1,167 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"strings"
+
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// Credential commands that go through the host (control.sock):
+//
+//   - credentials.list/add/remove with an isolated session: that session's store lives in
+//     brokerd and answers only the host connection that registered it, so the CLI asks the
+//     host. credentials.add carries the person's password from the CLI's terminal in one
+//     hand-built frame (like auth.enroll), accepted only from a peer with a controlling
+//     terminal, and goes on to brokerd as one hand-built frame; it is zeroed on every path.
+//   - credentials.verify: the whole release gate (challenge, presence, vault) with the host as
+//     the receiver, purpose "verify" (the prompt says nothing will be typed); the host zeroes
+//     the password at once and answers released or the typed denial. No release ever goes to
+//     the CLI.
+const (
+	MethodCredentialsList   = "credentials.list"
+	MethodCredentialsAdd    = "credentials.add"
+	MethodCredentialsRemove = "credentials.remove"
+	MethodCredentialsVerify = "credentials.verify"
+)
+
+// CredentialsListParams is credentials.list: an isolated session's store.
+type CredentialsListParams struct {
+	Session string `json:"session"`
+	Origin  string `json:"origin,omitempty"`
+}
+
+// CredentialsAddParams is credentials.add. Clients build the frame by hand
+// (broker.SecretRequestFrame); the secret is never logged.
+type CredentialsAddParams struct {
+	Session string `json:"session"`
+	Origin  string `json:"origin"`
+	Account string `json:"account"`
+	Alias   string `json:"alias"`
+	Secret  []byte `json:"secret"`
+}
+
+// CredentialsRemoveParams is credentials.remove.
+type CredentialsRemoveParams struct {
+	Session string `json:"session"`
+	Origin  string `json:"origin"`
+	Alias   string `json:"alias"`
+}
+
+// VerifyParams is credentials.verify (the vault's credential of origin and alias).
+type VerifyParams struct {
+	Origin string `json:"origin"`
+	Alias  string `json:"alias"`
+}
+
+// VerifyResult answers credentials.verify.
+type VerifyResult struct {
+	Status  string `json:"status"` // "released"
+	Origin  string `json:"origin"`
+	Account string `json:"account"`
+	Alias   string `json:"alias"`
+}
+
+// verifySession is the session name of verification challenges: not a valid browser session
+// name, so no real session's challenge can be confused with it.
+const verifySession = "-verify"
+
+// isolatedSession checks that name is one of this host's isolated sessions.
+func (h *Host) isolatedSession(name string) error {
+	h.bmu.Lock()
+	ok := h.isolated[name]
+	h.bmu.Unlock()
+	if !ok {
+		return wire.Errorf(wire.CodeSessionUnknown, "no isolated session %q in the running host", bound(name, 64))
+	}
+	return nil
+}
+
+// CredentialsList lists an isolated session's store.
+func (h *Host) CredentialsList(ctx context.Context, p CredentialsListParams) (broker.ListResult, error) {
+	if err := h.isolatedSession(p.Session); err != nil {
+		return broker.ListResult{}, err
+	}
+	var creds []broker.Credential
+	err := h.withBroker(ctx, func(c *broker.Client) error {
+		var err error
+		creds, err = c.ListIn(ctx, p.Session, p.Origin)
+		return err
+	})
+	if creds == nil {
+		creds = []broker.Credential{}
+	}
+	return broker.ListResult{Credentials: creds}, err
+}
+
+// CredentialsAdd saves the person's password into an isolated session's store. It owns
+// p.Secret and zeroes it.
+func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (broker.Credential, error) {
+	defer vault.Zero(p.Secret)
+	if err := h.isolatedSession(p.Session); err != nil {
+		return broker.Credential{}, err
+	}
+	if err := vault.ValidSecret(p.Secret); err != nil {
+		return broker.Credential{}, err
+	}
+	var cred broker.Credential
+	err := h.withBroker(ctx, func(c *broker.Client) error {
+		var err error
+		cred, err = c.AddTo(ctx, p.Session, p.Origin, p.Account, p.Alias, p.Secret)
+		return err
+	})
+	if err == nil {
+		h.o.Log.Info("credential added to an isolated store", "session", p.Session, "origin", cred.Origin, "alias", cred.Alias)
+	}
+	return cred, err
+}
+
+// CredentialsRemove removes a credential from an isolated session's store.
+func (h *Host) CredentialsRemove(ctx context.Context, p CredentialsRemoveParams) (struct{}, error) {
+	if err := h.isolatedSession(p.Session); err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, h.withBroker(ctx, func(c *broker.Client) error { return c.RemoveIn(ctx, p.Session, p.Origin, p.Alias) })
+}
+
+// CredentialsVerify proves that the vault credential can be released: challenge, presence,
+// vault, to this host, which zeroes the password unseen and types nothing.
+func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyResult, error) {
+	o, err := origin.Canonical(p.Origin)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	if err := vault.ValidAlias(p.Alias); err != nil {
+		return VerifyResult{}, err
+	}
+	if h.o.Broker == nil {
+		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	}
+	doc := "verify-" + strings.ToLower(rand.Text())
+	var ch broker.ChallengeResult
+	if err := h.withBroker(ctx, func(c *broker.Client) error {
+		var err error
+		ch, err = c.Challenge(ctx, broker.ChallengeParams{Session: verifySession, Document: doc, Origin: o})
+		return err
+	}); err != nil {
+		return VerifyResult{}, err
+	}
+	// A connection of its own: the prompt may wait for a person.
+	rc, err := h.o.Broker(ctx)
+	if err != nil {
+		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+	}
+	rel, secret, err := rc.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: p.Alias, Session: verifySession, Document: doc,
+		Purpose: broker.PurposeVerify, Agent: agentChain(ctx)})
+	rc.Close()
+	vault.Zero(secret)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	h.o.Log.Info("credential verified (released to the host and zeroed)", "origin", rel.Origin, "alias", rel.Alias)
+	return VerifyResult{Status: "released", Origin: rel.Origin, Account: rel.Account, Alias: rel.Alias}, nil
+}

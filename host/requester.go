@@ -1,0 +1,48 @@
+package host
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/rpc"
+)
+
+// What the host tells brokerd about a release, for the person's prompt and the audit: the
+// page path (never the query or fragment, which may hold anything), the password field's
+// label, and the agent behind the request (the control-socket peer and up to three of its
+// ancestors, from /proc: the CLI is undumpable, so only its comm can be read).
+
+// pagePath is the path of u, bounded; "" when u has none.
+func pagePath(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return procstat.Clean(p.EscapedPath(), broker.MaxPath)
+}
+
+// fieldLabel is the outline text (accessible name) of the element ref, bounded.
+func fieldLabel(o snapshot.Outline, ref string) string {
+	for _, e := range o.Elements {
+		if e.Ref == ref && ref != "" {
+			l := e.Text
+			if l == "" {
+				l = e.Placeholder
+			}
+			return procstat.Clean(l, broker.MaxField)
+		}
+	}
+	return ""
+}
+
+// agentChain is the control-socket peer of ctx's request and its ancestors.
+func agentChain(ctx context.Context) []broker.Proc {
+	c := rpc.ConnOf(ctx)
+	if c == nil {
+		return nil
+	}
+	return procstat.Chain(c.Peer.PID, broker.MaxAgent)
+}

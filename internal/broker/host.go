@@ -1,0 +1,176 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/headless-dev/headless/internal/hostproc"
+	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// HostSupervisor starts the browser host and knows its process (package hostproc).
+type HostSupervisor interface {
+	// Start starts the host unless the one it started still runs.
+	Start(ctx context.Context) (hostproc.Result, error)
+	// Genuine reports whether pid is the running host it started, for a connection
+	// accepted at accepted.
+	Genuine(pid int, accepted time.Time) bool
+	// Running returns the running host's pid and executable (0, "" when none).
+	Running() (pid int, exe string)
+}
+
+var _ HostSupervisor = (*hostproc.Supervisor)(nil)
+
+// HostExpect is what the genuine host must report in host.hello: brokerd's own view of how
+// the host should run.
+type HostExpect struct {
+	Chromium string // the Chromium executable of brokerd's config
+	Config   string // brokerd's config file
+	Version  string // brokerd's version (the host is built with it)
+	// CheckChromium checks the Chromium file itself (hostproc.CheckChromium); nil checks
+	// nothing (unit tests).
+	CheckChromium func(path string) error
+}
+
+// StartTimeout bounds a host.start request.
+const StartTimeout = 110 * time.Second
+
+// peerNotHost is the refusal of a secret to anything but the genuine host.
+func peerNotHost(format string, a ...any) *wire.Error {
+	return wire.Errorf(wire.CodePeerNotHost, format, a...)
+}
+
+// requireHost refuses (PEER_NOT_HOST) a request for a secret unless conn's peer is the
+// running host brokerd started and it said how it runs on this connection, matching brokerd's
+// own config and build. It runs before anything is consumed or anyone is asked.
+func (s *Server) requireHost(conn *rpc.Conn) error {
+	if conn == nil {
+		return peerNotHost("no connection identity")
+	}
+	peer := conn.Peer
+	if s.Hosts == nil || !s.Hosts.Genuine(peer.PID, conn.Accepted) {
+		return peerNotHost("%s is not the browser host this brokerd started; nothing was asked or released", s.describePeer(peer))
+	}
+	s.helloMu.Lock()
+	verdict, ok := s.hellos[conn]
+	s.helloMu.Unlock()
+	if !ok {
+		return peerNotHost("the browser host did not say how it runs (host.hello) on this connection; nothing was asked or released")
+	}
+	if verdict != nil {
+		return peerNotHost("the browser host does not run as brokerd's config says (%s); nothing was asked or released", verdict.Message)
+	}
+	return nil
+}
+
+// describePeer names a peer for an error: its pid and executable (or comm).
+func (s *Server) describePeer(peer Peer) string {
+	if c := s.chainOf(peer); len(c) > 0 {
+		return c[0].String()
+	}
+	return fmt.Sprintf("pid %d", peer.PID)
+}
+
+// chainOf is the peer and up to three ancestors, from /proc. The genuine host is undumpable,
+// so brokerd (not root) cannot read its executable there: it is the file brokerd started.
+func (s *Server) chainOf(peer Peer) []procstat.Proc {
+	c := procstat.Chain(peer.PID, 4)
+	if len(c) == 0 {
+		return nil
+	}
+	if s.Hosts != nil {
+		if pid, exe := s.Hosts.Running(); pid == peer.PID && c[0].Exe == "" {
+			c[0].Exe = exe
+		}
+	}
+	if c[0].Exe == "" && peer.Exe != "" {
+		c[0].Exe = procstat.Clean(peer.Exe, procstat.MaxExe)
+	}
+	return c
+}
+
+// hello records what the host says about how it runs, for this connection; a mismatch is
+// answered with PEER_NOT_HOST (and every later release here is refused with the reason).
+func (s *Server) hello(conn *rpc.Conn, p HelloParams) (struct{}, error) {
+	if conn == nil {
+		return struct{}{}, wire.Errorf(wire.CodeInternal, "no connection identity")
+	}
+	verdict := s.checkHello(p)
+	s.helloMu.Lock()
+	if s.hellos == nil {
+		s.hellos = map[*rpc.Conn]*wire.Error{}
+	}
+	s.hellos[conn] = verdict
+	s.helloMu.Unlock()
+	if verdict != nil {
+		s.log().Warn("host.hello refused", "peer_pid", conn.Peer.PID, "reason", verdict.Message)
+		return struct{}{}, peerNotHost("%s", verdict.Message)
+	}
+	return struct{}{}, nil
+}
+
+func (s *Server) checkHello(p HelloParams) *wire.Error {
+	e := s.Expect
+	q := func(v string) string { return fmt.Sprintf("%q", truncate(v, 200)) }
+	switch {
+	case p.Version != e.Version:
+		return peerNotHost("the host is version %s, brokerd is %s", q(p.Version), q(e.Version))
+	case p.Config != e.Config:
+		return peerNotHost("the host read the config %s, brokerd reads %s (another XDG_CONFIG_HOME or HOME)", q(p.Config), q(e.Config))
+	case p.Chromium != e.Chromium:
+		return peerNotHost("the host launches Chromium %s, brokerd's config names %s", q(p.Chromium), q(e.Chromium))
+	}
+	if len(p.ChromiumEnv) > len(ChromiumEnv) {
+		return peerNotHost("Chromium's environment has %d variables; the allowlist has %d", len(p.ChromiumEnv), len(ChromiumEnv))
+	}
+	for _, name := range p.ChromiumEnv {
+		if !slices.Contains(ChromiumEnv, name) {
+			return peerNotHost("Chromium's environment has %s, which is not allowlisted", q(name))
+		}
+	}
+	if e.CheckChromium != nil {
+		if err := e.CheckChromium(e.Chromium); err != nil {
+			return peerNotHost("the configured Chromium is refused: %s", truncate(err.Error(), 300))
+		}
+	}
+	return nil
+}
+
+// startHost answers host.start.
+func (s *Server) startHost(ctx context.Context) (HostStartResult, error) {
+	if s.Hosts == nil {
+		return HostStartResult{}, wire.Errorf(wire.CodeHostUnavail, "this brokerd starts no browser host")
+	}
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	r, err := s.Hosts.Start(ctx)
+	if err != nil {
+		return HostStartResult{}, err
+	}
+	return HostStartResult{Status: r.Status, PID: r.PID, Ready: r.Ready}, nil
+}
+
+// validRelease checks what the host reports about a release: bounded, printable.
+func validRelease(p ReleaseParams) error {
+	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeInvalidArgument, format, a...) }
+	switch {
+	case p.Purpose != PurposeLogin && p.Purpose != PurposeVerify:
+		return bad("unknown release purpose %q", truncate(p.Purpose, 32))
+	case len(p.Path) > MaxPath || !procstat.Printable(p.Path):
+		return bad("the page path is longer than %d bytes or not printable UTF-8", MaxPath)
+	case len(p.Field) > MaxField || !procstat.Printable(p.Field):
+		return bad("the field label is longer than %d bytes or not printable UTF-8", MaxField)
+	case len(p.Agent) > MaxAgent:
+		return bad("the agent chain has more than %d processes", MaxAgent)
+	}
+	for _, a := range p.Agent {
+		if a.PID <= 0 || len(a.Exe) > procstat.MaxExe || len(a.Comm) > procstat.MaxComm || !procstat.Printable(a.Exe) || !procstat.Printable(a.Comm) {
+			return bad("an agent process entry is out of bounds (pid > 0, exe at most %d bytes, comm at most %d, printable)", procstat.MaxExe, procstat.MaxComm)
+		}
+	}
+	return nil
+}

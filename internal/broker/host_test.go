@@ -1,0 +1,294 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/loopback"
+	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// withAudit gives f a real audit log in a temp dir and returns a reader of its records.
+func withAudit(t *testing.T, f *fixture) func() []audit.Record {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := audit.Open(audit.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	f.srv.Audit = l
+	return func() []audit.Record {
+		recs, err := audit.List(dir, time.Time{}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+}
+
+// TestReleaseOnlyToTheGenuineHost: a release from any connection but the host's (another
+// process; the host's pid without host.hello; a hello that disagrees with brokerd's config) is
+// PEER_NOT_HOST, before the challenge is consumed and before presence is asked, and audited
+// with the requester's chain; the same challenge then still works for the genuine host.
+func TestReleaseOnlyToTheGenuineHost(t *testing.T) {
+	ctx := context.Background()
+	chromiumErr := errors.New("/usr/lib/chromium/chromium is not an ELF executable (a script or wrapper is refused)")
+	cases := []struct {
+		name  string
+		peer  Peer
+		hello *HelloParams
+		check error
+		want  string // in the message
+	}{
+		{"another process", Peer{PID: 31337, Exe: "/usr/bin/python3"}, nil, nil, "pid 31337"},
+		{"another process that says hello", Peer{PID: 31337}, &goodHello, nil, "is not the browser host this brokerd started"},
+		{"the host without hello", Peer{PID: 777}, nil, nil, "did not say how it runs"},
+		{"another version", Peer{PID: 777}, &HelloParams{Chromium: goodHello.Chromium, Config: goodHello.Config, Version: "v9"}, nil, `the host is version "v9", brokerd is "test"`},
+		{"another config", Peer{PID: 777}, &HelloParams{Chromium: goodHello.Chromium, Config: "/tmp/x/headless/config.json", Version: "test"}, nil, `read the config "/tmp/x/headless/config.json"`},
+		{"another chromium", Peer{PID: 777}, &HelloParams{Chromium: "/tmp/wrapper.sh", Config: goodHello.Config, Version: "test"}, nil, `launches Chromium "/tmp/wrapper.sh"`},
+		{"chromium env not allowlisted", Peer{PID: 777}, &HelloParams{Chromium: goodHello.Chromium, ChromiumEnv: []string{"PATH", "LD_PRELOAD"}, Config: goodHello.Config, Version: "test"}, nil, `"LD_PRELOAD", which is not allowlisted`},
+		{"configured chromium refused", Peer{PID: 777}, &goodHello, chromiumErr, "the configured Chromium is refused"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			records := withAudit(t, f)
+			host := f.client(t)
+			if tc.check != nil {
+				f.srv.Expect.CheckChromium = func(string) error { return tc.check }
+			}
+			ch, err := host.Challenge(ctx, ChallengeParams{Session: "s1", Document: "doc-1", Origin: "https://app.example"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := NewClient(f.connAs(t, tc.peer))
+			if tc.hello != nil {
+				err := c.Call(ctx, MethodHostHello, *tc.hello, nil)
+				if tc.peer.PID == 777 && code(err) != wire.CodePeerNotHost {
+					t.Fatalf("a disagreeing hello was answered %v", err)
+				}
+			}
+			p := ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s1", Document: "doc-1"}
+			_, secret, err := c.Release(ctx, p)
+			if code(err) != wire.CodePeerNotHost || secret != nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("release: %v, want PEER_NOT_HOST naming %q", err, tc.want)
+			}
+			var we *wire.Error
+			if !errors.As(err, &we) || we.Hint == "" {
+				t.Fatalf("no hint: %#v", err)
+			}
+			if f.pres.asked.Load() != 0 || f.store.secrets.Load() != 0 {
+				t.Fatal("presence was asked or the vault read for a refused peer")
+			}
+			recs := records()
+			if len(recs) != 1 || recs[0].Op != "release" || recs[0].Decision != "deny" || recs[0].Code != "PEER_NOT_HOST" ||
+				recs[0].PID != tc.peer.PID || len(recs[0].Chain) == 0 || recs[0].Chain[0].PID != tc.peer.PID {
+				t.Fatalf("audit: %+v", recs)
+			}
+			// Nothing was consumed: the genuine host can still use the challenge.
+			if _, secret, err := host.Release(ctx, p); err != nil || string(secret) != canary {
+				t.Fatalf("the host's release after the refusal: %v", err)
+			}
+		})
+	}
+}
+
+func TestHelloAndStartAndVersion(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.srv.Started = StartedAuto
+	c := f.client(t)
+	var r HostStartResult
+	if err := c.Call(ctx, MethodHostStart, struct{}{}, &r); err != nil || r.Status != "running" || r.PID != 777 || string(r.Ready) != `{"pid":777}` {
+		t.Fatalf("host.start: %+v %v", r, err)
+	}
+	v, err := c.Version(ctx)
+	if err != nil || v.Started != StartedAuto || v.HostPID != 777 {
+		t.Fatalf("version: %+v %v", v, err)
+	}
+	// Without a supervisor, nothing is the host and nothing can be started.
+	f.srv.Hosts = nil
+	if err := c.Call(ctx, MethodHostStart, struct{}{}, &r); code(err) != wire.CodeHostUnavail {
+		t.Fatalf("host.start without a supervisor: %v", err)
+	}
+	ch, _ := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if _, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); code(err) != wire.CodePeerNotHost {
+		t.Fatalf("release without a supervisor: %v", err)
+	}
+}
+
+// TestReleaseReportsAreCheckedAndShown: what the host reports is bounded and printable, and
+// reaches the prompt and the audit as sent.
+func TestReleaseReportsAreCheckedAndShown(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	records := withAudit(t, f)
+	c := f.client(t)
+	issue := func() string {
+		ch, err := c.Challenge(ctx, ChallengeParams{Session: "s1", Document: "doc-1", Origin: "https://app.example"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch.Challenge
+	}
+	agents := func(n int) []Proc {
+		var a []Proc
+		for i := range n {
+			a = append(a, Proc{PID: 10 + i, Exe: "/usr/bin/bash"})
+		}
+		return a
+	}
+	for name, p := range map[string]ReleaseParams{
+		"unknown purpose":      {Purpose: "dump"},
+		"control char in path": {Path: "/login\x1b[2J"},
+		"long path":            {Path: "/" + strings.Repeat("a", MaxPath)},
+		"control char field":   {Field: "Pass\u202eword"},
+		"long field":           {Field: strings.Repeat("f", MaxField+1)},
+		"five agents":          {Agent: agents(5)},
+		"agent pid 0":          {Agent: []Proc{{PID: 0, Exe: "/x"}}},
+		"agent long exe":       {Agent: []Proc{{PID: 1, Exe: "/" + strings.Repeat("e", procstat.MaxExe)}}},
+		"agent newline comm":   {Agent: []Proc{{PID: 1, Comm: "a\nb"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p.Challenge, p.Alias, p.Session, p.Document = issue(), "staging-admin", "s1", "doc-1"
+			if _, _, err := c.Release(ctx, p); code(err) != wire.CodeInvalidArgument {
+				t.Fatalf("%v, want INVALID_ARGUMENT", err)
+			}
+			if f.pres.asked.Load() != 0 {
+				t.Fatal("presence asked")
+			}
+		})
+	}
+	p := ReleaseParams{Challenge: issue(), Alias: "staging-admin", Session: "s1", Document: "doc-1", Purpose: PurposeVerify,
+		Path: "/login", Field: "Password", Agent: []Proc{{PID: 12, Comm: "headless"}, {PID: 11, Exe: "/usr/bin/bash"}}}
+	if _, secret, err := c.Release(ctx, p); err != nil || string(secret) != canary {
+		t.Fatalf("release: %v", err)
+	}
+	r := f.pres.last.Load()
+	if !r.Verify || r.Path != "/login" || r.Field != "Password" || len(r.Agent) != 2 || r.Agent[0].Comm != "headless" || !r.Host {
+		t.Fatalf("presence request %+v", r)
+	}
+	recs := records()
+	last := recs[len(recs)-1]
+	if last.Decision != "allow" || last.Purpose != "verify" || last.Path != "/login" || last.Field != "Password" || len(last.Agent) != 2 ||
+		last.Exe != "/opt/headless/headless" && last.Exe != "/usr/bin/agent" {
+		t.Fatalf("audit %+v", last)
+	}
+}
+
+// fakeLoopback answers Find with a fixed listener and error, counting calls.
+type fakeLoopback struct {
+	l     loopback.Listener
+	err   error
+	calls int
+}
+
+func (f *fakeLoopback) Find(o string) (loopback.Listener, error) {
+	f.calls++
+	l := f.l
+	l.Origin = o
+	return l, f.err
+}
+
+// TestLoopbackOrigins: the listener of a loopback origin is named in the prompt and the
+// audit and its key returned with the release; an origin served by different processes is
+// ORIGIN_AMBIGUOUS before anyone is asked, and one that cannot be looked up ORIGIN_UNVERIFIED.
+func TestLoopbackOrigins(t *testing.T) {
+	ctx := context.Background()
+	const dev = "http://127.0.0.1:8080"
+	one := loopback.Listener{
+		Sockets: []loopback.Socket{{Addr: netip.MustParseAddrPort("127.0.0.1:8080"), Inode: 5, UID: 1000}},
+		Procs:   []loopback.Process{{PID: 4242, Exe: "/usr/bin/python3", Inodes: []uint64{5}}},
+	}
+	two := one
+	two.Sockets = append(append([]loopback.Socket{}, one.Sockets...), loopback.Socket{Addr: netip.MustParseAddrPort("[::1]:8080"), Inode: 6, UID: 1000})
+	two.Procs = append(append([]loopback.Process{}, one.Procs...), loopback.Process{PID: 666, Exe: "/tmp/evil", Inodes: []uint64{6}})
+	for _, tc := range []struct {
+		name string
+		fl   *fakeLoopback
+		want wire.Code
+	}{
+		{"one listener", &fakeLoopback{l: one}, ""},
+		{"ambiguous", &fakeLoopback{l: two, err: fmt.Errorf("%w: two processes", loopback.ErrAmbiguous)}, wire.CodeOriginAmbiguous},
+		{"could not look", &fakeLoopback{err: fmt.Errorf("%w: /proc/net/tcp", loopback.ErrUnavailable)}, wire.CodeOriginUnverified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			records := withAudit(t, f)
+			f.srv.Loopback = tc.fl
+			if err := f.store.Add(ctx, vault.Record{Origin: dev, Account: "dev@x", Alias: "dev"}, []byte(canary)); err != nil {
+				t.Fatal(err)
+			}
+			c := f.client(t)
+			ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: dev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "dev", Session: "s", Document: "d"})
+			recs := records()
+			last := recs[len(recs)-1]
+			if tc.want != "" {
+				if code(err) != tc.want || secret != nil || f.pres.asked.Load() != 0 || f.store.secrets.Load() != 0 {
+					t.Fatalf("release: %v (asked %d), want %s", err, f.pres.asked.Load(), tc.want)
+				}
+				if last.Code != string(tc.want) || tc.want == wire.CodeOriginAmbiguous && !strings.Contains(last.Listener, "/tmp/evil") {
+					t.Fatalf("audit %+v", last)
+				}
+				return
+			}
+			if err != nil || string(secret) != canary || rel.Listener != one.Key() || rel.Listener == "" {
+				t.Fatalf("release %+v %v", rel, err)
+			}
+			if r := f.pres.last.Load(); r.Listener != one.String() || !strings.Contains(r.Description(), "/usr/bin/python3") {
+				t.Fatalf("prompt: %q", r.Description())
+			}
+			if last.Listener != one.String() || last.Decision != "allow" {
+				t.Fatalf("audit %+v", last)
+			}
+		})
+	}
+	// An https origin is never looked up.
+	f := newFixture(t)
+	fl := &fakeLoopback{l: one}
+	f.srv.Loopback = fl
+	c := f.client(t)
+	ch, _ := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if rel, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || rel.Listener != "" || fl.calls != 0 {
+		t.Fatalf("https release: %+v %v, %d lookups", rel, err, fl.calls)
+	}
+}
+
+// BenchmarkHostGate is what the genuine-host check adds to every release: requireHost (the
+// supervisor's pid check and the connection's hello verdict) and the requester's chain read
+// from /proc for the audit record.
+func BenchmarkHostGate(b *testing.B) {
+	f := newFixture(b)
+	conn := &rpc.Conn{Peer: Peer{PID: os.Getpid()}, Accepted: time.Now()}
+	f.hosts.pid = os.Getpid()
+	f.srv.hello(conn, goodHello)
+	b.Run("requireHost", func(b *testing.B) {
+		for b.Loop() {
+			if err := f.srv.requireHost(conn); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("chain", func(b *testing.B) {
+		for b.Loop() {
+			if c := f.srv.chainOf(conn.Peer); len(c) == 0 {
+				b.Fatal("no chain")
+			}
+		}
+	})
+}

@@ -1,0 +1,116 @@
+// Package hardening closes the cheap doors a same-user process has into headless's own
+// processes, and reports the facts a doctor needs to say which doors stay open.
+//
+// # Security contract
+//
+//   - [Undumpable] (Linux: prctl(PR_SET_DUMPABLE, 0)), called first thing in main by brokerd
+//     and by every invocation of the headless binary (CLI and host), makes the process
+//     undumpable: a same-user process that is not root can no longer ptrace it, nor open its
+//     /proc/PID/mem, environ, fd/ or exe, and it leaves no core dump. It stays so for the
+//     life of the process image; an exec resets it (Chromium, started by the host, is
+//     dumpable again).
+//   - [Facts] reports, for a doctor: whether this process is undumpable, the kernel's Yama
+//     ptrace_scope ("absent" on a kernel without Yama), and for each of headless's binaries
+//     whether a process of the current user could replace it (a user-writable host binary
+//     can be swapped for anything by any same-user program; root-owned binaries in a
+//     root-owned directory cannot).
+//
+// # Not guaranteed
+//
+// Between exec and the prctl call (microseconds) the process is dumpable: a same-user
+// process racing for that window can attach to it. Yama's ptrace_scope ≥ 2 (or 3) closes
+// it for everyone but root; a kernel without Yama cannot. Root is never kept out. On other
+// systems Undumpable does nothing and Facts says so.
+package hardening
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// BinaryFact says whether the current user could replace one of headless's binaries.
+type BinaryFact struct {
+	Path         string `json:"path"`
+	UserWritable bool   `json:"user_writable"`
+	Reason       string `json:"reason,omitempty"` // why it is (or could not be checked)
+}
+
+// Report is what a doctor shows about this process and its binaries.
+type Report struct {
+	Undumpable  bool         `json:"undumpable"`
+	PtraceScope string       `json:"ptrace_scope"` // "0".."3", "absent", or "unknown"
+	Binaries    []BinaryFact `json:"binaries,omitempty"`
+}
+
+// Facts reports this process's dumpable state, the kernel's ptrace_scope and the binaries'
+// writability.
+func Facts(binaries ...string) Report {
+	r := Report{PtraceScope: PtraceScope()}
+	if d, err := Dumpable(); err == nil {
+		r.Undumpable = !d
+	}
+	for _, b := range binaries {
+		r.Binaries = append(r.Binaries, Binary(b))
+	}
+	return r
+}
+
+// PtraceScope reads /proc/sys/kernel/yama/ptrace_scope: "absent" when the kernel has no Yama.
+func PtraceScope() string {
+	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+	switch {
+	case os.IsNotExist(err):
+		return "absent"
+	case err != nil:
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Binary checks whether the current user could modify or replace the file at path: it or
+// its directory is owned by the current user, or is writable by group or others (a
+// directory with the sticky bit and another owner excepted).
+func Binary(path string) BinaryFact {
+	f := BinaryFact{Path: path}
+	uid := uint32(os.Getuid())
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		f.UserWritable, f.Reason = true, "cannot be checked: "+err.Error()
+		return f
+	}
+	var dst syscall.Stat_t
+	dir := filepath.Dir(path)
+	if err := syscall.Stat(dir, &dst); err != nil {
+		f.UserWritable, f.Reason = true, "its directory cannot be checked: "+err.Error()
+		return f
+	}
+	switch {
+	case st.Uid == uid:
+		f.UserWritable, f.Reason = true, "owned by you: any program running as you can replace it"
+	case st.Mode&0o022 != 0:
+		f.UserWritable, f.Reason = true, "writable by group or others"
+	case dst.Uid == uid:
+		f.UserWritable, f.Reason = true, "its directory "+dir+" is yours: any program running as you can put another file in its place"
+	case dst.Mode&0o022 != 0 && dst.Mode&syscall.S_ISVTX == 0:
+		f.UserWritable, f.Reason = true, "its directory "+dir+" is writable by group or others"
+	default:
+		f.Reason = "owned by uid " + itoa(st.Uid) + " in a directory you cannot write"
+	}
+	return f
+}
+
+func itoa(u uint32) string {
+	if u == 0 {
+		return "0"
+	}
+	var b [10]byte
+	i := len(b)
+	for u > 0 {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+	}
+	return string(b[i:])
+}
