@@ -10,6 +10,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -350,7 +351,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
 	}
-	typed, err := h.fillVerified(ctx, b, s, st, form, rel.Origin, rel.Account, secret, &res.Evidence, page)
+	typed, err := h.fillVerified(ctx, b, s, st, form, rel.Origin, rel.Account, rel.Listener, secret, &res.Evidence, page)
 	vault.Zero(secret)
 	if err == nil {
 		h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
@@ -399,7 +400,12 @@ func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pag
 // all of it once more, and the password field still a password field. The secret goes only
 // through the hand-built Input.insertText; the caller still zeroes it. typed says whether the
 // secret was (or may have been) typed: the caller then ends the attempt with endAttempt.
-func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin, account string, secret []byte, ev *Evidence, page int) (typed bool, err error) {
+//
+// For a loopback origin the process listening there is looked up once more right before
+// typing: listener is the key brokerd saw when it released the secret ("" when the secret
+// came from the person's terminal); another listener now, or an origin served by more than
+// one process, is ORIGIN_AMBIGUOUS and nothing is typed.
+func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin, account, listener string, secret []byte, ev *Evidence, page int) (typed bool, err error) {
 	fresh, form, err := h.recheck(ctx, b, s, st, form, credOrigin, page, "after the challenge was issued; nothing was typed")
 	if err != nil {
 		return false, err
@@ -429,6 +435,9 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err := h.focusedOn(ctx, b, s, pw, st.document, "password"); err != nil {
 		return false, err
 	}
+	if err := h.sameListener(credOrigin, listener); err != nil {
+		return false, err
+	}
 	s.addTaint(st.document, pw) // before the first character: every later path clears it
 	if err := b.InsertSecret(ctx, s.sid, secret); err != nil {
 		return true, h.browserErr(err)
@@ -448,6 +457,24 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	}
 	ev.Steps++
 	return true, nil
+}
+
+// sameListener checks, for a loopback origin, that one process serves it and that it is the
+// one brokerd saw at the release (want; "" to check only that one process serves it).
+func (h *Host) sameListener(o, want string) error {
+	if !loopback.IsLoopback(o) {
+		return nil
+	}
+	l, err := h.o.Loopback.Find(o)
+	switch {
+	case errors.Is(err, loopback.ErrAmbiguous):
+		return wire.Errorf(wire.CodeOriginAmbiguous, "%v; nothing was typed", err)
+	case err != nil:
+		return wire.Errorf(wire.CodeOriginUnverified, "%v; nothing was typed", err)
+	case want != "" && l.Key() != want:
+		return wire.Errorf(wire.CodeOriginAmbiguous, "the process listening on %s changed since the release (now: %s); nothing was typed", o, l)
+	}
+	return nil
 }
 
 // recheck takes a fresh look at the page and checks that it still shows st's document, that

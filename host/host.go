@@ -22,6 +22,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
 )
@@ -51,6 +52,10 @@ type Options struct {
 	LegacyProfiles []string
 	// Broker dials brokerd (alias login); nil disables auth.
 	Broker func(ctx context.Context) (*broker.Client, error)
+	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
+	Loopback interface {
+		Find(origin string) (loopback.Listener, error)
+	}
 }
 
 // Host owns one Chromium on the durable profile and the sessions in it.
@@ -114,6 +119,9 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Loopback == nil {
+		o.Loopback = loopback.Finder{}
 	}
 	t0 := time.Now()
 	prof, err := profile.Open(profile.Options{DataDir: o.DataDir, Now: o.Now, Legacy: o.LegacyProfiles})

@@ -315,7 +315,8 @@ func parseOrigin(s string) (target, error) {
 		}
 		loop = a.IsLoopback()
 		t.hosts = []netip.Addr{a}
-	case host == "localhost":
+	case host == "localhost" || strings.HasSuffix(host, ".localhost") && canonicalName(host):
+		// Browsers resolve every *.localhost name to loopback themselves (RFC 6761).
 		loop = true
 		t.hosts = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
 	case !canonicalName(host):

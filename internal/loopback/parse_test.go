@@ -26,6 +26,8 @@ func TestParseOriginAccepts(t *testing.T) {
 		{"https://[::1]", []string{"[::]:443", "[::1]:443"}},
 		{"http://localhost:8080", []string{"0.0.0.0:8080", "127.0.0.1:8080", "[::]:8080", "[::1]:8080", "[::ffff:0.0.0.0]:8080", "[::ffff:127.0.0.1]:8080"}},
 		{"http://localhost:443", []string{"0.0.0.0:443", "127.0.0.1:443", "[::]:443", "[::1]:443", "[::ffff:0.0.0.0]:443", "[::ffff:127.0.0.1]:443"}},
+		// Browsers resolve names under localhost to loopback themselves.
+		{"https://app.localhost:8443", []string{"0.0.0.0:8443", "127.0.0.1:8443", "[::]:8443", "[::1]:8443", "[::ffff:0.0.0.0]:8443", "[::ffff:127.0.0.1]:8443"}},
 		{"https://localhost:80", []string{"0.0.0.0:80", "127.0.0.1:80", "[::]:80", "[::1]:80", "[::ffff:0.0.0.0]:80", "[::ffff:127.0.0.1]:80"}},
 		{"https://localhost", []string{"0.0.0.0:443", "127.0.0.1:443", "[::]:443", "[::1]:443", "[::ffff:0.0.0.0]:443", "[::ffff:127.0.0.1]:443"}},
 	} {
@@ -57,7 +59,6 @@ func TestParseOriginRejects(t *testing.T) {
 		{"https://example.com:8443", ErrNotLoopback},
 		{"http://example.com", ErrNotLoopback},
 		{"https://xn--bcher-kva.example", ErrNotLoopback},
-		{"https://a.localhost", ErrNotLoopback},
 		{"https://localhost.example", ErrNotLoopback},
 		{"https://192.0.2.1", ErrNotLoopback},
 		{"https://128.0.0.1", ErrNotLoopback},

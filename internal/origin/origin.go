@@ -7,6 +7,10 @@
 //
 //   - the scheme is lower-cased and is "https", or "http" only when the host is "localhost",
 //     an IPv4 address in 127.0.0.0/8 or the IPv6 loopback [::1] (the development exception);
+//     [IsLoopback] says which origins reach this machine: those, and https names under
+//     localhost, which browsers resolve to loopback themselves;
+//   - addresses that reach this machine by another spelling are rejected: 0.0.0.0/8, [::] and
+//     IPv4-mapped IPv6 addresses;
 //   - a domain name is mapped and validated with the IDNA lookup profile (UTS #46,
 //     non-transitional, STD3 rules, hyphen and joiner checks, bidi rule), lower-cased and
 //     punycode-encoded; a single trailing dot is removed; labels are 1–63 bytes and the name
@@ -73,8 +77,9 @@ func Canonical(raw string) (string, error) {
 	return o.String(), nil
 }
 
-// IsLoopback reports whether raw is a valid origin whose host is "localhost", an IPv4
-// address in 127.0.0.0/8 or [::1], whatever its scheme.
+// IsLoopback reports whether raw is a valid origin whose host is "localhost" or a name under
+// it, an IPv4 address in 127.0.0.0/8 or [::1], whatever its scheme: an origin served by
+// whatever process listens on this machine.
 func IsLoopback(raw string) bool {
 	o, err := parse(raw)
 	return err == nil && o.loopback
@@ -184,7 +189,7 @@ func parse(raw string) (parsed, error) {
 	if err := o.setHost(hostport); err != nil {
 		return o, err
 	}
-	if o.scheme == "http" && !o.loopback {
+	if o.scheme == "http" && (!o.loopback || strings.HasSuffix(o.host, ".localhost")) {
 		return o, invalid("http is only allowed for localhost and loopback addresses")
 	}
 	if hasPort {
@@ -244,6 +249,11 @@ func (o *parsed) setHost(h string) error {
 		if err != nil || !a.Is6() || a.Zone() != "" {
 			return invalid("invalid IPv6 literal")
 		}
+		if a.IsUnspecified() || a.Is4In6() {
+			// [::] and [::ffff:a.b.c.d] reach whatever listens locally (or an IPv4 host by
+			// another spelling): no record is bound to them.
+			return invalid("unspecified or IPv4-mapped IPv6 address")
+		}
 		o.host = "[" + a.String() + "]"
 		o.loopback = a == netip.IPv6Loopback()
 		return nil
@@ -293,12 +303,17 @@ func (o *parsed) setHost(h string) error {
 		if err != nil || !ip.Is4() {
 			return invalid("numeric host is not a dotted-quad IPv4 address")
 		}
+		if ip.IsUnspecified() || ip.As4()[0] == 0 {
+			// 0.0.0.0/8 connects to this machine on Linux: a loopback origin by another name.
+			return invalid("address in 0.0.0.0/8")
+		}
 		o.host = ip.String()
 		o.loopback = ip.IsLoopback()
 		return nil
 	}
 	o.host = a
-	o.loopback = a == "localhost"
+	// Browsers resolve localhost and every name under it to loopback themselves (RFC 6761).
+	o.loopback = a == "localhost" || strings.HasSuffix(a, ".localhost")
 	return nil
 }
 

@@ -42,7 +42,6 @@ func TestCanonicalAccepts(t *testing.T) {
 		{"https://[2001:DB8::1]:443", "https://[2001:db8::1]"},
 		{"https://[2001:db8:0:0:0:0:0:1]", "https://[2001:db8::1]"},
 		{"https://[2001:db8::1]:8443/", "https://[2001:db8::1]:8443"},
-		{"https://[::ffff:7f00:1]", "https://[::ffff:127.0.0.1]"},
 		{"https://[::1]", "https://[::1]"},
 		// The development exception.
 		{"http://localhost", "http://localhost"},
@@ -95,9 +94,13 @@ func TestCanonicalRejects(t *testing.T) {
 		{"http://evil-localhost", "http is only allowed"},
 		{"http://foo.localhost", "http is only allowed"},
 		{"http://128.0.0.1", "http is only allowed"},
-		{"http://0.0.0.0", "http is only allowed"},
+		{"http://0.0.0.0", "0.0.0.0/8"},
+		{"https://0.0.0.0", "0.0.0.0/8"},
+		{"https://0.1.2.3:8443", "0.0.0.0/8"},
+		{"https://[::]", "unspecified or IPv4-mapped"},
+		{"https://[::ffff:7f00:1]", "unspecified or IPv4-mapped"},
 		{"http://[::2]", "http is only allowed"},
-		{"http://[::ffff:127.0.0.1]", "http is only allowed"},
+		{"http://[::ffff:127.0.0.1]", "unspecified or IPv4-mapped"},
 		{"http://127.0.0.1.evil.com", "http is only allowed"},
 		// Other schemes.
 		{"file:///etc/passwd", `scheme "file" is not allowed`},
@@ -249,7 +252,9 @@ func TestIsLoopback(t *testing.T) {
 		{"https://[::1]", true},
 		{"http://[::1]:8080/", true},
 		{"https://example.com", false},
-		{"https://[::ffff:127.0.0.1]", false},
+		{"https://[::ffff:127.0.0.1]", false}, // invalid
+		{"https://app.localhost:8443", true},
+		{"http://app.localhost", false}, // invalid: http only for localhost itself
 		{"http://example.com", false}, // invalid
 		{"https://localhost.evil.com", false},
 		{"https://127.0.0.1.evil.com", false},
