@@ -255,7 +255,7 @@ func TestIsLoopback(t *testing.T) {
 		{"https://[::ffff:127.0.0.1]", false}, // invalid
 		{"https://app.localhost:8443", true},
 		{"http://app.localhost", false}, // invalid: http only for localhost itself
-		{"http://example.com", false}, // invalid
+		{"http://example.com", false},   // invalid
 		{"https://localhost.evil.com", false},
 		{"https://127.0.0.1.evil.com", false},
 		{"ftp://localhost", false},
