@@ -34,9 +34,6 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(roleEnv); role != "" {
-		os.Exit(runTestRole(role)) // a helper process of a test (see runTestRole)
-	}
 	// This test binary doubles as the attacker's scripts (a raw broker.sock client, a ptrace
 	// attempt): see runHelper.
 	if helper := os.Getenv(helperEnv); helper != "" {

@@ -14,7 +14,6 @@ package tests
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -277,40 +276,9 @@ func TestHostileAgent(t *testing.T) {
 	}
 }
 
-// TestHostileLoopback is class 6: the credential is for http://localhost:PORT, whose real
-// development server listens on 127.0.0.1 only; a process of the agent's own binds
-// [::1]:PORT, which Chromium tries first for localhost. The host must refuse before anyone is
-// asked (ORIGIN_AMBIGUOUS), and the impostor must receive nothing.
-func TestHostileLoopback(t *testing.T) {
-	e := newEnv(t, envOptions{})
-	dev := newHostileSite(t) // the real development server: its site on 127.0.0.1
-	port := dev.site.Listener.Addr().(*net.TCPAddr).Port
-	impostorLog := filepath.Join(t.TempDir(), "impostor.log")
-	startImpostor(t, port, impostorLog)
-	const account = "dev@example.test"
-	devPW := newCanary()
-	origin := "http://localhost:" + strconv.Itoa(port)
-	approve, approveLog := presencetest.FakePinentry(t, "approve")
-	lsPresence(e, approve, 5)
-	lsEnroll(t, e, origin, "dev", account, devPW)
-	e.start(t)
-
-	p := lsVisit(t, e, origin+"/login")
-	t.Logf("visit %s/login: %+v", origin, p)
-	before := len(presencetest.Prompts(t, approveLog))
-	r := lsLogin(e, "--alias", "dev")
-	if r.code == 0 || errCode(t, r) != "ORIGIN_AMBIGUOUS" {
-		t.Errorf("auth login on localhost served by two processes: %+v, want ORIGIN_AMBIGUOUS", r)
-	}
-	if n := len(presencetest.Prompts(t, approveLog)) - before; n != 0 {
-		t.Errorf("the person was asked %d times for an ambiguous loopback origin", n)
-	}
-	time.Sleep(300 * time.Millisecond)
-	if b, err := os.ReadFile(impostorLog); err == nil && len(b) > 0 {
-		t.Errorf("the impostor on [::1]:%d received: %q", port, b)
-	}
-	assertNoCanary(t, "CLI output", e.allOutput(), devPW)
-}
+// Class 6 (a loopback origin served by an impostor on [::1] while the real server listens on
+// 127.0.0.1 only) is TestLoopbackListeners in hostgate_e2e_test.go: ORIGIN_AMBIGUOUS, nothing
+// prompted, nothing sent.
 
 // TestRendererCrashAnswersFast: a verb on a session whose renderer died answers
 // BROWSER_CRASHED within seconds (not after the CLI's two-minute deadline), and the session

@@ -3,17 +3,13 @@
 package tests
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -345,73 +341,6 @@ x.addEventListener("input", function () { navigator.sendBeacon("/typed?v=" + enc
 		hs.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	})
-}
-
-// The loopback impostor (class 6): a server of the agent's own, in a process of its own,
-// bound to [::1]:PORT while the real development server listens on 127.0.0.1:PORT only. The
-// test binary plays it when HEADLESS_TEST_ROLE=v6-impostor (see TestMain): it serves a sign-in
-// form at /login, appends every submission to HEADLESS_TEST_LOG and prints "ready" once it
-// listens.
-
-const roleEnv = "HEADLESS_TEST_ROLE"
-
-// runTestRole runs the test binary as a helper process of a test and returns its exit status.
-func runTestRole(role string) int {
-	switch role {
-	case "v6-impostor":
-		l, err := net.Listen("tcp6", os.Getenv("HEADLESS_TEST_ADDR"))
-		if err != nil {
-			fmt.Println("listen:", err)
-			return 1
-		}
-		logFile := os.Getenv("HEADLESS_TEST_LOG")
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
-			hsPage(w, "Sign in", `<h1>Sign in to the dev server</h1>
-<form method="post" action="/login">
- <label>Email <input type="email" name="username" autocomplete="username"></label>
- <label>Password <input type="password" name="password" autocomplete="current-password"></label>
- <button type="submit">Sign in</button>
-</form>`)
-		})
-		mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
-			r.ParseForm()
-			if f, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-				fmt.Fprintf(f, "user=%s password=%s\n", r.PostForm.Get("username"), r.PostForm.Get("password"))
-				f.Close()
-			}
-			hsPage(w, "Thanks", `<p>Thanks</p>`)
-		})
-		fmt.Println("ready")
-		http.Serve(l, mux)
-		return 0
-	}
-	fmt.Fprintf(os.Stderr, "unknown %s %q\n", roleEnv, role)
-	return 2
-}
-
-// startImpostor runs the loopback impostor on [::1]:port in a child process.
-func startImpostor(t *testing.T, port int, logFile string) int {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), roleEnv+"=v6-impostor", "HEADLESS_TEST_ADDR=[::1]:"+strconv.Itoa(port), "HEADLESS_TEST_LOG="+logFile)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	if strings.TrimSpace(line) != "ready" {
-		t.Fatalf("the impostor did not start: %q", line)
-	}
-	return cmd.Process.Pid
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
