@@ -61,12 +61,17 @@ run() {
 }
 
 site_pid="" broker_pid=""
+# cleanup never fails: a process that is already gone (headless stop stopped it, or it exited)
+# is fine, and the demo's exit status is the status of what it showed, not of the tear-down.
 cleanup() {
-  [ -z "$site_pid" ] || { kill -TERM "$site_pid" 2>/dev/null; wait "$site_pid" 2>/dev/null || true; }
+  local status=$?
+  set +e
+  [ -z "$site_pid" ] || { kill -TERM "$site_pid" 2>/dev/null; wait "$site_pid" 2>/dev/null; }
   if [ -S "$XDG_RUNTIME_DIR/headless/control.sock" ] || [ -S "$XDG_RUNTIME_DIR/headless/broker.sock" ]; then
-    headless stop >/dev/null 2>&1 || true
+    headless stop >/dev/null 2>&1
   fi
-  [ -z "$broker_pid" ] || { kill -TERM "$broker_pid" 2>/dev/null; wait "$broker_pid" 2>/dev/null || true; }
+  [ -z "$broker_pid" ] || { kill -TERM "$broker_pid" 2>/dev/null; wait "$broker_pid" 2>/dev/null; }
+  exit "$status"
 }
 trap cleanup EXIT
 
@@ -114,8 +119,10 @@ bold "6. The agent signs in by alias. A presence prompt appears below: press 'a'
 printf '$ headless auth login --alias demo --json\n' | tee -a "$transcript"
 out=$(headless auth login --alias demo --json 2>&1) || true
 printf '%s\n' "$out" | tee -a "$transcript"
+worked=0
 case "$out" in
   *'"status":"authenticated"'*)
+    worked=1
     note "→ verified: authenticated. headless released the password after your 'yes', typed it into"
     note "  the site's own login field, submitted, and saw the site move to a page without a login form." ;;
   *'"status":"failed"'*)
@@ -150,3 +157,5 @@ for _ in $(seq 300); do [ -s "$work/sweep.txt" ] && break; sleep 0.1; done
 sed -e 's/^/   /' "$work/sweep.txt"
 
 bold "Done. Stopping the site and tearing down the private keyring."
+# The main job worked only if the sign-in was verified as authenticated.
+[ "$worked" = 1 ] || { echo "demo: the sign-in was not authenticated (see step 6)" >&2; exit 1; }

@@ -415,7 +415,7 @@ func TestLoopbackListeners(t *testing.T) {
 		lsVisit(t, e, ls.URL("/login"))
 		lsLoginOK(t, e, "authenticated", "--alias", "dev")
 		prompts := presencetest.Prompts(t, plog)
-		want := fmt.Sprintf("That loopback address is served by pid %d (", os.Getpid())
+		want := fmt.Sprintf("On this machine: pid %d (", os.Getpid())
 		if len(prompts) != 1 || !strings.Contains(prompts[0], want) || !strings.Contains(prompts[0], "listens on 127.0.0.1:"+port) {
 			t.Fatalf("prompt %q does not name the listener (%q)", prompts, want)
 		}

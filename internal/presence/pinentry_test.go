@@ -858,7 +858,7 @@ func TestDescriptionNamesWhatIsApproved(t *testing.T) {
 		Agent: []procstat.Proc{{PID: 10, Comm: "headless"}, {PID: 9, Exe: "/usr/bin/bash"}, {PID: 8, Exe: "/usr/bin/claude"}}}
 	want := `Release the saved password for "a@x" at http://127.0.0.1:8080 (alias "dev") to browser session "default"?
 Page "/login", field "Password" (as reported by the host).
-That loopback address is served by pid 7 /usr/bin/python3 (uid 1000).
+On this machine: pid 7 /usr/bin/python3 (uid 1000).
 Asked by pid 10 comm "headless" (executable unreadable) ← pid 9 /usr/bin/bash ← pid 8 /usr/bin/claude (as reported by the host).
 Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
 	if got := r.Description(); got != want {

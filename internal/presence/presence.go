@@ -80,7 +80,7 @@ func (r Request) Description() string {
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
 	}
 	if r.Listener != "" {
-		fmt.Fprintf(&b, "\nThat loopback address is served by %s.", r.Listener)
+		fmt.Fprintf(&b, "\nOn this machine: %s.", r.Listener)
 	}
 	if len(r.Agent) > 0 {
 		fmt.Fprintf(&b, "\nAsked by %s (as reported by the host).", procstat.Describe(r.Agent))
