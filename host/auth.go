@@ -55,9 +55,9 @@ type Evidence struct {
 	// submit the page blocked, an error after typing), and the host emptied the fields it had
 	// typed the password into before answering.
 	Cleared bool `json:"cleared"`
-	// SecretOnPage: as Cleared, but a field still holds a value (the page put it back):
-	// snapshots withhold it and screenshots are refused until the session leaves the page.
-	SecretOnPage bool `json:"secret_on_page,omitempty"`
+	// PageDiscarded: as Cleared, but the page would not let the host empty the fields in time
+	// (or kept a value), so the host destroyed it: the session now shows a blank page.
+	PageDiscarded bool `json:"page_discarded,omitempty"`
 }
 
 // withoutQuery cuts the query string and fragment off a URL (a result after a login must not
@@ -351,7 +351,9 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
 	}
-	typed, err := h.fillVerified(ctx, b, s, st, form, rel.Origin, rel.Account, rel.Listener, secret, &res.Evidence, page)
+	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
+	typed, err := h.fillVerified(tctx, b, s, st, form, rel.Origin, rel.Account, rel.Listener, secret, &res.Evidence, page)
+	tcancel()
 	vault.Zero(secret)
 	if err == nil {
 		h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
@@ -742,6 +744,17 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 		Origin   string
 	}{ev, pageOrigin}
 	*status = "unknown"
+	defer func() {
+		if ev.URLAfter == "" {
+			// The page never answered a look: its URL from the browser's own record of the tab
+			// (which a busy page cannot hold up), without its query.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			if u, _, err := h.pageInfo(cctx, b, s); err == nil {
+				ev.URLAfter = bound(withoutQuery(u), 512)
+			}
+			cancel()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
 	defer cancel()
 	s.settle(ctx)

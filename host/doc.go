@@ -21,8 +21,10 @@
 //     page-derived output never carry its value, and screenshot refuses (SECRET_ON_PAGE) while
 //     it holds one. An attempt that ends without leaving the document (any outcome but a
 //     navigation, and every error after the first typed character) ends with the host
-//     emptying those fields before it answers, and the result says so. The back/forward cache
-//     is off, so no history step brings a filled document back.
+//     emptying those fields before it answers, and the result says so; when that cannot be done
+//     in time (a busy renderer, a field that keeps its value) the page is discarded. While a
+//     tainted node holds a value, click, fill and press are refused too (SECRET_ON_PAGE). The
+//     back/forward cache is off, so no history step brings a filled document back.
 //   - A sign-in form is a sign-in form: only a form with evidence of one (an account field or
 //     autocomplete=current-password, exactly one password field, no other secret-looking
 //     field) is advertised or used. Before anyone is asked, and again after typing right

@@ -121,7 +121,9 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return res, err
 	}
-	typed, err := h.fillVerified(ctx, b, s, st, form, pageOrigin, p.Account, "", secret, &res.Evidence, page)
+	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
+	typed, err := h.fillVerified(tctx, b, s, st, form, pageOrigin, p.Account, "", secret, &res.Evidence, page)
+	tcancel()
 	if err == nil {
 		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, pageOrigin)
 	}

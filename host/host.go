@@ -646,7 +646,9 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 		LoaderID  string `json:"loaderId"`
 		ErrorText string `json:"errorText"`
 	}
-	if err := b.Call(ctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
+	nctx, ncancel := context.WithTimeout(ctx, NavigationWait)
+	defer ncancel()
+	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
 		return PageResult{}, h.browserErr(err)
 	}
 	if r.ErrorText == "net::ERR_ABORTED" {
@@ -655,7 +657,7 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 		time.Sleep(100 * time.Millisecond)
 		s.drain()
 		r.LoaderID, r.ErrorText = "", ""
-		if err := b.Call(ctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
+		if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
 			return PageResult{}, h.browserErr(err)
 		}
 	}
@@ -697,7 +699,10 @@ func (h *Host) browserErr(err error) error {
 		return wire.Errorf(wire.CodeBrowserCrashed, "%v; it has been restarted with a fresh default session", err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return wire.Errorf(wire.CodeTimeout, "%v", err)
+		return wire.Errorf(wire.CodeTimeout, "the page did not answer in time: %v", err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return wire.Errorf(wire.CodeTimeout, "the request was abandoned (its caller went away): %v", err)
 	}
 	return err
 }
@@ -749,6 +754,9 @@ func (h *Host) Click(ctx context.Context, p RefParams) (PageResult, error) {
 	defer unlock()
 	t, err := s.target(p.Ref)
 	if err != nil {
+		return PageResult{}, err
+	}
+	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 		return PageResult{}, err
 	}
 	s.drain()
@@ -814,6 +822,9 @@ func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
 	if err != nil {
 		return FillResult{}, err
 	}
+	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+		return FillResult{}, err
+	}
 	if strings.EqualFold(t.Type, "password") && !h.o.AllowDirectPasswordFill {
 		return FillResult{}, wire.Errorf(wire.CodeDirectFillOff, "ref %s is a password field", p.Ref)
 	}
@@ -874,7 +885,9 @@ func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) erro
 	if !ok {
 		r := []rune(name)
 		if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
-			return wire.Errorf(wire.CodeInvalidArgument, "unknown key %q; use one printable character or one of %s", bound(name, 32), strings.Join(KeyNames(), ", "))
+			return &wire.Error{Code: wire.CodeInvalidArgument,
+				Message: fmt.Sprintf("unknown key %q", bound(name, 32)),
+				Hint:    "press takes one printable character or one of " + strings.Join(KeyNames(), ", ") + " (no modifiers)"}
 		}
 		k = keyDef{key: name, text: name}
 	}
@@ -907,6 +920,9 @@ func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
 		return PageResult{}, err
 	}
 	defer unlock()
+	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+		return PageResult{}, err
+	}
 	s.drain()
 	if err := pressKey(ctx, b, s, p.Key); err != nil {
 		return PageResult{}, h.browserErr(err)

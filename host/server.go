@@ -232,7 +232,7 @@ func ToWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeVaultUnavail, "%v", err)
 	case errors.Is(err, cdp.ErrCrashed), errors.Is(err, cdp.ErrClosed):
 		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return wire.Errorf(wire.CodeTimeout, "%v", err)
 	case errors.Is(err, vault.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)

@@ -25,7 +25,14 @@ import (
 //     a person's deletion looks like, so a framework's own state follows), then from an
 //     isolated world if a value is left, which also marks the field autocomplete=off so that
 //     Chromium never saves what it may later hold into history or session restore data. The
-//     result says so (Evidence.Cleared).
+//     result says so (Evidence.Cleared). When that cannot be done within ClearWait (a renderer
+//     kept busy by another page sharing its process, a field that keeps its value), the page
+//     is discarded instead: its renderer is crashed (Page.crash works while the page's main
+//     thread is busy) and the session gets a fresh blank page (Evidence.PageDiscarded). The
+//     typing and submitting phase itself is bounded by TypeWait.
+//   - While a tainted node holds a value (the page put it back), no verb may edit or submit
+//     the page (click, fill, press: SECRET_ON_PAGE), so the site's own sign-in cannot be made
+//     an oracle for the password by editing the field and submitting it again.
 //   - The back/forward cache is off (package cdp), so no history step brings back a document
 //     with a filled field.
 
@@ -96,35 +103,94 @@ func (h *Host) secretOnPage(ctx context.Context, b *cdp.Browser, s *session) (bo
 }
 
 func errSecretOnPage() error {
-	return &wire.Error{Code: wire.CodeSecretOnPage,
-		Message: "a field the host typed a password into still holds a value on this page (the page put it back after the host cleared it)",
-		Hint:    "navigate the session elsewhere ('headless visit URL') first; screenshots are refused while a typed password is on the page"}
+	return wire.Errorf(wire.CodeSecretOnPage,
+		"a field the host typed a password into holds a value on this page again (the page put it back after the host emptied it)")
 }
 
-// ClearWait bounds the clearing of typed fields at the end of an attempt.
-const ClearWait = 10 * time.Second
+// refuseWhileSecret is the gate of every verb that can edit or submit the page (click, fill,
+// press; hover, select and scroll when they come): SECRET_ON_PAGE while a tainted node holds a
+// value, and the check's own error (a page that does not answer) otherwise.
+func (h *Host) refuseWhileSecret(ctx context.Context, b *cdp.Browser, s *session) error {
+	if len(s.taint) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ClearWait)
+	defer cancel()
+	left, err := h.secretOnPage(ctx, b, s)
+	if err != nil {
+		return h.browserErr(err)
+	}
+	if left {
+		return errSecretOnPage()
+	}
+	return nil
+}
+
+// Bounds of the phases of an attempt that a page could otherwise stretch at will.
+const (
+	// ClearWait bounds the emptying of typed fields at the end of an attempt (and the checks
+	// of refuseWhileSecret); beyond it the page is discarded.
+	ClearWait = 5 * time.Second
+	// TypeWait bounds everything from the last look before typing to the submit click.
+	TypeWait = 30 * time.Second
+)
+
+type clearOutcome int
+
+const (
+	nothingLeft clearOutcome = iota // the typed document is gone (navigated away, crashed)
+	emptied                         // the typed fields are empty
+	notEmptied                      // they could not be emptied in time, or kept a value
+)
 
 // clearTyped empties the tainted fields of the document now shown, if it is still the one they
-// were typed into, and reports whether it did anything and whether every field is now empty.
-// It runs even when ctx is done (the caller went away: the page must not keep the secret).
-func (h *Host) clearTyped(ctx context.Context, b *cdp.Browser, s *session) (did, empty bool) {
+// were typed into. It runs even when ctx is done (the caller went away: the page must not keep
+// the secret), within ClearWait.
+func (h *Host) clearTyped(ctx context.Context, b *cdp.Browser, s *session) clearOutcome {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearWait)
 	defer cancel()
-	doc, err := h.documentID(ctx, b, s)
-	if err != nil || len(s.taintOf(doc)) == 0 {
-		return false, true // navigated away (or the page is gone): nothing of it is left
+	if b.SessionErr(s.sid) != nil || len(s.taint) == 0 {
+		return nothingLeft // the renderer died with the page
 	}
-	empty = true
+	doc, err := h.documentID(ctx, b, s)
+	if err != nil {
+		return notEmptied // a page that does not answer may still hold it
+	}
+	if len(s.taintOf(doc)) == 0 {
+		return nothingLeft // navigated away: the typed document is gone for good
+	}
+	out := emptied
 	for id, frame := range s.taint {
 		if !h.clearField(ctx, b, s, id, frame) {
-			empty = false
+			out = notEmptied
 		}
 	}
 	if left, err := h.secretOnPage(ctx, b, s); err != nil || left {
-		empty = false
+		out = notEmptied
 	}
-	h.o.Log.Info("typed fields cleared", "session", s.name, "fields", len(s.taint), "empty", empty)
-	return true, empty
+	h.o.Log.Info("typed fields cleared", "session", s.name, "fields", len(s.taint), "empty", out == emptied)
+	return out
+}
+
+// discardPage destroys the session's page and everything typed into it: its renderer is
+// crashed (Page.crash is served off the page's main thread, so a page kept busy still dies),
+// and the session gets a fresh blank page. s.mu is held.
+func (h *Host) discardPage(ctx context.Context, b *cdp.Browser, s *session) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	h.o.Log.Warn("typed fields could not be emptied: discarding the page", "session", s.name)
+	cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
+	b.Call(cctx, s.sid, "Page.crash", nil, nil) // answered by the crash itself
+	ccancel()
+	for deadline := time.Now().Add(3 * time.Second); b.SessionErr(s.sid) == nil && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := h.revive(ctx, b, s); err != nil {
+		h.o.Log.Error("no fresh page after discarding one", "session", s.name, "code", wire.CodeOf(err))
+	}
 }
 
 // clearField empties one field: focus, select all and Delete as trusted input (a framework
@@ -194,21 +260,29 @@ func (h *Host) isolatedNode(ctx context.Context, b *cdp.Browser, s *session, id 
 }
 
 // endAttempt runs after every attempt that typed a secret (whatever its outcome): if the page
-// still shows the document the secret was typed into, the typed fields are emptied, and ev says
-// so. It returns err with the clearing stated in its message.
+// may still show the document the secret was typed into, the typed fields are emptied, or,
+// when that cannot be done in time, the page is discarded; ev says which. It returns err with
+// that stated in its message.
 func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *Evidence, err error) error {
-	did, empty := h.clearTyped(ctx, b, s)
-	ev.Cleared = did && empty
-	ev.SecretOnPage = did && !empty
-	if err == nil || !did {
+	var note string
+	switch h.clearTyped(ctx, b, s) {
+	case nothingLeft:
 		return err
+	case emptied:
+		ev.Cleared = true
+		note = "; the typed password was cleared from the page"
+	case notEmptied:
+		h.discardPage(ctx, b, s)
+		ev.PageDiscarded = true
+		if ev.URLAfter == "" {
+			ev.URLAfter = "about:blank"
+		}
+		note = "; the page did not let the host empty the field it typed into in time, so the page was discarded: the session now shows a blank page"
 	}
-	we := ToWire(err)
-	out := *we
-	if empty {
-		out.Message += "; the typed password was cleared from the page"
-	} else {
-		out.Message += "; the page keeps a typed password that the host could not clear: snapshots withhold it and screenshots are refused until the session leaves this page"
+	if err == nil {
+		return nil
 	}
+	out := *ToWire(err)
+	out.Message += note
 	return &out
 }

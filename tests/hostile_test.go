@@ -179,15 +179,63 @@ func TestHostileAgent(t *testing.T) {
 
 	t.Run("the page puts the value back", func(t *testing.T) {
 		run(t, "visit", hs.URL("/sticky"))
-		if code, a := loginCode(t, "--alias", "wrong"); code != "" || a.Status != "failed" {
-			t.Fatalf("auth login on the sticky page: %q %+v", code, a)
+		code, a := loginCode(t, "--alias", "wrong")
+		if code != "" || a.Status != "failed" || a.Evidence["cleared"] != true {
+			t.Fatalf("auth login on the sticky page: %q %+v, want failed and cleared", code, a)
 		}
-		// The page refills the field from its own copy: the host cannot stop it, so nothing
-		// derived from the page may show the field's value.
-		if n := reveal(t); n == 0 {
-			t.Log("note: the sticky page did not restore its value (the suite still checks the oracles)")
+		// The page refills the field from its own copy two seconds later: the host cannot
+		// stop it, so nothing derived from the page shows the field's value, and no verb may
+		// edit or submit the page (its own sign-in would be an oracle for the password).
+		o := snap(t)
+		if !pollUntil(10*time.Second, func() bool {
+			r := run(t, "screenshot")
+			return r.code != 0 && errCode(t, r) == "SECRET_ON_PAGE"
+		}) {
+			t.Fatal("the sticky page never refilled its field (screenshot never refused): the test proves nothing")
+		}
+		for _, args := range [][]string{
+			{"click", o.ref(t, "button", "Show password")},
+			{"click", fieldRef(t, o)},
+			{"press", "Backspace"},
+			{"press", "Enter"},
+			{"fill", fieldRef(t, o), "--", "x"},
+		} {
+			if r := run(t, args...); r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE" {
+				t.Errorf("headless %v on a page that holds a typed password: %+v, want SECRET_ON_PAGE", args, r)
+			}
 		}
 		oracles(t, true)
+	})
+
+	t.Run("a popup freezes the renderer before the field is emptied", func(t *testing.T) {
+		// The red team's attack: a popup of the agent's shares the login page's renderer
+		// process and busy-loops right after the submit, so the host cannot empty the field;
+		// then the agent edits the field and uses the site's own sign-in as an oracle. The
+		// host must discard the page instead of leaving the password in it.
+		run(t, "visit", hs.AgentURL("/opener"))
+		run(t, "click", snap(t).ref(t, "button", "Continue"))
+		if r := run(t, "wait", "--url", "/spa-slow", "--timeout", "10s"); r.code != 0 {
+			t.Fatalf("the opener did not go to the site: %+v", r)
+		}
+		began := time.Now()
+		code, a := loginCode(t, "--alias", "wrong")
+		took := time.Since(began)
+		t.Logf("auth login with a frozen renderer: code %q, %+v, after %v", code, a, took.Round(time.Millisecond))
+		if took > 60*time.Second {
+			t.Errorf("auth login took %v with a frozen renderer", took)
+		}
+		if code == "" && a.Evidence["page_discarded"] != true {
+			t.Fatalf("the attempt ended without emptying the field or discarding the page: %+v", a)
+		}
+		o := snap(t)
+		if o.URL != "about:blank" {
+			t.Errorf("after a discarded page the session shows %s", o.URL)
+		}
+		for _, el := range o.Elements {
+			if el.Kind == "input" {
+				t.Errorf("the discarded page's fields are still there: %+v", o.Elements)
+			}
+		}
 	})
 
 	t.Run("back-forward cache restores a filled document", func(t *testing.T) {

@@ -61,6 +61,7 @@ type hostileSite struct {
 	accounts map[string]string
 	sessions map[string]string
 	reveals  []int       // value lengths the toggle saw, in order
+	freeze   bool        // the agent's popup is to busy-loop now (see /spa-slow)
 	posts    []loginPost // credential submissions the site received
 	agentLog []string    // every request to the agent's server
 }
@@ -174,7 +175,15 @@ document.getElementById("f").addEventListener("submit", function (ev) {
 });
 `
 	if sticky {
-		s += `setInterval(function () { var p = document.querySelector("[name=pw]"); if (kept && p.value === "") { p.value = kept; } }, 50);
+		// Two seconds after a failed attempt the page starts putting the value back whenever
+		// the field is empty: by then the host has answered (and emptied the field).
+		s += `var failedAt = 0;
+new MutationObserver(function () { if (!failedAt && document.querySelector("[role=alert]")) { failedAt = Date.now(); } })
+  .observe(document.getElementById("msg"), {childList: true, subtree: true});
+setInterval(function () {
+  var p = document.querySelector("[name=pw]");
+  if (kept && failedAt && Date.now() - failedAt > 2000 && p.value === "") { p.value = kept; }
+}, 50);
 `
 	}
 	return s + `</script>`
@@ -240,6 +249,27 @@ func (hs *hostileSite) siteMux() *http.ServeMux {
 	}
 	mux.HandleFunc("GET /spa-reveal", scriptPage(false))
 	mux.HandleFunc("GET /sticky", scriptPage(true))
+	// The red team's frozen renderer: /spa-slow is the script login, whose sign-in request
+	// tells the agent's popup (in the same renderer process: same site, same browsing
+	// instance) to busy-loop, and answers slowly, so that the page neither navigates nor
+	// shows an error while the host would empty the field.
+	mux.HandleFunc("GET /spa-slow", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", `<h1>Sign in (app)</h1><div id="msg"></div>
+<form id="f" method="post" action="/spa-slow">`+hsFields+hsToggle+`
+ <button type="submit" id="main">Sign in</button>
+</form>`+strings.Replace(hsScriptLogin(false), "/api/login", "/api/login-slow", 1))
+	})
+	mux.HandleFunc("POST /api/login-slow", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Username, Password string }
+		json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&in)
+		hs.record(loginPost{"site", "/api/login-slow", in.Username, in.Password})
+		hs.mu.Lock()
+		hs.freeze = true
+		hs.mu.Unlock()
+		time.Sleep(1500 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":false}`)
+	})
 	mux.HandleFunc("GET /validate", func(w http.ResponseWriter, r *http.Request) {
 		hsPage(w, "Sign in", `<h1>Sign in</h1>
 <form id="f" method="post" action="/login-reveal">`+hsFields+hsToggle+`
@@ -322,6 +352,30 @@ func (hs *hostileSite) agentMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /back2", func(w http.ResponseWriter, r *http.Request) {
 		hsPage(w, "Elsewhere", `<h1>Elsewhere</h1><script>setTimeout(function () { history.go(-2); }, 50);</script>`)
+	})
+	// /opener opens a popup of the agent's own (/freezer) on a click, then takes its tab to
+	// the site's /spa-slow; the popup busy-loops for 25 s once /should-freeze says so.
+	mux.HandleFunc("GET /opener", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Start", `<button id="go" onclick="window.open('/freezer', 'f', 'width=300,height=200'); location.href = '`+hs.site.URL+`/spa-slow';">Continue</button>`)
+	})
+	mux.HandleFunc("GET /freezer", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Helper", `<p>helper</p><script>
+var t = setInterval(function () {
+  fetch("/should-freeze").then(function (r) { return r.text(); }).then(function (v) {
+    if (v === "yes") { clearInterval(t); var end = Date.now() + 25000; while (Date.now() < end) {} }
+  });
+}, 100);
+</script>`)
+	})
+	mux.HandleFunc("GET /should-freeze", func(w http.ResponseWriter, r *http.Request) {
+		hs.mu.Lock()
+		f := hs.freeze
+		hs.mu.Unlock()
+		if f {
+			fmt.Fprint(w, "yes")
+		} else {
+			fmt.Fprint(w, "no")
+		}
 	})
 	mux.HandleFunc("GET /typed-frame", func(w http.ResponseWriter, r *http.Request) {
 		hsPage(w, "Help", `<input id="x" aria-label="help">
