@@ -158,7 +158,8 @@ func (h *Host) launch(ctx context.Context) error {
 		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
 	}
 	h.o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
-	os.RemoveAll(h.tempDir()) // leftovers of a crashed browser
+	cdp.ReapDaemons(h.tempDir()) // helpers of a browser whose host was killed
+	os.RemoveAll(h.tempDir())    // leftovers of a crashed browser
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	b, err := cdp.Launch(lctx, cdp.Options{

@@ -514,8 +514,13 @@ func (b *Browser) Kill() {
 
 // reapDaemons kills the browser's helpers that left its process group (the crash handler),
 // recognised by the private temp dir on their command line.
-func (b *Browser) reapDaemons() {
-	if b.tempDir == "" {
+func (b *Browser) reapDaemons() { ReapDaemons(b.tempDir) }
+
+// ReapDaemons kills the helpers of any browser that ran with tempDir as its private temp dir
+// and left its process group (Chromium's crash handlers daemonise): those of a browser whose
+// host was killed outlive it, so a new launch on the same dir reaps them first.
+func ReapDaemons(tempDir string) {
+	if tempDir == "" {
 		return
 	}
 	ents, _ := os.ReadDir("/proc")
@@ -525,7 +530,7 @@ func (b *Browser) reapDaemons() {
 			continue
 		}
 		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(cmdline, []byte("crashpad")) && bytes.Contains(cmdline, []byte(b.tempDir+"/")) {
+		if err == nil && bytes.Contains(cmdline, []byte("crashpad")) && bytes.Contains(cmdline, []byte(tempDir+"/")) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
