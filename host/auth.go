@@ -629,24 +629,11 @@ func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snap
 	} else if now != document {
 		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the %s was being typed", what)
 	}
-	obj, err := h.isolatedNode(ctx, b, s, t.BackendNodeID, t.FrameID)
+	focused, err := h.callFixed(ctx, b, s, t.BackendNodeID, t.FrameID, fnFocused)
 	if err != nil {
 		return err
 	}
-	var r struct {
-		Result struct {
-			Value bool `json:"value"`
-		} `json:"result"`
-	}
-	err = b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
-		"objectId":            obj,
-		"functionDeclaration": "function() { return this.isConnected && this.ownerDocument.hasFocus() && this.ownerDocument.activeElement === this; }",
-		"returnByValue":       true,
-	}, &r)
-	if err != nil {
-		return h.browserErr(err)
-	}
-	if !r.Result.Value {
+	if !focused {
 		return wire.Errorf(wire.CodeDocumentChanged, "the focus is not on the verified %s field; nothing more was typed or submitted", what)
 	}
 	return nil

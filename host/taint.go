@@ -207,18 +207,21 @@ func (h *Host) clearField(ctx context.Context, b *cdp.Browser, s *session, id in
 			pressKey(ctx, b, s, "Delete")
 		}
 	}
-	obj, err := h.isolatedNode(ctx, b, s, id, frame)
-	if err != nil {
-		return false
-	}
-	var r struct {
-		Result struct {
-			Value bool `json:"value"`
-		} `json:"result"`
-	}
-	err = b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
-		"objectId": obj,
-		"functionDeclaration": `function() {
+	empty, err := h.callFixed(ctx, b, s, id, frame, fnEmpty)
+	return err == nil && empty
+}
+
+// The only JavaScript the host ever runs: two fixed functions of its own, called on one node
+// from an isolated world the page's scripts cannot reach (never caller script, never with
+// arguments). Each returns a boolean.
+const (
+	// fnFocused: the node is connected, its document has the focus and the node is its
+	// focused element (checked right before and after typing into it).
+	fnFocused = "function() { return this.isConnected && this.ownerDocument.hasFocus() && this.ownerDocument.activeElement === this; }"
+	// fnEmpty: mark the field autocomplete=off (Chromium then never saves what it holds into
+	// history or session restore data), empty it with input and change events if it holds a
+	// value, and say whether it is empty.
+	fnEmpty = `function() {
   this.setAttribute("autocomplete", "off");
   if (typeof this.value === "string" && this.value !== "") {
     this.value = "";
@@ -226,19 +229,16 @@ func (h *Host) clearField(ctx context.Context, b *cdp.Browser, s *session, id in
     this.dispatchEvent(new Event("change", {bubbles: true}));
   }
   return this.value === "";
-}`,
-		"returnByValue": true,
-	}, &r)
-	return err == nil && r.Result.Value
-}
+}`
+)
 
-// isolatedNode resolves backend node id in an isolated world of frame (the page's main frame
-// when frame is "") and returns its remote object id.
-func (h *Host) isolatedNode(ctx context.Context, b *cdp.Browser, s *session, id int64, frame string) (string, error) {
+// callFixed resolves backend node id in an isolated world of frame (the page's main frame when
+// frame is "") and calls fn (fnFocused or fnEmpty) on it.
+func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int64, frame, fn string) (bool, error) {
 	if frame == "" {
 		doc, err := h.documentID(ctx, b, s)
 		if err != nil {
-			return "", err
+			return false, err
 		}
 		frame, _, _ = strings.Cut(doc, "/")
 	}
@@ -246,7 +246,7 @@ func (h *Host) isolatedNode(ctx context.Context, b *cdp.Browser, s *session, id 
 		ID int `json:"executionContextId"`
 	}
 	if err := b.Call(ctx, s.sid, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": "headless-check"}, &world); err != nil {
-		return "", h.browserErr(err)
+		return false, h.browserErr(err)
 	}
 	var node struct {
 		Object struct {
@@ -254,9 +254,19 @@ func (h *Host) isolatedNode(ctx context.Context, b *cdp.Browser, s *session, id 
 		} `json:"object"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": world.ID}, &node); err != nil {
-		return "", nodeErr(err)
+		return false, nodeErr(err)
 	}
-	return node.Object.ObjectID, nil
+	var r struct {
+		Result struct {
+			Value bool `json:"value"`
+		} `json:"result"`
+	}
+	if err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
+		"objectId": node.Object.ObjectID, "functionDeclaration": fn, "returnByValue": true,
+	}, &r); err != nil {
+		return false, h.browserErr(err)
+	}
+	return r.Result.Value, nil
 }
 
 // endAttempt runs after every attempt that typed a secret (whatever its outcome): if the page

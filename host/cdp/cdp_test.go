@@ -182,22 +182,8 @@ func TestRendererCrashFailsCalls(t *testing.T) {
 	b := launch(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var tg struct {
-		ID string `json:"targetId"`
-	}
-	if err := b.Call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &tg); err != nil {
-		t.Fatal(err)
-	}
-	var at struct {
-		SID string `json:"sessionId"`
-	}
-	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": tg.ID, "flatten": true}, &at); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Call(ctx, at.SID, "Inspector.enable", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Call(ctx, at.SID, "Page.navigate", map[string]any{"url": "data:text/html,<p>hi</p>"}, nil); err != nil {
+	_, sid := attachPage(t, ctx, b)
+	if err := b.Call(ctx, sid, "Page.navigate", map[string]any{"url": "data:text/html,<p>hi</p>"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	killed := 0
@@ -215,7 +201,7 @@ func TestRendererCrashFailsCalls(t *testing.T) {
 	var err error
 	for time.Since(began) < 20*time.Second {
 		cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
-		err = b.Call(cctx, at.SID, "DOMSnapshot.captureSnapshot", map[string]any{"computedStyles": []string{}}, nil)
+		err = b.Call(cctx, sid, "DOMSnapshot.captureSnapshot", map[string]any{"computedStyles": []string{}}, nil)
 		ccancel()
 		if errors.Is(err, ErrTargetCrashed) {
 			break
@@ -225,10 +211,32 @@ func TestRendererCrashFailsCalls(t *testing.T) {
 	if !errors.Is(err, ErrTargetCrashed) || time.Since(began) > 10*time.Second {
 		t.Fatalf("call after the renderer was killed: %v after %v, want ErrTargetCrashed within seconds", err, time.Since(began))
 	}
-	if !errors.Is(b.SessionErr(at.SID), ErrTargetCrashed) {
-		t.Errorf("SessionErr = %v", b.SessionErr(at.SID))
+	if !errors.Is(b.SessionErr(sid), ErrTargetCrashed) {
+		t.Errorf("SessionErr = %v", b.SessionErr(sid))
 	}
 	if err := b.Call(ctx, "", "Browser.getVersion", nil, nil); err != nil {
 		t.Errorf("the browser itself no longer answers: %v", err)
 	}
+}
+
+// attachPage opens a blank page, attaches to it (flat session) and enables the Inspector
+// domain (crash events); it returns the target and session ids.
+func attachPage(t *testing.T, ctx context.Context, b *Browser) (targetID, sid string) {
+	t.Helper()
+	var tg struct {
+		ID string `json:"targetId"`
+	}
+	if err := b.Call(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, &tg); err != nil {
+		t.Fatal(err)
+	}
+	var at struct {
+		SID string `json:"sessionId"`
+	}
+	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": tg.ID, "flatten": true}, &at); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Call(ctx, at.SID, "Inspector.enable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return tg.ID, at.SID
 }
