@@ -10,11 +10,11 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // AuthRequired is attached to a page result when the page holds a login form.
@@ -280,7 +280,7 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 // again after typing, submits and verifies the outcome. An attempt that ends on the page it
 // typed into ends with the typed field emptied (see taint.go).
 func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) {
-	if err := vault.ValidAlias(p.Alias); err != nil {
+	if err := credential.ValidAlias(p.Alias); err != nil {
 		return AuthResult{}, err
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
@@ -331,7 +331,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		rel    broker.Released
 		secret []byte
 	)
-	defer func() { vault.Zero(secret) }()
+	defer func() { credential.Zero(secret) }()
 	// The release waits for a person; it gets a connection of its own so that the host's
 	// other broker calls (challenges for other sessions) are not queued behind the prompt.
 	if h.o.Broker == nil {
@@ -347,12 +347,16 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if err != nil {
 		return res, err
 	}
-
+	// An item another program wrote into the keyring may hold what headless cannot type as it
+	// is (not UTF-8 text, see credential.ValidSecret): refused before anything is focused.
+	if err := credential.ValidSecret(secret); err != nil {
+		return res, wire.Errorf(wire.CodeInvalidArgument, "the saved password of alias %q cannot be typed (%v); nothing was typed", rel.Alias, err)
+	}
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
 	}
 	typed, err := h.fillVerified(ctx, b, s, st, form, rel.Origin, rel.Account, rel.Listener, secret, &res.Evidence, page)
-	vault.Zero(secret)
+	credential.Zero(secret)
 	if err == nil {
 		h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
 		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)

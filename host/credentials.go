@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // Credential commands that go through the host (control.sock):
@@ -101,11 +101,11 @@ func (h *Host) CredentialsList(ctx context.Context, p CredentialsListParams) (br
 // CredentialsAdd saves the person's password into an isolated session's store. It owns
 // p.Secret and zeroes it.
 func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (broker.Credential, error) {
-	defer vault.Zero(p.Secret)
+	defer credential.Zero(p.Secret)
 	if err := h.isolatedSession(p.Session); err != nil {
 		return broker.Credential{}, err
 	}
-	if err := vault.ValidSecret(p.Secret); err != nil {
+	if err := credential.ValidSecret(p.Secret); err != nil {
 		return broker.Credential{}, err
 	}
 	var cred broker.Credential
@@ -135,7 +135,7 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	if err := vault.ValidAlias(p.Alias); err != nil {
+	if err := credential.ValidAlias(p.Alias); err != nil {
 		return VerifyResult{}, err
 	}
 	if h.o.Broker == nil {
@@ -158,7 +158,7 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 	rel, secret, err := rc.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: p.Alias, Session: verifySession, Document: doc,
 		Purpose: broker.PurposeVerify, Agent: agentChain(ctx)})
 	rc.Close()
-	vault.Zero(secret)
+	credential.Zero(secret)
 	if err != nil {
 		return VerifyResult{}, err
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // Interactive enrollment ('headless auth login --interactive'): the CLI reads the account and
@@ -83,14 +83,14 @@ func errEnrollToken() error {
 // authenticated, in which case it is held (EnrollHold at most) for the save decision.
 func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error) {
 	secret := p.Secret
-	defer func() { vault.Zero(secret) }() // nil once handed to a pending enrollment
-	if err := vault.ValidAccount(p.Account); err != nil {
+	defer func() { credential.Zero(secret) }() // nil once handed to a pending enrollment
+	if err := credential.ValidAccount(p.Account); err != nil {
 		return EnrollResult{}, err
 	}
 	if p.Account == "" {
 		return EnrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "the account is empty")
 	}
-	if err := vault.ValidSecret(secret); err != nil {
+	if err := credential.ValidSecret(secret); err != nil {
 		return EnrollResult{}, err
 	}
 	h.emu.Lock()
@@ -169,7 +169,7 @@ func (h *Host) holdEnroll(token string, pe *pendingEnroll) {
 	h.enroll[token] = pe
 	pe.timer = time.AfterFunc(time.Until(pe.expires), func() {
 		if pe := h.takeEnroll(token); pe != nil {
-			vault.Zero(pe.secret)
+			credential.Zero(pe.secret)
 			h.o.Log.Info("interactive login password discarded: no save decision in time", "session", pe.session)
 		}
 	})
@@ -187,7 +187,7 @@ func (h *Host) dropEnrollments(session string) {
 	h.emu.Unlock()
 	for _, t := range tokens {
 		if pe := h.takeEnroll(t); pe != nil {
-			vault.Zero(pe.secret)
+			credential.Zero(pe.secret)
 		}
 	}
 }
@@ -203,7 +203,7 @@ func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
 	if pe == nil {
 		return EnrollDiscarded{}, errEnrollToken()
 	}
-	vault.Zero(pe.secret)
+	credential.Zero(pe.secret)
 	h.o.Log.Info("interactive login password discarded", "session", pe.session)
 	return EnrollDiscarded{true}, nil
 }
@@ -213,7 +213,7 @@ func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
 // own store for an isolated one. The token is used up unless the alias was refused
 // (ALIAS_EXISTS, INVALID_ARGUMENT), so that the person can choose another name.
 func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
-	if err := vault.ValidAlias(p.Alias); err != nil {
+	if err := credential.ValidAlias(p.Alias); err != nil {
 		return EnrollSaved{}, err
 	}
 	pe := h.takeEnroll(p.Token)
@@ -249,7 +249,7 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 		h.holdEnroll(p.Token, pe)
 		return EnrollSaved{}, err
 	}
-	vault.Zero(pe.secret)
+	credential.Zero(pe.secret)
 	if err != nil {
 		return EnrollSaved{}, err
 	}

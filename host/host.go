@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
@@ -107,8 +107,6 @@ type session struct {
 	taint    map[int64]string
 	taintDoc string
 }
-
-var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // Start opens and locks the durable profile, checks that the Secret Service holding
 // Chromium's cookie key is there (one launch without it deletes every encrypted cookie), and
@@ -446,8 +444,8 @@ func (h *Host) disposeContext(s *session) {
 // CreateSession opens a session; isolated sessions get their own browser context (cookies and
 // storage separate from every other session).
 func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, error) {
-	if !sessionName.MatchString(p.Name) {
-		return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "session names are 1-64 letters, digits, '.', '_' or '-'")
+	if credential.ValidSession(p.Name) != nil {
+		return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "%s", credential.SessionRule)
 	}
 	if _, err := h.alive(ctx); err != nil {
 		return SessionInfo{}, err

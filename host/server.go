@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -128,10 +129,10 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			if err = peerHasTTY(peer.PID); err == nil {
 				result, err = h.Enroll(ctx, p)
 			} else {
-				vault.Zero(p.Secret)
+				credential.Zero(p.Secret)
 			}
 		} else {
-			vault.Zero(p.Secret)
+			credential.Zero(p.Secret)
 		}
 	case MethodAuthEnrollSave:
 		var p EnrollSaveParams
@@ -158,10 +159,10 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			if err = peerHasTTY(peer.PID); err == nil {
 				result, err = h.CredentialsAdd(ctx, p)
 			} else {
-				vault.Zero(p.Secret)
+				credential.Zero(p.Secret)
 			}
 		} else {
-			vault.Zero(p.Secret)
+			credential.Zero(p.Secret)
 		}
 	case MethodCredentialsRemove:
 		var p CredentialsRemoveParams
@@ -234,7 +235,7 @@ func ToWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return wire.Errorf(wire.CodeTimeout, "%v", err)
-	case errors.Is(err, vault.ErrInvalid):
+	case errors.Is(err, credential.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
 	case errors.Is(err, rpc.ErrUnreachable):
 		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)

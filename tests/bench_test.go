@@ -17,6 +17,7 @@ import (
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
@@ -107,7 +108,7 @@ func BenchmarkBaselineGetSecret(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		vault.Zero(secret)
+		credential.Zero(secret)
 	}
 	s.report(b)
 }
@@ -264,7 +265,7 @@ func releaseLoop(b *testing.B, c *broker.Client) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		vault.Zero(secret)
+		credential.Zero(secret)
 	}
 	s.report(b)
 }

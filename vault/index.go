@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 // index is the metadata (never a secret) of the records in a collection that is locked at
@@ -62,7 +64,7 @@ func (x *index) load() ([]Record, error) {
 	}
 	out := file.Credentials[:0]
 	for _, r := range file.Credentials {
-		if validOrigin(r.Origin) == nil && ValidAlias(r.Alias) == nil && ValidAccount(r.Account) == nil {
+		if validOrigin(r.Origin) == nil && credential.ValidAlias(r.Alias) == nil && credential.ValidAccount(r.Account) == nil {
 			out = append(out, r)
 		}
 	}

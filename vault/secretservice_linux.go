@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 // SecretServiceSchema is the xdg:schema attribute of every item the vault writes. Items also
@@ -727,7 +728,7 @@ func itemFromProps(path dbus.ObjectPath, props map[string]dbus.Variant) (ssItem,
 	}
 	it.rec.Origin, it.rec.Account, it.rec.Alias = attrs["origin"], attrs["account"], attrs["alias"]
 	ok := attrs["xdg:schema"] == SecretServiceSchema && validOrigin(it.rec.Origin) == nil &&
-		ValidAlias(it.rec.Alias) == nil && ValidAccount(it.rec.Account) == nil
+		credential.ValidAlias(it.rec.Alias) == nil && credential.ValidAccount(it.rec.Account) == nil
 	return it, ok
 }
 

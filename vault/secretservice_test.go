@@ -20,6 +20,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 	"github.com/headless-dev/headless/vault"
@@ -579,7 +580,7 @@ func BenchmarkSecretServiceGet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		vault.Zero(secret)
+		credential.Zero(secret)
 	}
 }
 

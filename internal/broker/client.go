@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // ErrUnreachable wraps failures to reach brokerd at all (as opposed to errors it returned).
@@ -148,7 +148,7 @@ func SecretRequestFrame(id uint64, method string, meta any, secret []byte) ([]by
 }
 
 // Release asks brokerd to release the secret for p. The returned secret is the caller's to
-// use once and zero with vault.Zero.
+// use once and zero with credential.Zero.
 func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte, error) {
 	id, unlock := c.Lock()
 	defer unlock()
@@ -175,7 +175,7 @@ func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte
 	}
 	if err := wire.DecodeStrict(resp, &r); err != nil {
 		if r.Result != nil {
-			vault.Zero(r.Result.Secret)
+			credential.Zero(r.Result.Secret)
 		}
 		return Released{}, nil, fmt.Errorf("%w: malformed reply", ErrUnreachable)
 	}

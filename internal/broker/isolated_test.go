@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
@@ -110,7 +111,7 @@ func TestIsolatedStoreSeparation(t *testing.T) {
 	if err != nil || string(secret) != isoCanary || rel.Account != "iso@example" {
 		t.Fatalf("isolated release: %+v %v", rel, err)
 	}
-	vault.Zero(secret)
+	credential.Zero(secret)
 	if f.pres.asked.Load() != asked+1 || f.pres.last.Load().Session != "iso" {
 		t.Fatalf("presence not asked for the isolated release")
 	}
@@ -285,7 +286,7 @@ func TestIsolatedStoreBounds(t *testing.T) {
 	if _, err := hostc.AddTo(ctx, "a", "https://app.example", "u", "one-more", []byte("pw")); code(err) != wire.CodeVaultFull {
 		t.Fatalf("record %d: %v, want VAULT_FULL", MaxIsolatedRecords+1, err)
 	}
-	if _, err := hostc.AddTo(ctx, "b", "https://app.example", "u", "big", make([]byte, vault.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
+	if _, err := hostc.AddTo(ctx, "b", "https://app.example", "u", "big", make([]byte, credential.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
 		t.Fatalf("oversize secret: %v, want INVALID_ARGUMENT", err)
 	}
 }

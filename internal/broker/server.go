@@ -23,7 +23,7 @@
 // The browser host registers each isolated session over its persistent connection with
 // "session.open" {"session","isolated":true} and closes it with "session.close" {"session"}.
 // brokerd then keeps, for that session only, a bounded in-memory store (vault.Memory:
-// exact-origin, MaxIsolatedRecords records, passwords at most vault.MaxSecretLen bytes), and at
+// exact-origin, MaxIsolatedRecords records, passwords at most credential.MaxSecretLen bytes), and at
 // most MaxIsolated such stores at once. The store is owned by the registering connection and is
 // zeroed when the session is closed or when that connection ends for any reason (host stop,
 // crash, SIGKILL): nothing of it survives its host.
@@ -73,13 +73,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
@@ -154,8 +154,6 @@ type challengeMeta struct {
 	recs  []vault.Record
 }
 
-var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 func errNoIsolated(session string) error {
 	return &wire.Error{Code: wire.CodeSessionUnknown, Message: fmt.Sprintf("no isolated session %q", truncate(session, 64)),
 		Hint: "--session names an isolated session of the running host ('headless session create NAME --isolated'); normal sessions use the vault: omit --session"}
@@ -183,8 +181,8 @@ func (s *Server) storeFor(conn *rpc.Conn, session string) (vault.Store, error) {
 }
 
 func (s *Server) openSession(conn *rpc.Conn, p SessionOpenParams) (struct{}, error) {
-	if !sessionName.MatchString(p.Session) {
-		return struct{}{}, wire.Errorf(wire.CodeInvalidArgument, "session names are 1-64 letters, digits, '.', '_' or '-'")
+	if credential.ValidSession(p.Session) != nil {
+		return struct{}{}, wire.Errorf(wire.CodeInvalidArgument, "%s", credential.SessionRule)
 	}
 	if !p.Isolated {
 		return struct{}{}, wire.Errorf(wire.CodeInvalidArgument, "only isolated sessions are registered; normal sessions use the vault")
@@ -361,7 +359,7 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 			result, err = s.add(ctx, rpc.ConnOf(ctx), p)
 			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
 		}
-		vault.Zero(p.Secret)
+		credential.Zero(p.Secret)
 	case MethodCredentialsInit:
 		if err = rpc.DecodeParams(req.Params, &struct{}{}); err == nil {
 			result, err = s.init(ctx)
@@ -603,7 +601,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		return nil, err
 	}
 	ar.Purpose, ar.Path, ar.Field, ar.Agent = p.Purpose, p.Path, p.Field, p.Agent
-	if err := vault.ValidAlias(p.Alias); err != nil {
+	if err := credential.ValidAlias(p.Alias); err != nil {
 		return nil, err
 	}
 	ch, err := s.Challenges.Consume(p.Challenge, p.Session, p.Document)
@@ -676,7 +674,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 		got    vault.Record
 		secret []byte
 	)
-	defer func() { vault.Zero(secret) }()
+	defer func() { credential.Zero(secret) }()
 	err = s.Presence.Do(ctx, req, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 		defer cancel()
@@ -742,7 +740,7 @@ func (s *Server) toWire(err error) *wire.Error {
 		{vault.ErrAliasExists, wire.CodeAliasExists},
 		{vault.ErrAliasUnknown, wire.CodeAliasUnknown},
 		{vault.ErrFull, wire.CodeVaultFull},
-		{vault.ErrInvalid, wire.CodeInvalidArgument},
+		{credential.ErrInvalid, wire.CodeInvalidArgument},
 		{origin.ErrInvalid, wire.CodeInvalidOrigin},
 		{loopback.ErrAmbiguous, wire.CodeOriginAmbiguous},
 		{loopback.ErrUnavailable, wire.CodeOriginUnverified},

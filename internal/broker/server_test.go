@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/wire"
@@ -316,7 +317,7 @@ func TestCredentialsLifecycle(t *testing.T) {
 	if _, err := c.Add(ctx, "https://app.example", "ops", "bad alias!", []byte("pw")); code(err) != wire.CodeInvalidArgument {
 		t.Fatalf("bad alias: %v", err)
 	}
-	if _, err := c.Add(ctx, "https://app.example", "ops", "big", bytes.Repeat([]byte("x"), vault.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
+	if _, err := c.Add(ctx, "https://app.example", "ops", "big", bytes.Repeat([]byte("x"), credential.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
 		t.Fatalf("oversize secret: %v", err)
 	}
 	list, err := c.List(ctx, "https://app.example")

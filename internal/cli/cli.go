@@ -32,10 +32,10 @@ import (
 
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 const usage = `headless — let agents sign in to sites by alias, without ever seeing the password
@@ -324,7 +324,7 @@ func toWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	case errors.Is(err, origin.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidOrigin, "%v", err)
-	case errors.Is(err, vault.ErrInvalid):
+	case errors.Is(err, credential.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return wire.Errorf(wire.CodeTimeout, "the command did not finish in time")
@@ -456,10 +456,10 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := vault.ValidAlias(*alias); err != nil {
+	if err := credential.ValidAlias(*alias); err != nil {
 		return nil, nil, err
 	}
-	if err := vault.ValidAccount(*account); err != nil {
+	if err := credential.ValidAccount(*account); err != nil {
 		return nil, nil, err
 	}
 	tty, err := c.env.OpenTTY()
@@ -467,21 +467,21 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 		return nil, nil, wire.Errorf(wire.CodeNoTTY, "no controlling terminal to read the password from (%v)", err)
 	}
 	defer tty.Close()
-	pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", *account, co, *alias), vault.MaxSecretLen)
+	pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", *account, co, *alias), credential.MaxSecretLen)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer vault.Zero(pw)
-	again, err := tty.Secret("Repeat the password: ", vault.MaxSecretLen)
+	defer credential.Zero(pw)
+	again, err := tty.Secret("Repeat the password: ", credential.MaxSecretLen)
 	if err != nil {
 		return nil, nil, err
 	}
 	same := subtle.ConstantTimeCompare(pw, again) == 1
-	vault.Zero(again)
+	credential.Zero(again)
 	if !same {
 		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "the two passwords differ; nothing was saved")
 	}
-	if err := vault.ValidSecret(pw); err != nil {
+	if err := credential.ValidSecret(pw); err != nil {
 		return nil, nil, err
 	}
 	var cred broker.Credential

@@ -16,13 +16,13 @@ import (
 
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 func (c *cmd) controlPath() string {
@@ -574,7 +574,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	if where == "" {
 		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "no session %q", session)
 	}
-	account, err := tty.Line(fmt.Sprintf("Sign in on %s\nAccount: ", where), vault.MaxAccountLen)
+	account, err := tty.Line(fmt.Sprintf("Sign in on %s\nAccount: ", where), credential.MaxAccountLen)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -582,15 +582,15 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	if account == "" {
 		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "the account is empty; nothing was typed")
 	}
-	if err := vault.ValidAccount(account); err != nil {
+	if err := credential.ValidAccount(account); err != nil {
 		return nil, nil, err
 	}
-	pw, err := tty.Secret("Password (not shown): ", vault.MaxSecretLen)
+	pw, err := tty.Secret("Password (not shown): ", credential.MaxSecretLen)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer vault.Zero(pw)
-	if err := vault.ValidSecret(pw); err != nil {
+	defer credential.Zero(pw)
+	if err := credential.ValidSecret(pw); err != nil {
 		return nil, nil, err
 	}
 	cl, err := c.control(ctx)
@@ -599,7 +599,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	}
 	defer cl.Close()
 	r, err := enroll(ctx, cl, session, account, pw)
-	vault.Zero(pw)
+	credential.Zero(pw)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -626,13 +626,13 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	}
 	prompt := "Alias: "
 	for try := 0; ; try++ {
-		alias, err := tty.Line(prompt, vault.MaxAliasLen)
+		alias, err := tty.Line(prompt, credential.MaxAliasLen)
 		if err != nil {
 			discard()
 			return nil, nil, err
 		}
 		alias = strings.TrimSpace(alias)
-		err = vault.ValidAlias(alias)
+		err = credential.ValidAlias(alias)
 		if err == nil {
 			var saved host.EnrollSaved
 			err = cl.Call(ctx, host.MethodAuthEnrollSave, host.EnrollSaveParams{Token: r.Token, Alias: alias}, &saved)
