@@ -50,6 +50,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/procstat"
 )
 
@@ -260,7 +261,10 @@ func (l *Log) openFile() error {
 		}
 	}
 	l.f, l.size = f, fi.Size()
-	return syncDir(l.dir)
+	if err := atomicfile.SyncDir(l.dir); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
 }
 
 // Append fills r.Seq, r.Prev and (if zero) r.Time, bounds every string field to MaxField
@@ -639,16 +643,4 @@ func boundChain(c []procstat.Proc) []procstat.Proc {
 		out = append(out, procstat.Proc{PID: p.PID, Exe: procstat.Clean(p.Exe, procstat.MaxExe), Comm: procstat.Clean(p.Comm, procstat.MaxComm)})
 	}
 	return out
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("audit: sync directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("audit: sync directory: %w", err)
-	}
-	return nil
 }

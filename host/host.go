@@ -20,6 +20,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/loopback"
@@ -1012,31 +1013,11 @@ func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, e
 	os.Chmod(dir, 0o700)
 	sum := sha256.Sum256(png)
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s.png", s.name, h.o.Now().UTC().Format("20060102T150405.000000000Z")))
-	if err := writeAtomic(path, png); err != nil {
+	if err := atomicfile.Write(path, png); err != nil {
 		return ScreenshotResult{}, err
 	}
 	pruneArtifacts(dir, MaxScreenshots)
 	return ScreenshotResult{Session: s.name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png)}, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 func pruneArtifacts(dir string, keep int) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/lockfile"
 )
 
@@ -121,8 +122,8 @@ func (p *Profile) migrate(dataDir string, legacy []string, rename func(oldpath, 
 			keep(NotMigratedFailed, "%v", err)
 			continue
 		}
-		syncDir(dataDir)
-		syncDir(filepath.Dir(old))
+		atomicfile.SyncDir(dataDir)
+		atomicfile.SyncDir(filepath.Dir(old))
 		p.migr.From = old
 	}
 }

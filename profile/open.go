@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/lockfile"
 )
 
@@ -228,7 +228,7 @@ func moveAside(dataDir, dir string, now time.Time) (string, error) {
 		if err := os.Rename(dir, dst); err != nil {
 			return "", err
 		}
-		return dst, syncDir(dataDir)
+		return dst, atomicfile.SyncDir(dataDir)
 	}
 	return "", fmt.Errorf("too many profiles moved aside at %s", base)
 }
@@ -243,7 +243,7 @@ func create(dataDir, dir string, now time.Time) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	return syncDir(dataDir)
+	return atomicfile.SyncDir(dataDir)
 }
 
 // buildTemp writes a complete new profile into a temporary sibling and returns its path.
@@ -265,7 +265,7 @@ func buildTemp(dataDir string, now time.Time) (tmp string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, markerName), m); err != nil {
+	if err := atomicfile.Write(filepath.Join(tmp, markerName), m); err != nil {
 		return "", err
 	}
 	def := filepath.Join(tmp, "Default")
@@ -276,13 +276,13 @@ func buildTemp(dataDir string, now time.Time) (tmp string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(filepath.Join(def, "Preferences"), prefs); err != nil {
+	if err := atomicfile.Write(filepath.Join(def, "Preferences"), prefs); err != nil {
 		return "", err
 	}
-	if err := syncDir(def); err != nil {
+	if err := atomicfile.SyncDir(def); err != nil {
 		return "", err
 	}
-	return tmp, syncDir(tmp)
+	return tmp, atomicfile.SyncDir(tmp)
 }
 
 // install renames a complete temporary profile to dir, which must not exist.
@@ -292,51 +292,6 @@ func install(tmp, dir string) error {
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("install profile: %w", err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to path 0600: a temporary file in the same directory, fsync,
-// rename, fsync of the directory.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so that renames in it are durable.
-func syncDir(dir string) error {
-	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }
