@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/profile"
 )
 
 // ClearTimeout bounds a whole profile clear: closing the sessions and Chromium, the swap, the
@@ -25,7 +25,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearTimeout)
 	defer cancel()
 	// The relaunch needs the keyring: find out before anything is closed.
-	if err := profile.CheckKeyring(ctx, h.o.BusAddress); err != nil {
+	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
 		return ClearResult{}, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium could not be relaunched after a clear; nothing was changed: %w", err)
 	}
 	h.mu.Lock()

@@ -23,6 +23,7 @@ import (
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
@@ -153,7 +154,7 @@ func (h *Host) tempDir() string { return filepath.Join(h.o.RunDir, "chromium-tmp
 // profile's cookie key: one launch without it deletes every encrypted cookie for good.
 func (h *Host) launch(ctx context.Context) error {
 	t0 := time.Now()
-	if err := profile.CheckKeyring(ctx, h.o.BusAddress); err != nil {
+	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
 		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
 	}
 	h.o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())

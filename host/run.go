@@ -15,11 +15,11 @@ import (
 
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/config"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/logfile"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
-	"github.com/headless-dev/headless/vault"
 )
 
 // DefaultChromium is Debian's Chromium binary (its /usr/bin/chromium wrapper adds flags and
@@ -101,7 +101,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	if err != nil {
 		return fail(wire.Errorf(wire.CodeConfigInvalid, "%v", err))
 	}
-	bus, _ := vault.SessionBusAddress(getenv) // "" → CheckKeyring reports VAULT_UNAVAILABLE
+	bus, _ := keyprobe.SessionBusAddress(getenv) // "" → keyprobe.Check reports VAULT_UNAVAILABLE
 	chromium := cfg.ChromiumPath()
 	// Chromium's environment: only allowlisted names (broker.ChromiumEnv; cdp adds TMPDIR and
 	// its own XDG_CONFIG_HOME). The bus carries Chromium's cookie key in the Secret Service.

@@ -11,11 +11,11 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
-	"github.com/headless-dev/headless/vault"
 )
 
 // Server answers control.sock requests with a Host.
@@ -227,9 +227,9 @@ func ToWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeProfileLocked, "%v", err)
 	case errors.Is(err, profile.ErrClear):
 		return wire.Errorf(wire.CodeProfileClear, "%v", err)
-	case errors.Is(err, vault.ErrLocked):
+	case errors.Is(err, keyprobe.ErrLocked):
 		return wire.Errorf(wire.CodeVaultLocked, "%v", err)
-	case errors.Is(err, vault.ErrUnavailable):
+	case errors.Is(err, keyprobe.ErrUnavailable):
 		return wire.Errorf(wire.CodeVaultUnavail, "%v", err)
 	case errors.Is(err, cdp.ErrCrashed), errors.Is(err, cdp.ErrClosed):
 		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)

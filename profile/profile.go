@@ -53,12 +53,10 @@
 // are re-asserted only at the next Open. Enterprise policy (/etc/chromium/policies) overrides
 // them.
 //
-// [CheckKeyring] is the launch gate: Chromium encrypts cookies with a key it keeps in the
-// Secret Service, and one launch without it deletes every encrypted cookie row for good. The
-// caller must refuse to launch the durable profile unless CheckKeyring passes, and must launch
-// Chromium on the same bus address it checked. The check is a snapshot; a keyring that locks
-// or exits between the check and Chromium's start is not detected. The Secret Service exists
-// only on Linux; elsewhere CheckKeyring always fails.
+// The launch gate is not here: Chromium encrypts cookies with a key it keeps in the Secret
+// Service, and one launch without it deletes every encrypted cookie row for good, so the caller
+// (package host) must refuse to launch the durable profile unless keyprobe.Check passes, and
+// must launch Chromium on the same bus address it checked.
 package profile
 
 import (

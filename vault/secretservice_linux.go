@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/keyprobe"
 )
 
 // SecretServiceSchema is the xdg:schema attribute of every item the vault writes. Items also
@@ -43,36 +43,9 @@ const (
 
 var _ Store = (*SecretService)(nil)
 
-// SessionBusAddress returns the address of the user's session bus, using getenv (os.Getenv
-// in production) to read the environment: DBUS_SESSION_BUS_ADDRESS when it is set, else
-// unix:path=$XDG_RUNTIME_DIR/bus when that socket exists, else an error wrapping
-// ErrUnavailable. It never returns an autolaunch: address and never starts a bus.
-func SessionBusAddress(getenv func(string) string) (string, error) {
-	if addr := getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && !isAutolaunch(addr) {
-		return addr, nil
-	}
-	if dir := getenv("XDG_RUNTIME_DIR"); dir != "" && strings.HasPrefix(dir, "/") {
-		path := strings.TrimRight(dir, "/") + "/bus"
-		if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			return "unix:path=" + dbus.EscapeBusAddressValue(path), nil
-		}
-	}
-	return "", fmt.Errorf("find session bus: %w: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist", ErrUnavailable)
-}
-
-// isAutolaunch reports whether any entry of a D-Bus address list would autolaunch a bus.
-func isAutolaunch(addr string) bool {
-	for _, a := range strings.Split(addr, ";") {
-		if t, _, _ := strings.Cut(a, ":"); t == "autolaunch" || t == "launchd" {
-			return true
-		}
-	}
-	return false
-}
-
 // SecretServiceOptions configure OpenSecretService.
 type SecretServiceOptions struct {
-	// Address is the D-Bus address of the session bus (see SessionBusAddress). Required.
+	// Address is the D-Bus address of the session bus (see keyprobe.SessionBusAddress). Required.
 	Address string
 	// Collection is the alias of the collection that holds the items; default "default".
 	// Ignored when Label is set.
@@ -140,7 +113,7 @@ func OpenSecretService(ctx context.Context, o SecretServiceOptions) (*SecretServ
 	if o.Address == "" {
 		return nil, errors.New("open secret service: no bus address")
 	}
-	if isAutolaunch(o.Address) {
+	if keyprobe.IsAutolaunch(o.Address) {
 		return nil, errors.New("open secret service: refusing an autolaunch bus address")
 	}
 	if o.Collection == "" {

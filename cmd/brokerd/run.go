@@ -22,6 +22,7 @@ import (
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/hostproc"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/logfile"
 	"github.com/headless-dev/headless/internal/loopback"
@@ -30,7 +31,6 @@ import (
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
-	"github.com/headless-dev/headless/vault"
 )
 
 const usage = `brokerd — the headless credential broker (one per user)
@@ -167,7 +167,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	if hostProgram == "" {
 		hostProgram = filepath.Join(filepath.Dir(self), "headless")
 	}
-	bus, _ := vault.SessionBusAddress(getenv)
+	bus, _ := keyprobe.SessionBusAddress(getenv)
 	hosts := hostproc.New(hostproc.Options{
 		Program: hostProgram, Version: version.String(), Env: hostEnv(getenv, bus),
 		LogPath: filepath.Join(dir, "host.log"), Log: log,

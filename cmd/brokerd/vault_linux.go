@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/config"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/vault"
 )
@@ -26,7 +27,7 @@ var _ presence.Keyring = (*vault.SecretService)(nil)
 // the store reconnects by itself when the service comes (back).
 func openVault(ctx context.Context, cfg config.Config, dataDir string, getenv func(string) string, log *slog.Logger) (vault.Store, presence.Provider, func()) {
 	choice := cfg.Presence.Provider
-	addr, err := vault.SessionBusAddress(getenv)
+	addr, err := keyprobe.SessionBusAddress(getenv)
 	if err != nil {
 		log.Warn("no Secret Service", "err", err)
 		return vault.Unavailable{Reason: err.Error()}, nil, func() {}
