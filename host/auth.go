@@ -9,7 +9,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
@@ -73,7 +73,7 @@ func withoutQuery(u string) string {
 const MethodAuthLogin = "auth.login"
 
 // brokerClient returns the host's broker connection, dialling it when needed.
-func (h *Host) brokerClient(ctx context.Context) (*broker.Client, error) {
+func (h *Host) brokerClient(ctx context.Context) (*brokerapi.Client, error) {
 	h.bmu.Lock()
 	defer h.bmu.Unlock()
 	if h.broker != nil {
@@ -109,7 +109,7 @@ func (h *Host) registerIsolated(ctx context.Context, name string) error {
 	if h.o.Broker == nil {
 		return nil
 	}
-	err := h.withBroker(ctx, func(c *broker.Client) error { return c.OpenSession(ctx, name) })
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.OpenSession(ctx, name) })
 	if err == nil || wire.CodeOf(err) == wire.CodeBrokerUnavail || errors.Is(err, rpc.ErrUnreachable) {
 		if err != nil {
 			h.o.Log.Warn("isolated session not yet registered with brokerd", "session", name, "code", wire.CodeOf(err))
@@ -154,7 +154,7 @@ func (h *Host) forgetIsolated(name string) {
 }
 
 // withBroker runs fn with the broker connection, redialling once if the connection was lost.
-func (h *Host) withBroker(ctx context.Context, fn func(*broker.Client) error) error {
+func (h *Host) withBroker(ctx context.Context, fn func(*brokerapi.Client) error) error {
 	for attempt := 0; ; attempt++ {
 		c, err := h.brokerClient(ctx)
 		if err != nil {
@@ -259,10 +259,10 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 	if !ok || checkForm(st, f, o) != nil {
 		return nil // a form that would be refused gets no challenge: 'auth login' says why
 	}
-	var ch broker.ChallengeResult
-	err = h.withBroker(ctx, func(c *broker.Client) error {
+	var ch brokerapi.ChallengeResult
+	err = h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
-		ch, err = c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
+		ch, err = c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
 		return err
 	})
 	if err != nil {
@@ -318,8 +318,8 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	}
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(ctx, func(c *broker.Client) error {
-			ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
+		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
@@ -328,7 +328,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		}
 	}
 	var (
-		rel    broker.Released
+		rel    brokerapi.Released
 		secret []byte
 	)
 	defer func() { credential.Zero(secret) }()
@@ -341,7 +341,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if err != nil {
 		return res, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	}
-	rel, secret, err = rc.Release(ctx, broker.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+	rel, secret, err = rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
 		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx)})
 	rc.Close()
 	if err != nil {
@@ -512,8 +512,8 @@ func (h *Host) recheck(ctx context.Context, b *cdp.Browser, s *session, st pageS
 // accountFor reads the account of alias at origin from the broker's metadata (no secret): the
 // isolated session's own store, or the vault for a normal session.
 func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (string, error) {
-	var creds []broker.Credential
-	err := h.withBroker(ctx, func(c *broker.Client) error {
+	var creds []brokerapi.Credential
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
 		if s.isolated {
 			creds, err = c.ListIn(ctx, s.name, o)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
@@ -108,7 +108,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		return ClearResult{}, clearErr
 	}
 	// Audit the clear in brokerd's log (best effort: the clear is done either way).
-	if err := h.withBroker(ctx, func(c *broker.Client) error { return c.ProfileCleared(ctx, closed) }); err != nil {
+	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.ProfileCleared(ctx, closed) }); err != nil {
 		h.o.Log.Warn("brokerd did not record the profile clear", "code", wire.CodeOf(err))
 	}
 	if launchErr != nil {

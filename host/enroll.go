@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -26,7 +26,7 @@ const (
 	MaxPendingEnroll = 4               // passwords waiting for a save decision at once
 )
 
-// EnrollParams is auth.enroll. Clients build the frame by hand (broker.SecretRequestFrame) so
+// EnrollParams is auth.enroll. Clients build the frame by hand (brokerapi.SecretRequestFrame) so
 // that no encoder buffer keeps the secret; it is never logged.
 type EnrollParams struct {
 	Session string `json:"session,omitempty"`
@@ -228,16 +228,16 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 	// person at the keyring's prompt, and the shared connection must not wait with it. An
 	// isolated session's store answers only the connection that registered it (no prompt
 	// there): the shared one.
-	var cred broker.Credential
+	var cred brokerapi.Credential
 	var err error = wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	if h.o.Broker != nil && pe.isolated {
-		err = h.withBroker(ctx, func(c *broker.Client) error {
+		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
 			var err error
 			cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
 			return err
 		})
 	} else if h.o.Broker != nil {
-		var c *broker.Client
+		var c *brokerapi.Client
 		if c, err = h.o.Broker(ctx); err != nil {
 			err = wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 		} else {

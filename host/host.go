@@ -21,7 +21,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/atomicfile"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/loopback"
@@ -53,7 +53,7 @@ type Options struct {
 	// LegacyProfiles are profile directories of older layouts to migrate (profile.LegacyDirs).
 	LegacyProfiles []string
 	// Broker dials brokerd (alias login); nil disables auth.
-	Broker func(ctx context.Context) (*broker.Client, error)
+	Broker func(ctx context.Context) (*brokerapi.Client, error)
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
 	Loopback interface {
 		Find(origin string) (loopback.Listener, error)
@@ -75,7 +75,7 @@ type Host struct {
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
 
 	bmu    sync.Mutex
-	broker *broker.Client
+	broker *brokerapi.Client
 	// isolated names the isolated sessions brokerd must know (guarded by bmu): each one is
 	// registered on every new broker connection before that connection is used, so that
 	// brokerd never answers for an isolated session from the vault.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/logfile"
@@ -103,11 +103,11 @@ func Run(ctx context.Context, o RunOptions) int {
 	}
 	bus, _ := keyprobe.SessionBusAddress(getenv) // "" → keyprobe.Check reports VAULT_UNAVAILABLE
 	chromium := cfg.ChromiumPath()
-	// Chromium's environment: only allowlisted names (broker.ChromiumEnv; cdp adds TMPDIR and
+	// Chromium's environment: only allowlisted names (brokerapi.ChromiumEnv; cdp adds TMPDIR and
 	// its own XDG_CONFIG_HOME). The bus carries Chromium's cookie key in the Secret Service.
 	var env []string
 	names := []string{"TMPDIR"}
-	for _, k := range broker.ChromiumEnv {
+	for _, k := range brokerapi.ChromiumEnv {
 		v := getenv(k)
 		switch k {
 		case "TMPDIR":
@@ -120,7 +120,7 @@ func Run(ctx context.Context, o RunOptions) int {
 			names = append(names, k)
 		}
 	}
-	hello := broker.HelloParams{Chromium: chromium, ChromiumEnv: names, Config: cfgPath, Version: o.Version}
+	hello := brokerapi.HelloParams{Chromium: chromium, ChromiumEnv: names, Config: cfgPath, Version: o.Version}
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	h, err := Start(sctx, Options{
 		RunDir: dir, DataDir: dataDir, Chromium: chromium, BusAddress: bus, Env: env,
@@ -130,12 +130,12 @@ func Run(ctx context.Context, o RunOptions) int {
 		// a connection where that disagrees with its own config (PEER_NOT_HOST with the
 		// reason), but the rest (challenges, lists) still works, so the reason reaches the
 		// person at the first login.
-		Broker: func(ctx context.Context) (*broker.Client, error) {
-			c, err := broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+		Broker: func(ctx context.Context) (*brokerapi.Client, error) {
+			c, err := brokerapi.Dial(ctx, filepath.Join(dir, "broker.sock"))
 			if err != nil {
 				return nil, err
 			}
-			if err := c.Call(ctx, broker.MethodHostHello, hello, nil); err != nil {
+			if err := c.Call(ctx, brokerapi.MethodHostHello, hello, nil); err != nil {
 				if wire.CodeOf(err) != wire.CodePeerNotHost {
 					c.Close()
 					return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
@@ -44,12 +45,12 @@ func (s samples) report(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
-func benchBroker(b *testing.B, mode string) (*env, *broker.Client) {
+func benchBroker(b *testing.B, mode string) (*env, *brokerapi.Client) {
 	e := newEnv(b, envOptions{})
 	program, _ := presencetest.FakePinentry(b, mode)
 	e.pinentryConfig(program)
 	e.startBrokerd()
-	c, err := broker.Dial(context.Background(), e.sockPath())
+	c, err := brokerapi.Dial(context.Background(), e.sockPath())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,9 +141,9 @@ func BenchmarkChallengeIssue(b *testing.B) {
 	for _, conns := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			e, _ := benchBroker(b, "approve")
-			clients := make([]*broker.Client, conns)
+			clients := make([]*brokerapi.Client, conns)
 			for i := range clients {
-				c, err := broker.Dial(context.Background(), e.sockPath())
+				c, err := brokerapi.Dial(context.Background(), e.sockPath())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -159,7 +160,7 @@ func BenchmarkChallengeIssue(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for j := 0; j < per; j++ {
-						if _, err := c.Challenge(ctx, broker.ChallengeParams{Session: "s", Document: fmt.Sprintf("d-%d-%d", i, j), Origin: origin}); err != nil {
+						if _, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: fmt.Sprintf("d-%d-%d", i, j), Origin: origin}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -223,7 +224,7 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hello := broker.HelloParams{Chromium: "/usr/lib/chromium/chromium", Config: "/bench/config.json", Version: "bench"}
+	hello := brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", Config: "/bench/config.json", Version: "bench"}
 	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(),
 		// This process plays the genuine host: the release path runs the whole gate.
 		Hosts: selfHost{}, Expect: broker.HostExpect{Chromium: hello.Chromium, Config: hello.Config, Version: hello.Version}}
@@ -231,12 +232,12 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 	done := make(chan struct{})
 	go func() { srv.Serve(sctx, l, os.Getuid()); close(done) }()
 	defer func() { cancel(); <-done }()
-	c, err := broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+	c, err := brokerapi.Dial(ctx, filepath.Join(dir, "broker.sock"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Call(ctx, broker.MethodHostHello, hello, nil); err != nil {
+	if err := c.Call(ctx, brokerapi.MethodHostHello, hello, nil); err != nil {
 		b.Fatal(err)
 	}
 	releaseLoop(b, c)
@@ -250,17 +251,17 @@ func (selfHost) Genuine(pid int, _ time.Time) bool              { return pid == 
 func (selfHost) Running() (int, string)                         { return os.Getpid(), "/proc/self/exe" }
 
 // releaseLoop times one release per iteration (the challenge it answers is issued untimed).
-func releaseLoop(b *testing.B, c *broker.Client) {
+func releaseLoop(b *testing.B, c *brokerapi.Client) {
 	ctx := context.Background()
 	var s samples
 	for i := 0; b.Loop(); i++ {
 		doc := "doc-" + strconv.Itoa(i)
-		ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: "bench", Document: doc, Origin: origin})
+		ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "bench", Document: doc, Origin: origin})
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		_, secret, err := c.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: "bench", Session: "bench", Document: doc})
+		_, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "bench", Session: "bench", Document: doc})
 		s = append(s, time.Since(start))
 		if err != nil {
 			b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/hostproc"
@@ -193,9 +194,9 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	defer l.Close()
 
-	started := broker.StartedPerson
+	started := brokerapi.StartedPerson
 	if *auto {
-		started = broker.StartedAuto
+		started = brokerapi.StartedAuto
 	}
 	srv := &broker.Server{
 		Vault:      store,

@@ -1,5 +1,7 @@
-// Package broker is brokerd's protocol on broker.sock: the server that gates every password
-// release, and the client the CLI and the browser host use.
+// Package broker is brokerd's release gate: the server on broker.sock that decides every
+// password release. The protocol it speaks (method names, params, the secret frames) and the
+// client the browser host and the CLI use are package internal/brokerapi; only cmd/brokerd
+// links this package (internal/archtest).
 //
 // # Security contract
 //
@@ -66,8 +68,6 @@ package broker
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,6 +79,7 @@ import (
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
@@ -180,7 +181,7 @@ func (s *Server) storeFor(conn *rpc.Conn, session string) (vault.Store, error) {
 	return st.mem, nil
 }
 
-func (s *Server) openSession(conn *rpc.Conn, p SessionOpenParams) (struct{}, error) {
+func (s *Server) openSession(conn *rpc.Conn, p brokerapi.SessionOpenParams) (struct{}, error) {
 	if credential.ValidSession(p.Session) != nil {
 		return struct{}{}, wire.Errorf(wire.CodeInvalidArgument, "%s", credential.SessionRule)
 	}
@@ -192,7 +193,7 @@ func (s *Server) openSession(conn *rpc.Conn, p SessionOpenParams) (struct{}, err
 	}
 	max := s.MaxIsolated
 	if max <= 0 {
-		max = MaxIsolated
+		max = brokerapi.MaxIsolated
 	}
 	s.isoMu.Lock()
 	defer s.isoMu.Unlock()
@@ -208,12 +209,12 @@ func (s *Server) openSession(conn *rpc.Conn, p SessionOpenParams) (struct{}, err
 	if len(s.iso) >= max {
 		return struct{}{}, wire.Errorf(wire.CodeSessionLimit, "at most %d isolated sessions", max)
 	}
-	s.iso[p.Session] = &isoStore{session: p.Session, owner: conn, mem: vault.NewMemory(vault.MemoryOptions{MaxRecords: MaxIsolatedRecords})}
+	s.iso[p.Session] = &isoStore{session: p.Session, owner: conn, mem: vault.NewMemory(vault.MemoryOptions{MaxRecords: brokerapi.MaxIsolatedRecords})}
 	s.log().Info("isolated store opened", "session", p.Session, "peer_pid", conn.Peer.PID)
 	return struct{}{}, nil
 }
 
-func (s *Server) closeSession(conn *rpc.Conn, p SessionCloseParams) (struct{}, error) {
+func (s *Server) closeSession(conn *rpc.Conn, p brokerapi.SessionCloseParams) (struct{}, error) {
 	s.isoMu.Lock()
 	st, ok := s.iso[p.Session]
 	if ok && st.owner == conn {
@@ -311,7 +312,7 @@ func (s *Server) log() *slog.Logger {
 // handle answers one request with one frame.
 func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte {
 	start := time.Now()
-	if req.Method != MethodRelease && req.Method != MethodHostStart && !s.prompts(req.Method) {
+	if req.Method != brokerapi.MethodRelease && req.Method != brokerapi.MethodHostStart && !s.prompts(req.Method) {
 		// A hung Secret Service must not hold a request forever. A release (and a write that
 		// needs the keyring's prompt) is bounded by the presence timeout plus this bound on
 		// each vault call (see release and write).
@@ -325,8 +326,8 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 		attrs  []any
 	)
 	switch req.Method {
-	case MethodVersion:
-		v := VersionResult{Version: s.Version, Protocol: Protocol, PID: s.PID, Presence: s.Presence.Name(), Started: s.Started}
+	case brokerapi.MethodVersion:
+		v := brokerapi.VersionResult{Version: s.Version, Protocol: brokerapi.Protocol, PID: s.PID, Presence: s.Presence.Name(), Started: s.Started}
 		if s.Hosts != nil {
 			v.HostPID, _ = s.Hosts.Running()
 		}
@@ -334,25 +335,25 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 			v.Facts = s.Facts()
 		}
 		result = v
-	case MethodHostStart:
+	case brokerapi.MethodHostStart:
 		if err = rpc.DecodeParams(req.Params, &struct{}{}); err == nil {
 			result, err = s.startHost(ctx)
 		}
-	case MethodHostHello:
-		var p HelloParams
+	case brokerapi.MethodHostHello:
+		var p brokerapi.HelloParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			result, err = s.hello(rpc.ConnOf(ctx), p)
 		}
-	case MethodPing:
+	case brokerapi.MethodPing:
 		result = struct{}{}
-	case MethodCredentialsList:
-		var p ListParams
+	case brokerapi.MethodCredentialsList:
+		var p brokerapi.ListParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			result, err = s.list(ctx, rpc.ConnOf(ctx), p)
 			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
 		}
-	case MethodCredentialsAdd:
-		var p AddParams
+	case brokerapi.MethodCredentialsAdd:
+		var p brokerapi.AddParams
 		err = rpc.DecodeParams(req.Params, &p)
 		if err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
@@ -360,46 +361,46 @@ func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte
 			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
 		}
 		credential.Zero(p.Secret)
-	case MethodCredentialsInit:
+	case brokerapi.MethodCredentialsInit:
 		if err = rpc.DecodeParams(req.Params, &struct{}{}); err == nil {
 			result, err = s.init(ctx)
 			s.record("init", err, peer, audit.Record{})
 		}
-	case MethodCredentialsRm:
-		var p RemoveParams
+	case brokerapi.MethodCredentialsRm:
+		var p brokerapi.RemoveParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
 			result, err = s.remove(ctx, rpc.ConnOf(ctx), p)
 			s.record("remove", err, peer, audit.Record{Origin: p.Origin, Alias: p.Alias, Session: p.Session})
 		}
-	case MethodChallengeIssue:
-		var p ChallengeParams
+	case brokerapi.MethodChallengeIssue:
+		var p brokerapi.ChallengeParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
 			result, err = s.issue(ctx, rpc.ConnOf(ctx), p)
 		}
-	case MethodSessionOpen:
-		var p SessionOpenParams
+	case brokerapi.MethodSessionOpen:
+		var p brokerapi.SessionOpenParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "session", p.Session)
 			result, err = s.openSession(rpc.ConnOf(ctx), p)
 		}
-	case MethodSessionClose:
-		var p SessionCloseParams
+	case brokerapi.MethodSessionClose:
+		var p brokerapi.SessionCloseParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "session", p.Session)
 			result, err = s.closeSession(rpc.ConnOf(ctx), p)
 		}
-	case MethodProfileCleared:
-		var p ProfileClearedParams
+	case brokerapi.MethodProfileCleared:
+		var p brokerapi.ProfileClearedParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			n := s.wipeOwned(rpc.ConnOf(ctx), "profile cleared")
 			result = struct{}{}
 			s.record("clear", nil, peer, audit.Record{})
 			attrs = append(attrs, "sessions_closed", p.SessionsClosed, "stores_wiped", n)
 		}
-	case MethodRelease:
-		var p ReleaseParams
+	case brokerapi.MethodRelease:
+		var p brokerapi.ReleaseParams
 		if err = rpc.DecodeParams(req.Params, &p); err == nil {
 			attrs = append(attrs, "alias", p.Alias, "session", p.Session)
 			var frame []byte
@@ -447,41 +448,41 @@ func truncate(s string, n int) string {
 	return s
 }
 
-func (s *Server) list(ctx context.Context, conn *rpc.Conn, p ListParams) (ListResult, error) {
+func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParams) (brokerapi.ListResult, error) {
 	o := ""
 	if p.Origin != "" {
 		var err error
 		if o, err = origin.Canonical(p.Origin); err != nil {
-			return ListResult{}, err
+			return brokerapi.ListResult{}, err
 		}
 	}
 	store, err := s.storeFor(conn, p.Session)
 	if err != nil {
-		return ListResult{}, err
+		return brokerapi.ListResult{}, err
 	}
 	recs, err := store.List(ctx, o)
 	if err != nil {
-		return ListResult{}, err
+		return brokerapi.ListResult{}, err
 	}
-	out := ListResult{Credentials: make([]Credential, 0, len(recs))}
+	out := brokerapi.ListResult{Credentials: make([]brokerapi.Credential, 0, len(recs))}
 	for _, r := range recs {
-		out.Credentials = append(out.Credentials, Credential(r))
+		out.Credentials = append(out.Credentials, brokerapi.Credential(r))
 	}
 	return out, nil
 }
 
-func (s *Server) add(ctx context.Context, conn *rpc.Conn, p AddParams) (Credential, error) {
+func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams) (brokerapi.Credential, error) {
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
-		return Credential{}, err
+		return brokerapi.Credential{}, err
 	}
 	store, err := s.storeFor(conn, p.Session)
 	if err != nil {
-		return Credential{}, err
+		return brokerapi.Credential{}, err
 	}
 	rec := vault.Record{Origin: o, Account: p.Account, Alias: p.Alias}
 	if err := s.write(ctx, p.Session, true, func(ctx context.Context) error { return store.Add(ctx, rec, p.Secret) }); err != nil {
-		return Credential{}, err
+		return brokerapi.Credential{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 	defer cancel()
@@ -490,14 +491,14 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p AddParams) (Credenti
 	if err == nil {
 		for _, r := range recs {
 			if strings.EqualFold(r.Alias, p.Alias) {
-				return Credential(r), nil
+				return brokerapi.Credential(r), nil
 			}
 		}
 	}
-	return Credential(rec), nil
+	return brokerapi.Credential(rec), nil
 }
 
-func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p RemoveParams) (struct{}, error) {
+func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p brokerapi.RemoveParams) (struct{}, error) {
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
 		return struct{}{}, err
@@ -519,7 +520,7 @@ type unlocker interface {
 // prompts reports whether method may wait for the keyring's prompt.
 func (s *Server) prompts(method string) bool {
 	_, ok := s.Presence.(unlocker)
-	return ok && (method == MethodCredentialsAdd || method == MethodCredentialsRm || method == MethodCredentialsInit)
+	return ok && (method == brokerapi.MethodCredentialsAdd || method == brokerapi.MethodCredentialsRm || method == brokerapi.MethodCredentialsInit)
 }
 
 // write runs a vault write, inside the provider's unlock window when the vault is locked at
@@ -538,20 +539,20 @@ func (s *Server) write(ctx context.Context, session string, create bool, fn func
 }
 
 // init creates the locked credentials keyring of the secret-service provider.
-func (s *Server) init(ctx context.Context) (InitResult, error) {
+func (s *Server) init(ctx context.Context) (brokerapi.InitResult, error) {
 	u, ok := s.Presence.(unlocker)
 	if !ok {
-		return InitResult{}, wire.Errorf(wire.CodeInvalidArgument,
+		return brokerapi.InitResult{}, wire.Errorf(wire.CodeInvalidArgument,
 			"'credentials init' creates the locked keyring of the secret-service presence provider; this brokerd uses %q", s.Presence.Name())
 	}
 	created, err := u.Init(ctx)
-	return InitResult{Created: created, Provider: s.Presence.Name()}, err
+	return brokerapi.InitResult{Created: created, Provider: s.Presence.Name()}, err
 }
 
-func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p ChallengeParams) (ChallengeResult, error) {
+func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p brokerapi.ChallengeParams) (brokerapi.ChallengeResult, error) {
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
-		return ChallengeResult{}, err
+		return brokerapi.ChallengeResult{}, err
 	}
 	// An isolated session sees only its own store, and only its owner sees it; every other
 	// session only the vault.
@@ -559,23 +560,23 @@ func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p ChallengeParams) (
 	var store vault.Store = s.Vault
 	switch {
 	case iso != nil && iso.owner != conn:
-		return ChallengeResult{}, errNoIsolated(p.Session)
+		return brokerapi.ChallengeResult{}, errNoIsolated(p.Session)
 	case iso != nil:
 		store = iso.mem
 	case p.Isolated:
-		return ChallengeResult{}, errNoIsolated(p.Session)
+		return brokerapi.ChallengeResult{}, errNoIsolated(p.Session)
 	}
 	recs, err := store.List(ctx, o)
 	if err != nil {
-		return ChallengeResult{}, err
+		return brokerapi.ChallengeResult{}, err
 	}
 	// The metadata goes with the challenge, so a release can name the account in its prompt
 	// without another vault round trip.
 	ch, err := s.Challenges.IssueWith(p.Session, p.Document, o, challengeMeta{store: iso, recs: recs})
 	if err != nil {
-		return ChallengeResult{}, err
+		return brokerapi.ChallengeResult{}, err
 	}
-	res := ChallengeResult{Challenge: ch.ID, Origin: ch.Origin, ExpiresAt: ch.Expires.UTC(), Aliases: make([]string, 0, len(recs))}
+	res := brokerapi.ChallengeResult{Challenge: ch.ID, Origin: ch.Origin, ExpiresAt: ch.Expires.UTC(), Aliases: make([]string, 0, len(recs))}
 	for _, r := range recs {
 		res.Aliases = append(res.Aliases, r.Alias)
 	}
@@ -585,7 +586,7 @@ func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p ChallengeParams) (
 // release checks the challenge, finds the alias at the challenge's origin, asks presence, and
 // reads the secret only inside the presence grant. It returns the complete reply frame; the
 // caller writes and zeroes it.
-func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleaseParams) (frame []byte, err error) {
+func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.ReleaseParams) (frame []byte, err error) {
 	// Every outcome is audited: a denial after the fact, an allow before the secret is sent.
 	ar := audit.Record{Alias: p.Alias, Session: p.Session}
 	defer func() {
@@ -656,7 +657,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	ar.Account, ar.Alias = rec.Account, rec.Alias
 	_, hostExe := s.Hosts.Running()
 	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: hostExe, Host: true,
-		Verify: p.Purpose == PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent}
+		Verify: p.Purpose == brokerapi.PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent}
 	// A loopback origin is only as trustworthy as whatever listens there: name it, and refuse
 	// one served by different processes, before anyone is asked.
 	listenerKey := ""
@@ -694,33 +695,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p ReleasePar
 	if err := s.record("release", nil, peer, ar); err != nil {
 		return nil, err // not audited, not released
 	}
-	return ReleaseFrame(id, Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}, secret)
-}
-
-// ReleaseFrame builds a release reply by hand so that no encoder buffer holds the secret.
-// The caller zeroes the returned frame after writing it.
-func ReleaseFrame(id uint64, meta Released, secret []byte) ([]byte, error) {
-	m, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	return secretFrame(fmt.Appendf(nil, `{"id":%d,"result":`, id), m, secret, "}}\n")
-}
-
-// secretFrame is head + meta-without-closing-brace + ,"secret":"B64" + tail.
-func secretFrame(head, meta, secret []byte, tail string) ([]byte, error) {
-	n := len(head) + len(meta) + 12 + base64.StdEncoding.EncodedLen(len(secret)) + len(tail)
-	if n > wire.MaxFrame {
-		return nil, wire.ErrFrameTooLarge
-	}
-	b := make([]byte, 0, n)
-	b = append(b, head...)
-	b = append(b, meta[:len(meta)-1]...)
-	b = append(b, `,"secret":"`...)
-	b = base64.StdEncoding.AppendEncode(b, secret)
-	b = append(b, '"')
-	b = append(b, tail...)
-	return b, nil
+	return brokerapi.ReleaseFrame(id, brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}, secret)
 }
 
 // toWire maps an error to its stable code.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
@@ -73,7 +74,7 @@ func (h *fakeHosts) Genuine(pid int, accepted time.Time) bool { return pid == h.
 func (h *fakeHosts) Running() (int, string)                   { return h.pid, "/opt/headless/headless" }
 
 // goodHello is what the fixture's Expect accepts.
-var goodHello = HelloParams{Chromium: "/usr/lib/chromium/chromium", ChromiumEnv: []string{"PATH", "HOME", "TMPDIR"}, Config: "/home/u/.config/headless/config.json", Version: "test"}
+var goodHello = brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", ChromiumEnv: []string{"PATH", "HOME", "TMPDIR"}, Config: "/home/u/.config/headless/config.json", Version: "test"}
 
 type fixture struct {
 	srv   *Server
@@ -170,8 +171,8 @@ func (f *fixture) connAs(t testing.TB, peer Peer) net.Conn {
 	return a
 }
 
-func (f *fixture) client(t testing.TB) *Client {
-	return NewClient(f.conn(t))
+func (f *fixture) client(t testing.TB) *brokerapi.Client {
+	return brokerapi.NewClient(f.conn(t))
 }
 
 // raw sends one raw frame and reads one reply frame.
@@ -234,7 +235,7 @@ func TestMalformedInputGetsTypedErrors(t *testing.T) {
 	if r.Error != nil || r.ID != 99 {
 		t.Fatalf("after malformed input: %+v", r)
 	}
-	var lr ListResult
+	var lr brokerapi.ListResult
 	json.Unmarshal(r.Result, &lr)
 	if len(lr.Credentials) != 2 {
 		t.Fatalf("state changed: %+v", lr)
@@ -344,7 +345,7 @@ func TestCredentialsLifecycle(t *testing.T) {
 
 func TestChallengeListsOnlyThatOrigin(t *testing.T) {
 	f := newFixture(t)
-	ch, err := f.client(t).Challenge(context.Background(), ChallengeParams{Session: "s", Document: "d", Origin: "https://APP.example"})
+	ch, err := f.client(t).Challenge(context.Background(), brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://APP.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,8 +359,8 @@ func TestChallengeListsOnlyThatOrigin(t *testing.T) {
 
 func TestRelease(t *testing.T) {
 	ctx := context.Background()
-	issue := func(t *testing.T, f *fixture, c *Client, o string) string {
-		ch, err := c.Challenge(ctx, ChallengeParams{Session: "s1", Document: "doc-1", Origin: o})
+	issue := func(t *testing.T, f *fixture, c *brokerapi.Client, o string) string {
+		ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s1", Document: "doc-1", Origin: o})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +370,7 @@ func TestRelease(t *testing.T) {
 		f := newFixture(t)
 		c := f.client(t)
 		id := issue(t, f, c, "https://app.example")
-		rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: id, Alias: "Staging-Admin", Session: "s1", Document: "doc-1"})
+		rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: id, Alias: "Staging-Admin", Session: "s1", Document: "doc-1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +382,7 @@ func TestRelease(t *testing.T) {
 			t.Fatalf("presence request %+v", r)
 		}
 		// Single use.
-		if _, _, err := c.Release(ctx, ReleaseParams{Challenge: id, Alias: "staging-admin", Session: "s1", Document: "doc-1"}); code(err) != wire.CodeChallengeUsed {
+		if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: id, Alias: "staging-admin", Session: "s1", Document: "doc-1"}); code(err) != wire.CodeChallengeUsed {
 			t.Fatalf("replay: %v", err)
 		}
 	})
@@ -389,25 +390,25 @@ func TestRelease(t *testing.T) {
 		name    string
 		decide  error
 		want    wire.Code
-		prepare func(f *fixture, p *ReleaseParams)
+		prepare func(f *fixture, p *brokerapi.ReleaseParams)
 	}{
 		{"presence denied", presence.ErrDenied, wire.CodePresenceDenied, nil},
 		{"presence timeout", presence.ErrTimeout, wire.CodePresenceTimeout, nil},
 		{"presence unavailable", presence.ErrUnavailable, wire.CodePresenceUnavail, nil},
-		{"expired", nil, wire.CodeChallengeExp, func(f *fixture, p *ReleaseParams) { f.clock.Add(2 * time.Minute) }},
-		{"other session", nil, wire.CodeChallengeMism, func(f *fixture, p *ReleaseParams) { p.Session = "s2" }},
-		{"other document", nil, wire.CodeChallengeMism, func(f *fixture, p *ReleaseParams) { p.Document = "doc-2" }},
-		{"unknown challenge", nil, wire.CodeChallengeUnk, func(f *fixture, p *ReleaseParams) { p.Challenge = "AAAAAAAAAAAAAAAAAAAAAAAAAA" }},
-		{"alias of another origin", nil, wire.CodeOriginMismatch, func(f *fixture, p *ReleaseParams) { p.Alias = "other-bob" }},
-		{"unknown alias", nil, wire.CodeAliasUnknown, func(f *fixture, p *ReleaseParams) { p.Alias = "nobody" }},
-		{"invalid alias", nil, wire.CodeInvalidArgument, func(f *fixture, p *ReleaseParams) { p.Alias = "../x" }},
+		{"expired", nil, wire.CodeChallengeExp, func(f *fixture, p *brokerapi.ReleaseParams) { f.clock.Add(2 * time.Minute) }},
+		{"other session", nil, wire.CodeChallengeMism, func(f *fixture, p *brokerapi.ReleaseParams) { p.Session = "s2" }},
+		{"other document", nil, wire.CodeChallengeMism, func(f *fixture, p *brokerapi.ReleaseParams) { p.Document = "doc-2" }},
+		{"unknown challenge", nil, wire.CodeChallengeUnk, func(f *fixture, p *brokerapi.ReleaseParams) { p.Challenge = "AAAAAAAAAAAAAAAAAAAAAAAAAA" }},
+		{"alias of another origin", nil, wire.CodeOriginMismatch, func(f *fixture, p *brokerapi.ReleaseParams) { p.Alias = "other-bob" }},
+		{"unknown alias", nil, wire.CodeAliasUnknown, func(f *fixture, p *brokerapi.ReleaseParams) { p.Alias = "nobody" }},
+		{"invalid alias", nil, wire.CodeInvalidArgument, func(f *fixture, p *brokerapi.ReleaseParams) { p.Alias = "../x" }},
 	}
 	for _, tc := range denials {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.pres.decide = func(context.Context, presence.Request) error { return tc.decide }
 			c := f.client(t)
-			p := ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
+			p := brokerapi.ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
 			if tc.prepare != nil {
 				tc.prepare(f, &p)
 			}
@@ -430,7 +431,7 @@ func TestRelease(t *testing.T) {
 		f := newFixture(t)
 		f.pres.decide = func(context.Context, presence.Request) error { return presence.ErrDenied }
 		c := f.client(t)
-		p := ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
+		p := brokerapi.ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
 		c.Release(ctx, p)
 		f.pres.decide = nil
 		if _, _, err := c.Release(ctx, p); code(err) != wire.CodeChallengeUsed {
@@ -456,7 +457,7 @@ func TestPendingPromptDoesNotBlock(t *testing.T) {
 	}
 	ctx := context.Background()
 	holder := f.conn(t)
-	ch, err := f.client(t).Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, err := f.client(t).Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +481,7 @@ func TestPendingPromptDoesNotBlock(t *testing.T) {
 	if _, err := other.List(qctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Challenge(qctx, ChallengeParams{Session: "s2", Document: "d2", Origin: "https://app.example"}); err != nil {
+	if _, err := other.Challenge(qctx, brokerapi.ChallengeParams{Session: "s2", Document: "d2", Origin: "https://app.example"}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
@@ -500,7 +501,7 @@ func TestDisconnectCancelsPendingPrompt(t *testing.T) {
 		close(cancelled)
 		return presence.ErrDenied
 	}
-	ch, _ := f.client(t).Challenge(context.Background(), ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, _ := f.client(t).Challenge(context.Background(), brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	a := f.conn(t)
 	go io.WriteString(a, `{"id":1,"method":"release","params":{"challenge":"`+ch.Challenge+`","alias":"staging-admin","session":"s","document":"d"}}`+"\n")
 	<-entered
@@ -513,14 +514,14 @@ func TestDisconnectCancelsPendingPrompt(t *testing.T) {
 }
 
 func TestReleaseFrameShape(t *testing.T) {
-	frame, err := ReleaseFrame(7, Released{Origin: "https://a.example", Account: `q"uote`, Alias: "x"}, []byte("s3cr3t"))
+	frame, err := brokerapi.ReleaseFrame(7, brokerapi.Released{Origin: "https://a.example", Account: `q"uote`, Alias: "x"}, []byte("s3cr3t"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var r struct {
 		ID     uint64 `json:"id"`
 		Result struct {
-			Released
+			brokerapi.Released
 			Secret []byte `json:"secret"`
 		} `json:"result"`
 	}
@@ -577,22 +578,22 @@ func TestReleaseUsesIssueTimeMetadata(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	c := f.client(t)
-	ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Add(ctx, "https://app.example", "late@example", "late", []byte("late-pw")); err != nil {
 		t.Fatal(err)
 	}
-	rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "late", Session: "s", Document: "d"})
+	rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "late", Session: "s", Document: "d"})
 	if err != nil || string(secret) != "late-pw" || rel.Account != "late@example" {
 		t.Fatalf("alias added after the challenge: %+v %v", rel, err)
 	}
-	ch, _ = c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d2", Origin: "https://app.example"})
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d2", Origin: "https://app.example"})
 	if err := c.Remove(ctx, "https://app.example", "staging-admin"); err != nil {
 		t.Fatal(err)
 	}
-	if _, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d2"}); code(err) != wire.CodeAliasUnknown || secret != nil {
+	if _, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d2"}); code(err) != wire.CodeAliasUnknown || secret != nil {
 		t.Fatalf("alias removed after the challenge: %v", err)
 	}
 }
@@ -604,7 +605,7 @@ func TestReleaseRefusesAChangedRecord(t *testing.T) {
 	f := newFixture(t)
 	c := f.client(t)
 	ctx := context.Background()
-	ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,7 +616,7 @@ func TestReleaseRefusesAChangedRecord(t *testing.T) {
 	if err := f.store.Add(ctx, vault.Record{Origin: "https://app.example", Account: "mallory", Alias: "staging-admin"}, []byte("other")); err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
+	_, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
 	if code(err) != wire.CodeAliasUnknown || secret != nil {
 		t.Fatalf("release of a changed record = %v (secret %v), want ALIAS_UNKNOWN and nothing", err, secret != nil)
 	}

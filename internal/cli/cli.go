@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/version"
@@ -144,7 +144,7 @@ type Env struct {
 	// OpenTTY opens the controlling terminal.
 	OpenTTY func() (TTY, error)
 	// Broker returns a connected broker client, starting brokerd if needed.
-	Broker func(ctx context.Context) (*broker.Client, error)
+	Broker func(ctx context.Context) (*brokerapi.Client, error)
 }
 
 // Run runs the CLI with args (without the program name) and returns the exit status.
@@ -320,7 +320,7 @@ func toWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeUsage, "%s", ue.msg)
 	case errors.Is(err, errTTYCancelled):
 		return wire.Errorf(wire.CodeCancelled, "%v", err)
-	case errors.Is(err, broker.ErrUnreachable):
+	case errors.Is(err, brokerapi.ErrUnreachable):
 		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	case errors.Is(err, origin.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidOrigin, "%v", err)
@@ -385,9 +385,9 @@ func (c *cmd) credInit(ctx context.Context, fs *flag.FlagSet, args []string) (an
 
 // listIn lists the vault (asking brokerd) or an isolated session's store (asking the host: the
 // store answers only the host's own broker connection).
-func (c *cmd) listIn(ctx context.Context, session, o string) ([]broker.Credential, error) {
+func (c *cmd) listIn(ctx context.Context, session, o string) ([]brokerapi.Credential, error) {
 	if session != "" {
-		var r broker.ListResult
+		var r brokerapi.ListResult
 		err := c.call(ctx, host.MethodCredentialsList, host.CredentialsListParams{Session: session, Origin: o}, &r)
 		return r.Credentials, err
 	}
@@ -429,7 +429,7 @@ func (c *cmd) credList(ctx context.Context, fs *flag.FlagSet, args []string) (an
 	if err != nil {
 		return nil, nil, err
 	}
-	res := broker.ListResult{Credentials: creds}
+	res := brokerapi.ListResult{Credentials: creds}
 	return res, func(w io.Writer) {
 		if len(creds) == 0 {
 			fmt.Fprintf(w, "no saved credentials in %s\n", storeName(*session))
@@ -484,11 +484,11 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	if err := credential.ValidSecret(pw); err != nil {
 		return nil, nil, err
 	}
-	var cred broker.Credential
+	var cred brokerapi.Credential
 	if *session != "" {
 		cred, err = c.addThroughHost(ctx, *session, co, *account, *alias, pw)
 	} else {
-		var b *broker.Client
+		var b *brokerapi.Client
 		if b, err = c.env.Broker(ctx); err != nil {
 			return nil, nil, err
 		}
@@ -505,41 +505,41 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 
 // addThroughHost sends the person's password to the host in one hand-built frame (never a
 // JSON encoder buffer; zeroed after writing), for an isolated session's store.
-func (c *cmd) addThroughHost(ctx context.Context, session, o, account, alias string, pw []byte) (broker.Credential, error) {
+func (c *cmd) addThroughHost(ctx context.Context, session, o, account, alias string, pw []byte) (brokerapi.Credential, error) {
 	cl, err := c.control(ctx)
 	if err != nil {
-		return broker.Credential{}, err
+		return brokerapi.Credential{}, err
 	}
 	defer cl.Close()
 	id, unlock := cl.Lock()
 	defer unlock()
-	frame, err := broker.SecretRequestFrame(id, host.MethodCredentialsAdd, struct {
+	frame, err := brokerapi.SecretRequestFrame(id, host.MethodCredentialsAdd, struct {
 		Session string `json:"session"`
 		Origin  string `json:"origin"`
 		Account string `json:"account"`
 		Alias   string `json:"alias"`
 	}{session, o, account, alias}, pw)
 	if err != nil {
-		return broker.Credential{}, err
+		return brokerapi.Credential{}, err
 	}
 	resp, err := cl.RoundTrip(ctx, id, frame)
 	clear(frame)
 	if err != nil {
-		return broker.Credential{}, hostErr(err)
+		return brokerapi.Credential{}, hostErr(err)
 	}
 	var r struct {
-		ID     uint64             `json:"id"`
-		Result *broker.Credential `json:"result"`
-		Error  *wire.Error        `json:"error"`
+		ID     uint64                `json:"id"`
+		Result *brokerapi.Credential `json:"result"`
+		Error  *wire.Error           `json:"error"`
 	}
 	if err := wire.DecodeStrict(resp, &r); err != nil {
-		return broker.Credential{}, wire.Errorf(wire.CodeHostUnavail, "malformed reply from the host: %v", err)
+		return brokerapi.Credential{}, wire.Errorf(wire.CodeHostUnavail, "malformed reply from the host: %v", err)
 	}
 	if r.Error != nil {
-		return broker.Credential{}, r.Error
+		return brokerapi.Credential{}, r.Error
 	}
 	if r.Result == nil {
-		return broker.Credential{}, wire.Errorf(wire.CodeHostUnavail, "empty reply from the host")
+		return brokerapi.Credential{}, wire.Errorf(wire.CodeHostUnavail, "empty reply from the host")
 	}
 	return *r.Result, nil
 }
@@ -569,7 +569,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	var found *broker.Credential
+	var found *brokerapi.Credential
 	for i := range creds {
 		if strings.EqualFold(creds[i].Alias, *alias) {
 			found = &creds[i]
@@ -589,7 +589,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 	if *session != "" {
 		err = c.call(ctx, host.MethodCredentialsRemove, host.CredentialsRemoveParams{Session: *session, Origin: co, Alias: found.Alias}, nil)
 	} else {
-		var b *broker.Client
+		var b *brokerapi.Client
 		if b, err = c.env.Broker(ctx); err == nil {
 			err = b.Remove(ctx, co, found.Alias)
 			b.Close()
@@ -599,7 +599,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 		return nil, nil, err
 	}
 	res := struct {
-		Removed broker.Credential `json:"removed"`
+		Removed brokerapi.Credential `json:"removed"`
 	}{*found}
 	return res, func(w io.Writer) { fmt.Fprintf(w, "removed alias %s at %s\n", found.Alias, co) }, nil
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
@@ -86,8 +86,8 @@ func (c *cmd) start(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 	if v.HostPID == 0 && stderrIsTerminal() && !c.json {
 		fmt.Fprintln(c.env.Stderr, "starting the browser host…")
 	}
-	var hs broker.HostStartResult
-	if err := b.Call(ctx, broker.MethodHostStart, struct{}{}, &hs); err != nil {
+	var hs brokerapi.HostStartResult
+	if err := b.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &hs); err != nil {
 		return nil, nil, err
 	}
 	var ready host.Ready
@@ -140,12 +140,12 @@ func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 		}
 	}
 	sock := filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")
-	if b, err := broker.Dial(ctx, sock); err == nil {
+	if b, err := brokerapi.Dial(ctx, sock); err == nil {
 		v, err := b.Version(ctx)
 		b.Close()
 		switch {
 		case err != nil || v.PID <= 0:
-		case v.Started != broker.StartedAuto:
+		case v.Started != brokerapi.StartedAuto:
 			res.BrokerLeftRunning = v.PID
 			res.Note = fmt.Sprintf("brokerd (pid %d) was started by you, not by headless: left running (stop it with kill -TERM %d)", v.PID, v.PID)
 		default:
@@ -207,7 +207,7 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 	if err := c.call(ctx, host.MethodStatus, nil, &st); err == nil {
 		res.Host = hostStatus{true, &st}
 	}
-	if b, err := broker.Dial(ctx, filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")); err == nil {
+	if b, err := brokerapi.Dial(ctx, filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")); err == nil {
 		if v, err := b.Version(ctx); err == nil {
 			res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts}
 		}
@@ -655,7 +655,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 func enroll(ctx context.Context, cl *rpc.Client, session, account string, pw []byte) (host.EnrollResult, error) {
 	id, unlock := cl.Lock()
 	defer unlock()
-	frame, err := broker.SecretRequestFrame(id, host.MethodAuthEnroll, struct {
+	frame, err := brokerapi.SecretRequestFrame(id, host.MethodAuthEnroll, struct {
 		Session string `json:"session"`
 		Account string `json:"account"`
 	}{session, account}, pw)

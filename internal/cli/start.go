@@ -11,27 +11,27 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
 // BrokerDialer returns an Env.Broker that connects to brokerd's socket, starting brokerd
 // (found next to this executable, else on PATH) when nothing listens there.
-func BrokerDialer(getenv func(string) string) func(ctx context.Context) (*broker.Client, error) {
-	return func(ctx context.Context) (*broker.Client, error) {
+func BrokerDialer(getenv func(string) string) func(ctx context.Context) (*brokerapi.Client, error) {
+	return func(ctx context.Context) (*brokerapi.Client, error) {
 		dir := safesock.Dir(getenv)
 		if err := safesock.EnsureDir(dir); err != nil {
 			return nil, wire.Errorf(wire.CodeRuntimeDir, "%v", err)
 		}
 		sock := filepath.Join(dir, "broker.sock")
-		if c, err := broker.Dial(ctx, sock); err == nil {
+		if c, err := brokerapi.Dial(ctx, sock); err == nil {
 			return c, nil
 		}
 		if err := startBroker(ctx, dir, sock); err != nil {
 			return nil, err
 		}
-		return broker.Dial(ctx, sock)
+		return brokerapi.Dial(ctx, sock)
 	}
 }
 
@@ -67,7 +67,7 @@ func startBroker(ctx context.Context, dir, sock string) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if c, err := broker.Dial(ctx, sock); err == nil {
+		if c, err := brokerapi.Dial(ctx, sock); err == nil {
 			c.Close()
 			return nil
 		}
@@ -75,7 +75,7 @@ func startBroker(ctx context.Context, dir, sock string) error {
 		case err := <-exited:
 			// Another CLI may have started brokerd at the same moment; ours then exits
 			// because the other holds the lock. Keep waiting for that one's socket.
-			if c, derr := broker.Dial(ctx, sock); derr == nil {
+			if c, derr := brokerapi.Dial(ctx, sock); derr == nil {
 				c.Close()
 				return nil
 			}

@@ -1,4 +1,4 @@
-package broker
+package brokerapi
 
 import (
 	"context"
@@ -131,20 +131,6 @@ func (c *Client) AddTo(ctx context.Context, session, origin, account, alias stri
 		return Credential{}, fmt.Errorf("%w: empty reply", ErrUnreachable)
 	}
 	return *r.Result, nil
-}
-
-// SecretRequestFrame builds a request frame {"id","method","params":{META…,"secret":"B64"}} by
-// hand, so that no JSON encoder buffer holds the secret. meta must marshal to a JSON object with
-// no "secret" field. The caller zeroes the returned frame after writing it.
-func SecretRequestFrame(id uint64, method string, meta any, secret []byte) ([]byte, error) {
-	m, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	if len(m) < 3 || m[0] != '{' || m[len(m)-1] != '}' {
-		return nil, fmt.Errorf("secret frame: params are not a non-empty object")
-	}
-	return secretFrame(fmt.Appendf(nil, `{"id":%d,"method":%q,"params":`, id, method), m, secret, "}}\n")
 }
 
 // Release asks brokerd to release the secret for p. The returned secret is the caller's to
