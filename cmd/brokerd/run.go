@@ -18,6 +18,7 @@ import (
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
@@ -176,7 +177,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	// However brokerd stops (SIGKILL aside: then the host sees its lifeline close), the host
 	// it started goes first, gracefully.
 	defer hosts.Stop()
-	auditLog, err := audit.Open(audit.Options{Dir: dataDir})
+	auditLog, err := audit.Open(audit.Options{Path: filepath.Join(dataDir, "audit.jsonl")})
 	if err != nil {
 		return fatal(wire.CodeInternal, "open the audit log: %v", err)
 	}
@@ -297,7 +298,7 @@ func auditVerify(stdout, stderr io.Writer, getenv func(string) string) int {
 		fmt.Fprintf(stderr, "brokerd: error: %v\n", err)
 		return 1
 	}
-	n, err := audit.Verify(dir)
+	n, err := auditlog.Verify(filepath.Join(dir, "audit.jsonl"))
 	if err != nil {
 		fmt.Fprintf(stderr, "brokerd: error: audit log: %v\nhint: the log was edited, reordered, or had records inserted or deleted\n", err)
 		return 1

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/procstat"
@@ -22,15 +24,15 @@ import (
 // withAudit gives f a real audit log in a temp dir and returns a reader of its records.
 func withAudit(t *testing.T, f *fixture) func() []audit.Record {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := audit.Open(audit.Options{Dir: dir})
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(audit.Options{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
 	f.srv.Audit = l
 	return func() []audit.Record {
-		recs, err := audit.List(dir, time.Time{}, 100)
+		recs, err := auditlog.List(path, time.Time{}, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

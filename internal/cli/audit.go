@@ -6,10 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
-	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
@@ -32,9 +33,9 @@ func (c *cmd) auditVerify(ctx context.Context, fs *flag.FlagSet, args []string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := audit.Verify(dir)
+	n, err := auditlog.Verify(filepath.Join(dir, "audit.jsonl"))
 	if err != nil {
-		var ve *audit.VerifyError
+		var ve *auditlog.VerifyError
 		if errors.As(err, &ve) {
 			return nil, nil, &wire.Error{Code: "AUDIT_TAMPERED", Message: err.Error(), Hint: "the audit log was edited, reordered, or had records inserted or deleted at the record named"}
 		}
@@ -57,15 +58,15 @@ func (c *cmd) auditList(ctx context.Context, fs *flag.FlagSet, args []string) (a
 	if err != nil {
 		return nil, nil, err
 	}
-	recs, err := audit.List(dir, time.Now().Add(-*since), 1000)
+	recs, err := auditlog.List(filepath.Join(dir, "audit.jsonl"), time.Now().Add(-*since), 1000)
 	if err != nil {
 		return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %v", err)
 	}
 	if recs == nil {
-		recs = []audit.Record{}
+		recs = []auditlog.Record{}
 	}
 	res := struct {
-		Records []audit.Record `json:"records"`
+		Records []auditlog.Record `json:"records"`
 	}{recs}
 	return res, func(w io.Writer) {
 		if len(recs) == 0 {
