@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/internal/xdg"
+	"github.com/headless-dev/headless/profile"
 )
 
 // ClearTimeout bounds a whole profile clear: closing the sessions and Chromium, the swap, the
@@ -126,4 +129,50 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		return ClearResult{}, fmt.Errorf("the profile was cleared, but the new default session failed: %w", err)
 	}
 	return ClearResult{Cleared: true, Profile: h.prof.Dir(), SessionsClosed: closed}, nil
+}
+
+// openProfile opens and locks the durable profile where the layout names it (the host is its
+// only user: Start, and ClearStopped when no host runs).
+func openProfile(l xdg.Layout, now func() time.Time) (*profile.Profile, error) {
+	dir, err := l.Profile()
+	if err != nil {
+		return nil, err
+	}
+	lock, err := l.ProfileLock()
+	if err != nil {
+		return nil, err
+	}
+	return profile.Open(profile.Options{Dir: dir, Lock: lock, Now: now, Legacy: l.LegacyProfiles()})
+}
+
+// ClearStopped clears the durable profile while no host serves this runtime dir ('headless
+// profile clear' with the host stopped). It takes the profile lock as a host would, so a host
+// elsewhere that owns the profile (another runtime dir, or one starting now) makes it
+// PROFILE_LOCKED and nothing is cleared. Vault credentials are not touched; brokerd is not
+// told (the caller audits the clear through brokerd).
+func ClearStopped(l xdg.Layout) (ClearResult, error) {
+	if _, err := l.Data(); err != nil {
+		return ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%v", err)
+	}
+	p, err := openProfile(l, nil)
+	var le *profile.LockedError
+	if errors.As(err, &le) {
+		owner := "another process"
+		if le.PID > 0 {
+			owner = fmt.Sprintf("pid %d", le.PID)
+		}
+		return ClearResult{}, &wire.Error{
+			Code:    wire.CodeProfileLocked,
+			Message: fmt.Sprintf("the profile is in use by %s (a host started with another runtime dir, or one starting now); nothing was cleared", owner),
+			Hint:    "run 'headless profile clear' where that host runs (same XDG_RUNTIME_DIR), or stop it first",
+		}
+	}
+	if err != nil {
+		return ClearResult{}, ToWire(err)
+	}
+	defer p.Close()
+	if err := p.Clear(); err != nil {
+		return ClearResult{}, ToWire(err)
+	}
+	return ClearResult{Cleared: true, Profile: p.Dir()}, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/internal/xdg"
 	"github.com/headless-dev/headless/profile"
 )
 
@@ -41,17 +42,14 @@ const (
 
 // Options configure a Host. Everything that touches the outside world comes in here.
 type Options struct {
-	RunDir                  string // runtime dir (sockets, artifacts, browser temp)
-	DataDir                 string // XDG data dir of headless (the durable profile lives here)
-	Chromium                string // the Chromium binary
-	BusAddress              string // D-Bus session bus of the Secret Service ("" = none)
+	Layout                  xdg.Layout // the files: the durable profile and its lock, artifacts, browser temp
+	Chromium                string     // the Chromium binary
+	BusAddress              string     // D-Bus session bus of the Secret Service ("" = none)
 	Env                     []string
 	AllowDirectPasswordFill bool
 	Log                     *slog.Logger
 	Version                 string
 	Now                     func() time.Time
-	// LegacyProfiles are profile directories of older layouts to migrate (profile.LegacyDirs).
-	LegacyProfiles []string
 	// Broker dials brokerd (alias login); nil disables auth.
 	Broker func(ctx context.Context) (*brokerapi.Client, error)
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
@@ -124,7 +122,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		o.Loopback = loopback.Finder{}
 	}
 	t0 := time.Now()
-	prof, err := profile.Open(profile.Options{DataDir: o.DataDir, Now: o.Now, Legacy: o.LegacyProfiles})
+	prof, err := openProfile(o.Layout, o.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +145,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	return h, nil
 }
 
-func (h *Host) tempDir() string { return filepath.Join(h.o.RunDir, "chromium-tmp") }
+func (h *Host) tempDir() string { return h.o.Layout.ChromiumTemp() }
 
 // launch starts Chromium and the default session; h.mu must be held or h unshared. Every launch,
 // the first and every relaunch after a crash, first checks the Secret Service that holds the
@@ -1007,7 +1005,7 @@ func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, e
 	if err != nil {
 		return ScreenshotResult{}, fmt.Errorf("decode screenshot: %w", err)
 	}
-	dir := filepath.Join(h.o.RunDir, "artifacts")
+	dir := h.o.Layout.Artifacts()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ScreenshotResult{}, err
 	}

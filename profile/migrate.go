@@ -47,21 +47,6 @@ type Migration struct {
 	NotMigrated []LegacyProfile // older-layout profiles left in place, and why
 }
 
-// LegacyDirs lists where older layouts kept the durable profile: inside the runtime directory,
-// $XDG_RUNTIME_DIR/headless/profile, and its fallback $TMPDIR/headless-$UID/profile ($TMPDIR
-// defaults to /tmp). No released headless used another location.
-func LegacyDirs(getenv func(string) string) []string {
-	var out []string
-	if x := getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		out = append(out, filepath.Join(x, "headless", "profile"))
-	}
-	tmp := getenv("TMPDIR")
-	if tmp == "" || !filepath.IsAbs(tmp) {
-		tmp = "/tmp"
-	}
-	return append(out, filepath.Join(tmp, "headless-"+strconv.Itoa(os.Getuid()), "profile"))
-}
-
 // migrate moves the first movable profile of legacy into p.dir, when p.dir does not exist and
 // the move is safe, and records every other one in the report. It runs under the profile lock
 // before the profile is checked or created, so a migrated profile is checked like any other.

@@ -4,7 +4,7 @@
 // # Security contract
 //
 // The durable profile is the Chromium user-data-dir $XDG_DATA_HOME/headless/profile (default
-// ~/.local/share/headless/profile). [Open] guarantees, before it returns a [Profile]:
+// ~/.local/share/headless/profile; internal/xdg names it and its lock). [Open] guarantees, before it returns a [Profile]:
 //
 //   - One owner. The data directory is ours and 0700; the profile is owned through a
 //     non-blocking flock on the sibling file profile.lock, which the kernel releases when the
@@ -70,21 +70,6 @@ import (
 	"github.com/headless-dev/headless/internal/lockfile"
 )
 
-// DataDir is $XDG_DATA_HOME/headless, or $HOME/.local/share/headless.
-func DataDir(getenv func(string) string) (string, error) {
-	if x := getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "headless"), nil
-	}
-	home := getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		return "", errors.New("neither XDG_DATA_HOME nor HOME is set to an absolute path")
-	}
-	return filepath.Join(home, ".local", "share", "headless"), nil
-}
-
-// Dir is the durable profile directory inside dataDir.
-func Dir(dataDir string) string { return filepath.Join(dataDir, "profile") }
-
 // EnsurePrivateDir creates dir (and missing parents) and checks that dir is a directory we
 // own with mode 0700, tightening a looser mode of our own directory.
 func EnsurePrivateDir(dir string) error {
@@ -105,11 +90,12 @@ func EnsurePrivateDir(dir string) error {
 	return nil
 }
 
-// Lock takes the profile lock in dataDir. The returned unlock releases it. [Open] takes it
-// too; use Lock only to hold the profile without opening it (for example to clear it).
-func Lock(dataDir string) (unlock func(), err error) {
-	if err := EnsurePrivateDir(dataDir); err != nil {
+// Lock takes the profile lock at path (Layout.ProfileLock), creating its directory private.
+// The returned unlock releases it. [Open] takes it too; use Lock only to hold the profile
+// without opening it.
+func Lock(path string) (unlock func(), err error) {
+	if err := EnsurePrivateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	return lockfile.Lock(filepath.Join(dataDir, "profile.lock"))
+	return lockfile.Lock(path)
 }

@@ -6,22 +6,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/profile"
 )
 
-func (c *cmd) auditDir() (string, error) {
-	dir, err := profile.DataDir(c.env.Getenv)
+func (c *cmd) auditPath() (string, error) {
+	path, err := c.env.Layout.AuditLog()
 	if err != nil {
 		return "", wire.Errorf(wire.CodeConfigInvalid, "%v", err)
 	}
-	return dir, nil
+	return path, nil
 }
 
 // auditVerify checks the hash chain of brokerd's audit log.
@@ -29,11 +27,11 @@ func (c *cmd) auditVerify(ctx context.Context, fs *flag.FlagSet, args []string) 
 	if err := parse(fs, args, nil); err != nil {
 		return nil, nil, err
 	}
-	dir, err := c.auditDir()
+	path, err := c.auditPath()
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := auditlog.Verify(filepath.Join(dir, "audit.jsonl"))
+	n, err := auditlog.Verify(path)
 	if err != nil {
 		var ve *auditlog.VerifyError
 		if errors.As(err, &ve) {
@@ -54,11 +52,11 @@ func (c *cmd) auditList(ctx context.Context, fs *flag.FlagSet, args []string) (a
 	if err := parse(fs, args, nil); err != nil {
 		return nil, nil, err
 	}
-	dir, err := c.auditDir()
+	path, err := c.auditPath()
 	if err != nil {
 		return nil, nil, err
 	}
-	recs, err := auditlog.List(filepath.Join(dir, "audit.jsonl"), time.Now().Add(-*since), 1000)
+	recs, err := auditlog.List(path, time.Now().Add(-*since), 1000)
 	if err != nil {
 		return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %v", err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
 const usage = `headless — let agents sign in to sites by alias, without ever seeing the password
@@ -140,7 +141,8 @@ VAULT_FULL, ENROLLMENT_UNKNOWN, RUNTIME_DIR_UNSAFE, INTERNAL.
 // Env is everything the CLI touches in the outside world.
 type Env struct {
 	Stdout, Stderr io.Writer
-	Getenv         func(string) string
+	Getenv         func(string) string // the environment ('headless host' passes it on)
+	Layout         xdg.Layout          // the files (built once in main from Getenv)
 	// OpenTTY opens the controlling terminal.
 	OpenTTY func() (TTY, error)
 	// Broker returns a connected broker client, starting brokerd if needed.

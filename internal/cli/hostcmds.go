@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -20,18 +19,13 @@ import (
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
-	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-func (c *cmd) controlPath() string {
-	return filepath.Join(safesock.Dir(c.env.Getenv), "control.sock")
-}
-
 // control dials the running host, or fails HOST_UNAVAILABLE.
 func (c *cmd) control(ctx context.Context) (*rpc.Client, error) {
-	cl, err := rpc.Dial(ctx, c.controlPath())
+	cl, err := rpc.Dial(ctx, c.env.Layout.ControlSocket())
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeHostUnavail, "the browser host is not running")
 	}
@@ -139,8 +133,7 @@ func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 			return nil, nil, err
 		}
 	}
-	sock := filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")
-	if b, err := brokerapi.Dial(ctx, sock); err == nil {
+	if b, err := brokerapi.Dial(ctx, c.env.Layout.BrokerSocket()); err == nil {
 		v, err := b.Version(ctx)
 		b.Close()
 		switch {
@@ -207,7 +200,7 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 	if err := c.call(ctx, host.MethodStatus, nil, &st); err == nil {
 		res.Host = hostStatus{true, &st}
 	}
-	if b, err := brokerapi.Dial(ctx, filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")); err == nil {
+	if b, err := brokerapi.Dial(ctx, c.env.Layout.BrokerSocket()); err == nil {
 		if v, err := b.Version(ctx); err == nil {
 			res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts}
 		}
@@ -491,7 +484,7 @@ func hostMain(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N]")
 		return 2
 	}
-	o := host.RunOptions{Getenv: env.Getenv, Stderr: env.Stderr, Version: version.String()}
+	o := host.RunOptions{Getenv: env.Getenv, Layout: env.Layout, Stderr: env.Stderr, Version: version.String()}
 	// Inherited descriptors are not close-on-exec: mark them so, or Chromium inherits them.
 	if *fd >= 3 {
 		syscall.CloseOnExec(*fd)
