@@ -13,5 +13,6 @@ require (
 
 require (
 	github.com/danieljoos/wincred v1.2.3 // indirect
+	github.com/gofrs/flock v0.13.2 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )

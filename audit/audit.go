@@ -46,6 +46,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/auditlog"
+	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/procstat"
 )
 
@@ -131,18 +132,14 @@ func Open(o Options) (*Log, error) {
 	return l, nil
 }
 
-// lock takes the directory's writer lock (blocking): every Append holds it, so several
+// lock takes the writers' lock beside the log (blocking): every Append holds it, so several
 // processes (two brokerds sharing a data dir) extend one chain without forking it.
 func (l *Log) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(l.dir, lockName), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	unlock, err := lockfile.Wait(filepath.Join(l.dir, lockName))
 	if err != nil {
-		return nil, fmt.Errorf("audit: lock: %w", err)
+		return nil, fmt.Errorf("audit: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit: lock: %w", err)
-	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	return unlock, nil
 }
 
 // resume reads the last line of the newest non-empty generation.
