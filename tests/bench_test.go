@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
@@ -225,7 +226,13 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	hello := brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", Config: "/bench/config.json", Version: "bench"}
-	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(),
+	// A real audit log, as brokerd has: every release appends (and fsyncs) its record.
+	alog, err := audit.Open(audit.Options{Path: filepath.Join(dir, "audit.jsonl")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer alog.Close()
+	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(), Audit: alog,
 		// This process plays the genuine host: the release path runs the whole gate.
 		Hosts: selfHost{}, Expect: broker.HostExpect{Chromium: hello.Chromium, Config: hello.Config, Version: hello.Version}}
 	sctx, cancel := context.WithCancel(ctx)

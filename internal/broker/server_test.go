@@ -4,15 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
@@ -64,6 +68,29 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// memAudit is an in-memory Auditor; fail, when set, makes every Append fail.
+type memAudit struct {
+	mu   sync.Mutex
+	recs []audit.Record
+	fail error
+}
+
+func (m *memAudit) Append(r audit.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	m.recs = append(m.recs, r)
+	return nil
+}
+
+func (m *memAudit) records() []audit.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]audit.Record(nil), m.recs...)
+}
+
 // fakeHosts plays the host supervisor: pid 777 (every fixture connection's peer) is the host.
 type fakeHosts struct{ pid int }
 
@@ -78,6 +105,7 @@ var goodHello = brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", Ch
 
 type fixture struct {
 	srv   *Server
+	audit *memAudit
 	store *countingStore
 	pres  *fakePresence
 	clock *clock
@@ -92,9 +120,11 @@ func newFixture(t testing.TB) *fixture {
 	store := &countingStore{Store: vault.NewMemory(vault.MemoryOptions{Now: clk.Now})}
 	pres := &fakePresence{}
 	hosts := &fakeHosts{pid: 777}
+	aud := &memAudit{}
 	f := &fixture{
-		store: store, pres: pres, clock: clk, hosts: hosts,
+		store: store, pres: pres, clock: clk, hosts: hosts, audit: aud,
 		srv: &Server{
+			Audit:      aud,
 			Vault:      store,
 			Presence:   pres,
 			Challenges: challenge.New(challenge.Options{TTL: 2 * time.Minute, Now: clk.Now}),
@@ -340,6 +370,75 @@ func TestCredentialsLifecycle(t *testing.T) {
 	}
 	if err := c.Remove(ctx, "https://other.example", "staging-admin"); code(err) != wire.CodeAliasUnknown {
 		t.Fatalf("remove at wrong origin: %v", err)
+	}
+}
+
+// TestNoAuditNothingServed: a Server without an audit log serves nothing: Serve fails at once,
+// and a connection is closed before any request is answered.
+func TestNoAuditNothingServed(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Audit = nil
+	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "b.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := f.srv.Serve(context.Background(), l, 0); err == nil || !strings.Contains(err.Error(), "no audit log") {
+		t.Fatalf("Serve without an audit log = %v", err)
+	}
+	c := f.connAs(t, Peer{PID: 777})
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, `{"id":1,"method":"ping"}`+"\n")
+	if line, err := readLine(c); err == nil || len(line) > 0 {
+		t.Fatalf("a connection without an audit log was answered: %q, %v", line, err)
+	}
+}
+
+// TestFailingAuditorReleasesNothing: when the audit record of an allowed release cannot be
+// written, the reply is an error without a secret; a denial is still refused, and a later
+// release (with the log working again) is allowed and recorded.
+func TestFailingAuditorReleasesNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.audit.fail = errors.New("disk full")
+	c := f.conn(t)
+	ch, err := brokerapi.NewClient(c).Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := `{"id":5,"method":"release","params":{"challenge":"` + ch.Challenge + `","alias":"staging-admin","session":"s","document":"d"}}` + "\n"
+	if _, err := io.WriteString(c, frame); err != nil {
+		t.Fatal(err)
+	}
+	line, err := readLine(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(line, []byte(base64.StdEncoding.EncodeToString([]byte(canary)))) || bytes.Contains(line, []byte(`"secret"`)) {
+		t.Fatalf("a release whose audit record failed carried the secret: %s", line)
+	}
+	var r wire.Response
+	if err := json.Unmarshal(line, &r); err != nil || r.Error == nil || r.Error.Code != wire.CodeInternal || r.Result != nil {
+		t.Fatalf("reply %s (%v); want INTERNAL and no result", line, err)
+	}
+	if n := len(f.audit.records()); n != 0 {
+		t.Fatalf("%d records written by a failing auditor", n)
+	}
+	// The log works again: the next release goes through and is the one record.
+	f.audit.mu.Lock()
+	f.audit.fail = nil
+	f.audit.mu.Unlock()
+	cl := brokerapi.NewClient(c)
+	ch, err = cl.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := cl.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
+	if err != nil || string(secret) != canary {
+		t.Fatalf("release with a working log: %v", err)
+	}
+	if recs := f.audit.records(); len(recs) != 1 || recs[0].Op != "release" || recs[0].Decision != "allow" {
+		t.Fatalf("records %+v; want one allowed release", recs)
 	}
 }
 
