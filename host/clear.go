@@ -85,11 +85,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 			h.unsub()
 		}
 		// No process of the old browser may still write into the profile when it is swapped.
-		deadline := time.Now().Add(5 * time.Second)
-		for slices.ContainsFunc(pids, procstat.Alive) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if slices.ContainsFunc(pids, procstat.Alive) {
+		if !waitExited(ctx, pids, 5*time.Second) {
 			h.browser = nil
 			h.mu.Unlock()
 			return ClearResult{}, wire.Errorf(wire.CodeProfileClear, "processes of the closed browser did not exit within 5s; nothing was cleared")
@@ -129,6 +125,22 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		return ClearResult{}, fmt.Errorf("the profile was cleared, but the new default session failed: %w", err)
 	}
 	return ClearResult{Cleared: true, Profile: h.prof.Dir(), SessionsClosed: closed}, nil
+}
+
+// waitExited reports whether every process of pids has exited within d.
+func waitExited(ctx context.Context, pids []int, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for slices.ContainsFunc(pids, procstat.Alive) {
+		select {
+		case <-ctx.Done():
+			return !slices.ContainsFunc(pids, procstat.Alive)
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // openProfile opens and locks the durable profile where the layout names it (the host is its

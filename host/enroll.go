@@ -70,8 +70,8 @@ type pendingEnroll struct {
 	origin   string
 	account  string
 	secret   []byte
-	expires  time.Time
-	timer    *time.Timer
+	expires  time.Time   // on the host's clock
+	stop     func() bool // stops the expiry timer
 }
 
 func errEnrollToken() error {
@@ -142,7 +142,7 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 		return res, nil // raced with another login: no save offered
 	}
 	token := "enr-" + rand.Text()
-	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, secret: secret, expires: time.Now().Add(EnrollHold)})
+	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, secret: secret, expires: h.o.Now().Add(EnrollHold)})
 	secret = nil // held until the save decision now
 	res.Token = token
 	return res, nil
@@ -158,16 +158,16 @@ func (h *Host) takeEnroll(token string) *pendingEnroll {
 		return nil
 	}
 	delete(h.enroll, token)
-	pe.timer.Stop()
+	pe.stop()
 	return pe
 }
 
-// holdEnroll keeps pe under token until its deadline, then zeroes it.
+// holdEnroll keeps pe under token until its deadline on the host's clock, then zeroes it.
 func (h *Host) holdEnroll(token string, pe *pendingEnroll) {
 	h.emu.Lock()
 	defer h.emu.Unlock()
 	h.enroll[token] = pe
-	pe.timer = time.AfterFunc(time.Until(pe.expires), func() {
+	pe.stop = h.o.AfterFunc(pe.expires.Sub(h.o.Now()), func() {
 		if pe := h.takeEnroll(token); pe != nil {
 			credential.Zero(pe.secret)
 			h.o.Log.Info("interactive login password discarded: no save decision in time", "session", pe.session)
@@ -245,7 +245,7 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 			c.Close()
 		}
 	}
-	if code := wire.CodeOf(err); (code == wire.CodeAliasExists || code == wire.CodeInvalidArgument) && time.Now().Before(pe.expires) {
+	if code := wire.CodeOf(err); (code == wire.CodeAliasExists || code == wire.CodeInvalidArgument) && h.o.Now().Before(pe.expires) {
 		h.holdEnroll(p.Token, pe)
 		return EnrollSaved{}, err
 	}

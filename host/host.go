@@ -49,7 +49,12 @@ type Options struct {
 	AllowDirectPasswordFill bool
 	Log                     *slog.Logger
 	Version                 string
-	Now                     func() time.Time
+	// Now is the host's clock (screenshot names, enrollment deadlines); default time.Now.
+	Now func() time.Time
+	// AfterFunc runs f once d has passed on the host's clock (a held enrollment's expiry) and
+	// returns a stop function that reports whether it kept f from running; default
+	// time.AfterFunc.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// Broker dials brokerd (alias login); nil disables auth.
 	Broker func(ctx context.Context) (*brokerapi.Client, error)
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
@@ -114,6 +119,9 @@ type session struct {
 func Start(ctx context.Context, o Options) (*Host, error) {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.AfterFunc == nil {
+		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -593,6 +601,32 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 	}
 }
 
+// abortedRetryWait bounds the wait for the frame to stop loading before a navigation that was
+// aborted is retried.
+const abortedRetryWait = 2 * time.Second
+
+// waitStopped waits until the page's frame stops loading (Page.frameStoppedLoading, or its load
+// event; either may already be queued), at most d. A frame that never says so is retried
+// anyway when d has passed.
+func (s *session) waitStopped(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Method == "Page.frameStoppedLoading" || ev.Method == "Page.loadEventFired" {
+				return
+			}
+		case <-t.C:
+			return
+		case <-s.gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // settle gives an action (click, key) a moment to start a navigation and, if it did, waits for
 // the load.
 func (s *session) settle(ctx context.Context) {
@@ -649,8 +683,8 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 	}
 	if r.ErrorText == "net::ERR_ABORTED" {
 		// The tab's own initial about:blank load can still be committing right after launch
-		// and cancel the first navigation; one retry.
-		time.Sleep(100 * time.Millisecond)
+		// and cancel the first navigation: once the frame has stopped loading, one retry.
+		s.waitStopped(ctx, abortedRetryWait)
 		s.drain()
 		r.LoaderID, r.ErrorText = "", ""
 		if err := b.Call(ctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
