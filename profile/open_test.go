@@ -28,10 +28,6 @@ func clock() time.Time { return fixedNow }
 
 func newDataDir(t *testing.T) string { return filepath.Join(t.TempDir(), "data") }
 
-// profDir and lockPath name the profile and its lock in dataDir as internal/xdg does.
-func profDir(dataDir string) string  { return filepath.Join(dataDir, "profile") }
-func lockPath(dataDir string) string { return filepath.Join(dataDir, "profile.lock") }
-
 func openT(t *testing.T, dataDir string) *Profile {
 	t.Helper()
 	p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock})

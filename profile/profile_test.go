@@ -68,3 +68,7 @@ func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
 		t.Fatalf("lock file holds %q", b)
 	}
 }
+
+// profDir and lockPath name the profile and its lock in dataDir as internal/xdg does.
+func profDir(dataDir string) string  { return filepath.Join(dataDir, "profile") }
+func lockPath(dataDir string) string { return filepath.Join(dataDir, "profile.lock") }
