@@ -80,7 +80,7 @@ func (s *SecretService) Add(ctx context.Context, rec Record, secret []byte) erro
 		return c.create(ctx, rec, secret, s.rand)
 	})
 	if err == nil && s.idx != nil {
-		rec.Created = time.Now().UTC().Truncate(time.Second)
+		rec.Created = s.now().UTC().Truncate(time.Second)
 		err = s.idx.update(func(recs []Record) []Record { return append(without(recs, rec.Origin, rec.Alias), rec) })
 	}
 	return wrapStep("add", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 	"github.com/headless-dev/headless/internal/keyprobe"
@@ -58,6 +59,8 @@ type SecretServiceOptions struct {
 	Lazy bool
 	// Rand is the source of DH keys and IVs; default crypto/rand.Reader.
 	Rand io.Reader
+	// Now stamps the creation time the index records for a new credential; default time.Now.
+	Now func() time.Time
 }
 
 // SecretService is a Store over the freedesktop Secret Service API (gnome-keyring, KWallet).
@@ -73,6 +76,7 @@ type SecretService struct {
 	label string
 	idx   *index // with label
 	rand  io.Reader
+	now   func() time.Time
 
 	dialing chan struct{} // one-slot semaphore: one connection attempt at a time
 	writing chan struct{} // one-slot semaphore: serialises Add and Remove
@@ -119,6 +123,9 @@ func OpenSecretService(ctx context.Context, o SecretServiceOptions) (*SecretServ
 	if o.Rand == nil {
 		o.Rand = rand.Reader
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	idle := make(chan struct{})
 	close(idle)
 	s := &SecretService{
@@ -127,6 +134,7 @@ func OpenSecretService(ctx context.Context, o SecretServiceOptions) (*SecretServ
 		label:   o.Label,
 		idle:    idle,
 		rand:    o.Rand,
+		now:     o.Now,
 		dialing: make(chan struct{}, 1),
 		writing: make(chan struct{}, 1),
 	}
