@@ -28,7 +28,7 @@
 //     saving, auto sign-in, automatic passkey upgrades, automated password change and leak
 //     detection in Default/Preferences (an atomic rewrite that keeps every other key; no write
 //     when they already hold), because Chromium rewrites that file.
-//   - Migration is one rename or nothing. A profile of an older layout ([LegacyDirs]) is
+//   - Migration is one rename or nothing. A profile of an older layout (Options.Legacy) is
 //     moved into place only when the profile path does not exist (RENAME_NOREPLACE), the old
 //     profile is not in use (its profile.lock can be taken and held across the rename, and its
 //     Chromium SingletonLock names no live process), it passes the same check as any profile,
