@@ -1,6 +1,7 @@
 // Package xdg is where headless keeps its files: one [Layout], resolved once in each main from
 // the environment it was given and passed down, that names the runtime, data and config
-// directories and every file in them. No other package derives a path from the environment.
+// directories and every file in them. No other package derives headless's own paths from the
+// environment (the session bus address, which is D-Bus's, is internal/keyprobe's).
 //
 // # Security contract
 //
