@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/creack/pty v1.1.24
 	github.com/godbus/dbus/v5 v5.2.4
+	github.com/gofrs/flock v0.13.2
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0

@@ -11,8 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/procstat"
 )
+
+// fileName is the log's name in the data dir (internal/xdg names it there).
+const fileName = "audit.jsonl"
+
+func logPath(dir string) string { return filepath.Join(dir, fileName) }
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
@@ -51,16 +57,16 @@ func appendN(t *testing.T, l *Log, n int) {
 
 func TestAppendVerify(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 5)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Verify(dir)
+	n, err := auditlog.Verify(logPath(dir))
 	if err != nil || n != 5 {
 		t.Fatalf("Verify = %d, %v; want 5, nil", n, err)
 	}
-	recs, err := List(dir, time.Time{}, 0)
+	recs, err := auditlog.List(logPath(dir), time.Time{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +83,9 @@ func TestAppendVerify(t *testing.T) {
 
 func TestModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 1)
-	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, filepath.Join(dir, FileName): 0o600} {
+	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, logPath(dir): 0o600} {
 		fi, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
@@ -94,8 +100,8 @@ func TestModes(t *testing.T) {
 // append concurrently and still form one valid chain.
 func TestTwoWritersShareOneChain(t *testing.T) {
 	dir := t.TempDir()
-	a := openT(t, Options{Dir: dir, MaxBytes: 2000, Keep: 50})
-	b := openT(t, Options{Dir: dir, MaxBytes: 2000, Keep: 50})
+	a := openT(t, Options{Path: logPath(dir), MaxBytes: 2000, Keep: 50})
+	b := openT(t, Options{Path: logPath(dir), MaxBytes: 2000, Keep: 50})
 	var wg sync.WaitGroup
 	for _, l := range []*Log{a, b} {
 		wg.Add(1)
@@ -110,7 +116,7 @@ func TestTwoWritersShareOneChain(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	n, err := Verify(dir)
+	n, err := auditlog.Verify(logPath(dir))
 	if err != nil || n != 60 {
 		t.Fatalf("Verify = %d, %v; want 60 records in one chain", n, err)
 	}
@@ -118,34 +124,34 @@ func TestTwoWritersShareOneChain(t *testing.T) {
 
 func TestResume(t *testing.T) {
 	dir := t.TempDir()
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 3)
 	l.Close()
-	l = openT(t, Options{Dir: dir})
+	l = openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 2)
 	l.Close()
-	if n, err := Verify(dir); err != nil || n != 5 {
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 5 {
 		t.Fatalf("Verify = %d, %v", n, err)
 	}
 }
 
 func TestResumeIncomplete(t *testing.T) {
 	dir := t.TempDir()
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 2)
 	l.Close()
-	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(logPath(dir), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WriteString(`{"seq":3,"ti`)
 	f.Close()
-	if l, err := Open(Options{Dir: dir}); err == nil {
+	if l, err := Open(Options{Path: logPath(dir)}); err == nil {
 		l.Close()
 		t.Fatal("Open resumed after an incomplete last record")
 	}
-	var ve *VerifyError
-	if _, err := Verify(dir); !errors.As(err, &ve) || ve.Line != 3 || ve.Seq != 3 {
+	var ve *auditlog.VerifyError
+	if _, err := auditlog.Verify(logPath(dir)); !errors.As(err, &ve) || ve.Line != 3 || ve.Seq != 3 {
 		t.Fatalf("Verify = %v", err)
 	}
 }
@@ -153,10 +159,10 @@ func TestResumeIncomplete(t *testing.T) {
 // lines returns the five lines of a fresh log in dir.
 func fiveLines(t *testing.T, dir string) [][]byte {
 	t.Helper()
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 5)
 	l.Close()
-	data, err := os.ReadFile(filepath.Join(dir, FileName))
+	data, err := os.ReadFile(logPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +207,7 @@ func TestTamper(t *testing.T) {
 		}, 3, 3, "inserted"},
 		{"insert chained", func(ls [][]byte) [][]byte {
 			forged := []byte(`{"seq":3,"time":"2026-01-02T03:04:05Z","op":"release","decision":"allow","prev":"` +
-				hashLine(bytes.TrimSuffix(ls[1], []byte("\n"))) + `"}` + "\n")
+				auditlog.Hash(bytes.TrimSuffix(ls[1], []byte("\n"))) + `"}` + "\n")
 			return append(ls[:2:2], append([][]byte{forged}, ls[2:]...)...)
 		}, 3, 3, "inserted"},
 		{"delete 3", func(ls [][]byte) [][]byte {
@@ -221,13 +227,13 @@ func TestTamper(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			ls := tt.edit(fiveLines(t, dir))
-			if err := os.WriteFile(filepath.Join(dir, FileName), bytes.Join(ls, nil), 0o600); err != nil {
+			if err := os.WriteFile(logPath(dir), bytes.Join(ls, nil), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Verify(dir)
-			var ve *VerifyError
+			_, err := auditlog.Verify(logPath(dir))
+			var ve *auditlog.VerifyError
 			if !errors.As(err, &ve) {
-				t.Fatalf("Verify = %v, want *VerifyError", err)
+				t.Fatalf("Verify = %v, want *auditlog.VerifyError", err)
 			}
 			if ve.Line != tt.line || ve.Seq != tt.seq || !strings.Contains(ve.Reason, tt.contains) {
 				t.Fatalf("Verify = %v; want line %d seq %d reason containing %q", ve, tt.line, tt.seq, tt.contains)
@@ -238,85 +244,85 @@ func TestTamper(t *testing.T) {
 
 func TestRotation(t *testing.T) {
 	dir := t.TempDir()
-	l := openT(t, Options{Dir: dir, MaxBytes: 400, Keep: 2})
+	l := openT(t, Options{Path: logPath(dir), MaxBytes: 400, Keep: 2})
 	appendN(t, l, 40)
 	l.Close()
 	des, _ := os.ReadDir(dir)
 	var logs []string
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), FileName) {
+		if strings.HasPrefix(de.Name(), fileName) {
 			logs = append(logs, de.Name())
 		}
 	}
 	if len(logs) != 3 {
 		t.Fatalf("files = %v, want 3", logs)
 	}
-	n, err := Verify(dir)
+	n, err := auditlog.Verify(logPath(dir))
 	if err != nil || n == 0 || n >= 40 {
 		t.Fatalf("Verify = %d, %v", n, err)
 	}
-	recs, err := List(dir, time.Time{}, 0)
+	recs, err := auditlog.List(logPath(dir), time.Time{}, 0)
 	if err != nil || recs[len(recs)-1].Seq != 40 || recs[0].Seq != uint64(41-n) {
 		t.Fatalf("List = %d records, %v", len(recs), err)
 	}
 	// Resume across rotation, also from an empty live file.
-	l = openT(t, Options{Dir: dir, MaxBytes: 400, Keep: 2})
+	l = openT(t, Options{Path: logPath(dir), MaxBytes: 400, Keep: 2})
 	appendN(t, l, 3)
 	l.Close()
-	if _, err := Verify(dir); err != nil {
+	if _, err := auditlog.Verify(logPath(dir)); err != nil {
 		t.Fatal(err)
 	}
 	// Deleting the middle generation breaks the chain.
-	if err := os.Remove(filepath.Join(dir, FileName+".1")); err != nil {
+	if err := os.Remove(logPath(dir) + ".1"); err != nil {
 		t.Fatal(err)
 	}
-	var ve *VerifyError
-	if _, err := Verify(dir); !errors.As(err, &ve) || !strings.Contains(ve.Reason, "deleted") {
+	var ve *auditlog.VerifyError
+	if _, err := auditlog.Verify(logPath(dir)); !errors.As(err, &ve) || !strings.Contains(ve.Reason, "deleted") {
 		t.Fatalf("Verify after removing .1 = %v", err)
 	}
 }
 
 func TestList(t *testing.T) {
 	dir := t.TempDir()
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 10) // times t0+1m … t0+10m
 	l.Close()
-	recs, err := List(dir, t0.Add(4*time.Minute), 0)
+	recs, err := auditlog.List(logPath(dir), t0.Add(4*time.Minute), 0)
 	if err != nil || len(recs) != 7 || recs[0].Seq != 4 || recs[6].Seq != 10 {
 		t.Fatalf("List since = %v, %v", recs, err)
 	}
-	recs, err = List(dir, t0.Add(4*time.Minute), 3)
+	recs, err = auditlog.List(logPath(dir), t0.Add(4*time.Minute), 3)
 	if err != nil || len(recs) != 3 || recs[0].Seq != 8 || recs[2].Seq != 10 {
 		t.Fatalf("List since max = %v, %v", recs, err)
 	}
-	if recs, err := List(t.TempDir(), time.Time{}, 5); err != nil || len(recs) != 0 {
+	if recs, err := auditlog.List(logPath(t.TempDir()), time.Time{}, 5); err != nil || len(recs) != 0 {
 		t.Fatalf("List empty = %v, %v", recs, err)
 	}
 }
 
 func TestBound(t *testing.T) {
 	dir := t.TempDir()
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	long := strings.Repeat("é", 300) // 600 bytes
 	if err := l.Append(Record{Op: "add", Decision: "ok", Origin: long, Exe: "\xff\xfe"}); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	recs, err := List(dir, time.Time{}, 0)
+	recs, err := auditlog.List(logPath(dir), time.Time{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(recs[0].Origin) > MaxField || !strings.HasPrefix(long, recs[0].Origin) || recs[0].Exe != "\uFFFD" {
 		t.Fatalf("record not bounded: %d bytes, exe %q", len(recs[0].Origin), recs[0].Exe)
 	}
-	if _, err := Verify(dir); err != nil {
+	if _, err := auditlog.Verify(logPath(dir)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestConcurrent(t *testing.T) {
 	dir := t.TempDir()
-	l := openT(t, Options{Dir: dir, MaxBytes: 4096, Keep: 100})
+	l := openT(t, Options{Path: logPath(dir), MaxBytes: 4096, Keep: 100})
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -329,7 +335,7 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	l.Close()
-	if n, err := Verify(dir); err != nil || n != 200 {
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 200 {
 		t.Fatalf("Verify = %d, %v", n, err)
 	}
 }
@@ -338,7 +344,7 @@ func TestConcurrent(t *testing.T) {
 // are kept (bounded, printable) and survive List and Verify.
 func TestChainsAreBoundedAndRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "audit")
-	l := openT(t, Options{Dir: dir})
+	l := openT(t, Options{Path: logPath(dir)})
 	long := strings.Repeat("x", 600)
 	var chain []procstat.Proc
 	for i := range 9 {
@@ -349,7 +355,7 @@ func TestChainsAreBoundedAndRoundTrip(t *testing.T) {
 	if err := l.Append(r); err != nil {
 		t.Fatal(err)
 	}
-	got, err := List(dir, time.Time{}, 10)
+	got, err := auditlog.List(logPath(dir), time.Time{}, 10)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("List = %v, %v", got, err)
 	}
@@ -363,7 +369,7 @@ func TestChainsAreBoundedAndRoundTrip(t *testing.T) {
 			t.Errorf("unbounded or unprintable %+v", p)
 		}
 	}
-	if n, err := Verify(dir); err != nil || n != 1 {
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 1 {
 		t.Fatalf("Verify = %d, %v", n, err)
 	}
 }

@@ -347,19 +347,29 @@ func TestIDsUnique(t *testing.T) {
 	}
 }
 
+// TestConcurrent: workers issue and consume at once under a tight bound. Each worker consumes
+// some of its own challenges right after issuing them, and races every other worker for theirs
+// (only its own bindings match). No challenge is ever consumed twice, no one else's is ever
+// consumed, the bound holds throughout, and every worker's own consumptions succeed except
+// where the bound evicted the challenge first (ErrUnknown: other workers issued more than Max
+// in between) or the shared clock expired it; each worker gets at least one through, so the
+// test cannot pass with nothing consumed.
 func TestConcurrent(t *testing.T) {
 	const (
 		workers = 16
 		rounds  = 500
 		max     = 64
+		ownEach = 10 // every ownEach-th challenge is consumed by its owner at once
 	)
 	r, c := newRegistry(t, max)
 	var (
 		wg        sync.WaitGroup
 		mu        sync.Mutex
 		successes = make(map[string]int)
+		owned     = make(map[int]int) // worker → own challenges consumed
 	)
-	ids := make(chan string, workers*rounds)
+	type issued struct{ id, document string }
+	ids := make(chan issued, workers*rounds)
 	for w := range workers {
 		wg.Go(func() {
 			document := fmt.Sprint("doc", w)
@@ -369,16 +379,33 @@ func TestConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				ids <- ch.ID
+				if i%ownEach == 0 {
+					_, err := r.Consume(ch.ID, sess, document)
+					switch err {
+					case nil:
+						mu.Lock()
+						successes[ch.ID]++
+						owned[w]++
+						mu.Unlock()
+					case ErrUnknown, ErrExpired: // evicted by the bound, or expired by the shared clock
+					default:
+						t.Errorf("worker %d: its own fresh challenge: Consume = %v", w, err)
+					}
+				} else {
+					ids <- issued{ch.ID, document}
+				}
 				if i%50 == 0 {
 					c.Advance(time.Second)
 				}
 				// Race every worker for someone's challenge; only its owner's bindings match.
 				select {
-				case id := <-ids:
-					if _, err := r.Consume(id, sess, document); err == nil {
+				case other := <-ids:
+					if _, err := r.Consume(other.id, sess, document); err == nil {
+						if other.document != document {
+							t.Errorf("worker %d consumed a challenge bound to %s", w, other.document)
+						}
 						mu.Lock()
-						successes[id]++
+						successes[other.id]++
 						mu.Unlock()
 					}
 				default:
@@ -395,8 +422,10 @@ func TestConcurrent(t *testing.T) {
 			t.Errorf("challenge %s consumed %d times", id, n)
 		}
 	}
-	if len(successes) == 0 {
-		t.Log("no challenge was consumed by its owner (possible but unlikely)")
+	for w := range workers {
+		if owned[w] == 0 {
+			t.Errorf("worker %d consumed none of its %d own fresh challenges", w, rounds/ownEach)
+		}
 	}
 }
 

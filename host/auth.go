@@ -9,12 +9,12 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // AuthRequired is attached to a page result when the page holds a login form.
@@ -73,7 +73,7 @@ func withoutQuery(u string) string {
 const MethodAuthLogin = "auth.login"
 
 // brokerClient returns the host's broker connection, dialling it when needed.
-func (h *Host) brokerClient(ctx context.Context) (*broker.Client, error) {
+func (h *Host) brokerClient(ctx context.Context) (*brokerapi.Client, error) {
 	h.bmu.Lock()
 	defer h.bmu.Unlock()
 	if h.broker != nil {
@@ -109,7 +109,7 @@ func (h *Host) registerIsolated(ctx context.Context, name string) error {
 	if h.o.Broker == nil {
 		return nil
 	}
-	err := h.withBroker(ctx, func(c *broker.Client) error { return c.OpenSession(ctx, name) })
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.OpenSession(ctx, name) })
 	if err == nil || wire.CodeOf(err) == wire.CodeBrokerUnavail || errors.Is(err, rpc.ErrUnreachable) {
 		if err != nil {
 			h.o.Log.Warn("isolated session not yet registered with brokerd", "session", name, "code", wire.CodeOf(err))
@@ -154,7 +154,7 @@ func (h *Host) forgetIsolated(name string) {
 }
 
 // withBroker runs fn with the broker connection, redialling once if the connection was lost.
-func (h *Host) withBroker(ctx context.Context, fn func(*broker.Client) error) error {
+func (h *Host) withBroker(ctx context.Context, fn func(*brokerapi.Client) error) error {
 	for attempt := 0; ; attempt++ {
 		c, err := h.brokerClient(ctx)
 		if err != nil {
@@ -259,10 +259,10 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 	if !ok || checkForm(st, f, o) != nil {
 		return nil // a form that would be refused gets no challenge: 'auth login' says why
 	}
-	var ch broker.ChallengeResult
-	err = h.withBroker(ctx, func(c *broker.Client) error {
+	var ch brokerapi.ChallengeResult
+	err = h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
-		ch, err = c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
+		ch, err = c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
 		return err
 	})
 	if err != nil {
@@ -280,7 +280,7 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 // again after typing, submits and verifies the outcome. An attempt that ends on the page it
 // typed into ends with the typed field emptied (see taint.go).
 func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) {
-	if err := vault.ValidAlias(p.Alias); err != nil {
+	if err := credential.ValidAlias(p.Alias); err != nil {
 		return AuthResult{}, err
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
@@ -318,8 +318,8 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	}
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(ctx, func(c *broker.Client) error {
-			ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
+		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
@@ -328,10 +328,10 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		}
 	}
 	var (
-		rel    broker.Released
+		rel    brokerapi.Released
 		secret []byte
 	)
-	defer func() { vault.Zero(secret) }()
+	defer func() { credential.Zero(secret) }()
 	// The release waits for a person; it gets a connection of its own so that the host's
 	// other broker calls (challenges for other sessions) are not queued behind the prompt.
 	if h.o.Broker == nil {
@@ -341,20 +341,24 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if err != nil {
 		return res, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	}
-	rel, secret, err = rc.Release(ctx, broker.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+	rel, secret, err = rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
 		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx)})
 	rc.Close()
 	if err != nil {
 		return res, err
 	}
-
+	// An item another program wrote into the keyring may hold what headless cannot type as it
+	// is (not UTF-8 text, see credential.ValidSecret): refused before anything is focused.
+	if err := credential.ValidSecret(secret); err != nil {
+		return res, wire.Errorf(wire.CodeInvalidArgument, "the saved password of alias %q cannot be typed (%v); nothing was typed", rel.Alias, err)
+	}
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
 	}
 	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
 	typed, err := h.fillVerified(tctx, b, s, st, form, rel.Origin, rel.Account, rel.Listener, secret, &res.Evidence, page)
 	tcancel()
-	vault.Zero(secret)
+	credential.Zero(secret)
 	if err == nil {
 		h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
 		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
@@ -510,8 +514,8 @@ func (h *Host) recheck(ctx context.Context, b *cdp.Browser, s *session, st pageS
 // accountFor reads the account of alias at origin from the broker's metadata (no secret): the
 // isolated session's own store, or the vault for a normal session.
 func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (string, error) {
-	var creds []broker.Credential
-	err := h.withBroker(ctx, func(c *broker.Client) error {
+	var creds []brokerapi.Credential
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
 		if s.isolated {
 			creds, err = c.ListIn(ctx, s.name, o)

@@ -2,13 +2,16 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/internal/xdg"
 	"github.com/headless-dev/headless/profile"
 )
 
@@ -25,7 +28,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearTimeout)
 	defer cancel()
 	// The relaunch needs the keyring: find out before anything is closed.
-	if err := profile.CheckKeyring(ctx, h.o.BusAddress); err != nil {
+	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
 		return ClearResult{}, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium could not be relaunched after a clear; nothing was changed: %w", err)
 	}
 	h.mu.Lock()
@@ -82,11 +85,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 			h.unsub()
 		}
 		// No process of the old browser may still write into the profile when it is swapped.
-		deadline := time.Now().Add(5 * time.Second)
-		for slices.ContainsFunc(pids, procstat.Alive) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if slices.ContainsFunc(pids, procstat.Alive) {
+		if !waitExited(ctx, pids, 5*time.Second) {
 			h.browser = nil
 			h.mu.Unlock()
 			return ClearResult{}, wire.Errorf(wire.CodeProfileClear, "processes of the closed browser did not exit within 5s; nothing was cleared")
@@ -108,7 +107,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		return ClearResult{}, clearErr
 	}
 	// Audit the clear in brokerd's log (best effort: the clear is done either way).
-	if err := h.withBroker(ctx, func(c *broker.Client) error { return c.ProfileCleared(ctx, closed) }); err != nil {
+	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.ProfileCleared(ctx, closed) }); err != nil {
 		h.o.Log.Warn("brokerd did not record the profile clear", "code", wire.CodeOf(err))
 	}
 	if launchErr != nil {
@@ -126,4 +125,66 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		return ClearResult{}, fmt.Errorf("the profile was cleared, but the new default session failed: %w", err)
 	}
 	return ClearResult{Cleared: true, Profile: h.prof.Dir(), SessionsClosed: closed}, nil
+}
+
+// waitExited reports whether every process of pids has exited within d.
+func waitExited(ctx context.Context, pids []int, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for slices.ContainsFunc(pids, procstat.Alive) {
+		select {
+		case <-ctx.Done():
+			return !slices.ContainsFunc(pids, procstat.Alive)
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// openProfile opens and locks the durable profile where the layout names it (the host is its
+// only user: Start, and ClearStopped when no host runs).
+func openProfile(l xdg.Layout, now func() time.Time) (*profile.Profile, error) {
+	dir, err := l.Profile()
+	if err != nil {
+		return nil, err
+	}
+	lock, err := l.ProfileLock()
+	if err != nil {
+		return nil, err
+	}
+	return profile.Open(profile.Options{Dir: dir, Lock: lock, Now: now, Legacy: l.LegacyProfiles()})
+}
+
+// ClearStopped clears the durable profile while no host serves this runtime dir ('headless
+// profile clear' with the host stopped). It takes the profile lock as a host would, so a host
+// elsewhere that owns the profile (another runtime dir, or one starting now) makes it
+// PROFILE_LOCKED and nothing is cleared. Vault credentials are not touched; brokerd is not
+// told (the caller audits the clear through brokerd).
+func ClearStopped(l xdg.Layout) (ClearResult, error) {
+	if _, err := l.Data(); err != nil {
+		return ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%v", err)
+	}
+	p, err := openProfile(l, nil)
+	var le *profile.LockedError
+	if errors.As(err, &le) {
+		owner := "another process"
+		if le.PID > 0 {
+			owner = fmt.Sprintf("pid %d", le.PID)
+		}
+		return ClearResult{}, &wire.Error{
+			Code:    wire.CodeProfileLocked,
+			Message: fmt.Sprintf("the profile is in use by %s (a host started with another runtime dir, or one starting now); nothing was cleared", owner),
+			Hint:    "run 'headless profile clear' where that host runs (same XDG_RUNTIME_DIR), or stop it first",
+		}
+	}
+	if err != nil {
+		return ClearResult{}, ToWire(err)
+	}
+	defer p.Close()
+	if err := p.Clear(); err != nil {
+		return ClearResult{}, ToWire(err)
+	}
+	return ClearResult{Cleared: true, Profile: p.Dir()}, nil
 }

@@ -5,10 +5,10 @@ import (
 	"crypto/rand"
 	"strings"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // Credential commands that go through the host (control.sock):
@@ -36,7 +36,7 @@ type CredentialsListParams struct {
 }
 
 // CredentialsAddParams is credentials.add. Clients build the frame by hand
-// (broker.SecretRequestFrame); the secret is never logged.
+// (brokerapi.SecretRequestFrame); the secret is never logged.
 type CredentialsAddParams struct {
 	Session string `json:"session"`
 	Origin  string `json:"origin"`
@@ -82,34 +82,34 @@ func (h *Host) isolatedSession(name string) error {
 }
 
 // CredentialsList lists an isolated session's store.
-func (h *Host) CredentialsList(ctx context.Context, p CredentialsListParams) (broker.ListResult, error) {
+func (h *Host) CredentialsList(ctx context.Context, p CredentialsListParams) (brokerapi.ListResult, error) {
 	if err := h.isolatedSession(p.Session); err != nil {
-		return broker.ListResult{}, err
+		return brokerapi.ListResult{}, err
 	}
-	var creds []broker.Credential
-	err := h.withBroker(ctx, func(c *broker.Client) error {
+	var creds []brokerapi.Credential
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
 		creds, err = c.ListIn(ctx, p.Session, p.Origin)
 		return err
 	})
 	if creds == nil {
-		creds = []broker.Credential{}
+		creds = []brokerapi.Credential{}
 	}
-	return broker.ListResult{Credentials: creds}, err
+	return brokerapi.ListResult{Credentials: creds}, err
 }
 
 // CredentialsAdd saves the person's password into an isolated session's store. It owns
 // p.Secret and zeroes it.
-func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (broker.Credential, error) {
-	defer vault.Zero(p.Secret)
+func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (brokerapi.Credential, error) {
+	defer credential.Zero(p.Secret)
 	if err := h.isolatedSession(p.Session); err != nil {
-		return broker.Credential{}, err
+		return brokerapi.Credential{}, err
 	}
-	if err := vault.ValidSecret(p.Secret); err != nil {
-		return broker.Credential{}, err
+	if err := credential.ValidSecret(p.Secret); err != nil {
+		return brokerapi.Credential{}, err
 	}
-	var cred broker.Credential
-	err := h.withBroker(ctx, func(c *broker.Client) error {
+	var cred brokerapi.Credential
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
 		cred, err = c.AddTo(ctx, p.Session, p.Origin, p.Account, p.Alias, p.Secret)
 		return err
@@ -125,7 +125,7 @@ func (h *Host) CredentialsRemove(ctx context.Context, p CredentialsRemoveParams)
 	if err := h.isolatedSession(p.Session); err != nil {
 		return struct{}{}, err
 	}
-	return struct{}{}, h.withBroker(ctx, func(c *broker.Client) error { return c.RemoveIn(ctx, p.Session, p.Origin, p.Alias) })
+	return struct{}{}, h.withBroker(ctx, func(c *brokerapi.Client) error { return c.RemoveIn(ctx, p.Session, p.Origin, p.Alias) })
 }
 
 // CredentialsVerify proves that the vault credential can be released: challenge, presence,
@@ -135,17 +135,17 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	if err := vault.ValidAlias(p.Alias); err != nil {
+	if err := credential.ValidAlias(p.Alias); err != nil {
 		return VerifyResult{}, err
 	}
 	if h.o.Broker == nil {
 		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	}
 	doc := "verify-" + strings.ToLower(rand.Text())
-	var ch broker.ChallengeResult
-	if err := h.withBroker(ctx, func(c *broker.Client) error {
+	var ch brokerapi.ChallengeResult
+	if err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
-		ch, err = c.Challenge(ctx, broker.ChallengeParams{Session: verifySession, Document: doc, Origin: o})
+		ch, err = c.Challenge(ctx, brokerapi.ChallengeParams{Session: verifySession, Document: doc, Origin: o})
 		return err
 	}); err != nil {
 		return VerifyResult{}, err
@@ -155,10 +155,10 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 	if err != nil {
 		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	}
-	rel, secret, err := rc.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: p.Alias, Session: verifySession, Document: doc,
-		Purpose: broker.PurposeVerify, Agent: agentChain(ctx)})
+	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: p.Alias, Session: verifySession, Document: doc,
+		Purpose: brokerapi.PurposeVerify, Agent: agentChain(ctx)})
 	rc.Close()
-	vault.Zero(secret)
+	credential.Zero(secret)
 	if err != nil {
 		return VerifyResult{}, err
 	}

@@ -63,7 +63,7 @@
 //     environment brokerd built, and shuts down gracefully (Browser.close) when the lifeline
 //     brokerd gave it reaches EOF, so it never outlives the brokerd that vouches for it.
 //     Chromium comes only from the user-only config ("chromium"), gets only the allowlisted
-//     environment (broker.ChromiumEnv), and every broker connection first tells brokerd how
+//     environment (brokerapi.ChromiumEnv), and every broker connection first tells brokerd how
 //     the host runs (host.hello). A host started any other way runs, but receives no password.
 //   - Each release request names, for the person's prompt and the audit, the page path (never
 //     the query), the password field's label and the agent behind the request: the

@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // Interactive enrollment ('headless auth login --interactive'): the CLI reads the account and
@@ -26,7 +26,7 @@ const (
 	MaxPendingEnroll = 4               // passwords waiting for a save decision at once
 )
 
-// EnrollParams is auth.enroll. Clients build the frame by hand (broker.SecretRequestFrame) so
+// EnrollParams is auth.enroll. Clients build the frame by hand (brokerapi.SecretRequestFrame) so
 // that no encoder buffer keeps the secret; it is never logged.
 type EnrollParams struct {
 	Session string `json:"session,omitempty"`
@@ -70,8 +70,8 @@ type pendingEnroll struct {
 	origin   string
 	account  string
 	secret   []byte
-	expires  time.Time
-	timer    *time.Timer
+	expires  time.Time   // on the host's clock
+	stop     func() bool // stops the expiry timer
 }
 
 func errEnrollToken() error {
@@ -83,14 +83,14 @@ func errEnrollToken() error {
 // authenticated, in which case it is held (EnrollHold at most) for the save decision.
 func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error) {
 	secret := p.Secret
-	defer func() { vault.Zero(secret) }() // nil once handed to a pending enrollment
-	if err := vault.ValidAccount(p.Account); err != nil {
+	defer func() { credential.Zero(secret) }() // nil once handed to a pending enrollment
+	if err := credential.ValidAccount(p.Account); err != nil {
 		return EnrollResult{}, err
 	}
 	if p.Account == "" {
 		return EnrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "the account is empty")
 	}
-	if err := vault.ValidSecret(secret); err != nil {
+	if err := credential.ValidSecret(secret); err != nil {
 		return EnrollResult{}, err
 	}
 	h.emu.Lock()
@@ -144,7 +144,7 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 		return res, nil // raced with another login: no save offered
 	}
 	token := "enr-" + rand.Text()
-	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, secret: secret, expires: time.Now().Add(EnrollHold)})
+	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, secret: secret, expires: h.o.Now().Add(EnrollHold)})
 	secret = nil // held until the save decision now
 	res.Token = token
 	return res, nil
@@ -160,18 +160,18 @@ func (h *Host) takeEnroll(token string) *pendingEnroll {
 		return nil
 	}
 	delete(h.enroll, token)
-	pe.timer.Stop()
+	pe.stop()
 	return pe
 }
 
-// holdEnroll keeps pe under token until its deadline, then zeroes it.
+// holdEnroll keeps pe under token until its deadline on the host's clock, then zeroes it.
 func (h *Host) holdEnroll(token string, pe *pendingEnroll) {
 	h.emu.Lock()
 	defer h.emu.Unlock()
 	h.enroll[token] = pe
-	pe.timer = time.AfterFunc(time.Until(pe.expires), func() {
+	pe.stop = h.o.AfterFunc(pe.expires.Sub(h.o.Now()), func() {
 		if pe := h.takeEnroll(token); pe != nil {
-			vault.Zero(pe.secret)
+			credential.Zero(pe.secret)
 			h.o.Log.Info("interactive login password discarded: no save decision in time", "session", pe.session)
 		}
 	})
@@ -189,7 +189,7 @@ func (h *Host) dropEnrollments(session string) {
 	h.emu.Unlock()
 	for _, t := range tokens {
 		if pe := h.takeEnroll(t); pe != nil {
-			vault.Zero(pe.secret)
+			credential.Zero(pe.secret)
 		}
 	}
 }
@@ -205,7 +205,7 @@ func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
 	if pe == nil {
 		return EnrollDiscarded{}, errEnrollToken()
 	}
-	vault.Zero(pe.secret)
+	credential.Zero(pe.secret)
 	h.o.Log.Info("interactive login password discarded", "session", pe.session)
 	return EnrollDiscarded{true}, nil
 }
@@ -215,7 +215,7 @@ func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
 // own store for an isolated one. The token is used up unless the alias was refused
 // (ALIAS_EXISTS, INVALID_ARGUMENT), so that the person can choose another name.
 func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
-	if err := vault.ValidAlias(p.Alias); err != nil {
+	if err := credential.ValidAlias(p.Alias); err != nil {
 		return EnrollSaved{}, err
 	}
 	pe := h.takeEnroll(p.Token)
@@ -230,16 +230,16 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 	// person at the keyring's prompt, and the shared connection must not wait with it. An
 	// isolated session's store answers only the connection that registered it (no prompt
 	// there): the shared one.
-	var cred broker.Credential
+	var cred brokerapi.Credential
 	var err error = wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	if h.o.Broker != nil && pe.isolated {
-		err = h.withBroker(ctx, func(c *broker.Client) error {
+		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
 			var err error
 			cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
 			return err
 		})
 	} else if h.o.Broker != nil {
-		var c *broker.Client
+		var c *brokerapi.Client
 		if c, err = h.o.Broker(ctx); err != nil {
 			err = wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 		} else {
@@ -247,11 +247,11 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 			c.Close()
 		}
 	}
-	if code := wire.CodeOf(err); (code == wire.CodeAliasExists || code == wire.CodeInvalidArgument) && time.Now().Before(pe.expires) {
+	if code := wire.CodeOf(err); (code == wire.CodeAliasExists || code == wire.CodeInvalidArgument) && h.o.Now().Before(pe.expires) {
 		h.holdEnroll(p.Token, pe)
 		return EnrollSaved{}, err
 	}
-	vault.Zero(pe.secret)
+	credential.Zero(pe.secret)
 	if err != nil {
 		return EnrollSaved{}, err
 	}

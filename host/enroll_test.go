@@ -3,14 +3,68 @@ package host
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-func testHost() *Host {
-	return &Host{o: Options{Log: slog.New(slog.DiscardHandler)}, enroll: map[string]*pendingEnroll{}, isolated: map[string]bool{}}
+// fakeClock is the host's clock in tests: time moves only by Advance, which runs the timers due.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := t.stopped
+		t.stopped = true
+		return !was
+	}
+}
+
+// Advance moves the clock by d and runs, in this goroutine, every timer that is then due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []func()
+	for _, t := range c.timers {
+		if !t.stopped && !t.at.After(c.now) {
+			t.stopped = true
+			due = append(due, t.f)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+func testHost() (*Host, *fakeClock) {
+	clk := &fakeClock{now: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
+	h := &Host{o: Options{Log: slog.New(slog.DiscardHandler), Now: clk.Now, AfterFunc: clk.AfterFunc},
+		enroll: map[string]*pendingEnroll{}, isolated: map[string]bool{}}
+	return h, clk
 }
 
 func zeroed(b []byte) bool {
@@ -25,19 +79,20 @@ func zeroed(b []byte) bool {
 // TestEnrollHeldPasswordIsZeroed: a held password is zeroed when its time is up, when it is
 // discarded, when its session closes and when the host closes; a token works once.
 func TestEnrollHeldPasswordIsZeroed(t *testing.T) {
-	h := testHost()
+	h, clk := testHost()
 	hold := func(token, session string, d time.Duration) []byte {
 		secret := []byte("held-password")
-		h.holdEnroll(token, &pendingEnroll{session: session, origin: "https://a.example", account: "a", secret: secret, expires: time.Now().Add(d)})
+		h.holdEnroll(token, &pendingEnroll{session: session, origin: "https://a.example", account: "a", secret: secret, expires: clk.Now().Add(d)})
 		return secret
 	}
-	expiring := hold("t1", "s1", 50*time.Millisecond)
-	deadline := time.Now().Add(5 * time.Second)
-	for !zeroed(expiring) {
-		if time.Now().After(deadline) {
-			t.Fatal("held password not zeroed after its deadline")
-		}
-		time.Sleep(5 * time.Millisecond)
+	expiring := hold("t1", "s1", EnrollHold)
+	clk.Advance(EnrollHold - time.Second)
+	if zeroed(expiring) {
+		t.Fatal("held password zeroed before its deadline")
+	}
+	clk.Advance(time.Second)
+	if !zeroed(expiring) {
+		t.Fatal("held password not zeroed at its deadline on the host's clock")
 	}
 	if _, err := h.EnrollDiscard(EnrollTokenParams{Token: "t1"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
 		t.Fatalf("expired token: %v", err)

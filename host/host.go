@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -21,9 +20,13 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/atomicfile"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/internal/xdg"
 	"github.com/headless-dev/headless/profile"
 )
 
@@ -39,19 +42,21 @@ const (
 
 // Options configure a Host. Everything that touches the outside world comes in here.
 type Options struct {
-	RunDir                  string // runtime dir (sockets, artifacts, browser temp)
-	DataDir                 string // XDG data dir of headless (the durable profile lives here)
-	Chromium                string // the Chromium binary
-	BusAddress              string // D-Bus session bus of the Secret Service ("" = none)
+	Layout                  xdg.Layout // the files: the durable profile and its lock, artifacts, browser temp
+	Chromium                string     // the Chromium binary
+	BusAddress              string     // D-Bus session bus of the Secret Service ("" = none)
 	Env                     []string
 	AllowDirectPasswordFill bool
 	Log                     *slog.Logger
 	Version                 string
-	Now                     func() time.Time
-	// LegacyProfiles are profile directories of older layouts to migrate (profile.LegacyDirs).
-	LegacyProfiles []string
+	// Now is the host's clock (screenshot names, enrollment deadlines); default time.Now.
+	Now func() time.Time
+	// AfterFunc runs f once d has passed on the host's clock (a held enrollment's expiry) and
+	// returns a stop function that reports whether it kept f from running; default
+	// time.AfterFunc.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// Broker dials brokerd (alias login); nil disables auth.
-	Broker func(ctx context.Context) (*broker.Client, error)
+	Broker func(ctx context.Context) (*brokerapi.Client, error)
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
 	Loopback interface {
 		Find(origin string) (loopback.Listener, error)
@@ -73,7 +78,7 @@ type Host struct {
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
 
 	bmu    sync.Mutex
-	broker *broker.Client
+	broker *brokerapi.Client
 	// isolated names the isolated sessions brokerd must know (guarded by bmu): each one is
 	// registered on every new broker connection before that connection is used, so that
 	// brokerd never answers for an isolated session from the vault.
@@ -108,14 +113,15 @@ type session struct {
 	taintDoc string
 }
 
-var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // Start opens and locks the durable profile, checks that the Secret Service holding
 // Chromium's cookie key is there (one launch without it deletes every encrypted cookie), and
 // launches Chromium with the default session.
 func Start(ctx context.Context, o Options) (*Host, error) {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.AfterFunc == nil {
+		o.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -124,7 +130,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		o.Loopback = loopback.Finder{}
 	}
 	t0 := time.Now()
-	prof, err := profile.Open(profile.Options{DataDir: o.DataDir, Now: o.Now, Legacy: o.LegacyProfiles})
+	prof, err := openProfile(o.Layout, o.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -147,14 +153,14 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	return h, nil
 }
 
-func (h *Host) tempDir() string { return filepath.Join(h.o.RunDir, "chromium-tmp") }
+func (h *Host) tempDir() string { return h.o.Layout.ChromiumTemp() }
 
 // launch starts Chromium and the default session; h.mu must be held or h unshared. Every launch,
 // the first and every relaunch after a crash, first checks the Secret Service that holds the
 // profile's cookie key: one launch without it deletes every encrypted cookie for good.
 func (h *Host) launch(ctx context.Context) error {
 	t0 := time.Now()
-	if err := profile.CheckKeyring(ctx, h.o.BusAddress); err != nil {
+	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
 		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
 	}
 	h.o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
@@ -447,8 +453,8 @@ func (h *Host) disposeContext(s *session) {
 // CreateSession opens a session; isolated sessions get their own browser context (cookies and
 // storage separate from every other session).
 func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, error) {
-	if !sessionName.MatchString(p.Name) {
-		return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "session names are 1-64 letters, digits, '.', '_' or '-'")
+	if credential.ValidSession(p.Name) != nil {
+		return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "%s", credential.SessionRule)
 	}
 	if _, err := h.alive(ctx); err != nil {
 		return SessionInfo{}, err
@@ -596,6 +602,32 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 	}
 }
 
+// abortedRetryWait bounds the wait for the frame to stop loading before a navigation that was
+// aborted is retried.
+const abortedRetryWait = 2 * time.Second
+
+// waitStopped waits until the page's frame stops loading (Page.frameStoppedLoading, or its load
+// event; either may already be queued), at most d. A frame that never says so is retried
+// anyway when d has passed.
+func (s *session) waitStopped(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Method == "Page.frameStoppedLoading" || ev.Method == "Page.loadEventFired" {
+				return
+			}
+		case <-t.C:
+			return
+		case <-s.gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // settle gives an action (click, key) a moment to start a navigation and, if it did, waits for
 // the load.
 func (s *session) settle(ctx context.Context) {
@@ -654,8 +686,8 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 	}
 	if r.ErrorText == "net::ERR_ABORTED" {
 		// The tab's own initial about:blank load can still be committing right after launch
-		// and cancel the first navigation; one retry.
-		time.Sleep(100 * time.Millisecond)
+		// and cancel the first navigation: once the frame has stopped loading, one retry.
+		s.waitStopped(ctx, abortedRetryWait)
 		s.drain()
 		r.LoaderID, r.ErrorText = "", ""
 		if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
@@ -1024,38 +1056,18 @@ func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, e
 	if err != nil {
 		return ScreenshotResult{}, fmt.Errorf("decode screenshot: %w", err)
 	}
-	dir := filepath.Join(h.o.RunDir, "artifacts")
+	dir := h.o.Layout.Artifacts()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ScreenshotResult{}, err
 	}
 	os.Chmod(dir, 0o700)
 	sum := sha256.Sum256(png)
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s.png", s.name, h.o.Now().UTC().Format("20060102T150405.000000000Z")))
-	if err := writeAtomic(path, png); err != nil {
+	if err := atomicfile.Write(path, png); err != nil {
 		return ScreenshotResult{}, err
 	}
 	pruneArtifacts(dir, MaxScreenshots)
 	return ScreenshotResult{Session: s.name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png)}, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 func pruneArtifacts(dir string, keep int) {

@@ -25,6 +25,10 @@ const (
 	MethodProfileClear  = "profile.clear"
 )
 
+// LegacyProfile is a profile of an older layout that was left in place (Ready and Status
+// report them): the profile package's own report, which the host owns.
+type LegacyProfile = profile.LegacyProfile
+
 // DefaultSession always exists.
 const DefaultSession = "default"
 
@@ -129,8 +133,8 @@ type Status struct {
 	Started    time.Time `json:"started"`
 	Sessions   int       `json:"sessions"`
 
-	MigratedFrom string                  `json:"profile_migrated_from,omitempty"`
-	NotMigrated  []profile.LegacyProfile `json:"profile_not_migrated,omitempty"`
+	MigratedFrom string          `json:"profile_migrated_from,omitempty"`
+	NotMigrated  []LegacyProfile `json:"profile_not_migrated,omitempty"`
 
 	// Undumpable reports PR_GET_DUMPABLE of the host itself (a doctor's fact).
 	Undumpable bool `json:"undumpable"`

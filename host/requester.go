@@ -5,7 +5,7 @@ import (
 	"net/url"
 
 	"github.com/headless-dev/headless/host/snapshot"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 )
@@ -21,7 +21,7 @@ func pagePath(u string) string {
 	if err != nil {
 		return ""
 	}
-	return procstat.Clean(p.EscapedPath(), broker.MaxPath)
+	return procstat.Clean(p.EscapedPath(), brokerapi.MaxPath)
 }
 
 // fieldLabel is the outline text (accessible name) of the element ref, bounded.
@@ -32,17 +32,17 @@ func fieldLabel(o snapshot.Outline, ref string) string {
 			if l == "" {
 				l = e.Placeholder
 			}
-			return procstat.Clean(l, broker.MaxField)
+			return procstat.Clean(l, brokerapi.MaxField)
 		}
 	}
 	return ""
 }
 
 // agentChain is the control-socket peer of ctx's request and its ancestors.
-func agentChain(ctx context.Context) []broker.Proc {
+func agentChain(ctx context.Context) []brokerapi.Proc {
 	c := rpc.ConnOf(ctx)
 	if c == nil {
 		return nil
 	}
-	return procstat.Chain(c.Peer.PID, broker.MaxAgent)
+	return procstat.Chain(c.Peer.PID, brokerapi.MaxAgent)
 }

@@ -7,19 +7,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/logfile"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/profile"
-	"github.com/headless-dev/headless/vault"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
 // DefaultChromium is Debian's Chromium binary (its /usr/bin/chromium wrapper adds flags and
@@ -36,14 +34,15 @@ type Ready struct {
 	MovedAside string `json:"profile_moved_aside,omitempty"`
 	Reason     string `json:"profile_moved_aside_reason,omitempty"`
 
-	MigratedFrom string                  `json:"profile_migrated_from,omitempty"`
-	NotMigrated  []profile.LegacyProfile `json:"profile_not_migrated,omitempty"`
+	MigratedFrom string          `json:"profile_migrated_from,omitempty"`
+	NotMigrated  []LegacyProfile `json:"profile_not_migrated,omitempty"`
 }
 
 // RunOptions configure Run.
 type RunOptions struct {
-	Getenv  func(string) string
-	Notify  io.WriteCloser // receives one Ready or error line, then is closed; may be nil
+	Getenv  func(string) string // the environment (Chromium's allowlisted variables, the bus)
+	Layout  xdg.Layout          // the files (built once in main from the same environment)
+	Notify  io.WriteCloser      // receives one Ready or error line, then is closed; may be nil
 	Stderr  io.Writer
 	Version string
 	// Lifeline, when set, is the read end of a pipe whose write end only the brokerd that
@@ -78,22 +77,20 @@ func Run(ctx context.Context, o RunOptions) int {
 		fmt.Fprintf(o.Stderr, "headless host: error: %s\nhint: %s\n", we.Message, we.Hint)
 		return 1
 	}
-	getenv := o.Getenv
-	dir := safesock.Dir(getenv)
-	if err := safesock.EnsureDir(dir); err != nil {
+	getenv, layout := o.Getenv, o.Layout
+	if err := safesock.EnsureDir(layout.Runtime, layout.UID); err != nil {
 		return fail(wire.Errorf(wire.CodeRuntimeDir, "%v", err))
 	}
-	lf, err := logfile.Open(filepath.Join(dir, "host.log"), 1<<20)
+	lf, err := logfile.Open(layout.HostLog(), 1<<20)
 	if err != nil {
 		return fail(wire.Errorf(wire.CodeRuntimeDir, "%v", err))
 	}
 	defer lf.Close()
 	log := slog.New(slog.NewTextHandler(lf, nil))
-	dataDir, err := profile.DataDir(getenv)
-	if err != nil {
+	if _, err := layout.Profile(); err != nil {
 		return fail(err)
 	}
-	cfgPath, err := config.Path(getenv)
+	cfgPath, err := layout.Config()
 	if err != nil {
 		return fail(wire.Errorf(wire.CodeConfigInvalid, "%v", err))
 	}
@@ -101,13 +98,13 @@ func Run(ctx context.Context, o RunOptions) int {
 	if err != nil {
 		return fail(wire.Errorf(wire.CodeConfigInvalid, "%v", err))
 	}
-	bus, _ := vault.SessionBusAddress(getenv) // "" → CheckKeyring reports VAULT_UNAVAILABLE
+	bus, _ := keyprobe.SessionBusAddress(getenv) // "" → keyprobe.Check reports VAULT_UNAVAILABLE
 	chromium := cfg.ChromiumPath()
-	// Chromium's environment: only allowlisted names (broker.ChromiumEnv; cdp adds TMPDIR and
+	// Chromium's environment: only allowlisted names (brokerapi.ChromiumEnv; cdp adds TMPDIR and
 	// its own XDG_CONFIG_HOME). The bus carries Chromium's cookie key in the Secret Service.
 	var env []string
 	names := []string{"TMPDIR"}
-	for _, k := range broker.ChromiumEnv {
+	for _, k := range brokerapi.ChromiumEnv {
 		v := getenv(k)
 		switch k {
 		case "TMPDIR":
@@ -120,22 +117,21 @@ func Run(ctx context.Context, o RunOptions) int {
 			names = append(names, k)
 		}
 	}
-	hello := broker.HelloParams{Chromium: chromium, ChromiumEnv: names, Config: cfgPath, Version: o.Version}
+	hello := brokerapi.HelloParams{Chromium: chromium, ChromiumEnv: names, Config: cfgPath, Version: o.Version}
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	h, err := Start(sctx, Options{
-		RunDir: dir, DataDir: dataDir, Chromium: chromium, BusAddress: bus, Env: env,
+		Layout: layout, Chromium: chromium, BusAddress: bus, Env: env,
 		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version,
-		LegacyProfiles: profile.LegacyDirs(getenv),
 		// Every broker connection first says how this host runs; brokerd releases nothing on
 		// a connection where that disagrees with its own config (PEER_NOT_HOST with the
 		// reason), but the rest (challenges, lists) still works, so the reason reaches the
 		// person at the first login.
-		Broker: func(ctx context.Context) (*broker.Client, error) {
-			c, err := broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+		Broker: func(ctx context.Context) (*brokerapi.Client, error) {
+			c, err := brokerapi.Dial(ctx, layout.BrokerSocket())
 			if err != nil {
 				return nil, err
 			}
-			if err := c.Call(ctx, broker.MethodHostHello, hello, nil); err != nil {
+			if err := c.Call(ctx, brokerapi.MethodHostHello, hello, nil); err != nil {
 				if wire.CodeOf(err) != wire.CodePeerNotHost {
 					c.Close()
 					return nil, err
@@ -157,7 +153,7 @@ func Run(ctx context.Context, o RunOptions) int {
 			log.Error("close browser", "err", err)
 		}
 	}
-	l, err := safesock.Listen(filepath.Join(dir, "control.sock"))
+	l, err := safesock.Listen(layout.ControlSocket())
 	if err != nil {
 		closeHost()
 		var inUse *safesock.InUseError
@@ -180,7 +176,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	sctx, shutdown := context.WithCancel(ctx)
 	defer shutdown()
 	srv := &Server{Host: h, Log: log, Shutdown: shutdown}
-	err = srv.Serve(sctx, l, os.Getuid())
+	err = srv.Serve(sctx, l, layout.UID)
 	closeHost()
 	if err != nil {
 		log.Error("serve", "err", err)

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/profile"
-	"github.com/headless-dev/headless/vault"
 )
 
 // Server answers control.sock requests with a Host.
@@ -128,10 +129,10 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			if err = peerHasTTY(peer.PID); err == nil {
 				result, err = h.Enroll(ctx, p)
 			} else {
-				vault.Zero(p.Secret)
+				credential.Zero(p.Secret)
 			}
 		} else {
-			vault.Zero(p.Secret)
+			credential.Zero(p.Secret)
 		}
 	case MethodAuthEnrollSave:
 		var p EnrollSaveParams
@@ -158,10 +159,10 @@ func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []
 			if err = peerHasTTY(peer.PID); err == nil {
 				result, err = h.CredentialsAdd(ctx, p)
 			} else {
-				vault.Zero(p.Secret)
+				credential.Zero(p.Secret)
 			}
 		} else {
-			vault.Zero(p.Secret)
+			credential.Zero(p.Secret)
 		}
 	case MethodCredentialsRemove:
 		var p CredentialsRemoveParams
@@ -226,15 +227,15 @@ func ToWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeProfileLocked, "%v", err)
 	case errors.Is(err, profile.ErrClear):
 		return wire.Errorf(wire.CodeProfileClear, "%v", err)
-	case errors.Is(err, vault.ErrLocked):
+	case errors.Is(err, keyprobe.ErrLocked):
 		return wire.Errorf(wire.CodeVaultLocked, "%v", err)
-	case errors.Is(err, vault.ErrUnavailable):
+	case errors.Is(err, keyprobe.ErrUnavailable):
 		return wire.Errorf(wire.CodeVaultUnavail, "%v", err)
 	case errors.Is(err, cdp.ErrCrashed), errors.Is(err, cdp.ErrClosed):
 		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return wire.Errorf(wire.CodeTimeout, "%v", err)
-	case errors.Is(err, vault.ErrInvalid):
+	case errors.Is(err, credential.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
 	case errors.Is(err, rpc.ErrUnreachable):
 		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/realtest"
 )
 
@@ -38,8 +39,8 @@ func TestChromiumHonoursProfile(t *testing.T) {
 	chromium = realtest.Binary(t, chromium)
 	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
 	ctx := testCtx(t, 3*time.Minute)
-	if err := CheckKeyring(ctx, k.Addr); err != nil {
-		t.Fatalf("CheckKeyring: %v", err)
+	if err := keyprobe.Check(ctx, k.Addr); err != nil {
+		t.Fatalf("keyprobe.Check: %v", err)
 	}
 	dataDir := newDataDir(t)
 	p := openT(t, dataDir)
@@ -343,4 +344,21 @@ func (b *browser) close(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("Chromium did not exit within 20s of Browser.close")
 	}
+}
+
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// busConn is the test's own connection to the keyring's bus.
+func busConn(t *testing.T, addr string) *dbus.Conn {
+	t.Helper()
+	c, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatalf("connect to test bus: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/headless-dev/headless/internal/atomicfile"
 )
 
 // ErrClear is matched by errors.Is for a [*ClearError].
@@ -67,7 +69,7 @@ func (p *Profile) Clear() error {
 		}
 		return &ClearError{Cleared: swapped, err: fmt.Errorf("swap in a fresh profile: %w", err)}
 	}
-	if err := syncDir(p.dataDir); err != nil {
+	if err := atomicfile.SyncDir(p.dataDir); err != nil {
 		return &ClearError{Cleared: true, err: err}
 	}
 	p.report = Report{Created: true}

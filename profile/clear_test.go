@@ -23,7 +23,7 @@ func TestClearReplacesProfile(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dataDir := newDataDir(t)
-			p, err := Open(Options{DataDir: dataDir, Now: clock, exchange: c.exchange})
+			p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock, exchange: c.exchange})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestClearReplacesProfile(t *testing.T) {
 				t.Fatalf("data dir holds %v after a clear", got)
 			}
 			// Still locked by p.
-			_, err = Open(Options{DataDir: dataDir})
+			_, err = Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir)})
 			checkLocked(t, err, os.Getpid())
 		})
 	}
@@ -55,8 +55,8 @@ func TestClearReplacesProfile(t *testing.T) {
 func TestClearHoldsLockThroughout(t *testing.T) {
 	dataDir := newDataDir(t)
 	var during error
-	p, err := Open(Options{DataDir: dataDir, Now: clock, exchange: func(a, b string) error {
-		_, during = Open(Options{DataDir: dataDir})
+	p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock, exchange: func(a, b string) error {
+		_, during = Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir)})
 		return exchange(a, b)
 	}})
 	if err != nil {
@@ -71,7 +71,7 @@ func TestClearHoldsLockThroughout(t *testing.T) {
 
 func TestClearFailureLeavesProfileUsable(t *testing.T) {
 	dataDir := newDataDir(t)
-	p, err := Open(Options{DataDir: dataDir, Now: clock, exchange: func(a, b string) error {
+	p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock, exchange: func(a, b string) error {
 		return &os.LinkError{Op: "rename", Old: a, New: b, Err: syscall.EIO}
 	}})
 	if err != nil {
@@ -100,7 +100,7 @@ func TestClearFailureLeavesProfileUsable(t *testing.T) {
 // temporary name; the profile path holds the fresh one, and the next Open removes the old.
 func TestClearInterruptedAfterSwap(t *testing.T) {
 	dataDir := newDataDir(t)
-	p, err := Open(Options{DataDir: dataDir, Now: clock, exchange: func(a, b string) error {
+	p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock, exchange: func(a, b string) error {
 		if err := exchange(a, b); err != nil {
 			return err
 		}

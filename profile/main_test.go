@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 func helper(mode, dir string) int {
-	p, err := Open(Options{DataDir: dir})
+	p, err := Open(Options{Dir: profDir(dir), Lock: lockPath(dir)})
 	var locked *LockedError
 	switch {
 	case errors.As(err, &locked):

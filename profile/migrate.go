@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/lockfile"
 )
 
@@ -44,21 +45,6 @@ type LegacyProfile struct {
 type Migration struct {
 	From        string          // the older-layout profile renamed into place; "" when none
 	NotMigrated []LegacyProfile // older-layout profiles left in place, and why
-}
-
-// LegacyDirs lists where older layouts kept the durable profile: inside the runtime directory,
-// $XDG_RUNTIME_DIR/headless/profile, and its fallback $TMPDIR/headless-$UID/profile ($TMPDIR
-// defaults to /tmp). No released headless used another location.
-func LegacyDirs(getenv func(string) string) []string {
-	var out []string
-	if x := getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		out = append(out, filepath.Join(x, "headless", "profile"))
-	}
-	tmp := getenv("TMPDIR")
-	if tmp == "" || !filepath.IsAbs(tmp) {
-		tmp = "/tmp"
-	}
-	return append(out, filepath.Join(tmp, "headless-"+strconv.Itoa(os.Getuid()), "profile"))
 }
 
 // migrate moves the first movable profile of legacy into p.dir, when p.dir does not exist and
@@ -121,8 +107,8 @@ func (p *Profile) migrate(dataDir string, legacy []string, rename func(oldpath, 
 			keep(NotMigratedFailed, "%v", err)
 			continue
 		}
-		syncDir(dataDir)
-		syncDir(filepath.Dir(old))
+		atomicfile.SyncDir(dataDir)
+		atomicfile.SyncDir(filepath.Dir(old))
 		p.migr.From = old
 	}
 }

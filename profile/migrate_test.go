@@ -37,22 +37,6 @@ func legacyProfile(t *testing.T, root string) string {
 	return old
 }
 
-func TestLegacyDirs(t *testing.T) {
-	uid := strconv.Itoa(os.Getuid())
-	for _, c := range []struct {
-		env  map[string]string
-		want []string
-	}{
-		{map[string]string{"XDG_RUNTIME_DIR": "/run/user/7"}, []string{"/run/user/7/headless/profile", "/tmp/headless-" + uid + "/profile"}},
-		{map[string]string{"XDG_RUNTIME_DIR": "rel", "TMPDIR": "/var/tmp"}, []string{"/var/tmp/headless-" + uid + "/profile"}},
-		{map[string]string{"TMPDIR": "rel"}, []string{"/tmp/headless-" + uid + "/profile"}},
-	} {
-		if got := LegacyDirs(func(k string) string { return c.env[k] }); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("LegacyDirs(%v) = %v, want %v", c.env, got, c.want)
-		}
-	}
-}
-
 func TestMigrateMovesLegacyProfile(t *testing.T) {
 	root := t.TempDir()
 	old := legacyProfile(t, root)
@@ -71,7 +55,7 @@ func TestMigrateMovesLegacyProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := filepath.Join(root, "data")
-	p, err := Open(Options{DataDir: dataDir, Now: clock, Legacy: []string{old, filepath.Join(root, "tmp", "headless-1", "profile")}})
+	p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock, Legacy: []string{old, filepath.Join(root, "tmp", "headless-1", "profile")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,10 +142,10 @@ func TestMigrateRefused(t *testing.T) {
 			}
 			before := snapshot(t, filepath.Dir(old))
 			var target map[string]string
-			if _, err := os.Stat(Dir(dataDir)); err == nil {
-				target = snapshot(t, Dir(dataDir))
+			if _, err := os.Stat(profDir(dataDir)); err == nil {
+				target = snapshot(t, profDir(dataDir))
 			}
-			p, err := Open(Options{DataDir: dataDir, Now: clock, Legacy: []string{old}, rename: c.rename})
+			p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock, Legacy: []string{old}, rename: c.rename})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +193,7 @@ func TestMigrateAcrossFilesystems(t *testing.T) {
 	}
 	old := legacyProfile(t, shm)
 	before := snapshot(t, old)
-	p, err := Open(Options{DataDir: filepath.Join(root, "data"), Now: clock, Legacy: []string{old}})
+	p, err := Open(Options{Dir: profDir(filepath.Join(root, "data")), Lock: lockPath(filepath.Join(root, "data")), Now: clock, Legacy: []string{old}})
 	if err != nil {
 		t.Fatal(err)
 	}

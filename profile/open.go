@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/lockfile"
 )
 
@@ -50,12 +50,14 @@ func (e *LockedError) Unwrap() error { return e.err }
 
 // Options configure Open.
 type Options struct {
-	// DataDir is the absolute data directory (see DataDir); the profile is DataDir/profile.
-	// Required.
-	DataDir string
+	// Dir is the absolute profile directory (internal/xdg's Layout.Profile); the data
+	// directory is its parent, which holds its temporary and moved-aside siblings. Required.
+	Dir string
+	// Lock is the absolute path of the profile's lock file (Layout.ProfileLock). Required.
+	Lock string
 	// Now is the clock for the marker and the moved-aside names; default time.Now.
 	Now func() time.Time
-	// Legacy lists profile directories of older layouts (see [LegacyDirs]). When the profile
+	// Legacy lists profile directories of older layouts (Layout.LegacyProfiles). When the profile
 	// does not exist yet, the first one that can be moved safely is renamed into place;
 	// the others are left where they are and listed in [Migration.NotMigrated].
 	Legacy []string
@@ -85,7 +87,7 @@ type Profile struct {
 	unlock    func()
 }
 
-// Open takes the profile lock in o.DataDir and makes sure DataDir/profile is a healthy
+// Open takes the profile lock o.Lock and makes sure o.Dir is a healthy
 // headless profile with Chromium's password saving off: it creates one when there is none,
 // moves a foreign or corrupt one aside and creates a fresh one, and removes leftovers of an
 // interrupted creation. Call Open before every launch of the durable profile and keep the
@@ -94,8 +96,11 @@ type Profile struct {
 // When another owner holds the lock Open returns a [*LockedError]. An error from Open leaves
 // the lock released.
 func Open(o Options) (*Profile, error) {
-	if o.DataDir == "" || !filepath.IsAbs(o.DataDir) {
-		return nil, fmt.Errorf("open profile: data directory %q is not an absolute path", o.DataDir)
+	if o.Dir == "" || !filepath.IsAbs(o.Dir) || filepath.Clean(o.Dir) == "/" {
+		return nil, fmt.Errorf("open profile: profile directory %q is not an absolute path", o.Dir)
+	}
+	if o.Lock == "" || !filepath.IsAbs(o.Lock) {
+		return nil, fmt.Errorf("open profile: lock file %q is not an absolute path", o.Lock)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -106,8 +111,12 @@ func Open(o Options) (*Profile, error) {
 	if o.exchange == nil {
 		o.exchange = exchange
 	}
-	dataDir := filepath.Clean(o.DataDir)
-	unlock, err := Lock(dataDir)
+	dir := filepath.Clean(o.Dir)
+	dataDir := filepath.Dir(dir)
+	if err := EnsurePrivateDir(dataDir); err != nil {
+		return nil, fmt.Errorf("open profile: %w", err)
+	}
+	unlock, err := Lock(o.Lock)
 	if err != nil {
 		var held *lockfile.HeldError
 		if errors.As(err, &held) {
@@ -115,7 +124,7 @@ func Open(o Options) (*Profile, error) {
 		}
 		return nil, fmt.Errorf("lock profile: %w", err)
 	}
-	p := &Profile{dir: Dir(dataDir), dataDir: dataDir, pid: os.Getpid(), now: o.Now, exchange: o.exchange, unlock: unlock}
+	p := &Profile{dir: dir, dataDir: dataDir, pid: os.Getpid(), now: o.Now, exchange: o.exchange, unlock: unlock}
 	if err := p.prepare(dataDir, o); err != nil {
 		unlock()
 		return nil, fmt.Errorf("open profile: %w", err)
@@ -228,7 +237,7 @@ func moveAside(dataDir, dir string, now time.Time) (string, error) {
 		if err := os.Rename(dir, dst); err != nil {
 			return "", err
 		}
-		return dst, syncDir(dataDir)
+		return dst, atomicfile.SyncDir(dataDir)
 	}
 	return "", fmt.Errorf("too many profiles moved aside at %s", base)
 }
@@ -243,7 +252,7 @@ func create(dataDir, dir string, now time.Time) error {
 		os.RemoveAll(tmp)
 		return err
 	}
-	return syncDir(dataDir)
+	return atomicfile.SyncDir(dataDir)
 }
 
 // buildTemp writes a complete new profile into a temporary sibling and returns its path.
@@ -265,7 +274,7 @@ func buildTemp(dataDir string, now time.Time) (tmp string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, markerName), m); err != nil {
+	if err := atomicfile.Write(filepath.Join(tmp, markerName), m); err != nil {
 		return "", err
 	}
 	def := filepath.Join(tmp, "Default")
@@ -276,13 +285,13 @@ func buildTemp(dataDir string, now time.Time) (tmp string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(filepath.Join(def, "Preferences"), prefs); err != nil {
+	if err := atomicfile.Write(filepath.Join(def, "Preferences"), prefs); err != nil {
 		return "", err
 	}
-	if err := syncDir(def); err != nil {
+	if err := atomicfile.SyncDir(def); err != nil {
 		return "", err
 	}
-	return tmp, syncDir(tmp)
+	return tmp, atomicfile.SyncDir(tmp)
 }
 
 // install renames a complete temporary profile to dir, which must not exist.
@@ -292,51 +301,6 @@ func install(tmp, dir string) error {
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("install profile: %w", err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to path 0600: a temporary file in the same directory, fsync,
-// rename, fsync of the directory.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so that renames in it are durable.
-func syncDir(dir string) error {
-	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func newDataDir(t *testing.T) string { return filepath.Join(t.TempDir(), "data")
 
 func openT(t *testing.T, dataDir string) *Profile {
 	t.Helper()
-	p, err := Open(Options{DataDir: dataDir, Now: clock})
+	p, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -238,7 +238,7 @@ func TestOpenCreatesProfile(t *testing.T) {
 
 func TestOpenRejectsRelativeDataDir(t *testing.T) {
 	for _, d := range []string{"", "data", "./data"} {
-		if _, err := Open(Options{DataDir: d}); err == nil {
+		if _, err := Open(Options{Dir: profDir(d), Lock: lockPath(d)}); err == nil {
 			t.Errorf("Open(%q) succeeded", d)
 		}
 	}
@@ -263,7 +263,7 @@ func TestOpenLockedInProcess(t *testing.T) {
 	dataDir := newDataDir(t)
 	p := openT(t, dataDir)
 	before := snapshot(t, p.Dir())
-	_, err := Open(Options{DataDir: dataDir, Now: clock})
+	_, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock})
 	checkLocked(t, err, os.Getpid())
 	if after := snapshot(t, p.Dir()); !reflect.DeepEqual(before, after) {
 		t.Fatal("a refused Open changed the profile")
@@ -283,7 +283,7 @@ func TestOpenLockedAcrossProcesses(t *testing.T) {
 	if line != "HELD "+strconv.Itoa(pid) {
 		t.Fatalf("helper said %q", line)
 	}
-	_, err := Open(Options{DataDir: dataDir, Now: clock})
+	_, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock})
 	checkLocked(t, err, pid)
 	stop()
 	p := openT(t, dataDir)
@@ -317,7 +317,7 @@ func TestInterruptedCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(early, markerName), []byte(`{"vers`))
-	if _, err := os.Lstat(Dir(dataDir)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(profDir(dataDir)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the profile path exists before creation completed: %v", err)
 	}
 
@@ -472,8 +472,8 @@ func TestForeignProfilePathMovedAside(t *testing.T) {
 			if err := EnsurePrivateDir(dataDir); err != nil {
 				t.Fatal(err)
 			}
-			tc.make(t, Dir(dataDir))
-			before := snapshot(t, Dir(dataDir))
+			tc.make(t, profDir(dataDir))
+			before := snapshot(t, profDir(dataDir))
 			p := openT(t, dataDir)
 			r := p.Report()
 			aside := filepath.Join(dataDir, corruptName)
@@ -599,7 +599,7 @@ func TestNewerMarkerRefused(t *testing.T) {
 	writeFile(t, filepath.Join(p.Dir(), markerName), []byte(`{"version":2,"password_store":"something-new"}`))
 	p.Close()
 	before := snapshot(t, p.Dir())
-	_, err := Open(Options{DataDir: dataDir, Now: clock})
+	_, err := Open(Options{Dir: profDir(dataDir), Lock: lockPath(dataDir), Now: clock})
 	if err == nil || !strings.Contains(err.Error(), "upgrade headless") {
 		t.Fatalf("Open with a newer marker: %v", err)
 	}
@@ -607,7 +607,7 @@ func TestNewerMarkerRefused(t *testing.T) {
 		t.Fatal("a newer profile was changed")
 	}
 	// The lock was released.
-	unlock, err := Lock(dataDir)
+	unlock, err := Lock(lockPath(dataDir))
 	if err != nil {
 		t.Fatalf("lock after a failed Open: %v", err)
 	}

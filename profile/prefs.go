@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/headless-dev/headless/internal/atomicfile"
 )
 
 // passwordPrefs turn Chromium's own password manager off. Checked against Chromium 156: with
@@ -115,7 +117,7 @@ func reassertPrefs(dir string) error {
 	if err != nil {
 		return fmt.Errorf("re-assert preferences: %w", err)
 	}
-	if err := writeFileAtomic(path, out); err != nil {
+	if err := atomicfile.Write(path, out); err != nil {
 		return fmt.Errorf("re-assert preferences: %w", err)
 	}
 	return nil

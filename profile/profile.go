@@ -4,7 +4,7 @@
 // # Security contract
 //
 // The durable profile is the Chromium user-data-dir $XDG_DATA_HOME/headless/profile (default
-// ~/.local/share/headless/profile). [Open] guarantees, before it returns a [Profile]:
+// ~/.local/share/headless/profile; internal/xdg names it and its lock). [Open] guarantees, before it returns a [Profile]:
 //
 //   - One owner. The data directory is ours and 0700; the profile is owned through a
 //     non-blocking flock on the sibling file profile.lock, which the kernel releases when the
@@ -28,7 +28,7 @@
 //     saving, auto sign-in, automatic passkey upgrades, automated password change and leak
 //     detection in Default/Preferences (an atomic rewrite that keeps every other key; no write
 //     when they already hold), because Chromium rewrites that file.
-//   - Migration is one rename or nothing. A profile of an older layout ([LegacyDirs]) is
+//   - Migration is one rename or nothing. A profile of an older layout (Options.Legacy) is
 //     moved into place only when the profile path does not exist (RENAME_NOREPLACE), the old
 //     profile is not in use (its profile.lock can be taken and held across the rename, and its
 //     Chromium SingletonLock names no live process), it passes the same check as any profile,
@@ -53,12 +53,10 @@
 // are re-asserted only at the next Open. Enterprise policy (/etc/chromium/policies) overrides
 // them.
 //
-// [CheckKeyring] is the launch gate: Chromium encrypts cookies with a key it keeps in the
-// Secret Service, and one launch without it deletes every encrypted cookie row for good. The
-// caller must refuse to launch the durable profile unless CheckKeyring passes, and must launch
-// Chromium on the same bus address it checked. The check is a snapshot; a keyring that locks
-// or exits between the check and Chromium's start is not detected. The Secret Service exists
-// only on Linux; elsewhere CheckKeyring always fails.
+// The launch gate is not here: Chromium encrypts cookies with a key it keeps in the Secret
+// Service, and one launch without it deletes every encrypted cookie row for good, so the caller
+// (package host) must refuse to launch the durable profile unless keyprobe.Check passes, and
+// must launch Chromium on the same bus address it checked.
 package profile
 
 import (
@@ -71,21 +69,6 @@ import (
 
 	"github.com/headless-dev/headless/internal/lockfile"
 )
-
-// DataDir is $XDG_DATA_HOME/headless, or $HOME/.local/share/headless.
-func DataDir(getenv func(string) string) (string, error) {
-	if x := getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "headless"), nil
-	}
-	home := getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		return "", errors.New("neither XDG_DATA_HOME nor HOME is set to an absolute path")
-	}
-	return filepath.Join(home, ".local", "share", "headless"), nil
-}
-
-// Dir is the durable profile directory inside dataDir.
-func Dir(dataDir string) string { return filepath.Join(dataDir, "profile") }
 
 // EnsurePrivateDir creates dir (and missing parents) and checks that dir is a directory we
 // own with mode 0700, tightening a looser mode of our own directory.
@@ -107,11 +90,12 @@ func EnsurePrivateDir(dir string) error {
 	return nil
 }
 
-// Lock takes the profile lock in dataDir. The returned unlock releases it. [Open] takes it
-// too; use Lock only to hold the profile without opening it (for example to clear it).
-func Lock(dataDir string) (unlock func(), err error) {
-	if err := EnsurePrivateDir(dataDir); err != nil {
+// Lock takes the profile lock at path (Layout.ProfileLock), creating its directory private.
+// The returned unlock releases it. [Open] takes it too; use Lock only to hold the profile
+// without opening it.
+func Lock(path string) (unlock func(), err error) {
+	if err := EnsurePrivateDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	return lockfile.Lock(filepath.Join(dataDir, "profile.lock"))
+	return lockfile.Lock(path)
 }

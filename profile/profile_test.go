@@ -14,28 +14,9 @@ import (
 	"github.com/headless-dev/headless/internal/lockfile"
 )
 
-func TestDataDir(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	for _, tc := range []struct {
-		env  map[string]string
-		want string
-		err  bool
-	}{
-		{map[string]string{"XDG_DATA_HOME": "/x/data", "HOME": "/home/u"}, "/x/data/headless", false},
-		{map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/home/u"}, "/home/u/.local/share/headless", false},
-		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/share/headless", false},
-		{map[string]string{}, "", true},
-	} {
-		got, err := DataDir(env(tc.env))
-		if (err != nil) != tc.err || got != tc.want {
-			t.Errorf("DataDir(%v) = %q, %v", tc.env, got, err)
-		}
-	}
-}
-
 func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	unlock, err := Lock(dir)
+	unlock, err := Lock(lockPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +24,7 @@ func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
 	if fi.Mode().Perm() != 0o700 {
 		t.Fatalf("data dir mode %v", fi.Mode().Perm())
 	}
-	_, err = Lock(dir)
+	_, err = Lock(lockPath(dir))
 	var held *lockfile.HeldError
 	if !errors.As(err, &held) || held.PID != os.Getpid() {
 		t.Fatalf("second lock: %v", err)
@@ -57,7 +38,7 @@ func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
 		t.Fatalf("flock(1) (util-linux) is needed: %v", err)
 	}
 	for i := 0; ; i++ {
-		u, err := Lock(dir)
+		u, err := Lock(lockPath(dir))
 		if errors.Is(err, lockfile.ErrHeld) {
 			break
 		}
@@ -73,7 +54,7 @@ func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
 	// kill(2) returns before the killed processes have exited (flock's child may still hold
 	// the inherited descriptor until it execs sleep); the kernel releases the lock when they do.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		unlock, err = Lock(dir)
+		unlock, err = Lock(lockPath(dir))
 		if err == nil {
 			break
 		}
@@ -87,3 +68,7 @@ func TestLockIsExclusiveAndCrashReleased(t *testing.T) {
 		t.Fatalf("lock file holds %q", b)
 	}
 }
+
+// profDir and lockPath name the profile and its lock in dataDir as internal/xdg does.
+func profDir(dataDir string) string  { return filepath.Join(dataDir, "profile") }
+func lockPath(dataDir string) string { return filepath.Join(dataDir, "profile.lock") }

@@ -14,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
@@ -43,12 +46,12 @@ func (s samples) report(b *testing.B) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
-func benchBroker(b *testing.B, mode string) (*env, *broker.Client) {
+func benchBroker(b *testing.B, mode string) (*env, *brokerapi.Client) {
 	e := newEnv(b, envOptions{})
 	program, _ := presencetest.FakePinentry(b, mode)
 	e.pinentryConfig(program)
 	e.startBrokerd()
-	c, err := broker.Dial(context.Background(), e.sockPath())
+	c, err := brokerapi.Dial(context.Background(), e.sockPath())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +110,7 @@ func BenchmarkBaselineGetSecret(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		vault.Zero(secret)
+		credential.Zero(secret)
 	}
 	s.report(b)
 }
@@ -139,9 +142,9 @@ func BenchmarkChallengeIssue(b *testing.B) {
 	for _, conns := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			e, _ := benchBroker(b, "approve")
-			clients := make([]*broker.Client, conns)
+			clients := make([]*brokerapi.Client, conns)
 			for i := range clients {
-				c, err := broker.Dial(context.Background(), e.sockPath())
+				c, err := brokerapi.Dial(context.Background(), e.sockPath())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -158,7 +161,7 @@ func BenchmarkChallengeIssue(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for j := 0; j < per; j++ {
-						if _, err := c.Challenge(ctx, broker.ChallengeParams{Session: "s", Document: fmt.Sprintf("d-%d-%d", i, j), Origin: origin}); err != nil {
+						if _, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: fmt.Sprintf("d-%d-%d", i, j), Origin: origin}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -222,20 +225,26 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hello := broker.HelloParams{Chromium: "/usr/lib/chromium/chromium", Config: "/bench/config.json", Version: "bench"}
-	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(),
+	hello := brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", Config: "/bench/config.json", Version: "bench"}
+	// A real audit log, as brokerd has: every release appends (and fsyncs) its record.
+	alog, err := audit.Open(audit.Options{Path: filepath.Join(dir, "audit.jsonl")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer alog.Close()
+	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(), Audit: alog,
 		// This process plays the genuine host: the release path runs the whole gate.
 		Hosts: selfHost{}, Expect: broker.HostExpect{Chromium: hello.Chromium, Config: hello.Config, Version: hello.Version}}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { srv.Serve(sctx, l, os.Getuid()); close(done) }()
 	defer func() { cancel(); <-done }()
-	c, err := broker.Dial(ctx, filepath.Join(dir, "broker.sock"))
+	c, err := brokerapi.Dial(ctx, filepath.Join(dir, "broker.sock"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Call(ctx, broker.MethodHostHello, hello, nil); err != nil {
+	if err := c.Call(ctx, brokerapi.MethodHostHello, hello, nil); err != nil {
 		b.Fatal(err)
 	}
 	releaseLoop(b, c)
@@ -249,22 +258,22 @@ func (selfHost) Genuine(pid int, _ time.Time) bool              { return pid == 
 func (selfHost) Running() (int, string)                         { return os.Getpid(), "/proc/self/exe" }
 
 // releaseLoop times one release per iteration (the challenge it answers is issued untimed).
-func releaseLoop(b *testing.B, c *broker.Client) {
+func releaseLoop(b *testing.B, c *brokerapi.Client) {
 	ctx := context.Background()
 	var s samples
 	for i := 0; b.Loop(); i++ {
 		doc := "doc-" + strconv.Itoa(i)
-		ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: "bench", Document: doc, Origin: origin})
+		ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "bench", Document: doc, Origin: origin})
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		_, secret, err := c.Release(ctx, broker.ReleaseParams{Challenge: ch.Challenge, Alias: "bench", Session: "bench", Document: doc})
+		_, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "bench", Session: "bench", Document: doc})
 		s = append(s, time.Since(start))
 		if err != nil {
 			b.Fatal(err)
 		}
-		vault.Zero(secret)
+		credential.Zero(secret)
 	}
 	s.report(b)
 }

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -460,18 +460,18 @@ func TestPendingPromptDoesNotBlockOtherClients(t *testing.T) {
 	// ping, version and a challenge from another client process's connection.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := broker.Dial(ctx, e.sockPath())
+	c, err := brokerapi.Dial(ctx, e.sockPath())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Call(ctx, broker.MethodPing, nil, nil); err != nil {
+	if err := c.Call(ctx, brokerapi.MethodPing, nil, nil); err != nil {
 		t.Fatalf("ping while a prompt is pending: %v", err)
 	}
 	if _, err := c.Version(ctx); err != nil {
 		t.Fatalf("version while a prompt is pending: %v", err)
 	}
-	if ch, err := c.Challenge(ctx, broker.ChallengeParams{Session: "s", Document: "d", Origin: origin}); err != nil || len(ch.Aliases) != 1 {
+	if ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: origin}); err != nil || len(ch.Aliases) != 1 {
 		t.Fatalf("challenge while a prompt is pending: %+v %v", ch, err)
 	}
 	if err := verify.Process.Signal(syscall.Signal(0)); err != nil {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
 
@@ -37,7 +37,7 @@ func loginBench(b *testing.B) (*env, *benchSite) {
 	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":30}}`, program))
 	e.startBrokerd()
 	srv := newBenchSite(b, benchAccount, benchPassword)
-	c, err := broker.Dial(context.Background(), e.sockPath())
+	c, err := brokerapi.Dial(context.Background(), e.sockPath())
 	if err != nil {
 		b.Fatal(err)
 	}

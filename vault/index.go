@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/headless-dev/headless/internal/atomicfile"
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 // index is the metadata (never a secret) of the records in a collection that is locked at
@@ -62,7 +65,7 @@ func (x *index) load() ([]Record, error) {
 	}
 	out := file.Credentials[:0]
 	for _, r := range file.Credentials {
-		if validOrigin(r.Origin) == nil && ValidAlias(r.Alias) == nil && ValidAccount(r.Account) == nil {
+		if validOrigin(r.Origin) == nil && credential.ValidAlias(r.Alias) == nil && credential.ValidAccount(r.Account) == nil {
 			out = append(out, r)
 		}
 	}
@@ -80,31 +83,11 @@ func (x *index) store(recs []Record) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(x.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(x.path), 0o700); err != nil {
 		return fmt.Errorf("write credentials index: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".credentials-*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(x.path, append(b, '\n')); err != nil {
 		return fmt.Errorf("write credentials index: %w", err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), x.path)
-	}
-	if err != nil {
-		return fmt.Errorf("write credentials index: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 // kvStore is the Store logic over a plain (service, user) → value secret store such as the
@@ -69,7 +71,7 @@ func kvErr(step string, err error) error {
 	case errors.Is(err, errKVNotFound):
 		return fmt.Errorf("%s: %w", step, ErrAliasUnknown)
 	case errors.Is(err, errKVTooBig):
-		return fmt.Errorf("%s: %w: record too large for the keychain", step, ErrInvalid)
+		return fmt.Errorf("%s: %w: record too large for the keychain", step, credential.ErrInvalid)
 	}
 	return fmt.Errorf("%s: %w: %w", step, ErrUnavailable, err)
 }

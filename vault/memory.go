@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 var _ Store = (*Memory)(nil)
@@ -117,7 +119,7 @@ func (m *Memory) Remove(ctx context.Context, origin, alias string) error {
 	if !ok {
 		return fmt.Errorf("remove: %w: %q at %s", ErrAliasUnknown, alias, origin)
 	}
-	Zero(e.secret)
+	credential.Zero(e.secret)
 	delete(m.recs, k)
 	return nil
 }
@@ -144,7 +146,7 @@ func (m *Memory) Wipe() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, e := range m.recs {
-		Zero(e.secret)
+		credential.Zero(e.secret)
 		delete(m.recs, k)
 	}
 }

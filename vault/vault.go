@@ -19,13 +19,14 @@
 // is never reported as "nothing found" ([ErrAliasUnknown]).
 //
 // Origins match exactly (the caller canonicalises them); aliases are unique per origin and
-// looked up case-insensitively. Every Add validates its input ([ValidAlias], [ValidAccount],
-// [ValidSecret], a non-empty origin) and answers [ErrInvalid] otherwise.
+// looked up case-insensitively. Every Add validates its input ([credential.ValidAlias],
+// [credential.ValidAccount], [credential.ValidSecret], a non-empty origin) and answers an error
+// wrapping [credential.ErrInvalid] otherwise.
 //
 // Record metadata (origin, account, alias, creation time) is not secret: attributes of items in a
 // locked Secret Service collection are readable by any same-user process, and List works while
 // the collection is locked. Only [Store.Secret] returns a password, as a fresh []byte the caller
-// must zero with [Zero]; implementations zero the buffers they own. No error message quotes a
+// must zero with [credential.Zero]; implementations zero the buffers they own. No error message quotes a
 // password.
 //
 // # Not guaranteed
@@ -43,7 +44,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 // Sentinel errors callers branch on. Implementations wrap them with context.
@@ -53,26 +55,17 @@ var (
 	ErrAliasExists  = errors.New("alias already exists for this origin")
 	ErrAliasUnknown = errors.New("no such alias for this origin")
 	ErrFull         = errors.New("vault store is full")
-	ErrInvalid      = errors.New("invalid credential record")
 	// ErrNoKeyring: the dedicated collection the store was opened on does not exist yet.
 	ErrNoKeyring = errors.New("the headless keyring does not exist yet")
 )
 
-// Limits that bound every record.
-const (
-	MaxSecretLen  = 1024 // bytes of one password
-	MaxAccountLen = 256  // bytes of one account name
-	MaxAliasLen   = 64   // bytes of one alias
-	MaxList       = 1000 // records returned by one List
-)
+// MaxList bounds the records returned by one List. Every record is bounded by the limits of
+// package credential.
+const MaxList = 1000
 
-// Record is the non-secret metadata of one saved credential.
-type Record struct {
-	Origin  string    `json:"origin"`
-	Account string    `json:"account"`
-	Alias   string    `json:"alias"`
-	Created time.Time `json:"created"`
-}
+// Record is the non-secret metadata of one saved credential ([credential.Record]: the vocabulary
+// brokerd, the host and the CLI share).
+type Record = credential.Record
 
 // Store is a credential store. Every method takes a context and returns when it is done.
 type Store interface {
@@ -86,11 +79,6 @@ type Store interface {
 	Remove(ctx context.Context, origin, alias string) error
 	// Secret returns the record and a fresh copy of its password. The caller zeroes it.
 	Secret(ctx context.Context, origin, alias string) (Record, []byte, error)
-}
-
-// Zero overwrites b with zeros.
-func Zero(b []byte) {
-	clear(b)
 }
 
 // sortRecords orders records by origin, then alias case-insensitively, then alias.

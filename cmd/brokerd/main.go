@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
 func main() {
@@ -17,5 +18,5 @@ func main() {
 		fmt.Fprintf(os.Stderr, "brokerd: error: %v\nhint: brokerd refuses to run where it cannot make itself undumpable\n", err)
 		os.Exit(1)
 	}
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, xdg.New(os.Getenv, os.Getuid())))
 }

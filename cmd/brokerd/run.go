@@ -18,10 +18,13 @@ import (
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/hostproc"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/logfile"
 	"github.com/headless-dev/headless/internal/loopback"
@@ -29,8 +32,7 @@ import (
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/profile"
-	"github.com/headless-dev/headless/vault"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
 const usage = `brokerd — the headless credential broker (one per user)
@@ -81,7 +83,9 @@ unsafe runtime dir, invalid config); 2 on a usage error.
 
 const logMax = 1 << 20
 
-func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer, getenv func(string) string) int {
+// run is brokerd. getenv is its environment (for the processes it starts and where prompts
+// appear); layout names its files (built once, in main, from the same environment).
+func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.Writer, getenv func(string) string, layout xdg.Layout) int {
 	fs := flag.NewFlagSet("brokerd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	showVersion := fs.Bool("version", false, "print the version")
@@ -103,7 +107,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return 0
 	}
 	if fs.NArg() == 2 && fs.Arg(0) == "audit" && fs.Arg(1) == "verify" {
-		return auditVerify(stdout, stderr, getenv)
+		return auditVerify(stdout, stderr, layout)
 	}
 	// Catch SIGTERM before anything exists that a stop must clean up (socket, lock).
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
@@ -116,11 +120,10 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return 1
 	}
 
-	dir := safesock.Dir(getenv)
-	if err := safesock.EnsureDir(dir); err != nil {
+	if err := safesock.EnsureDir(layout.Runtime, layout.UID); err != nil {
 		return fail(wire.CodeRuntimeDir, "%v", err)
 	}
-	unlock, err := lockfile.Lock(filepath.Join(dir, "broker.lock"))
+	unlock, err := lockfile.Lock(layout.BrokerLock())
 	if err != nil {
 		var held *lockfile.HeldError
 		if errors.As(err, &held) {
@@ -129,7 +132,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return fail(wire.CodeRuntimeDir, "%v", err)
 	}
 	defer unlock()
-	lf, err := logfile.Open(filepath.Join(dir, "brokerd.log"), logMax)
+	lf, err := logfile.Open(layout.BrokerLog(), logMax)
 	if err != nil {
 		return fail(wire.CodeRuntimeDir, "%v", err)
 	}
@@ -140,7 +143,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return fail(code, format, a...)
 	}
 
-	cfgPath, err := config.Path(getenv)
+	cfgPath, err := layout.Config()
 	if err != nil {
 		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
@@ -148,11 +151,12 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	if err != nil {
 		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
-	dataDir, err := profile.DataDir(getenv)
+	auditPath, err := layout.AuditLog()
 	if err != nil {
 		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
-	store, prov, closeStore := openVault(ctx, cfg, dataDir, getenv, log)
+	index, _ := layout.CredentialsIndex() // resolved whenever AuditLog is
+	store, prov, closeStore := openVault(ctx, cfg, index, getenv, log)
 	defer closeStore()
 	if prov == nil {
 		if prov, err = newProvider(cfg, stdin, getenv, *auto); err != nil {
@@ -167,22 +171,22 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	if hostProgram == "" {
 		hostProgram = filepath.Join(filepath.Dir(self), "headless")
 	}
-	bus, _ := vault.SessionBusAddress(getenv)
+	bus, _ := keyprobe.SessionBusAddress(getenv)
 	hosts := hostproc.New(hostproc.Options{
 		Program: hostProgram, Version: version.String(), Env: hostEnv(getenv, bus),
-		LogPath: filepath.Join(dir, "host.log"), Log: log,
+		LogPath: layout.HostLog(), Log: log,
 	})
 	// However brokerd stops (SIGKILL aside: then the host sees its lifeline close), the host
 	// it started goes first, gracefully.
 	defer hosts.Stop()
-	auditLog, err := audit.Open(audit.Options{Dir: dataDir})
+	auditLog, err := audit.Open(audit.Options{Path: auditPath})
 	if err != nil {
 		return fatal(wire.CodeInternal, "open the audit log: %v", err)
 	}
 	defer auditLog.Close()
 
 	// The socket appears only once everything behind it is ready.
-	sockPath := filepath.Join(dir, "broker.sock")
+	sockPath := layout.BrokerSocket()
 	l, err := safesock.Listen(sockPath)
 	if err != nil {
 		var inUse *safesock.InUseError
@@ -193,9 +197,9 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	defer l.Close()
 
-	started := broker.StartedPerson
+	started := brokerapi.StartedPerson
 	if *auto {
-		started = broker.StartedAuto
+		started = brokerapi.StartedAuto
 	}
 	srv := &broker.Server{
 		Vault:      store,
@@ -215,7 +219,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
 		"started_by", started, "host_program", hostProgram)
 	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
-	if err := srv.Serve(ctx, l, os.Getuid()); err != nil {
+	if err := srv.Serve(ctx, l, layout.UID); err != nil {
 		log.Error("serve", "err", err)
 		return fail(wire.CodeInternal, "%v", err)
 	}
@@ -290,13 +294,13 @@ func hostEnv(getenv func(string) string, bus string) []string {
 }
 
 // auditVerify checks the audit log in the data dir.
-func auditVerify(stdout, stderr io.Writer, getenv func(string) string) int {
-	dir, err := profile.DataDir(getenv)
+func auditVerify(stdout, stderr io.Writer, layout xdg.Layout) int {
+	path, err := layout.AuditLog()
 	if err != nil {
 		fmt.Fprintf(stderr, "brokerd: error: %v\n", err)
 		return 1
 	}
-	n, err := audit.Verify(dir)
+	n, err := auditlog.Verify(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "brokerd: error: audit log: %v\nhint: the log was edited, reordered, or had records inserted or deleted\n", err)
 		return 1

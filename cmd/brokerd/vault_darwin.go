@@ -10,6 +10,6 @@ import (
 )
 
 // openVault opens the login Keychain. The secret-service provider does not exist on macOS.
-func openVault(ctx context.Context, cfg config.Config, dataDir string, getenv func(string) string, log *slog.Logger) (vault.Store, presence.Provider, func()) {
+func openVault(ctx context.Context, cfg config.Config, index string, getenv func(string) string, log *slog.Logger) (vault.Store, presence.Provider, func()) {
 	return vault.NewKeychain(vault.KeychainOptions{}), nil, func() {}
 }

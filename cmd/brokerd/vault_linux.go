@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/headless-dev/headless/internal/config"
+	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/vault"
 )
@@ -24,9 +24,9 @@ var _ presence.Keyring = (*vault.SecretService)(nil)
 // store is the dedicated "headless" collection, locked at rest; otherwise the default
 // collection. When the service cannot be reached, every vault call fails VAULT_UNAVAILABLE;
 // the store reconnects by itself when the service comes (back).
-func openVault(ctx context.Context, cfg config.Config, dataDir string, getenv func(string) string, log *slog.Logger) (vault.Store, presence.Provider, func()) {
+func openVault(ctx context.Context, cfg config.Config, index string, getenv func(string) string, log *slog.Logger) (vault.Store, presence.Provider, func()) {
 	choice := cfg.Presence.Provider
-	addr, err := vault.SessionBusAddress(getenv)
+	addr, err := keyprobe.SessionBusAddress(getenv)
 	if err != nil {
 		log.Warn("no Secret Service", "err", err)
 		return vault.Unavailable{Reason: err.Error()}, nil, func() {}
@@ -34,7 +34,6 @@ func openVault(ctx context.Context, cfg config.Config, dataDir string, getenv fu
 	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if choice == config.ProviderSecretService || choice == config.ProviderAuto {
-		index := filepath.Join(dataDir, "credentials.json")
 		ss, err := vault.OpenSecretService(octx, vault.SecretServiceOptions{
 			Address: addr, Label: keyringLabel, Index: index, Lazy: true})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/cli"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
 func main() {
@@ -18,11 +19,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "headless: error: %v\nhint: headless refuses to run where it cannot make itself undumpable\n", err)
 		os.Exit(1)
 	}
+	layout := xdg.New(os.Getenv, os.Getuid())
 	os.Exit(cli.Run(context.Background(), os.Args[1:], cli.Env{
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
 		Getenv:  os.Getenv,
+		Layout:  layout,
 		OpenTTY: cli.OpenTTY,
-		Broker:  cli.BrokerDialer(os.Getenv),
+		Broker:  cli.BrokerDialer(layout),
 	}))
 }

@@ -37,6 +37,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/procstat"
 )
@@ -445,16 +446,28 @@ func (b *Browser) InsertSecret(ctx context.Context, sessionID string, secret []b
 	msg := make([]byte, 0, len(head)+len(secret)*6+32)
 	msg = append(msg, head[:len(head)-1]...)
 	msg = append(msg, `,"params":{"text":"`...)
-	msg = AppendJSONString(msg, secret)
+	msg, ok := AppendJSONString(msg, secret)
+	if !ok {
+		clear(msg)
+		return ErrNotText
+	}
 	msg = append(msg, `"}}`...)
 	msg = append(msg, 0)
 	defer clear(msg)
 	return b.send(ctx, id, sessionID, "Input.insertText", msg, nil)
 }
 
+// ErrNotText is InsertSecret's refusal of a secret that is not UTF-8: JSON (and so CDP) carries
+// only text, and any escape of a raw byte would type another character than the one stored.
+var ErrNotText = errors.New("the secret is not UTF-8 text; nothing was typed")
+
 // AppendJSONString appends the JSON string escaping of s (without quotes) to dst, byte by byte,
-// without intermediate copies.
-func AppendJSONString(dst, s []byte) []byte {
+// without intermediate copies. It refuses (false, dst unchanged) an s that is not valid UTF-8:
+// the result is always the exact JSON encoding of s, or nothing.
+func AppendJSONString(dst, s []byte) ([]byte, bool) {
+	if !utf8.Valid(s) {
+		return dst, false
+	}
 	const hex = "0123456789abcdef"
 	for _, c := range s {
 		switch {
@@ -466,7 +479,7 @@ func AppendJSONString(dst, s []byte) []byte {
 			dst = append(dst, c)
 		}
 	}
-	return dst
+	return dst, true
 }
 
 // Close asks the browser to close (Browser.close: Chromium then commits cookies and other

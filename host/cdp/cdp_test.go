@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -160,14 +161,37 @@ func BenchmarkLaunchToVersion(b *testing.B) {
 	}
 }
 
+// FuzzAppendJSONString: every input is either valid UTF-8, and then encodes to exactly the JSON
+// string of its bytes, or it is refused and nothing is appended. Nothing is ever passed through
+// raw: a secret that is not text cannot reach Chromium as another text.
 func FuzzAppendJSONString(f *testing.F) {
 	f.Add([]byte(`pa"ss\word` + "\n\t\x01\x7f ü€"))
+	f.Add([]byte("pw\xff\xfe"))
+	f.Add([]byte("\xed\xa0\x80")) // a surrogate half
+	f.Add([]byte("cut \xe2\x82"))
+	f.Add([]byte("\u2028\u2029\U0001F511"))
 	f.Fuzz(func(t *testing.T, s []byte) {
-		if !utf8.Valid(s) {
+		dst := []byte("prefix")
+		out, ok := AppendJSONString(dst, s)
+		if ok != utf8.Valid(s) {
+			t.Fatalf("%q: ok = %v, but utf8.Valid = %v", s, ok, utf8.Valid(s))
+		}
+		if !bytes.HasPrefix(out, []byte("prefix")) {
+			t.Fatalf("%q: the prefix was changed: %q", s, out)
+		}
+		if !ok {
+			if len(out) != len("prefix") {
+				t.Fatalf("%q refused, but %q was appended", s, out[len("prefix"):])
+			}
 			return
 		}
-		enc := append([]byte{'"'}, AppendJSONString(nil, s)...)
+		enc := append([]byte{'"'}, out[len("prefix"):]...)
 		enc = append(enc, '"')
+		for _, c := range enc {
+			if c < 0x20 || c == 0x7f {
+				t.Fatalf("%q → %q holds a raw control byte", s, enc)
+			}
+		}
 		var got string
 		if err := json.Unmarshal(enc, &got); err != nil || got != string(s) {
 			t.Fatalf("%q → %s → %q, %v", s, enc, got, err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -95,7 +96,7 @@ func (s *Server) chainOf(peer Peer) []procstat.Proc {
 
 // hello records what the host says about how it runs, for this connection; a mismatch is
 // answered with PEER_NOT_HOST (and every later release here is refused with the reason).
-func (s *Server) hello(conn *rpc.Conn, p HelloParams) (struct{}, error) {
+func (s *Server) hello(conn *rpc.Conn, p brokerapi.HelloParams) (struct{}, error) {
 	if conn == nil {
 		return struct{}{}, wire.Errorf(wire.CodeInternal, "no connection identity")
 	}
@@ -113,7 +114,7 @@ func (s *Server) hello(conn *rpc.Conn, p HelloParams) (struct{}, error) {
 	return struct{}{}, nil
 }
 
-func (s *Server) checkHello(p HelloParams) *wire.Error {
+func (s *Server) checkHello(p brokerapi.HelloParams) *wire.Error {
 	e := s.Expect
 	q := func(v string) string { return fmt.Sprintf("%q", truncate(v, 200)) }
 	switch {
@@ -124,11 +125,11 @@ func (s *Server) checkHello(p HelloParams) *wire.Error {
 	case p.Chromium != e.Chromium:
 		return peerNotHost("the host launches Chromium %s, brokerd's config names %s", q(p.Chromium), q(e.Chromium))
 	}
-	if len(p.ChromiumEnv) > len(ChromiumEnv) {
-		return peerNotHost("Chromium's environment has %d variables; the allowlist has %d", len(p.ChromiumEnv), len(ChromiumEnv))
+	if len(p.ChromiumEnv) > len(brokerapi.ChromiumEnv) {
+		return peerNotHost("Chromium's environment has %d variables; the allowlist has %d", len(p.ChromiumEnv), len(brokerapi.ChromiumEnv))
 	}
 	for _, name := range p.ChromiumEnv {
-		if !slices.Contains(ChromiumEnv, name) {
+		if !slices.Contains(brokerapi.ChromiumEnv, name) {
 			return peerNotHost("Chromium's environment has %s, which is not allowlisted", q(name))
 		}
 	}
@@ -141,31 +142,31 @@ func (s *Server) checkHello(p HelloParams) *wire.Error {
 }
 
 // startHost answers host.start.
-func (s *Server) startHost(ctx context.Context) (HostStartResult, error) {
+func (s *Server) startHost(ctx context.Context) (brokerapi.HostStartResult, error) {
 	if s.Hosts == nil {
-		return HostStartResult{}, wire.Errorf(wire.CodeHostUnavail, "this brokerd starts no browser host")
+		return brokerapi.HostStartResult{}, wire.Errorf(wire.CodeHostUnavail, "this brokerd starts no browser host")
 	}
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	r, err := s.Hosts.Start(ctx)
 	if err != nil {
-		return HostStartResult{}, err
+		return brokerapi.HostStartResult{}, err
 	}
-	return HostStartResult{Status: r.Status, PID: r.PID, Ready: r.Ready}, nil
+	return brokerapi.HostStartResult{Status: r.Status, PID: r.PID, Ready: r.Ready}, nil
 }
 
 // validRelease checks what the host reports about a release: bounded, printable.
-func validRelease(p ReleaseParams) error {
+func validRelease(p brokerapi.ReleaseParams) error {
 	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeInvalidArgument, format, a...) }
 	switch {
-	case p.Purpose != PurposeLogin && p.Purpose != PurposeVerify:
+	case p.Purpose != brokerapi.PurposeLogin && p.Purpose != brokerapi.PurposeVerify:
 		return bad("unknown release purpose %q", truncate(p.Purpose, 32))
-	case len(p.Path) > MaxPath || !procstat.Printable(p.Path):
-		return bad("the page path is longer than %d bytes or not printable UTF-8", MaxPath)
-	case len(p.Field) > MaxField || !procstat.Printable(p.Field):
-		return bad("the field label is longer than %d bytes or not printable UTF-8", MaxField)
-	case len(p.Agent) > MaxAgent:
-		return bad("the agent chain has more than %d processes", MaxAgent)
+	case len(p.Path) > brokerapi.MaxPath || !procstat.Printable(p.Path):
+		return bad("the page path is longer than %d bytes or not printable UTF-8", brokerapi.MaxPath)
+	case len(p.Field) > brokerapi.MaxField || !procstat.Printable(p.Field):
+		return bad("the field label is longer than %d bytes or not printable UTF-8", brokerapi.MaxField)
+	case len(p.Agent) > brokerapi.MaxAgent:
+		return bad("the agent chain has more than %d processes", brokerapi.MaxAgent)
 	}
 	for _, a := range p.Agent {
 		if a.PID <= 0 || len(a.Exe) > procstat.MaxExe || len(a.Comm) > procstat.MaxComm || !procstat.Printable(a.Exe) || !procstat.Printable(a.Comm) {

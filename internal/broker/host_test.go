@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/auditlog"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -21,15 +24,15 @@ import (
 // withAudit gives f a real audit log in a temp dir and returns a reader of its records.
 func withAudit(t *testing.T, f *fixture) func() []audit.Record {
 	t.Helper()
-	dir := t.TempDir()
-	l, err := audit.Open(audit.Options{Dir: dir})
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(audit.Options{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
 	f.srv.Audit = l
 	return func() []audit.Record {
-		recs, err := audit.List(dir, time.Time{}, 100)
+		recs, err := auditlog.List(path, time.Time{}, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,17 +50,17 @@ func TestReleaseOnlyToTheGenuineHost(t *testing.T) {
 	cases := []struct {
 		name  string
 		peer  Peer
-		hello *HelloParams
+		hello *brokerapi.HelloParams
 		check error
 		want  string // in the message
 	}{
 		{"another process", Peer{PID: 31337, Exe: "/usr/bin/python3"}, nil, nil, "pid 31337"},
 		{"another process that says hello", Peer{PID: 31337}, &goodHello, nil, "is not the browser host this brokerd started"},
 		{"the host without hello", Peer{PID: 777}, nil, nil, "did not say how it runs"},
-		{"another version", Peer{PID: 777}, &HelloParams{Chromium: goodHello.Chromium, Config: goodHello.Config, Version: "v9"}, nil, `the host is version "v9", brokerd is "test"`},
-		{"another config", Peer{PID: 777}, &HelloParams{Chromium: goodHello.Chromium, Config: "/tmp/x/headless/config.json", Version: "test"}, nil, `read the config "/tmp/x/headless/config.json"`},
-		{"another chromium", Peer{PID: 777}, &HelloParams{Chromium: "/tmp/wrapper.sh", Config: goodHello.Config, Version: "test"}, nil, `launches Chromium "/tmp/wrapper.sh"`},
-		{"chromium env not allowlisted", Peer{PID: 777}, &HelloParams{Chromium: goodHello.Chromium, ChromiumEnv: []string{"PATH", "LD_PRELOAD"}, Config: goodHello.Config, Version: "test"}, nil, `"LD_PRELOAD", which is not allowlisted`},
+		{"another version", Peer{PID: 777}, &brokerapi.HelloParams{Chromium: goodHello.Chromium, Config: goodHello.Config, Version: "v9"}, nil, `the host is version "v9", brokerd is "test"`},
+		{"another config", Peer{PID: 777}, &brokerapi.HelloParams{Chromium: goodHello.Chromium, Config: "/tmp/x/headless/config.json", Version: "test"}, nil, `read the config "/tmp/x/headless/config.json"`},
+		{"another chromium", Peer{PID: 777}, &brokerapi.HelloParams{Chromium: "/tmp/wrapper.sh", Config: goodHello.Config, Version: "test"}, nil, `launches Chromium "/tmp/wrapper.sh"`},
+		{"chromium env not allowlisted", Peer{PID: 777}, &brokerapi.HelloParams{Chromium: goodHello.Chromium, ChromiumEnv: []string{"PATH", "LD_PRELOAD"}, Config: goodHello.Config, Version: "test"}, nil, `"LD_PRELOAD", which is not allowlisted`},
 		{"configured chromium refused", Peer{PID: 777}, &goodHello, chromiumErr, "the configured Chromium is refused"},
 	}
 	for _, tc := range cases {
@@ -68,18 +71,18 @@ func TestReleaseOnlyToTheGenuineHost(t *testing.T) {
 			if tc.check != nil {
 				f.srv.Expect.CheckChromium = func(string) error { return tc.check }
 			}
-			ch, err := host.Challenge(ctx, ChallengeParams{Session: "s1", Document: "doc-1", Origin: "https://app.example"})
+			ch, err := host.Challenge(ctx, brokerapi.ChallengeParams{Session: "s1", Document: "doc-1", Origin: "https://app.example"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := NewClient(f.connAs(t, tc.peer))
+			c := brokerapi.NewClient(f.connAs(t, tc.peer))
 			if tc.hello != nil {
-				err := c.Call(ctx, MethodHostHello, *tc.hello, nil)
+				err := c.Call(ctx, brokerapi.MethodHostHello, *tc.hello, nil)
 				if tc.peer.PID == 777 && code(err) != wire.CodePeerNotHost {
 					t.Fatalf("a disagreeing hello was answered %v", err)
 				}
 			}
-			p := ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s1", Document: "doc-1"}
+			p := brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s1", Document: "doc-1"}
 			_, secret, err := c.Release(ctx, p)
 			if code(err) != wire.CodePeerNotHost || secret != nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("release: %v, want PEER_NOT_HOST naming %q", err, tc.want)
@@ -107,23 +110,23 @@ func TestReleaseOnlyToTheGenuineHost(t *testing.T) {
 func TestHelloAndStartAndVersion(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	f.srv.Started = StartedAuto
+	f.srv.Started = brokerapi.StartedAuto
 	c := f.client(t)
-	var r HostStartResult
-	if err := c.Call(ctx, MethodHostStart, struct{}{}, &r); err != nil || r.Status != "running" || r.PID != 777 || string(r.Ready) != `{"pid":777}` {
+	var r brokerapi.HostStartResult
+	if err := c.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &r); err != nil || r.Status != "running" || r.PID != 777 || string(r.Ready) != `{"pid":777}` {
 		t.Fatalf("host.start: %+v %v", r, err)
 	}
 	v, err := c.Version(ctx)
-	if err != nil || v.Started != StartedAuto || v.HostPID != 777 {
+	if err != nil || v.Started != brokerapi.StartedAuto || v.HostPID != 777 {
 		t.Fatalf("version: %+v %v", v, err)
 	}
 	// Without a supervisor, nothing is the host and nothing can be started.
 	f.srv.Hosts = nil
-	if err := c.Call(ctx, MethodHostStart, struct{}{}, &r); code(err) != wire.CodeHostUnavail {
+	if err := c.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &r); code(err) != wire.CodeHostUnavail {
 		t.Fatalf("host.start without a supervisor: %v", err)
 	}
-	ch, _ := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
-	if _, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); code(err) != wire.CodePeerNotHost {
+	ch, _ := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); code(err) != wire.CodePeerNotHost {
 		t.Fatalf("release without a supervisor: %v", err)
 	}
 }
@@ -136,29 +139,29 @@ func TestReleaseReportsAreCheckedAndShown(t *testing.T) {
 	records := withAudit(t, f)
 	c := f.client(t)
 	issue := func() string {
-		ch, err := c.Challenge(ctx, ChallengeParams{Session: "s1", Document: "doc-1", Origin: "https://app.example"})
+		ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s1", Document: "doc-1", Origin: "https://app.example"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ch.Challenge
 	}
-	agents := func(n int) []Proc {
-		var a []Proc
+	agents := func(n int) []brokerapi.Proc {
+		var a []brokerapi.Proc
 		for i := range n {
-			a = append(a, Proc{PID: 10 + i, Exe: "/usr/bin/bash"})
+			a = append(a, brokerapi.Proc{PID: 10 + i, Exe: "/usr/bin/bash"})
 		}
 		return a
 	}
-	for name, p := range map[string]ReleaseParams{
+	for name, p := range map[string]brokerapi.ReleaseParams{
 		"unknown purpose":      {Purpose: "dump"},
 		"control char in path": {Path: "/login\x1b[2J"},
-		"long path":            {Path: "/" + strings.Repeat("a", MaxPath)},
+		"long path":            {Path: "/" + strings.Repeat("a", brokerapi.MaxPath)},
 		"control char field":   {Field: "Pass\u202eword"},
-		"long field":           {Field: strings.Repeat("f", MaxField+1)},
+		"long field":           {Field: strings.Repeat("f", brokerapi.MaxField+1)},
 		"five agents":          {Agent: agents(5)},
-		"agent pid 0":          {Agent: []Proc{{PID: 0, Exe: "/x"}}},
-		"agent long exe":       {Agent: []Proc{{PID: 1, Exe: "/" + strings.Repeat("e", procstat.MaxExe)}}},
-		"agent newline comm":   {Agent: []Proc{{PID: 1, Comm: "a\nb"}}},
+		"agent pid 0":          {Agent: []brokerapi.Proc{{PID: 0, Exe: "/x"}}},
+		"agent long exe":       {Agent: []brokerapi.Proc{{PID: 1, Exe: "/" + strings.Repeat("e", procstat.MaxExe)}}},
+		"agent newline comm":   {Agent: []brokerapi.Proc{{PID: 1, Comm: "a\nb"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p.Challenge, p.Alias, p.Session, p.Document = issue(), "staging-admin", "s1", "doc-1"
@@ -170,8 +173,8 @@ func TestReleaseReportsAreCheckedAndShown(t *testing.T) {
 			}
 		})
 	}
-	p := ReleaseParams{Challenge: issue(), Alias: "staging-admin", Session: "s1", Document: "doc-1", Purpose: PurposeVerify,
-		Path: "/login", Field: "Password", Agent: []Proc{{PID: 12, Comm: "headless"}, {PID: 11, Exe: "/usr/bin/bash"}}}
+	p := brokerapi.ReleaseParams{Challenge: issue(), Alias: "staging-admin", Session: "s1", Document: "doc-1", Purpose: brokerapi.PurposeVerify,
+		Path: "/login", Field: "Password", Agent: []brokerapi.Proc{{PID: 12, Comm: "headless"}, {PID: 11, Exe: "/usr/bin/bash"}}}
 	if _, secret, err := c.Release(ctx, p); err != nil || string(secret) != canary {
 		t.Fatalf("release: %v", err)
 	}
@@ -231,11 +234,11 @@ func TestLoopbackOrigins(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := f.client(t)
-			ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: dev})
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: dev})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "dev", Session: "s", Document: "d"})
+			rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "dev", Session: "s", Document: "d"})
 			recs := records()
 			last := recs[len(recs)-1]
 			if tc.want != "" {
@@ -263,8 +266,8 @@ func TestLoopbackOrigins(t *testing.T) {
 	fl := &fakeLoopback{l: one}
 	f.srv.Loopback = fl
 	c := f.client(t)
-	ch, _ := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
-	if rel, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || rel.Listener != "" || fl.calls != 0 {
+	ch, _ := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if rel, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || rel.Listener != "" || fl.calls != 0 {
 		t.Fatalf("https release: %+v %v, %d lookups", rel, err, fl.calls)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
@@ -41,7 +43,7 @@ func allZero(bufs [][]byte) bool {
 // isoFixture opens isolated session "iso" on a host connection and saves alias "iso-admin" in
 // its store through that connection (the only one the store answers). It returns the host
 // client and the store's secret slices.
-func isoFixture(t *testing.T, f *fixture) (*Client, [][]byte) {
+func isoFixture(t *testing.T, f *fixture) (*brokerapi.Client, [][]byte) {
 	t.Helper()
 	ctx := context.Background()
 	hostc := f.client(t)
@@ -63,7 +65,7 @@ func isoFixture(t *testing.T, f *fixture) (*Client, [][]byte) {
 	return hostc, secrets
 }
 
-func aliases(creds []Credential) []string {
+func aliases(creds []brokerapi.Credential) []string {
 	var out []string
 	for _, c := range creds {
 		out = append(out, c.Alias)
@@ -92,12 +94,12 @@ func TestIsolatedStoreSeparation(t *testing.T) {
 	}
 
 	// The isolated session's challenge offers only its own aliases; a vault alias is unknown.
-	ch, err := c.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d1", Origin: "https://app.example", Isolated: true})
+	ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "iso", Document: "d1", Origin: "https://app.example", Isolated: true})
 	if err != nil || !slices.Equal(ch.Aliases, []string{"iso-admin"}) {
 		t.Fatalf("isolated challenge: %+v %v", ch, err)
 	}
 	asked := f.pres.asked.Load()
-	if _, secret, err := rc.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "iso", Document: "d1"}); code(err) != wire.CodeAliasUnknown || secret != nil {
+	if _, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "iso", Document: "d1"}); code(err) != wire.CodeAliasUnknown || secret != nil {
 		t.Fatalf("vault alias in the isolated session: %v, want ALIAS_UNKNOWN", err)
 	}
 	if f.store.secrets.Load() != 0 || f.pres.asked.Load() != asked {
@@ -105,12 +107,12 @@ func TestIsolatedStoreSeparation(t *testing.T) {
 	}
 
 	// Its own alias is released through the same presence gate.
-	ch, _ = c.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d2", Origin: "https://app.example", Isolated: true})
-	rel, secret, err := rc.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "ISO-ADMIN", Session: "iso", Document: "d2"})
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "iso", Document: "d2", Origin: "https://app.example", Isolated: true})
+	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "ISO-ADMIN", Session: "iso", Document: "d2"})
 	if err != nil || string(secret) != isoCanary || rel.Account != "iso@example" {
 		t.Fatalf("isolated release: %+v %v", rel, err)
 	}
-	vault.Zero(secret)
+	credential.Zero(secret)
 	if f.pres.asked.Load() != asked+1 || f.pres.last.Load().Session != "iso" {
 		t.Fatalf("presence not asked for the isolated release")
 	}
@@ -119,16 +121,16 @@ func TestIsolatedStoreSeparation(t *testing.T) {
 	}
 
 	// A normal session never sees the isolated alias.
-	ch, err = c.Challenge(ctx, ChallengeParams{Session: "default", Document: "d3", Origin: "https://app.example"})
+	ch, err = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "default", Document: "d3", Origin: "https://app.example"})
 	if err != nil || slices.Contains(ch.Aliases, "iso-admin") {
 		t.Fatalf("normal challenge: %+v %v", ch, err)
 	}
-	if _, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "iso-admin", Session: "default", Document: "d3"}); code(err) != wire.CodeAliasUnknown {
+	if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "iso-admin", Session: "default", Document: "d3"}); code(err) != wire.CodeAliasUnknown {
 		t.Fatalf("isolated alias in a normal session: %v, want ALIAS_UNKNOWN", err)
 	}
 
 	// A requester that says the session is isolated never falls back to the vault.
-	if _, err := c.Challenge(ctx, ChallengeParams{Session: "gone", Document: "d", Origin: "https://app.example", Isolated: true}); code(err) != wire.CodeSessionUnknown {
+	if _, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "gone", Document: "d", Origin: "https://app.example", Isolated: true}); code(err) != wire.CodeSessionUnknown {
 		t.Fatalf("isolated challenge for an unregistered session: %v", err)
 	}
 
@@ -155,7 +157,7 @@ func TestIsolatedStoreWipedOnSessionClose(t *testing.T) {
 	hostc, secrets := isoFixture(t, f)
 	c := f.client(t)
 	// A challenge issued before the close is bound to the old store.
-	ch, _ := hostc.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d", Origin: "https://app.example"})
+	ch, _ := hostc.Challenge(ctx, brokerapi.ChallengeParams{Session: "iso", Document: "d", Origin: "https://app.example"})
 
 	// Only the owner closes it.
 	if err := c.CloseSession(ctx, "iso"); code(err) != wire.CodeSessionUnknown {
@@ -180,7 +182,7 @@ func TestIsolatedStoreWipedOnSessionClose(t *testing.T) {
 	if got, err := hostc.ListIn(ctx, "iso", ""); err != nil || len(got) != 0 {
 		t.Fatalf("re-created store: %v %v", got, err)
 	}
-	if _, _, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "iso-admin", Session: "iso", Document: "d"}); code(err) != wire.CodeChallengeMism {
+	if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "iso-admin", Session: "iso", Document: "d"}); code(err) != wire.CodeChallengeMism {
 		t.Fatalf("old challenge after re-open: %v, want CHALLENGE_MISMATCH", err)
 	}
 }
@@ -219,8 +221,8 @@ func TestIsolatedStoreAnswersOnlyItsOwner(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	_, secrets := isoFixture(t, f)
-	for name, c := range map[string]*Client{
-		"another process":                NewClient(f.connAs(t, Peer{PID: 31337, Exe: "/usr/bin/python3"})),
+	for name, c := range map[string]*brokerapi.Client{
+		"another process":                brokerapi.NewClient(f.connAs(t, Peer{PID: 31337, Exe: "/usr/bin/python3"})),
 		"another connection of the host": f.client(t),
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -234,7 +236,7 @@ func TestIsolatedStoreAnswersOnlyItsOwner(t *testing.T) {
 				t.Errorf("remove: %v", err)
 			}
 			for _, isolated := range []bool{true, false} {
-				if ch, err := c.Challenge(ctx, ChallengeParams{Session: "iso", Document: "d", Origin: "https://app.example", Isolated: isolated}); code(err) != wire.CodeSessionUnknown {
+				if ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "iso", Document: "d", Origin: "https://app.example", Isolated: isolated}); code(err) != wire.CodeSessionUnknown {
 					t.Errorf("challenge (isolated=%v): %+v %v", isolated, ch, err)
 				}
 			}
@@ -261,7 +263,7 @@ func TestIsolatedStoreBounds(t *testing.T) {
 	if err := hostc.OpenSession(ctx, "c"); code(err) != wire.CodeSessionLimit {
 		t.Fatalf("third store: %v, want SESSION_LIMIT", err)
 	}
-	if err := hostc.Call(ctx, MethodSessionOpen, SessionOpenParams{Session: "d"}, nil); code(err) != wire.CodeInvalidArgument {
+	if err := hostc.Call(ctx, brokerapi.MethodSessionOpen, brokerapi.SessionOpenParams{Session: "d"}, nil); code(err) != wire.CodeInvalidArgument {
 		t.Fatalf("non-isolated open: %v", err)
 	}
 	for _, bad := range []string{"", "-x", strings.Repeat("x", 65), "a b", "ü"} {
@@ -277,15 +279,15 @@ func TestIsolatedStoreBounds(t *testing.T) {
 	if r := raw(t, conn, `{"id":3,"method":"session.open","params":{"session":"z","isolated":true,"extra":1}}`+"\n"); r.Error == nil || r.Error.Code != wire.CodeBadRequest {
 		t.Fatalf("unknown field: %+v", r)
 	}
-	for i := 0; i < MaxIsolatedRecords; i++ {
+	for i := 0; i < brokerapi.MaxIsolatedRecords; i++ {
 		if _, err := hostc.AddTo(ctx, "a", "https://app.example", "u", "alias"+string(rune('a'+i%26))+strings.Repeat("x", i/26), []byte("pw")); err != nil {
 			t.Fatalf("add %d: %v", i, err)
 		}
 	}
 	if _, err := hostc.AddTo(ctx, "a", "https://app.example", "u", "one-more", []byte("pw")); code(err) != wire.CodeVaultFull {
-		t.Fatalf("record %d: %v, want VAULT_FULL", MaxIsolatedRecords+1, err)
+		t.Fatalf("record %d: %v, want VAULT_FULL", brokerapi.MaxIsolatedRecords+1, err)
 	}
-	if _, err := hostc.AddTo(ctx, "b", "https://app.example", "u", "big", make([]byte, vault.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
+	if _, err := hostc.AddTo(ctx, "b", "https://app.example", "u", "big", make([]byte, credential.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
 		t.Fatalf("oversize secret: %v, want INVALID_ARGUMENT", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/realtest"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
@@ -78,13 +79,13 @@ func TestSocketIsPrivate(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 || fi.Mode().Type() != os.ModeSocket {
 		t.Fatalf("socket mode %v", fi.Mode())
 	}
-	c, err := Dial(context.Background(), sock)
+	c, err := brokerapi.Dial(context.Background(), sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	v, err := c.Version(context.Background())
-	if err != nil || v.Protocol != Protocol || v.PID != 4242 {
+	if err != nil || v.Protocol != brokerapi.Protocol || v.PID != 4242 {
 		t.Fatalf("version %+v %v", v, err)
 	}
 }
@@ -148,9 +149,9 @@ func TestConnectionLimit(t *testing.T) {
 	f.srv.MaxConns = 2
 	_, sock := serveUnix(t, f)
 	ctx := context.Background()
-	var held []*Client
+	var held []*brokerapi.Client
 	for i := 0; i < 2; i++ {
-		c, err := Dial(ctx, sock)
+		c, err := brokerapi.Dial(ctx, sock)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +160,7 @@ func TestConnectionLimit(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	c, err := Dial(ctx, sock)
+	c, err := brokerapi.Dial(ctx, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestConnectionLimit(t *testing.T) {
 	// The slot frees once the server notices the close.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		c2, err := Dial(ctx, sock)
+		c2, err := brokerapi.Dial(ctx, sock)
 		if err != nil {
 			t.Fatal(err)
 		}

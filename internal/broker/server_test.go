@@ -4,16 +4,22 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/wire"
@@ -62,6 +68,29 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// memAudit is an in-memory Auditor; fail, when set, makes every Append fail.
+type memAudit struct {
+	mu   sync.Mutex
+	recs []audit.Record
+	fail error
+}
+
+func (m *memAudit) Append(r audit.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	m.recs = append(m.recs, r)
+	return nil
+}
+
+func (m *memAudit) records() []audit.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]audit.Record(nil), m.recs...)
+}
+
 // fakeHosts plays the host supervisor: pid 777 (every fixture connection's peer) is the host.
 type fakeHosts struct{ pid int }
 
@@ -72,10 +101,11 @@ func (h *fakeHosts) Genuine(pid int, accepted time.Time) bool { return pid == h.
 func (h *fakeHosts) Running() (int, string)                   { return h.pid, "/opt/headless/headless" }
 
 // goodHello is what the fixture's Expect accepts.
-var goodHello = HelloParams{Chromium: "/usr/lib/chromium/chromium", ChromiumEnv: []string{"PATH", "HOME", "TMPDIR"}, Config: "/home/u/.config/headless/config.json", Version: "test"}
+var goodHello = brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", ChromiumEnv: []string{"PATH", "HOME", "TMPDIR"}, Config: "/home/u/.config/headless/config.json", Version: "test"}
 
 type fixture struct {
 	srv   *Server
+	audit *memAudit
 	store *countingStore
 	pres  *fakePresence
 	clock *clock
@@ -90,9 +120,11 @@ func newFixture(t testing.TB) *fixture {
 	store := &countingStore{Store: vault.NewMemory(vault.MemoryOptions{Now: clk.Now})}
 	pres := &fakePresence{}
 	hosts := &fakeHosts{pid: 777}
+	aud := &memAudit{}
 	f := &fixture{
-		store: store, pres: pres, clock: clk, hosts: hosts,
+		store: store, pres: pres, clock: clk, hosts: hosts, audit: aud,
 		srv: &Server{
+			Audit:      aud,
 			Vault:      store,
 			Presence:   pres,
 			Challenges: challenge.New(challenge.Options{TTL: 2 * time.Minute, Now: clk.Now}),
@@ -169,8 +201,8 @@ func (f *fixture) connAs(t testing.TB, peer Peer) net.Conn {
 	return a
 }
 
-func (f *fixture) client(t testing.TB) *Client {
-	return NewClient(f.conn(t))
+func (f *fixture) client(t testing.TB) *brokerapi.Client {
+	return brokerapi.NewClient(f.conn(t))
 }
 
 // raw sends one raw frame and reads one reply frame.
@@ -233,7 +265,7 @@ func TestMalformedInputGetsTypedErrors(t *testing.T) {
 	if r.Error != nil || r.ID != 99 {
 		t.Fatalf("after malformed input: %+v", r)
 	}
-	var lr ListResult
+	var lr brokerapi.ListResult
 	json.Unmarshal(r.Result, &lr)
 	if len(lr.Credentials) != 2 {
 		t.Fatalf("state changed: %+v", lr)
@@ -316,7 +348,7 @@ func TestCredentialsLifecycle(t *testing.T) {
 	if _, err := c.Add(ctx, "https://app.example", "ops", "bad alias!", []byte("pw")); code(err) != wire.CodeInvalidArgument {
 		t.Fatalf("bad alias: %v", err)
 	}
-	if _, err := c.Add(ctx, "https://app.example", "ops", "big", bytes.Repeat([]byte("x"), vault.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
+	if _, err := c.Add(ctx, "https://app.example", "ops", "big", bytes.Repeat([]byte("x"), credential.MaxSecretLen+1)); code(err) != wire.CodeInvalidArgument {
 		t.Fatalf("oversize secret: %v", err)
 	}
 	list, err := c.List(ctx, "https://app.example")
@@ -341,9 +373,78 @@ func TestCredentialsLifecycle(t *testing.T) {
 	}
 }
 
+// TestNoAuditNothingServed: a Server without an audit log serves nothing: Serve fails at once,
+// and a connection is closed before any request is answered.
+func TestNoAuditNothingServed(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Audit = nil
+	l, err := net.Listen("unix", filepath.Join(t.TempDir(), "b.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := f.srv.Serve(context.Background(), l, 0); err == nil || !strings.Contains(err.Error(), "no audit log") {
+		t.Fatalf("Serve without an audit log = %v", err)
+	}
+	c := f.connAs(t, Peer{PID: 777})
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, `{"id":1,"method":"ping"}`+"\n")
+	if line, err := readLine(c); err == nil || len(line) > 0 {
+		t.Fatalf("a connection without an audit log was answered: %q, %v", line, err)
+	}
+}
+
+// TestFailingAuditorReleasesNothing: when the audit record of an allowed release cannot be
+// written, the reply is an error without a secret; a denial is still refused, and a later
+// release (with the log working again) is allowed and recorded.
+func TestFailingAuditorReleasesNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.audit.fail = errors.New("disk full")
+	c := f.conn(t)
+	ch, err := brokerapi.NewClient(c).Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := `{"id":5,"method":"release","params":{"challenge":"` + ch.Challenge + `","alias":"staging-admin","session":"s","document":"d"}}` + "\n"
+	if _, err := io.WriteString(c, frame); err != nil {
+		t.Fatal(err)
+	}
+	line, err := readLine(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(line, []byte(base64.StdEncoding.EncodeToString([]byte(canary)))) || bytes.Contains(line, []byte(`"secret"`)) {
+		t.Fatalf("a release whose audit record failed carried the secret: %s", line)
+	}
+	var r wire.Response
+	if err := json.Unmarshal(line, &r); err != nil || r.Error == nil || r.Error.Code != wire.CodeInternal || r.Result != nil {
+		t.Fatalf("reply %s (%v); want INTERNAL and no result", line, err)
+	}
+	if n := len(f.audit.records()); n != 0 {
+		t.Fatalf("%d records written by a failing auditor", n)
+	}
+	// The log works again: the next release goes through and is the one record.
+	f.audit.mu.Lock()
+	f.audit.fail = nil
+	f.audit.mu.Unlock()
+	cl := brokerapi.NewClient(c)
+	ch, err = cl.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := cl.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
+	if err != nil || string(secret) != canary {
+		t.Fatalf("release with a working log: %v", err)
+	}
+	if recs := f.audit.records(); len(recs) != 1 || recs[0].Op != "release" || recs[0].Decision != "allow" {
+		t.Fatalf("records %+v; want one allowed release", recs)
+	}
+}
+
 func TestChallengeListsOnlyThatOrigin(t *testing.T) {
 	f := newFixture(t)
-	ch, err := f.client(t).Challenge(context.Background(), ChallengeParams{Session: "s", Document: "d", Origin: "https://APP.example"})
+	ch, err := f.client(t).Challenge(context.Background(), brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://APP.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,8 +458,8 @@ func TestChallengeListsOnlyThatOrigin(t *testing.T) {
 
 func TestRelease(t *testing.T) {
 	ctx := context.Background()
-	issue := func(t *testing.T, f *fixture, c *Client, o string) string {
-		ch, err := c.Challenge(ctx, ChallengeParams{Session: "s1", Document: "doc-1", Origin: o})
+	issue := func(t *testing.T, f *fixture, c *brokerapi.Client, o string) string {
+		ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s1", Document: "doc-1", Origin: o})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +469,7 @@ func TestRelease(t *testing.T) {
 		f := newFixture(t)
 		c := f.client(t)
 		id := issue(t, f, c, "https://app.example")
-		rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: id, Alias: "Staging-Admin", Session: "s1", Document: "doc-1"})
+		rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: id, Alias: "Staging-Admin", Session: "s1", Document: "doc-1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +481,7 @@ func TestRelease(t *testing.T) {
 			t.Fatalf("presence request %+v", r)
 		}
 		// Single use.
-		if _, _, err := c.Release(ctx, ReleaseParams{Challenge: id, Alias: "staging-admin", Session: "s1", Document: "doc-1"}); code(err) != wire.CodeChallengeUsed {
+		if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: id, Alias: "staging-admin", Session: "s1", Document: "doc-1"}); code(err) != wire.CodeChallengeUsed {
 			t.Fatalf("replay: %v", err)
 		}
 	})
@@ -388,25 +489,25 @@ func TestRelease(t *testing.T) {
 		name    string
 		decide  error
 		want    wire.Code
-		prepare func(f *fixture, p *ReleaseParams)
+		prepare func(f *fixture, p *brokerapi.ReleaseParams)
 	}{
 		{"presence denied", presence.ErrDenied, wire.CodePresenceDenied, nil},
 		{"presence timeout", presence.ErrTimeout, wire.CodePresenceTimeout, nil},
 		{"presence unavailable", presence.ErrUnavailable, wire.CodePresenceUnavail, nil},
-		{"expired", nil, wire.CodeChallengeExp, func(f *fixture, p *ReleaseParams) { f.clock.Add(2 * time.Minute) }},
-		{"other session", nil, wire.CodeChallengeMism, func(f *fixture, p *ReleaseParams) { p.Session = "s2" }},
-		{"other document", nil, wire.CodeChallengeMism, func(f *fixture, p *ReleaseParams) { p.Document = "doc-2" }},
-		{"unknown challenge", nil, wire.CodeChallengeUnk, func(f *fixture, p *ReleaseParams) { p.Challenge = "AAAAAAAAAAAAAAAAAAAAAAAAAA" }},
-		{"alias of another origin", nil, wire.CodeOriginMismatch, func(f *fixture, p *ReleaseParams) { p.Alias = "other-bob" }},
-		{"unknown alias", nil, wire.CodeAliasUnknown, func(f *fixture, p *ReleaseParams) { p.Alias = "nobody" }},
-		{"invalid alias", nil, wire.CodeInvalidArgument, func(f *fixture, p *ReleaseParams) { p.Alias = "../x" }},
+		{"expired", nil, wire.CodeChallengeExp, func(f *fixture, p *brokerapi.ReleaseParams) { f.clock.Add(2 * time.Minute) }},
+		{"other session", nil, wire.CodeChallengeMism, func(f *fixture, p *brokerapi.ReleaseParams) { p.Session = "s2" }},
+		{"other document", nil, wire.CodeChallengeMism, func(f *fixture, p *brokerapi.ReleaseParams) { p.Document = "doc-2" }},
+		{"unknown challenge", nil, wire.CodeChallengeUnk, func(f *fixture, p *brokerapi.ReleaseParams) { p.Challenge = "AAAAAAAAAAAAAAAAAAAAAAAAAA" }},
+		{"alias of another origin", nil, wire.CodeOriginMismatch, func(f *fixture, p *brokerapi.ReleaseParams) { p.Alias = "other-bob" }},
+		{"unknown alias", nil, wire.CodeAliasUnknown, func(f *fixture, p *brokerapi.ReleaseParams) { p.Alias = "nobody" }},
+		{"invalid alias", nil, wire.CodeInvalidArgument, func(f *fixture, p *brokerapi.ReleaseParams) { p.Alias = "../x" }},
 	}
 	for _, tc := range denials {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.pres.decide = func(context.Context, presence.Request) error { return tc.decide }
 			c := f.client(t)
-			p := ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
+			p := brokerapi.ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
 			if tc.prepare != nil {
 				tc.prepare(f, &p)
 			}
@@ -429,7 +530,7 @@ func TestRelease(t *testing.T) {
 		f := newFixture(t)
 		f.pres.decide = func(context.Context, presence.Request) error { return presence.ErrDenied }
 		c := f.client(t)
-		p := ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
+		p := brokerapi.ReleaseParams{Challenge: issue(t, f, c, "https://app.example"), Alias: "staging-admin", Session: "s1", Document: "doc-1"}
 		c.Release(ctx, p)
 		f.pres.decide = nil
 		if _, _, err := c.Release(ctx, p); code(err) != wire.CodeChallengeUsed {
@@ -455,7 +556,7 @@ func TestPendingPromptDoesNotBlock(t *testing.T) {
 	}
 	ctx := context.Background()
 	holder := f.conn(t)
-	ch, err := f.client(t).Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, err := f.client(t).Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +580,7 @@ func TestPendingPromptDoesNotBlock(t *testing.T) {
 	if _, err := other.List(qctx, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Challenge(qctx, ChallengeParams{Session: "s2", Document: "d2", Origin: "https://app.example"}); err != nil {
+	if _, err := other.Challenge(qctx, brokerapi.ChallengeParams{Session: "s2", Document: "d2", Origin: "https://app.example"}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
@@ -499,7 +600,7 @@ func TestDisconnectCancelsPendingPrompt(t *testing.T) {
 		close(cancelled)
 		return presence.ErrDenied
 	}
-	ch, _ := f.client(t).Challenge(context.Background(), ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, _ := f.client(t).Challenge(context.Background(), brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	a := f.conn(t)
 	go io.WriteString(a, `{"id":1,"method":"release","params":{"challenge":"`+ch.Challenge+`","alias":"staging-admin","session":"s","document":"d"}}`+"\n")
 	<-entered
@@ -512,14 +613,14 @@ func TestDisconnectCancelsPendingPrompt(t *testing.T) {
 }
 
 func TestReleaseFrameShape(t *testing.T) {
-	frame, err := ReleaseFrame(7, Released{Origin: "https://a.example", Account: `q"uote`, Alias: "x"}, []byte("s3cr3t"))
+	frame, err := brokerapi.ReleaseFrame(7, brokerapi.Released{Origin: "https://a.example", Account: `q"uote`, Alias: "x"}, []byte("s3cr3t"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var r struct {
 		ID     uint64 `json:"id"`
 		Result struct {
-			Released
+			brokerapi.Released
 			Secret []byte `json:"secret"`
 		} `json:"result"`
 	}
@@ -576,22 +677,22 @@ func TestReleaseUsesIssueTimeMetadata(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	c := f.client(t)
-	ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Add(ctx, "https://app.example", "late@example", "late", []byte("late-pw")); err != nil {
 		t.Fatal(err)
 	}
-	rel, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "late", Session: "s", Document: "d"})
+	rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "late", Session: "s", Document: "d"})
 	if err != nil || string(secret) != "late-pw" || rel.Account != "late@example" {
 		t.Fatalf("alias added after the challenge: %+v %v", rel, err)
 	}
-	ch, _ = c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d2", Origin: "https://app.example"})
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d2", Origin: "https://app.example"})
 	if err := c.Remove(ctx, "https://app.example", "staging-admin"); err != nil {
 		t.Fatal(err)
 	}
-	if _, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d2"}); code(err) != wire.CodeAliasUnknown || secret != nil {
+	if _, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d2"}); code(err) != wire.CodeAliasUnknown || secret != nil {
 		t.Fatalf("alias removed after the challenge: %v", err)
 	}
 }
@@ -603,7 +704,7 @@ func TestReleaseRefusesAChangedRecord(t *testing.T) {
 	f := newFixture(t)
 	c := f.client(t)
 	ctx := context.Background()
-	ch, err := c.Challenge(ctx, ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +715,7 @@ func TestReleaseRefusesAChangedRecord(t *testing.T) {
 	if err := f.store.Add(ctx, vault.Record{Origin: "https://app.example", Account: "mallory", Alias: "staging-admin"}, []byte("other")); err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := c.Release(ctx, ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
+	_, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
 	if code(err) != wire.CodeAliasUnknown || secret != nil {
 		t.Fatalf("release of a changed record = %v (secret %v), want ALIAS_UNKNOWN and nothing", err, secret != nil)
 	}

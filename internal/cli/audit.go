@@ -9,18 +9,17 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/profile"
 )
 
-func (c *cmd) auditDir() (string, error) {
-	dir, err := profile.DataDir(c.env.Getenv)
+func (c *cmd) auditPath() (string, error) {
+	path, err := c.env.Layout.AuditLog()
 	if err != nil {
 		return "", wire.Errorf(wire.CodeConfigInvalid, "%v", err)
 	}
-	return dir, nil
+	return path, nil
 }
 
 // auditVerify checks the hash chain of brokerd's audit log.
@@ -28,13 +27,13 @@ func (c *cmd) auditVerify(ctx context.Context, fs *flag.FlagSet, args []string) 
 	if err := parse(fs, args, nil); err != nil {
 		return nil, nil, err
 	}
-	dir, err := c.auditDir()
+	path, err := c.auditPath()
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := audit.Verify(dir)
+	n, err := auditlog.Verify(path)
 	if err != nil {
-		var ve *audit.VerifyError
+		var ve *auditlog.VerifyError
 		if errors.As(err, &ve) {
 			return nil, nil, &wire.Error{Code: "AUDIT_TAMPERED", Message: err.Error(), Hint: "the audit log was edited, reordered, or had records inserted or deleted at the record named"}
 		}
@@ -53,19 +52,19 @@ func (c *cmd) auditList(ctx context.Context, fs *flag.FlagSet, args []string) (a
 	if err := parse(fs, args, nil); err != nil {
 		return nil, nil, err
 	}
-	dir, err := c.auditDir()
+	path, err := c.auditPath()
 	if err != nil {
 		return nil, nil, err
 	}
-	recs, err := audit.List(dir, time.Now().Add(-*since), 1000)
+	recs, err := auditlog.List(path, time.Now().Add(-*since), 1000)
 	if err != nil {
 		return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %v", err)
 	}
 	if recs == nil {
-		recs = []audit.Record{}
+		recs = []auditlog.Record{}
 	}
 	res := struct {
-		Records []audit.Record `json:"records"`
+		Records []auditlog.Record `json:"records"`
 	}{recs}
 	return res, func(w io.Writer) {
 		if len(recs) == 0 {

@@ -31,11 +31,12 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
 const usage = `headless — let agents sign in to sites by alias, without ever seeing the password
@@ -140,11 +141,12 @@ VAULT_FULL, ENROLLMENT_UNKNOWN, RUNTIME_DIR_UNSAFE, INTERNAL.
 // Env is everything the CLI touches in the outside world.
 type Env struct {
 	Stdout, Stderr io.Writer
-	Getenv         func(string) string
+	Getenv         func(string) string // the environment ('headless host' passes it on)
+	Layout         xdg.Layout          // the files (built once in main from Getenv)
 	// OpenTTY opens the controlling terminal.
 	OpenTTY func() (TTY, error)
 	// Broker returns a connected broker client, starting brokerd if needed.
-	Broker func(ctx context.Context) (*broker.Client, error)
+	Broker func(ctx context.Context) (*brokerapi.Client, error)
 }
 
 // Run runs the CLI with args (without the program name) and returns the exit status.
@@ -320,11 +322,11 @@ func toWire(err error) *wire.Error {
 		return wire.Errorf(wire.CodeUsage, "%s", ue.msg)
 	case errors.Is(err, errTTYCancelled):
 		return wire.Errorf(wire.CodeCancelled, "%v", err)
-	case errors.Is(err, broker.ErrUnreachable):
+	case errors.Is(err, brokerapi.ErrUnreachable):
 		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
 	case errors.Is(err, origin.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidOrigin, "%v", err)
-	case errors.Is(err, vault.ErrInvalid):
+	case errors.Is(err, credential.ErrInvalid):
 		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return wire.Errorf(wire.CodeTimeout, "the command did not finish in time")
@@ -385,9 +387,9 @@ func (c *cmd) credInit(ctx context.Context, fs *flag.FlagSet, args []string) (an
 
 // listIn lists the vault (asking brokerd) or an isolated session's store (asking the host: the
 // store answers only the host's own broker connection).
-func (c *cmd) listIn(ctx context.Context, session, o string) ([]broker.Credential, error) {
+func (c *cmd) listIn(ctx context.Context, session, o string) ([]brokerapi.Credential, error) {
 	if session != "" {
-		var r broker.ListResult
+		var r brokerapi.ListResult
 		err := c.call(ctx, host.MethodCredentialsList, host.CredentialsListParams{Session: session, Origin: o}, &r)
 		return r.Credentials, err
 	}
@@ -429,7 +431,7 @@ func (c *cmd) credList(ctx context.Context, fs *flag.FlagSet, args []string) (an
 	if err != nil {
 		return nil, nil, err
 	}
-	res := broker.ListResult{Credentials: creds}
+	res := brokerapi.ListResult{Credentials: creds}
 	return res, func(w io.Writer) {
 		if len(creds) == 0 {
 			fmt.Fprintf(w, "no saved credentials in %s\n", storeName(*session))
@@ -456,10 +458,10 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := vault.ValidAlias(*alias); err != nil {
+	if err := credential.ValidAlias(*alias); err != nil {
 		return nil, nil, err
 	}
-	if err := vault.ValidAccount(*account); err != nil {
+	if err := credential.ValidAccount(*account); err != nil {
 		return nil, nil, err
 	}
 	tty, err := c.env.OpenTTY()
@@ -467,28 +469,28 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 		return nil, nil, wire.Errorf(wire.CodeNoTTY, "no controlling terminal to read the password from (%v)", err)
 	}
 	defer tty.Close()
-	pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", *account, co, *alias), vault.MaxSecretLen)
+	pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", *account, co, *alias), credential.MaxSecretLen)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer vault.Zero(pw)
-	again, err := tty.Secret("Repeat the password: ", vault.MaxSecretLen)
+	defer credential.Zero(pw)
+	again, err := tty.Secret("Repeat the password: ", credential.MaxSecretLen)
 	if err != nil {
 		return nil, nil, err
 	}
 	same := subtle.ConstantTimeCompare(pw, again) == 1
-	vault.Zero(again)
+	credential.Zero(again)
 	if !same {
 		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "the two passwords differ; nothing was saved")
 	}
-	if err := vault.ValidSecret(pw); err != nil {
+	if err := credential.ValidSecret(pw); err != nil {
 		return nil, nil, err
 	}
-	var cred broker.Credential
+	var cred brokerapi.Credential
 	if *session != "" {
 		cred, err = c.addThroughHost(ctx, *session, co, *account, *alias, pw)
 	} else {
-		var b *broker.Client
+		var b *brokerapi.Client
 		if b, err = c.env.Broker(ctx); err != nil {
 			return nil, nil, err
 		}
@@ -505,41 +507,41 @@ func (c *cmd) credAdd(ctx context.Context, fs *flag.FlagSet, args []string) (any
 
 // addThroughHost sends the person's password to the host in one hand-built frame (never a
 // JSON encoder buffer; zeroed after writing), for an isolated session's store.
-func (c *cmd) addThroughHost(ctx context.Context, session, o, account, alias string, pw []byte) (broker.Credential, error) {
+func (c *cmd) addThroughHost(ctx context.Context, session, o, account, alias string, pw []byte) (brokerapi.Credential, error) {
 	cl, err := c.control(ctx)
 	if err != nil {
-		return broker.Credential{}, err
+		return brokerapi.Credential{}, err
 	}
 	defer cl.Close()
 	id, unlock := cl.Lock()
 	defer unlock()
-	frame, err := broker.SecretRequestFrame(id, host.MethodCredentialsAdd, struct {
+	frame, err := brokerapi.SecretRequestFrame(id, host.MethodCredentialsAdd, struct {
 		Session string `json:"session"`
 		Origin  string `json:"origin"`
 		Account string `json:"account"`
 		Alias   string `json:"alias"`
 	}{session, o, account, alias}, pw)
 	if err != nil {
-		return broker.Credential{}, err
+		return brokerapi.Credential{}, err
 	}
 	resp, err := cl.RoundTrip(ctx, id, frame)
 	clear(frame)
 	if err != nil {
-		return broker.Credential{}, hostErr(err)
+		return brokerapi.Credential{}, hostErr(err)
 	}
 	var r struct {
-		ID     uint64             `json:"id"`
-		Result *broker.Credential `json:"result"`
-		Error  *wire.Error        `json:"error"`
+		ID     uint64                `json:"id"`
+		Result *brokerapi.Credential `json:"result"`
+		Error  *wire.Error           `json:"error"`
 	}
 	if err := wire.DecodeStrict(resp, &r); err != nil {
-		return broker.Credential{}, wire.Errorf(wire.CodeHostUnavail, "malformed reply from the host: %v", err)
+		return brokerapi.Credential{}, wire.Errorf(wire.CodeHostUnavail, "malformed reply from the host: %v", err)
 	}
 	if r.Error != nil {
-		return broker.Credential{}, r.Error
+		return brokerapi.Credential{}, r.Error
 	}
 	if r.Result == nil {
-		return broker.Credential{}, wire.Errorf(wire.CodeHostUnavail, "empty reply from the host")
+		return brokerapi.Credential{}, wire.Errorf(wire.CodeHostUnavail, "empty reply from the host")
 	}
 	return *r.Result, nil
 }
@@ -569,7 +571,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	var found *broker.Credential
+	var found *brokerapi.Credential
 	for i := range creds {
 		if strings.EqualFold(creds[i].Alias, *alias) {
 			found = &creds[i]
@@ -589,7 +591,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 	if *session != "" {
 		err = c.call(ctx, host.MethodCredentialsRemove, host.CredentialsRemoveParams{Session: *session, Origin: co, Alias: found.Alias}, nil)
 	} else {
-		var b *broker.Client
+		var b *brokerapi.Client
 		if b, err = c.env.Broker(ctx); err == nil {
 			err = b.Remove(ctx, co, found.Alias)
 			b.Close()
@@ -599,7 +601,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 		return nil, nil, err
 	}
 	res := struct {
-		Removed broker.Credential `json:"removed"`
+		Removed brokerapi.Credential `json:"removed"`
 	}{*found}
 	return res, func(w io.Writer) { fmt.Fprintf(w, "removed alias %s at %s\n", found.Alias, co) }, nil
 }

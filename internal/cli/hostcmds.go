@@ -8,30 +8,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/headless-dev/headless/host"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
-	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
-
-func (c *cmd) controlPath() string {
-	return filepath.Join(safesock.Dir(c.env.Getenv), "control.sock")
-}
 
 // control dials the running host, or fails HOST_UNAVAILABLE.
 func (c *cmd) control(ctx context.Context) (*rpc.Client, error) {
-	cl, err := rpc.Dial(ctx, c.controlPath())
+	cl, err := rpc.Dial(ctx, c.env.Layout.ControlSocket())
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeHostUnavail, "the browser host is not running")
 	}
@@ -86,8 +80,8 @@ func (c *cmd) start(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 	if v.HostPID == 0 && stderrIsTerminal() && !c.json {
 		fmt.Fprintln(c.env.Stderr, "starting the browser host…")
 	}
-	var hs broker.HostStartResult
-	if err := b.Call(ctx, broker.MethodHostStart, struct{}{}, &hs); err != nil {
+	var hs brokerapi.HostStartResult
+	if err := b.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &hs); err != nil {
 		return nil, nil, err
 	}
 	var ready host.Ready
@@ -139,13 +133,12 @@ func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 			return nil, nil, err
 		}
 	}
-	sock := filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")
-	if b, err := broker.Dial(ctx, sock); err == nil {
+	if b, err := brokerapi.Dial(ctx, c.env.Layout.BrokerSocket()); err == nil {
 		v, err := b.Version(ctx)
 		b.Close()
 		switch {
 		case err != nil || v.PID <= 0:
-		case v.Started != broker.StartedAuto:
+		case v.Started != brokerapi.StartedAuto:
 			res.BrokerLeftRunning = v.PID
 			res.Note = fmt.Sprintf("brokerd (pid %d) was started by you, not by headless: left running (stop it with kill -TERM %d)", v.PID, v.PID)
 		default:
@@ -207,7 +200,7 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 	if err := c.call(ctx, host.MethodStatus, nil, &st); err == nil {
 		res.Host = hostStatus{true, &st}
 	}
-	if b, err := broker.Dial(ctx, filepath.Join(safesock.Dir(c.env.Getenv), "broker.sock")); err == nil {
+	if b, err := brokerapi.Dial(ctx, c.env.Layout.BrokerSocket()); err == nil {
 		if v, err := b.Version(ctx); err == nil {
 			res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts}
 		}
@@ -491,7 +484,7 @@ func hostMain(ctx context.Context, args []string, env Env) int {
 		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N]")
 		return 2
 	}
-	o := host.RunOptions{Getenv: env.Getenv, Stderr: env.Stderr, Version: version.String()}
+	o := host.RunOptions{Getenv: env.Getenv, Layout: env.Layout, Stderr: env.Stderr, Version: version.String()}
 	// Inherited descriptors are not close-on-exec: mark them so, or Chromium inherits them.
 	if *fd >= 3 {
 		syscall.CloseOnExec(*fd)
@@ -574,7 +567,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	if where == "" {
 		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "no session %q", session)
 	}
-	account, err := tty.Line(fmt.Sprintf("Sign in on %s\nAccount: ", where), vault.MaxAccountLen)
+	account, err := tty.Line(fmt.Sprintf("Sign in on %s\nAccount: ", where), credential.MaxAccountLen)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -582,15 +575,15 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	if account == "" {
 		return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "the account is empty; nothing was typed")
 	}
-	if err := vault.ValidAccount(account); err != nil {
+	if err := credential.ValidAccount(account); err != nil {
 		return nil, nil, err
 	}
-	pw, err := tty.Secret("Password (not shown): ", vault.MaxSecretLen)
+	pw, err := tty.Secret("Password (not shown): ", credential.MaxSecretLen)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer vault.Zero(pw)
-	if err := vault.ValidSecret(pw); err != nil {
+	defer credential.Zero(pw)
+	if err := credential.ValidSecret(pw); err != nil {
 		return nil, nil, err
 	}
 	cl, err := c.control(ctx)
@@ -599,7 +592,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	}
 	defer cl.Close()
 	r, err := enroll(ctx, cl, session, account, pw)
-	vault.Zero(pw)
+	credential.Zero(pw)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -626,13 +619,13 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	}
 	prompt := "Alias: "
 	for try := 0; ; try++ {
-		alias, err := tty.Line(prompt, vault.MaxAliasLen)
+		alias, err := tty.Line(prompt, credential.MaxAliasLen)
 		if err != nil {
 			discard()
 			return nil, nil, err
 		}
 		alias = strings.TrimSpace(alias)
-		err = vault.ValidAlias(alias)
+		err = credential.ValidAlias(alias)
 		if err == nil {
 			var saved host.EnrollSaved
 			err = cl.Call(ctx, host.MethodAuthEnrollSave, host.EnrollSaveParams{Token: r.Token, Alias: alias}, &saved)
@@ -655,7 +648,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 func enroll(ctx context.Context, cl *rpc.Client, session, account string, pw []byte) (host.EnrollResult, error) {
 	id, unlock := cl.Lock()
 	defer unlock()
-	frame, err := broker.SecretRequestFrame(id, host.MethodAuthEnroll, struct {
+	frame, err := brokerapi.SecretRequestFrame(id, host.MethodAuthEnroll, struct {
 		Session string `json:"session"`
 		Account string `json:"account"`
 	}{session, account}, pw)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/profile"
 )
 
 // confirm asks a yes/no question on the controlling terminal (never stdin: a "y" piped in by
@@ -36,7 +34,7 @@ const clearPrompt = "Clear the browser profile (cookies, storage, cache)? Saved 
 
 // profileClear clears the durable profile: through the running host (which closes every
 // session, Chromium, clears, relaunches and recreates the default session), or, when no host
-// runs, directly under the profile lock.
+// runs, with the host's own code under the profile lock (host.ClearStopped).
 func (c *cmd) profileClear(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
 	yes := fs.Bool("yes", false, "clear without asking")
 	if err := parse(fs, args, nil); err != nil {
@@ -66,7 +64,7 @@ func (c *cmd) profileClear(ctx context.Context, fs *flag.FlagSet, args []string)
 		}
 	} else {
 		var err error
-		if res, err = c.clearStopped(); err != nil {
+		if res, err = host.ClearStopped(c.env.Layout); err != nil {
 			return nil, nil, err
 		}
 		// Audit the clear in brokerd's log (best effort: the clear is done either way).
@@ -87,38 +85,8 @@ func (c *cmd) profileClear(ctx context.Context, fs *flag.FlagSet, args []string)
 	}, nil
 }
 
-// clearStopped clears the profile while no host serves this runtime dir: it takes the profile
-// lock, as a host would, so a host elsewhere that owns the profile makes it PROFILE_LOCKED.
-func (c *cmd) clearStopped() (host.ClearResult, error) {
-	dataDir, err := profile.DataDir(c.env.Getenv)
-	if err != nil {
-		return host.ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%v", err)
-	}
-	p, err := profile.Open(profile.Options{DataDir: dataDir, Legacy: profile.LegacyDirs(c.env.Getenv)})
-	var le *profile.LockedError
-	if errors.As(err, &le) {
-		owner := "another process"
-		if le.PID > 0 {
-			owner = fmt.Sprintf("pid %d", le.PID)
-		}
-		return host.ClearResult{}, &wire.Error{
-			Code:    wire.CodeProfileLocked,
-			Message: fmt.Sprintf("the profile is in use by %s (a host started with another runtime dir, or one starting now); nothing was cleared", owner),
-			Hint:    "run 'headless profile clear' where that host runs (same XDG_RUNTIME_DIR), or stop it first",
-		}
-	}
-	if err != nil {
-		return host.ClearResult{}, host.ToWire(err)
-	}
-	defer p.Close()
-	if err := p.Clear(); err != nil {
-		return host.ClearResult{}, host.ToWire(err)
-	}
-	return host.ClearResult{Cleared: true, Profile: p.Dir()}, nil
-}
-
 // migrationHuman prints what happened to profiles of older layouts.
-func migrationHuman(w io.Writer, from string, kept []profile.LegacyProfile) {
+func migrationHuman(w io.Writer, from string, kept []host.LegacyProfile) {
 	if from != "" {
 		fmt.Fprintf(w, "note: the profile of an older layout at %s was moved here\n", from)
 	}

@@ -11,27 +11,27 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
 // BrokerDialer returns an Env.Broker that connects to brokerd's socket, starting brokerd
 // (found next to this executable, else on PATH) when nothing listens there.
-func BrokerDialer(getenv func(string) string) func(ctx context.Context) (*broker.Client, error) {
-	return func(ctx context.Context) (*broker.Client, error) {
-		dir := safesock.Dir(getenv)
-		if err := safesock.EnsureDir(dir); err != nil {
+func BrokerDialer(layout xdg.Layout) func(ctx context.Context) (*brokerapi.Client, error) {
+	return func(ctx context.Context) (*brokerapi.Client, error) {
+		if err := safesock.EnsureDir(layout.Runtime, layout.UID); err != nil {
 			return nil, wire.Errorf(wire.CodeRuntimeDir, "%v", err)
 		}
-		sock := filepath.Join(dir, "broker.sock")
-		if c, err := broker.Dial(ctx, sock); err == nil {
+		sock := layout.BrokerSocket()
+		if c, err := brokerapi.Dial(ctx, sock); err == nil {
 			return c, nil
 		}
-		if err := startBroker(ctx, dir, sock); err != nil {
+		if err := startBroker(ctx, layout); err != nil {
 			return nil, err
 		}
-		return broker.Dial(ctx, sock)
+		return brokerapi.Dial(ctx, sock)
 	}
 }
 
@@ -49,7 +49,8 @@ func brokerdPath() (string, error) {
 // its bounded log file) and waits until its socket answers. It is marked --auto: started by
 // headless, perhaps for an agent's verb, so it takes where prompts appear from the config
 // only, never from this (possibly the agent's) environment, and 'headless stop' stops it.
-func startBroker(ctx context.Context, dir, sock string) error {
+func startBroker(ctx context.Context, layout xdg.Layout) error {
+	sock := layout.BrokerSocket()
 	path, err := brokerdPath()
 	if err != nil {
 		return wire.Errorf(wire.CodeBrokerUnavail, "brokerd is not running and was not found next to headless or on PATH")
@@ -67,7 +68,7 @@ func startBroker(ctx context.Context, dir, sock string) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if c, err := broker.Dial(ctx, sock); err == nil {
+		if c, err := brokerapi.Dial(ctx, sock); err == nil {
 			c.Close()
 			return nil
 		}
@@ -75,21 +76,21 @@ func startBroker(ctx context.Context, dir, sock string) error {
 		case err := <-exited:
 			// Another CLI may have started brokerd at the same moment; ours then exits
 			// because the other holds the lock. Keep waiting for that one's socket.
-			if c, derr := broker.Dial(ctx, sock); derr == nil {
+			if c, derr := brokerapi.Dial(ctx, sock); derr == nil {
 				c.Close()
 				return nil
 			}
-			if pid := lockHolder(filepath.Join(dir, "broker.lock")); pid > 0 && pid != cmd.Process.Pid {
+			if pid := lockHolder(layout.BrokerLock()); pid > 0 && pid != cmd.Process.Pid {
 				exited = nil
 				continue
 			}
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
-				return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited with status %d during start-up; see %s", ee.ExitCode(), filepath.Join(dir, "brokerd.log"))
+				return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited with status %d during start-up; see %s", ee.ExitCode(), layout.BrokerLog())
 			}
 			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited during start-up: %v", err)
 		case <-ctx.Done():
-			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd did not answer within 10s; see %s", filepath.Join(dir, "brokerd.log"))
+			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd did not answer within 10s; see %s", layout.BrokerLog())
 		case <-tick.C:
 		}
 	}

@@ -1,5 +1,6 @@
 // Package config reads the user-only configuration file,
-// $XDG_CONFIG_HOME/headless/config.json (else $HOME/.config/headless/config.json).
+// $XDG_CONFIG_HOME/headless/config.json (else $HOME/.config/headless/config.json; the path is
+// internal/xdg's Layout.Config).
 //
 // # Security contract
 //
@@ -172,20 +173,6 @@ func (c Config) ChallengeTTL() time.Duration {
 		s = DefaultChallengeTTLSeconds
 	}
 	return time.Duration(s) * time.Second
-}
-
-// Path returns the config file path: $XDG_CONFIG_HOME/headless/config.json, else
-// $HOME/.config/headless/config.json. A relative XDG_CONFIG_HOME is ignored, as the XDG
-// specification says; a missing or relative HOME is an error.
-func Path(getenv func(string) string) (string, error) {
-	if x := getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "headless", "config.json"), nil
-	}
-	h := getenv("HOME")
-	if h == "" || !filepath.IsAbs(h) {
-		return "", errors.New("config: locate config file: $XDG_CONFIG_HOME and $HOME are unset or not absolute")
-	}
-	return filepath.Join(h, ".config", "headless", "config.json"), nil
 }
 
 // Load reads, checks and parses the config file at path; see the package documentation.

@@ -17,30 +17,6 @@ const full = `{
 }
 `
 
-func TestPath(t *testing.T) {
-	tests := []struct {
-		name    string
-		env     map[string]string
-		want    string
-		wantErr bool
-	}{
-		{"xdg", map[string]string{"XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"}, "/x/cfg/headless/config.json", false},
-		{"home", map[string]string{"HOME": "/home/u"}, "/home/u/.config/headless/config.json", false},
-		{"relative xdg ignored", map[string]string{"XDG_CONFIG_HOME": "cfg", "HOME": "/home/u"}, "/home/u/.config/headless/config.json", false},
-		{"nothing", map[string]string{}, "", true},
-		{"relative home", map[string]string{"HOME": "home"}, "", true},
-		{"relative both", map[string]string{"XDG_CONFIG_HOME": "x", "HOME": "home"}, "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := Path(func(k string) string { return tt.env[k] })
-			if (err != nil) != tt.wantErr || got != tt.want {
-				t.Fatalf("Path = %q, %v; want %q, error %v", got, err, tt.want, tt.wantErr)
-			}
-		})
-	}
-}
-
 func TestDefaults(t *testing.T) {
 	d := Defaults()
 	want := Config{Presence: Presence{Provider: "", TimeoutSeconds: 60}, ChallengeTTLSeconds: 120}

@@ -1,11 +1,17 @@
 package lockfile
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestLockExisting(t *testing.T) {
@@ -45,4 +51,123 @@ func TestLockExisting(t *testing.T) {
 	} else {
 		unlock()
 	}
+}
+
+func TestLockPIDModeAndSymlink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "broker.lock")
+	old := syscall.Umask(0)
+	unlock, err := Lock(path)
+	syscall.Umask(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("lock file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(path); string(b) != strconv.Itoa(os.Getpid())+"\n" {
+		t.Fatalf("lock file holds %q, want our pid", b)
+	}
+	unlock()
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Fatalf("lock file still holds %q after unlock", b)
+	}
+	// A symlink at the path is refused, never followed: its target is not created or written.
+	target := filepath.Join(dir, "target")
+	link := filepath.Join(dir, "profile.lock")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for name, lock := range map[string]func(string) (func(), error){"Lock": Lock, "LockExisting": LockExisting, "Wait": Wait} {
+		if u, err := lock(link); err == nil {
+			u()
+			t.Errorf("%s followed a symlink", name)
+		}
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the symlink's target was created: %v", err)
+	}
+}
+
+// TestWaitBlocksUntilReleased: Wait queues behind a holder of the same lock.
+func TestWaitBlocksUntilReleased(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.lock")
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan func(), 1)
+	go func() {
+		u, err := Wait(path)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- u
+	}()
+	select {
+	case <-got:
+		t.Fatal("Wait returned while the lock was held")
+	case <-time.After(100 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case u := <-got:
+		u()
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return after the lock was released")
+	}
+}
+
+const holdEnv = "LOCKFILE_TEST_HOLD"
+
+// TestMain doubles as the lock holder of TestHeldByAnotherProcessAndCrashReleased: re-executed
+// with holdEnv set, the test binary takes that lock, says so on stdout and sleeps until killed.
+func TestMain(m *testing.M) {
+	if path := os.Getenv(holdEnv); path != "" {
+		if _, err := Lock(path); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestHeldByAnotherProcessAndCrashReleased: a lock held by another process is a HeldError
+// naming that process's pid; SIGKILLing it releases the lock at once.
+func TestHeldByAnotherProcessAndCrashReleased(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "profile.lock")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), holdEnv+"="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "locked\n" {
+		t.Fatalf("helper: %q", line)
+	}
+	var held *HeldError
+	if _, err := Lock(path); !errors.As(err, &held) || held.PID != cmd.Process.Pid {
+		t.Fatalf("Lock held by pid %d = %v", cmd.Process.Pid, err)
+	}
+	if _, err := LockExisting(path); !errors.Is(err, ErrHeld) {
+		t.Fatalf("LockExisting held by another process = %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatalf("Lock after the holder was SIGKILLed = %v", err)
+	}
+	unlock()
 }

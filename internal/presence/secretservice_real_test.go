@@ -1,3 +1,5 @@
+//go:build linux
+
 package presence_test
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
@@ -108,7 +111,7 @@ func (f *ssFixture) release(ctx context.Context) (string, error) {
 	err := f.p.Do(ctx, presence.Request{Origin: ssOrigin, Alias: ssAlias}, func(ctx context.Context) error {
 		_, pw, err := f.store.Secret(ctx, ssOrigin, ssAlias)
 		got = string(pw)
-		vault.Zero(pw)
+		credential.Zero(pw)
 		return err
 	})
 	return got, err
@@ -430,7 +433,7 @@ func BenchmarkSecretServiceBaselineUnlock(b *testing.B) {
 			return err
 		}
 		_, pw, err := f.store.Secret(ctx, ssOrigin, ssAlias)
-		vault.Zero(pw)
+		credential.Zero(pw)
 		if err != nil {
 			return err
 		}

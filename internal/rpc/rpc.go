@@ -109,7 +109,10 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
-				time.Sleep(tempDelay)
+				select {
+				case <-time.After(tempDelay):
+				case <-ctx.Done():
+				}
 				continue
 			}
 			s.wg.Wait()

@@ -2,9 +2,9 @@
 //
 // # Security contract
 //
-// The runtime directory is $XDG_RUNTIME_DIR/headless, or /tmp/headless-UID when
-// XDG_RUNTIME_DIR is unset. [EnsureDir] creates it 0700 and refuses to use one that is a
-// symlink, not a directory, or owned by another user; a directory of ours with a looser mode is
+// The runtime directory is named by package internal/xdg ($XDG_RUNTIME_DIR/headless, or
+// /tmp/headless-UID when XDG_RUNTIME_DIR is unset). [EnsureDir] creates it 0700 and refuses to
+// use one that is a symlink, not a directory, or owned by another user than the layout's; a directory of ours with a looser mode is
 // tightened to 0700. [Listen] creates a socket 0600 inside it. An existing socket path is probed
 // before removal: if something answers, Listen fails with [InUseError] naming the owner's pid
 // (from SO_PEERCRED of the probe); only a socket nobody listens on is removed; any other kind
@@ -19,8 +19,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -30,16 +28,9 @@ import (
 // ErrUnsafeDir reports a runtime directory we must not use.
 var ErrUnsafeDir = errors.New("unsafe runtime directory")
 
-// Dir returns the runtime directory path (it does not create it).
-func Dir(getenv func(string) string) string {
-	if x := getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "headless")
-	}
-	return filepath.Join(os.TempDir(), "headless-"+strconv.Itoa(os.Getuid()))
-}
-
-// EnsureDir creates dir 0700 if needed and verifies it is ours and private.
-func EnsureDir(dir string) error {
+// EnsureDir creates dir 0700 if needed and verifies it is private and owned by uid (the
+// layout's, which is this process's).
+func EnsureDir(dir string, uid int) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create runtime dir: %w", err)
 	}
@@ -51,7 +42,7 @@ func EnsureDir(dir string) error {
 		return fmt.Errorf("%w: %s is not a directory", ErrUnsafeDir, dir)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Getuid() {
+	if !ok || int(st.Uid) != uid {
 		return fmt.Errorf("%w: %s is owned by another user", ErrUnsafeDir, dir)
 	}
 	if fi.Mode().Perm() != 0o700 {

@@ -5,21 +5,20 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 )
 
 func TestEnsureDir(t *testing.T) {
 	base := t.TempDir()
 	d := filepath.Join(base, "rt")
-	if err := EnsureDir(d); err != nil {
+	if err := EnsureDir(d, os.Getuid()); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(d); fi.Mode().Perm() != 0o700 {
 		t.Fatalf("mode %v", fi.Mode().Perm())
 	}
 	os.Chmod(d, 0o755)
-	if err := EnsureDir(d); err != nil {
+	if err := EnsureDir(d, os.Getuid()); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(d); fi.Mode().Perm() != 0o700 {
@@ -27,26 +26,21 @@ func TestEnsureDir(t *testing.T) {
 	}
 	link := filepath.Join(base, "link")
 	os.Symlink(d, link)
-	if err := EnsureDir(link); !errors.Is(err, ErrUnsafeDir) {
+	if err := EnsureDir(link, os.Getuid()); !errors.Is(err, ErrUnsafeDir) {
 		t.Fatalf("symlink accepted: %v", err)
 	}
 	if os.Getuid() == 0 {
 		other := filepath.Join(base, "other")
 		os.Mkdir(other, 0o700)
 		os.Chown(other, 65534, 65534)
-		if err := EnsureDir(other); !errors.Is(err, ErrUnsafeDir) {
+		if err := EnsureDir(other, os.Getuid()); !errors.Is(err, ErrUnsafeDir) {
 			t.Fatalf("directory of another user accepted: %v", err)
 		}
 	}
-	if got := Dir(func(k string) string { return map[string]string{"XDG_RUNTIME_DIR": "/run/user/7"}[k] }); got != "/run/user/7/headless" {
-		t.Fatal(got)
-	}
-	if got := Dir(func(string) string { return "" }); got != filepath.Join(os.TempDir(), "headless-"+itoa(os.Getuid())) {
-		t.Fatal(got)
+	if err := EnsureDir(d, os.Getuid()+1); !errors.Is(err, ErrUnsafeDir) {
+		t.Fatalf("directory owned by another uid than the layout's accepted: %v", err)
 	}
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestListenProbesAndOwnsOnlyItsSocket(t *testing.T) {
 	dir := t.TempDir()

@@ -1,4 +1,19 @@
-package broker
+// Package brokerapi is brokerd's protocol on broker.sock, as its clients (the browser host and
+// the CLI) speak it: the method names, their params and results, the hand-built frames that
+// carry a secret, and a typed [Client]. The release gate that answers these requests is package
+// internal/broker, which only brokerd links.
+//
+// # Security contract
+//
+//   - Frames are newline-delimited JSON, bounded (1 MiB), decoded strictly, and answered with
+//     the request id (package internal/wire, internal/rpc).
+//   - A secret travels only base64-encoded in two frames that are built by hand
+//     ([SecretRequestFrame] for credentials.add, [ReleaseFrame] for a release reply), so that
+//     no JSON encoder buffer holds it; the caller zeroes the frame after writing it, and
+//     [Client.Release] hands the decoded secret to its caller to use once and zero.
+//   - Nothing here decides anything: every check of a release is brokerd's. A client learns
+//     only what brokerd answers it.
+package brokerapi
 
 import (
 	"encoding/json"

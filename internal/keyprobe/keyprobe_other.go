@@ -1,10 +1,18 @@
 //go:build !linux
 
-package vault
+package keyprobe
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // SessionBusAddress reports that there is no D-Bus Secret Service on this platform.
 func SessionBusAddress(getenv func(string) string) (string, error) {
 	return "", fmt.Errorf("%w: no D-Bus Secret Service on this platform", ErrUnavailable)
+}
+
+// Check always fails: the Secret Service exists only on Linux.
+func Check(ctx context.Context, addr string) error {
+	return fmt.Errorf("secret service: %w: not available on this operating system", ErrUnavailable)
 }

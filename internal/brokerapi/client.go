@@ -1,4 +1,4 @@
-package broker
+package brokerapi
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/vault"
 )
 
 // ErrUnreachable wraps failures to reach brokerd at all (as opposed to errors it returned).
@@ -133,22 +133,8 @@ func (c *Client) AddTo(ctx context.Context, session, origin, account, alias stri
 	return *r.Result, nil
 }
 
-// SecretRequestFrame builds a request frame {"id","method","params":{META…,"secret":"B64"}} by
-// hand, so that no JSON encoder buffer holds the secret. meta must marshal to a JSON object with
-// no "secret" field. The caller zeroes the returned frame after writing it.
-func SecretRequestFrame(id uint64, method string, meta any, secret []byte) ([]byte, error) {
-	m, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	if len(m) < 3 || m[0] != '{' || m[len(m)-1] != '}' {
-		return nil, fmt.Errorf("secret frame: params are not a non-empty object")
-	}
-	return secretFrame(fmt.Appendf(nil, `{"id":%d,"method":%q,"params":`, id, method), m, secret, "}}\n")
-}
-
 // Release asks brokerd to release the secret for p. The returned secret is the caller's to
-// use once and zero with vault.Zero.
+// use once and zero with credential.Zero.
 func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte, error) {
 	id, unlock := c.Lock()
 	defer unlock()
@@ -175,7 +161,7 @@ func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte
 	}
 	if err := wire.DecodeStrict(resp, &r); err != nil {
 		if r.Result != nil {
-			vault.Zero(r.Result.Secret)
+			credential.Zero(r.Result.Secret)
 		}
 		return Released{}, nil, fmt.Errorf("%w: malformed reply", ErrUnreachable)
 	}

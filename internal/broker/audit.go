@@ -1,0 +1,50 @@
+package broker
+
+import (
+	"errors"
+
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// Auditor appends one record to the audit log (package audit's *Log). brokerd serves nothing
+// without one: a Server whose Audit is nil refuses to serve, and a release whose record cannot
+// be appended is refused before the secret leaves.
+type Auditor interface {
+	Append(audit.Record) error
+}
+
+var _ Auditor = (*audit.Log)(nil)
+
+// errNoAudit refuses to serve without an audit log.
+var errNoAudit = errors.New("broker: no audit log: every release and denial must be recorded, so nothing is served without one")
+
+// record appends an audit record; for a release it must succeed before the secret is sent.
+func (s *Server) record(op string, err error, peer Peer, r audit.Record) error {
+	if s.Audit == nil {
+		return wire.Errorf(wire.CodeInternal, "the audit log cannot be written")
+	}
+	r.Op, r.PID = op, peer.PID
+	r.Chain = s.chainOf(peer)
+	if len(r.Chain) > 0 {
+		r.Exe = r.Chain[0].Exe
+	}
+	switch {
+	case err == nil && op == "release":
+		r.Decision = "allow"
+	case err == nil:
+		r.Decision = "ok"
+	case op == "release":
+		r.Decision, r.Code = "deny", string(s.toWire(err).Code)
+	default:
+		r.Decision, r.Code = "error", string(s.toWire(err).Code)
+	}
+	if op == "release" {
+		r.Provider = s.Presence.Name()
+	}
+	if aerr := s.Audit.Append(r); aerr != nil {
+		s.log().Error("audit append failed", "op", op, "err", aerr)
+		return wire.Errorf(wire.CodeInternal, "the audit log cannot be written")
+	}
+	return nil
+}

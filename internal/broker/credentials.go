@@ -1,0 +1,113 @@
+package broker
+
+import (
+	"context"
+	"strings"
+
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParams) (brokerapi.ListResult, error) {
+	o := ""
+	if p.Origin != "" {
+		var err error
+		if o, err = origin.Canonical(p.Origin); err != nil {
+			return brokerapi.ListResult{}, err
+		}
+	}
+	store, err := s.storeFor(conn, p.Session)
+	if err != nil {
+		return brokerapi.ListResult{}, err
+	}
+	recs, err := store.List(ctx, o)
+	if err != nil {
+		return brokerapi.ListResult{}, err
+	}
+	out := brokerapi.ListResult{Credentials: make([]brokerapi.Credential, 0, len(recs))}
+	for _, r := range recs {
+		out.Credentials = append(out.Credentials, brokerapi.Credential(r))
+	}
+	return out, nil
+}
+
+func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams) (brokerapi.Credential, error) {
+	o, err := origin.Canonical(p.Origin)
+	if err != nil {
+		return brokerapi.Credential{}, err
+	}
+	store, err := s.storeFor(conn, p.Session)
+	if err != nil {
+		return brokerapi.Credential{}, err
+	}
+	rec := vault.Record{Origin: o, Account: p.Account, Alias: p.Alias}
+	if err := s.write(ctx, p.Session, true, func(ctx context.Context) error { return store.Add(ctx, rec, p.Secret) }); err != nil {
+		return brokerapi.Credential{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+	defer cancel()
+	// Report what the store recorded (its creation time).
+	recs, err := store.List(ctx, o)
+	if err == nil {
+		for _, r := range recs {
+			if strings.EqualFold(r.Alias, p.Alias) {
+				return brokerapi.Credential(r), nil
+			}
+		}
+	}
+	return brokerapi.Credential(rec), nil
+}
+
+func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p brokerapi.RemoveParams) (struct{}, error) {
+	o, err := origin.Canonical(p.Origin)
+	if err != nil {
+		return struct{}{}, err
+	}
+	store, err := s.storeFor(conn, p.Session)
+	if err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, s.write(ctx, p.Session, false, func(ctx context.Context) error { return store.Remove(ctx, o, p.Alias) })
+}
+
+// unlocker is a presence provider whose vault is locked at rest (secret-service): writes run
+// while the person has it unlocked, and it can create the vault.
+type unlocker interface {
+	Unlocked(ctx context.Context, create bool, use func(context.Context) error) error
+	Init(ctx context.Context) (created bool, err error)
+}
+
+// prompts reports whether method may wait for the keyring's prompt.
+func (s *Server) prompts(method string) bool {
+	_, ok := s.Presence.(unlocker)
+	return ok && (method == brokerapi.MethodCredentialsAdd || method == brokerapi.MethodCredentialsRm || method == brokerapi.MethodCredentialsInit)
+}
+
+// write runs a vault write, inside the provider's unlock window when the vault is locked at
+// rest (the keyring prompts the person); each vault call is bounded by VaultTimeout. Writes to
+// an isolated session's in-memory store (session != "") need no unlock.
+func (s *Server) write(ctx context.Context, session string, create bool, fn func(context.Context) error) error {
+	bounded := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+		defer cancel()
+		return fn(ctx)
+	}
+	if u, ok := s.Presence.(unlocker); ok && session == "" {
+		return u.Unlocked(ctx, create, bounded)
+	}
+	return bounded(ctx)
+}
+
+// init creates the locked credentials keyring of the secret-service provider.
+func (s *Server) init(ctx context.Context) (brokerapi.InitResult, error) {
+	u, ok := s.Presence.(unlocker)
+	if !ok {
+		return brokerapi.InitResult{}, wire.Errorf(wire.CodeInvalidArgument,
+			"'credentials init' creates the locked keyring of the secret-service presence provider; this brokerd uses %q", s.Presence.Name())
+	}
+	created, err := u.Init(ctx)
+	return brokerapi.InitResult{Created: created, Provider: s.Presence.Name()}, err
+}

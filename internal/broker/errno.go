@@ -1,5 +1,0 @@
-package broker
-
-import "syscall"
-
-var errTooManyFiles error = syscall.EMFILE

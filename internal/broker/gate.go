@@ -1,0 +1,173 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/loopback"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// challengeMeta travels with a challenge: the store it was issued against (nil: the vault) and
+// the records seen then.
+type challengeMeta struct {
+	store *isoStore
+	recs  []vault.Record
+}
+
+func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p brokerapi.ChallengeParams) (brokerapi.ChallengeResult, error) {
+	o, err := origin.Canonical(p.Origin)
+	if err != nil {
+		return brokerapi.ChallengeResult{}, err
+	}
+	// An isolated session sees only its own store, and only its owner sees it; every other
+	// session only the vault.
+	iso := s.isolated(p.Session)
+	var store vault.Store = s.Vault
+	switch {
+	case iso != nil && iso.owner != conn:
+		return brokerapi.ChallengeResult{}, errNoIsolated(p.Session)
+	case iso != nil:
+		store = iso.mem
+	case p.Isolated:
+		return brokerapi.ChallengeResult{}, errNoIsolated(p.Session)
+	}
+	recs, err := store.List(ctx, o)
+	if err != nil {
+		return brokerapi.ChallengeResult{}, err
+	}
+	// The metadata goes with the challenge, so a release can name the account in its prompt
+	// without another vault round trip.
+	ch, err := s.Challenges.IssueWith(p.Session, p.Document, o, challengeMeta{store: iso, recs: recs})
+	if err != nil {
+		return brokerapi.ChallengeResult{}, err
+	}
+	res := brokerapi.ChallengeResult{Challenge: ch.ID, Origin: ch.Origin, ExpiresAt: ch.Expires.UTC(), Aliases: make([]string, 0, len(recs))}
+	for _, r := range recs {
+		res.Aliases = append(res.Aliases, r.Alias)
+	}
+	return res, nil
+}
+
+// release checks the challenge, finds the alias at the challenge's origin, asks presence, and
+// reads the secret only inside the presence grant. It returns the complete reply frame; the
+// caller writes and zeroes it.
+func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.ReleaseParams) (frame []byte, err error) {
+	// Every outcome is audited: a denial after the fact, an allow before the secret is sent.
+	ar := audit.Record{Alias: p.Alias, Session: p.Session}
+	defer func() {
+		if err != nil {
+			s.record("release", err, peer, ar)
+		}
+	}()
+	// Only the genuine host: before the challenge is consumed and before anyone is asked.
+	if err := s.requireHost(rpc.ConnOf(ctx)); err != nil {
+		return nil, err
+	}
+	if err := validRelease(p); err != nil {
+		return nil, err
+	}
+	ar.Purpose, ar.Path, ar.Field, ar.Agent = p.Purpose, p.Path, p.Field, p.Agent
+	if err := credential.ValidAlias(p.Alias); err != nil {
+		return nil, err
+	}
+	ch, err := s.Challenges.Consume(p.Challenge, p.Session, p.Document)
+	if err != nil {
+		return nil, err
+	}
+	ar.Origin = ch.Origin
+	meta, _ := ch.Meta.(challengeMeta)
+	// The store is the one the challenge was issued against, and still the session's own.
+	if cur := s.isolated(ch.Session); cur != meta.store {
+		return nil, wire.Errorf(wire.CodeChallengeMism, "session %q was opened or closed since the challenge was issued", truncate(ch.Session, 64))
+	}
+	var store vault.Store = s.Vault
+	if meta.store != nil {
+		// The host's release connection is not the one that registered the store; it must
+		// be the same (genuine) process.
+		if meta.store.owner.Peer.PID != peer.PID {
+			return nil, errNoIsolated(ch.Session)
+		}
+		store = meta.store.mem
+	}
+	lctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+	defer cancel()
+	find := func(recs []vault.Record) *vault.Record {
+		for i := range recs {
+			if strings.EqualFold(recs[i].Alias, p.Alias) {
+				return &recs[i]
+			}
+		}
+		return nil
+	}
+	recs := meta.recs // as seen when the challenge was issued
+	rec := find(recs)
+	if rec == nil { // added since, or no metadata: look again
+		if recs, err = store.List(lctx, ch.Origin); err != nil {
+			return nil, err
+		}
+		rec = find(recs)
+	}
+	if rec == nil {
+		all, err := store.List(lctx, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			if strings.EqualFold(r.Alias, p.Alias) {
+				return nil, wire.Errorf(wire.CodeOriginMismatch, "alias %q is not saved for %s", p.Alias, ch.Origin)
+			}
+		}
+		return nil, fmt.Errorf("alias %q at %s: %w", p.Alias, ch.Origin, vault.ErrAliasUnknown)
+	}
+	ar.Account, ar.Alias = rec.Account, rec.Alias
+	_, hostExe := s.Hosts.Running()
+	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: hostExe, Host: true,
+		Verify: p.Purpose == brokerapi.PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent}
+	// A loopback origin is only as trustworthy as whatever listens there: name it, and refuse
+	// one served by different processes, before anyone is asked.
+	listenerKey := ""
+	if loopback.IsLoopback(ch.Origin) {
+		l, err := s.loopback().Find(ch.Origin)
+		if l.Origin != "" {
+			ar.Listener = l.String()
+		}
+		if err != nil {
+			return nil, err
+		}
+		req.Listener, listenerKey = l.String(), l.Key()
+	}
+	var (
+		got    vault.Record
+		secret []byte
+	)
+	defer func() { credential.Zero(secret) }()
+	err = s.Presence.Do(ctx, req, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+		defer cancel()
+		var err error
+		got, secret, err = store.Secret(ctx, ch.Origin, rec.Alias)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The listed metadata (from the challenge, or an index file) named the account the person
+	// was asked about; the record actually read must be that one.
+	if got.Origin != ch.Origin || !strings.EqualFold(got.Alias, rec.Alias) || got.Account != rec.Account {
+		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q changed since the challenge was issued (account or alias differ); nothing was released", p.Alias)
+	}
+	s.log().Info("released", "origin", got.Origin, "alias", got.Alias, "session", ch.Session, "peer_pid", peer.PID, "provider", s.Presence.Name())
+	if err := s.record("release", nil, peer, ar); err != nil {
+		return nil, err // not audited, not released
+	}
+	return brokerapi.ReleaseFrame(id, brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}, secret)
+}

@@ -1,0 +1,126 @@
+// Package credential is the record vocabulary every process of headless shares: what a saved
+// credential is ([Record]), what makes its parts acceptable ([ValidAlias], [ValidAccount],
+// [ValidSecret]), what a session name is ([ValidSession]), the limits that bound them, and
+// [Zero] for the buffers a password passes through.
+//
+// # Security contract
+//
+// The package is a leaf: it imports nothing of headless and nothing that talks to the outside
+// world, so the agent-facing binary can check input exactly as brokerd and the vault do without
+// linking either. Every validator answers nil or an error wrapping [ErrInvalid]; no error quotes
+// a password. A password is 1 to [MaxSecretLen] bytes of UTF-8 text without NUL: it is typed into
+// a page as text (CDP Input.insertText) and stored as "text/plain; charset=utf8" in the Secret
+// Service, so bytes that are not UTF-8 could only ever be typed as something else, and are
+// refused when a credential is enrolled.
+//
+// # Not guaranteed
+//
+// The validators check shape, not meaning: an origin is checked by package internal/origin,
+// and nothing here knows whether a record exists.
+package credential
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrInvalid is wrapped by every error of the validators.
+var ErrInvalid = errors.New("invalid credential record")
+
+// Limits that bound every record and session name.
+const (
+	MaxSecretLen  = 1024 // bytes of one password
+	MaxAccountLen = 256  // bytes of one account name
+	MaxAliasLen   = 64   // bytes of one alias
+	MaxSessionLen = 64   // bytes of one session name
+)
+
+// Record is the non-secret metadata of one saved credential: (origin, account, alias) and when
+// it was saved. It never holds a password.
+type Record struct {
+	Origin  string    `json:"origin"`
+	Account string    `json:"account"`
+	Alias   string    `json:"alias"`
+	Created time.Time `json:"created"`
+}
+
+// SessionRule says what a session name is, for messages.
+const SessionRule = "session names are 1-64 letters, digits, '.', '_' or '-'"
+
+// ValidSession reports whether name is a session name: 1–MaxSessionLen bytes of
+// [A-Za-z0-9._-], starting with a letter or digit. The host and brokerd apply this one rule.
+func ValidSession(name string) error {
+	if !word(name, MaxSessionLen) {
+		return fmt.Errorf("%w: %s", ErrInvalid, SessionRule)
+	}
+	return nil
+}
+
+// ValidAlias reports whether alias is acceptable: 1–MaxAliasLen bytes of [A-Za-z0-9._-],
+// starting with a letter or digit.
+func ValidAlias(alias string) error {
+	if len(alias) == 0 || len(alias) > MaxAliasLen {
+		return fmt.Errorf("%w: alias must be 1 to %d characters", ErrInvalid, MaxAliasLen)
+	}
+	if !word(alias, MaxAliasLen) {
+		return fmt.Errorf("%w: alias may hold only letters, digits, '.', '_' and '-', and starts with a letter or digit", ErrInvalid)
+	}
+	return nil
+}
+
+// word reports whether s is 1–max bytes of [A-Za-z0-9._-] starting with a letter or digit.
+func word(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			i > 0 && (c == '.' || c == '_' || c == '-')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidAccount reports whether account is acceptable: 1–MaxAccountLen bytes of UTF-8 with no
+// control characters.
+func ValidAccount(account string) error {
+	if len(account) == 0 || len(account) > MaxAccountLen {
+		return fmt.Errorf("%w: account must be 1 to %d bytes", ErrInvalid, MaxAccountLen)
+	}
+	if !utf8.ValidString(account) {
+		return fmt.Errorf("%w: account is not UTF-8", ErrInvalid)
+	}
+	for _, r := range account {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: account holds a control character", ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// ValidSecret reports whether secret is acceptable: 1–MaxSecretLen bytes of UTF-8, no NUL.
+// The error never quotes the secret.
+func ValidSecret(secret []byte) error {
+	if len(secret) == 0 || len(secret) > MaxSecretLen {
+		return fmt.Errorf("%w: password must be 1 to %d bytes", ErrInvalid, MaxSecretLen)
+	}
+	for _, c := range secret {
+		if c == 0 {
+			return fmt.Errorf("%w: password holds a NUL byte", ErrInvalid)
+		}
+	}
+	if !utf8.Valid(secret) {
+		return fmt.Errorf("%w: password is not UTF-8 text (it is typed into the page as text)", ErrInvalid)
+	}
+	return nil
+}
+
+// Zero overwrites b with zeros.
+func Zero(b []byte) {
+	clear(b)
+}
