@@ -1,11 +1,16 @@
 // Package cdp launches Chromium and speaks the Chrome DevTools Protocol to it over the private
 // pipe (--remote-debugging-pipe: fd 3 the browser reads, fd 4 it writes, one JSON message and a
-// NUL per message).
+// NUL per message). The "pipe" is a pair of Unix socket pairs.
 //
 // # Security contract
 //
-//   - No TCP debugging port is ever opened: the only control channel is a pair of pipes
-//     inherited by the browser process alone. The TCP debugging-port flag is never passed.
+//   - No TCP debugging port is ever opened: the only control channel is fd 3 and 4 of the
+//     browser process, inherited from the host. The TCP debugging-port flag is never passed.
+//   - Those fds are Unix sockets, not pipes: the browser process is dumpable (exec resets
+//     that), so a process of the same user can open /proc/PID/fd/N of it; a pipe reopened so
+//     would let it write CDP commands (any JavaScript in any page) and read the replies, while
+//     opening a socket through /proc fails (ENXIO). What remains is ptrace-level access to the
+//     browser (pidfd_getfd, ptrace), which Yama's ptrace_scope ≥ 1 restricts to its ancestors.
 //   - Every message read is bounded ([MaxMessage]); an oversize or malformed message is a
 //     protocol failure that kills the browser rather than being skipped.
 //   - The browser runs in its own process group, is killed with it by [Browser.Kill], dies with
@@ -147,11 +152,15 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		}
 	}
 	// Pipes: we write to toBrowser (browser's fd 3), read from fromBrowser (its fd 4).
-	toR, toW, err := os.Pipe()
+	// The two channels are Unix socket pairs, not pipes: the browser process is dumpable (exec
+	// resets the flag), so any process of the user can open its /proc/PID/fd/N — and a pipe
+	// opened that way is a second writer of the host's commands and a second reader of the
+	// browser's replies. A socket cannot be opened through /proc (ENXIO).
+	toR, toW, err := socketPair()
 	if err != nil {
 		return nil, err
 	}
-	fromR, fromW, err := os.Pipe()
+	fromR, fromW, err := socketPair()
 	if err != nil {
 		toR.Close()
 		toW.Close()
@@ -204,6 +213,17 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		return nil, fmt.Errorf("browser did not answer: %w", err)
 	}
 	return b, nil
+}
+
+// socketPair returns the two ends of a connected Unix stream socket pair (close-on-exec; the
+// end given to the browser is duplicated onto its fd 3 or 4 by exec), used one way like a pipe:
+// r for reading, w for writing.
+func socketPair() (r, w *os.File, err error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "devtools-r"), os.NewFile(uintptr(fds[1]), "devtools-w"), nil
 }
 
 // PID is the browser's process id.

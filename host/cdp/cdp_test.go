@@ -264,3 +264,31 @@ func attachPage(t *testing.T, ctx context.Context, b *Browser) (targetID, sid st
 	}
 	return tg.ID, at.SID
 }
+
+// TestDevToolsChannelCannotBeReopened: the browser's fd 3 and 4 carry every CDP message; a
+// process of the same user could open /proc/PID/fd/N of the (dumpable) browser and inject
+// commands or read replies if they were pipes. They are sockets: opening them fails.
+func TestDevToolsChannelCannotBeReopened(t *testing.T) {
+	b := launch(t)
+	for _, c := range []struct {
+		fd   string
+		flag int
+	}{{"3", os.O_WRONLY}, {"3", os.O_RDONLY}, {"4", os.O_RDONLY}, {"4", os.O_WRONLY}} {
+		p := "/proc/" + strconv.Itoa(b.PID()) + "/fd/" + c.fd
+		target, _ := os.Readlink(p)
+		f, err := os.OpenFile(p, c.flag, 0)
+		if err == nil {
+			f.Close()
+			t.Errorf("opened %s (%s) with flags %d: another process could speak CDP to the browser", p, target, c.flag)
+			continue
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			t.Errorf("open %s (%s): %v, want ENXIO (a socket)", p, target, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Call(ctx, "", "Browser.getVersion", nil, nil); err != nil {
+		t.Fatalf("the browser does not answer over its sockets: %v", err)
+	}
+}
