@@ -735,15 +735,21 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 		Origin   string
 	}{ev, pageOrigin}
 	*status = "unknown"
+	looked := false
 	defer func() {
-		if ev.URLAfter == "" {
-			// The page never answered a look: its URL from the browser's own record of the tab
-			// (which a busy page cannot hold up), without its query.
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			if u, _, err := h.pageInfo(cctx, b, s); err == nil {
-				ev.URLAfter = bound(withoutQuery(u), 512)
-			}
-			cancel()
+		if looked {
+			return
+		}
+		// The page never answered a look: its URL from the browser's own record of the tab
+		// (which a busy page cannot hold up), without its query, and whether the main frame
+		// shows another document by now; the status stays unknown.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if u, _, err := h.pageInfo(cctx, b, s); err == nil {
+			ev.URLAfter = bound(withoutQuery(u), 512)
+		}
+		if doc, err := h.documentID(cctx, b, s); err == nil {
+			ev.Navigated = doc != before.document
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
@@ -752,6 +758,7 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 	for {
 		after, err := h.look(ctx, b, s)
 		if err == nil {
+			looked = true
 			res.Evidence.URLAfter = bound(withoutQuery(after.outline.URL), 512)
 			res.Evidence.Navigated = after.document != before.document
 			res.Evidence.LoginFormPresent = false

@@ -36,6 +36,7 @@ const (
 	MaxScreenshots   = 100      // kept in the artifact store; older ones are removed
 	MaxScreenshotLen = 32 << 20 // bytes of one PNG
 	NavigationWait   = 30 * time.Second
+	ScreenshotWait   = 30 * time.Second
 	DefaultWait      = 10 * time.Second
 	MaxWait          = 5 * time.Minute
 )
@@ -1039,7 +1040,12 @@ func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, e
 	var r struct {
 		Data string `json:"data"`
 	}
-	if err := b.Call(ctx, s.sid, "Page.captureScreenshot", map[string]any{"format": "png"}, &r); err != nil {
+	// A page kept busy (by another page in its renderer process, say) never produces a frame:
+	// bounded, so the answer is TIMEOUT rather than the CLI's deadline.
+	sctx, scancel := context.WithTimeout(ctx, ScreenshotWait)
+	err = b.Call(sctx, s.sid, "Page.captureScreenshot", map[string]any{"format": "png"}, &r)
+	scancel()
+	if err != nil {
 		return ScreenshotResult{}, h.browserErr(err)
 	}
 	// And once more after the capture: a page that refilled the field meanwhile gets no picture.
