@@ -72,7 +72,7 @@ func BenchmarkRelease(b *testing.B) {
 	e, _ := benchBroker(b, "approve")
 	e.start(b)
 	ctx := context.Background()
-	cl, err := rpc.Dial(ctx, filepath.Join(e.runDir(), "control.sock"))
+	cl, err := rpc.Dial(ctx, filepath.Join(e.runDir(), "control.sock"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

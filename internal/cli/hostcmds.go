@@ -11,7 +11,7 @@ import (
 
 // control dials the running host, or fails HOST_UNAVAILABLE.
 func (c *cmd) control(ctx context.Context) (*rpc.Client, error) {
-	cl, err := rpc.Dial(ctx, c.env.Layout.ControlSocket())
+	cl, err := rpc.Dial(ctx, c.env.Layout.ControlSocket(), nil)
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeHostUnavail, "the browser host is not running")
 	}
