@@ -34,7 +34,7 @@ func (h *Host) launch(ctx context.Context) error {
 		TempDir: h.tempDir(),
 	})
 	if err != nil {
-		return wire.Errorf(wire.CodeBrowserFailed, "launch chromium: %v", err)
+		return wire.Errorf(wire.CodeBrowserFailed, "launch chromium: %w", err)
 	}
 	var v struct {
 		Product string `json:"product"`
@@ -81,7 +81,7 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 		return // relaunched meanwhile
 	}
 	if _, err := h.newSession(ctx, DefaultSession, false, adopt); err != nil {
-		h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "open the default session: %v", err)
+		h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "open the default session: %w", err)
 		b.Kill() // the next verb relaunches
 		return
 	}
@@ -170,13 +170,13 @@ func (h *Host) browserErr(err error) error {
 		if _, aerr := h.alive(ctx); aerr != nil {
 			return aerr // BROWSER_CRASHED after the relaunch, or why it could not relaunch
 		}
-		return wire.Errorf(wire.CodeBrowserCrashed, "%v; it has been restarted with a fresh default session", err)
+		return wire.Errorf(wire.CodeBrowserCrashed, "%w; it has been restarted with a fresh default session", err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return wire.Errorf(wire.CodeTimeout, "the page did not answer in time: %v", err)
+		return wire.Errorf(wire.CodeTimeout, "the page did not answer in time: %w", err)
 	}
 	if errors.Is(err, context.Canceled) {
-		return wire.Errorf(wire.CodeTimeout, "the request was abandoned (its caller went away): %v", err)
+		return wire.Errorf(wire.CodeTimeout, "the request was abandoned (its caller went away): %w", err)
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/loopback"
@@ -22,8 +23,8 @@ const (
 	MaxScreenshots   = 100      // kept in the artifact store; older ones are removed
 	MaxScreenshotLen = 32 << 20 // bytes of one PNG
 	NavigationWait   = 30 * time.Second
-	DefaultWait      = 10 * time.Second
-	MaxWait          = 5 * time.Minute
+	DefaultWait      = control.DefaultWait
+	MaxWait          = control.MaxWait
 )
 
 // Options configure a Host. Everything that touches the outside world comes in here.
@@ -156,7 +157,7 @@ func (h *Host) Status() Status {
 		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
 	}
 	m := h.prof.Migration()
-	st.MigratedFrom, st.NotMigrated = m.From, m.NotMigrated
+	st.MigratedFrom, st.NotMigrated = m.From, legacyProfiles(m.NotMigrated)
 	if h.browser != nil && h.browser.Err() == nil {
 		st.BrowserPID = h.browser.PID()
 	}

@@ -47,7 +47,7 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return nil, nil, nil, wire.Errorf(wire.CodeBrowserCrashed, "session %q: %v; it now shows a fresh blank page", s.name, why)
+		return nil, nil, nil, wire.Errorf(wire.CodeBrowserCrashed, "session %q: %w; it now shows a fresh blank page", s.name, why)
 	}
 	unlock := func() {
 		// A crash during this verb made its calls fail (BROWSER_CRASHED): the session gets its
@@ -78,7 +78,7 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	clear(s.refs)
 	s.drain()
 	if err := h.openPage(ctx, b, s, ""); err != nil {
-		return wire.Errorf(wire.CodeBrowserCrashed, "the session's page crashed and a fresh one could not be opened: %v", err)
+		return wire.Errorf(wire.CodeBrowserCrashed, "the session's page crashed and a fresh one could not be opened: %w", err)
 	}
 	return nil
 }
@@ -201,7 +201,7 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 		}
 	}
 	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated)
-	return SessionInfo{Name: p.Name, Isolated: p.Isolated, URL: "about:blank", Status: "ready"}, nil
+	return SessionInfo{Name: p.Name, Isolated: p.Isolated, URL: "about:blank", Responsive: true}, nil
 }
 
 // CloseSession closes a session and, for an isolated one, disposes its browser context.
@@ -248,11 +248,11 @@ func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
 	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
 	for _, s := range ss {
-		info := SessionInfo{Name: s.name, Isolated: s.isolated, Status: "ready"}
+		info := SessionInfo{Name: s.name, Isolated: s.isolated, Responsive: true}
 		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
 			info.URL, info.Title = u, t
 		} else {
-			info.Status = "unresponsive"
+			info.Responsive = false
 		}
 		out.Sessions = append(out.Sessions, info)
 	}

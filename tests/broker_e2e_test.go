@@ -231,7 +231,7 @@ func TestEnrollListVerifyRemove(t *testing.T) {
 	// says it is a verification and names the host as requester and the CLI behind it.
 	e.start(t)
 	r = e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "staging-admin", "--json")
-	if r.code != 0 || !strings.Contains(r.stdout, `"status":"released"`) {
+	if r.code != 0 || !strings.Contains(r.stdout, `"released":true`) {
 		t.Fatalf("verify: %+v", r)
 	}
 	prompts := presencetest.Prompts(t, plog)

@@ -153,6 +153,24 @@ func TestVaultAndChallengeKnowNoBrowser(t *testing.T) {
 	}
 }
 
+// TestControlIsProtocolOnly: host/control (control.sock's protocol and typed client, what the
+// CLI and the MCP server are built on) links no browser engine, no profile and nothing of
+// brokerd's side: a client of the host is not the host.
+func TestControlIsProtocolOnly(t *testing.T) {
+	engine := func(p string) bool {
+		return p == mod+"/host" || is("host/cdp", "profile", "vault", "internal/broker", "internal/presence", "challenge", "audit", "internal/hostproc", "internal/keyprobe")(p)
+	}
+	for _, goos := range goosList {
+		g := load(t, goos, mod+"/host/control")
+		if c := g.chain(mod+"/host/control", engine, nil); c != nil {
+			t.Errorf("GOOS=%s: host/control depends on the engine or brokerd's side:\n\t  %s", goos, short(c))
+		}
+		if c := g.chain(mod+"/host/control", godbus, nil); c != nil {
+			t.Errorf("GOOS=%s: host/control links D-Bus:\n\t  %s", goos, short(c))
+		}
+	}
+}
+
 // TestWhoImports: the gate only in brokerd, the profile only in the host, and the leaves
 // stay leaves. Test files are not production importers and are not listed by go list -deps.
 func TestWhoImports(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -38,7 +39,7 @@ func (c *cmd) authLogin(ctx context.Context, fs *flag.FlagSet, args []string) (a
 		fmt.Fprintln(c.env.Stderr, "waiting for approval at the presence prompt…")
 	}
 	var r host.AuthResult
-	if err := c.call(ctx, host.MethodAuthLogin, host.AuthParams{Session: *s, Alias: *alias, Challenge: *challenge}, &r); err != nil {
+	if err := c.call(ctx, control.MethodAuthLogin, host.AuthParams{Session: *s, Alias: *alias, Challenge: *challenge}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, func(w io.Writer) {
@@ -68,7 +69,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	defer tty.Close()
 	// Where the password would go, for the person to check before typing it.
 	var l host.SessionList
-	if err := c.call(ctx, host.MethodSessionList, nil, &l); err != nil {
+	if err := c.call(ctx, control.MethodSessionList, nil, &l); err != nil {
 		return nil, nil, err
 	}
 	where := ""
@@ -128,7 +129,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 		return out, human, nil // failed or unknown: no save is offered
 	}
 	discard := func() {
-		cl.Call(ctx, host.MethodAuthEnrollDiscard, host.EnrollTokenParams{Token: r.Token}, nil)
+		cl.Call(ctx, control.MethodAuthEnrollDiscard, host.EnrollTokenParams{Token: r.Token}, nil)
 	}
 	ans, err := tty.Line(fmt.Sprintf("Signed in on %s as %s.\nSave as alias? [y/N] ", r.Origin, account), 16)
 	if a := strings.ToLower(strings.TrimSpace(ans)); err != nil || a != "y" && a != "yes" {
@@ -146,7 +147,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 		err = credential.ValidAlias(alias)
 		if err == nil {
 			var saved host.EnrollSaved
-			err = cl.Call(ctx, host.MethodAuthEnrollSave, host.EnrollSaveParams{Token: r.Token, Alias: alias}, &saved)
+			err = cl.Call(ctx, control.MethodAuthEnrollSave, host.EnrollSaveParams{Token: r.Token, Alias: alias}, &saved)
 			if err == nil {
 				out.Saved = saved.Saved
 				return out, human, nil
@@ -166,7 +167,7 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 func enroll(ctx context.Context, cl *rpc.Client, session, account string, pw []byte) (host.EnrollResult, error) {
 	id, unlock := cl.Lock()
 	defer unlock()
-	frame, err := brokerapi.SecretRequestFrame(id, host.MethodAuthEnroll, struct {
+	frame, err := brokerapi.SecretRequestFrame(id, control.MethodAuthEnroll, struct {
 		Session string `json:"session"`
 		Account string `json:"account"`
 	}{session, account}, pw)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
@@ -47,7 +48,7 @@ func (c *cmd) credInit(ctx context.Context, fs *flag.FlagSet, args []string) (an
 func (c *cmd) listIn(ctx context.Context, session, o string) ([]brokerapi.Credential, error) {
 	if session != "" {
 		var r brokerapi.ListResult
-		err := c.call(ctx, host.MethodCredentialsList, host.CredentialsListParams{Session: session, Origin: o}, &r)
+		err := c.call(ctx, control.MethodCredentialsList, host.CredentialsListParams{Session: session, Origin: o}, &r)
 		return r.Credentials, err
 	}
 	b, err := c.env.Broker(ctx)
@@ -172,7 +173,7 @@ func (c *cmd) addThroughHost(ctx context.Context, session, o, account, alias str
 	defer cl.Close()
 	id, unlock := cl.Lock()
 	defer unlock()
-	frame, err := brokerapi.SecretRequestFrame(id, host.MethodCredentialsAdd, struct {
+	frame, err := brokerapi.SecretRequestFrame(id, control.MethodCredentialsAdd, struct {
 		Session string `json:"session"`
 		Origin  string `json:"origin"`
 		Account string `json:"account"`
@@ -246,7 +247,7 @@ func (c *cmd) credRemove(ctx context.Context, fs *flag.FlagSet, args []string) (
 		return nil, nil, wire.Errorf(wire.CodeCancelled, "not removed")
 	}
 	if *session != "" {
-		err = c.call(ctx, host.MethodCredentialsRemove, host.CredentialsRemoveParams{Session: *session, Origin: co, Alias: found.Alias}, nil)
+		err = c.call(ctx, control.MethodCredentialsRemove, host.CredentialsRemoveParams{Session: *session, Origin: co, Alias: found.Alias}, nil)
 	} else {
 		var b *brokerapi.Client
 		if b, err = c.env.Broker(ctx); err == nil {
@@ -281,7 +282,7 @@ func (c *cmd) credVerify(ctx context.Context, fs *flag.FlagSet, args []string) (
 		fmt.Fprintf(c.env.Stderr, "waiting for approval at the presence prompt (a verification: nothing will be typed)…\n")
 	}
 	var res host.VerifyResult
-	if err := hostErr(cl.Call(ctx, host.MethodCredentialsVerify, host.VerifyParams{Origin: co, Alias: *alias}, &res)); err != nil {
+	if err := hostErr(cl.Call(ctx, control.MethodCredentialsVerify, host.VerifyParams{Origin: co, Alias: *alias}, &res)); err != nil {
 		return nil, nil, err
 	}
 	return res, func(w io.Writer) {

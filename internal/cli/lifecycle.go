@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
@@ -88,7 +89,7 @@ func (c *cmd) stop(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 	var sd struct {
 		PID int `json:"pid"`
 	}
-	if err := c.call(ctx, host.MethodShutdown, nil, &sd); err == nil {
+	if err := c.call(ctx, control.MethodShutdown, nil, &sd); err == nil {
 		res.Host = sd.PID
 		if err := waitGone(ctx, sd.PID); err != nil {
 			return nil, nil, err
@@ -158,7 +159,7 @@ func (c *cmd) status(ctx context.Context, fs *flag.FlagSet, args []string) (any,
 		Broker brokerStatus `json:"broker"`
 	}
 	var st host.Status
-	if err := c.call(ctx, host.MethodStatus, nil, &st); err == nil {
+	if err := c.call(ctx, control.MethodStatus, nil, &st); err == nil {
 		res.Host = hostStatus{true, &st}
 	}
 	if b, err := brokerapi.Dial(ctx, c.env.Layout.BrokerSocket()); err == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 )
 
 func pageHuman(r *host.PageResult) func(io.Writer) {
@@ -30,7 +31,7 @@ func (c *cmd) visit(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 		return nil, nil, &usageError{"visit needs a URL"}
 	}
 	var r host.PageResult
-	if err := c.call(ctx, host.MethodVisit, host.VisitParams{Session: *s, URL: u}, &r); err != nil {
+	if err := c.call(ctx, control.MethodVisit, host.VisitParams{Session: *s, URL: u}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, pageHuman(&r), nil
@@ -42,7 +43,7 @@ func (c *cmd) snapshot(ctx context.Context, fs *flag.FlagSet, args []string) (an
 		return nil, nil, err
 	}
 	var r host.SnapshotResult
-	if err := c.call(ctx, host.MethodSnapshot, host.SessionParams{Session: *s}, &r); err != nil {
+	if err := c.call(ctx, control.MethodSnapshot, host.SessionParams{Session: *s}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, func(w io.Writer) {
@@ -89,7 +90,7 @@ func (c *cmd) click(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 		return nil, nil, &usageError{"click needs a REF from 'headless snapshot'"}
 	}
 	var r host.PageResult
-	if err := c.call(ctx, host.MethodClick, host.RefParams{Session: *s, Ref: ref}, &r); err != nil {
+	if err := c.call(ctx, control.MethodClick, host.RefParams{Session: *s, Ref: ref}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, pageHuman(&r), nil
@@ -118,7 +119,7 @@ func (c *cmd) fill(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 		return nil, nil, &usageError{"usage: headless fill REF -- TEXT"}
 	}
 	var r host.FillResult
-	if err := c.call(ctx, host.MethodFill, host.FillParams{Session: *s, Ref: ref, Text: text}, &r); err != nil {
+	if err := c.call(ctx, control.MethodFill, host.FillParams{Session: *s, Ref: ref, Text: text}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, func(w io.Writer) { fmt.Fprintf(w, "filled %s in %s\n", r.Ref, r.Session) }, nil
@@ -134,7 +135,7 @@ func (c *cmd) press(ctx context.Context, fs *flag.FlagSet, args []string) (any, 
 		return nil, nil, &usageError{"press needs a KEY (" + strings.Join(host.KeyNames(), ", ") + ", or one character)"}
 	}
 	var r host.PageResult
-	if err := c.call(ctx, host.MethodPress, host.PressParams{Session: *s, Key: key}, &r); err != nil {
+	if err := c.call(ctx, control.MethodPress, host.PressParams{Session: *s, Key: key}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, pageHuman(&r), nil
@@ -149,7 +150,7 @@ func (c *cmd) wait(ctx context.Context, fs *flag.FlagSet, args []string) (any, f
 		return nil, nil, err
 	}
 	var r host.PageResult
-	if err := c.call(ctx, host.MethodWait, host.WaitParams{Session: *s, Text: *text, URL: *u, TimeoutMS: int(timeout.Milliseconds())}, &r); err != nil {
+	if err := c.call(ctx, control.MethodWait, host.WaitParams{Session: *s, Text: *text, URL: *u, TimeoutMS: int(timeout.Milliseconds())}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, pageHuman(&r), nil
@@ -161,7 +162,7 @@ func (c *cmd) screenshot(ctx context.Context, fs *flag.FlagSet, args []string) (
 		return nil, nil, err
 	}
 	var r host.ScreenshotResult
-	if err := c.call(ctx, host.MethodScreenshot, host.SessionParams{Session: *s}, &r); err != nil {
+	if err := c.call(ctx, control.MethodScreenshot, host.SessionParams{Session: *s}, &r); err != nil {
 		return nil, nil, err
 	}
 	return r, func(w io.Writer) { fmt.Fprintf(w, "%s\nsha256 %s (%d bytes)\n", r.Path, r.SHA256, r.Bytes) }, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -57,7 +58,7 @@ func (c *cmd) profileClear(ctx context.Context, fs *flag.FlagSet, args []string)
 	running := false
 	if cl, err := c.control(ctx); err == nil {
 		running = true
-		err := cl.Call(ctx, host.MethodProfileClear, nil, &res)
+		err := cl.Call(ctx, control.MethodProfileClear, nil, &res)
 		cl.Close()
 		if err != nil {
 			return nil, nil, err

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 )
 
 func sessionFlag(fs *flag.FlagSet) *string {
@@ -28,7 +29,7 @@ func (c *cmd) sessionCmd(ctx context.Context, sub string, args []string) int {
 				return nil, nil, &usageError{"session create needs a NAME"}
 			}
 			var info host.SessionInfo
-			if err := c.call(ctx, host.MethodSessionCreate, host.CreateParams{Name: name, Isolated: *iso}, &info); err != nil {
+			if err := c.call(ctx, control.MethodSessionCreate, host.CreateParams{Name: name, Isolated: *iso}, &info); err != nil {
 				return nil, nil, err
 			}
 			return info, func(w io.Writer) {
@@ -45,14 +46,18 @@ func (c *cmd) sessionCmd(ctx context.Context, sub string, args []string) int {
 				return nil, nil, err
 			}
 			var l host.SessionList
-			if err := c.call(ctx, host.MethodSessionList, nil, &l); err != nil {
+			if err := c.call(ctx, control.MethodSessionList, nil, &l); err != nil {
 				return nil, nil, err
 			}
 			return l, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tISOLATED\tSTATUS\tURL\tTITLE (from the page)")
 				for _, s := range l.Sessions {
-					fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%q\n", s.Name, s.Isolated, s.Status, s.URL, s.Title)
+					status := "ready"
+					if !s.Responsive {
+						status = "unresponsive"
+					}
+					fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%q\n", s.Name, s.Isolated, status, s.URL, s.Title)
 				}
 				tw.Flush()
 			}, nil
@@ -69,7 +74,7 @@ func (c *cmd) sessionCmd(ctx context.Context, sub string, args []string) int {
 			var r struct {
 				Closed string `json:"closed"`
 			}
-			if err := c.call(ctx, host.MethodSessionClose, host.CreateParams{Name: name}, &r); err != nil {
+			if err := c.call(ctx, control.MethodSessionClose, host.CreateParams{Name: name}, &r); err != nil {
 				return nil, nil, err
 			}
 			return r, func(w io.Writer) { fmt.Fprintf(w, "closed session %s\n", name) }, nil
