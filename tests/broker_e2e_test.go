@@ -290,7 +290,7 @@ func TestNoTTYNeverReadsStdin(t *testing.T) {
 		t.Fatalf("add without a terminal: %+v", r)
 	}
 	r = e.run("", "headless", "credentials", "add", "--origin", origin, "--account", "a", "--alias", "piped")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "headless: error: ") || !strings.Contains(r.stderr, "\nhint: ") {
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "headless: error: NO_TTY: ") || !strings.Contains(r.stderr, "\nhint: ") {
 		t.Fatalf("human error format: %+v", r)
 	}
 	r = e.run("", "headless", "credentials", "list", "--json")

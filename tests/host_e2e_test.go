@@ -86,11 +86,11 @@ func (o outline) ref(t *testing.T, kind, text string) string {
 func TestStartIsIdempotentAndStatusReports(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	first := e.start(t)
-	if first["status"] != "started" {
+	if first["started"] != true {
 		t.Fatalf("first start: %v", first)
 	}
 	second := e.start(t)
-	if second["status"] != "running" {
+	if second["started"] != false {
 		t.Fatalf("second start: %v", second)
 	}
 	h1, _ := first["host"].(map[string]any)

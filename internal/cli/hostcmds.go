@@ -3,41 +3,37 @@ package cli
 import (
 	"context"
 	"errors"
-	"strings"
+	"flag"
+	"fmt"
 
-	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-// control dials the running host, or fails HOST_UNAVAILABLE.
-func (c *cmd) control(ctx context.Context) (*rpc.Client, error) {
-	cl, err := rpc.Dial(ctx, c.env.Layout.ControlSocket(), nil)
+// control dials the running host; every failure is HOST_UNAVAILABLE (package control).
+func (c *cmd) control(ctx context.Context) (*control.Client, error) {
+	cl, err := c.env.DialControl(ctx)
 	if err != nil {
-		return nil, wire.Errorf(wire.CodeHostUnavail, "the browser host is not running")
+		if errors.Is(err, control.ErrUnavailable) && wire.CodeOf(err) == wire.CodeHostUnavail {
+			return nil, fmt.Errorf("the browser host is not running (%w)", err)
+		}
+		return nil, err
 	}
 	return cl, nil
 }
 
-// call runs one control.sock method.
-func (c *cmd) call(ctx context.Context, method string, params, result any) error {
+// withHost runs fn with a connection to the running host.
+func withHost[R any](ctx context.Context, c *cmd, fn func(*control.Client) (R, error)) (R, error) {
 	cl, err := c.control(ctx)
 	if err != nil {
-		return err
+		var zero R
+		return zero, err
 	}
 	defer cl.Close()
-	return hostErr(cl.Call(ctx, method, params, result))
+	return fn(cl)
 }
 
-// hostErr names a control-socket failure for what it is: the host went away, refused or did
-// not answer in time (HOST_UNAVAILABLE, TIMEOUT), never a brokerd problem.
-func hostErr(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, rpc.ErrUnreachable):
-		return wire.Errorf(wire.CodeHostUnavail, "the browser host went away or refused the request (%s)", strings.TrimPrefix(err.Error(), rpc.ErrUnreachable.Error()+": "))
-	case errors.Is(err, context.DeadlineExceeded):
-		return wire.Errorf(wire.CodeTimeout, "the browser host did not answer in time")
-	}
-	return err
+// sessionFlag is --session of the page verbs and auth login: the session S.
+func sessionFlag(fs *flag.FlagSet) *string {
+	return fs.String("session", control.DefaultSession, "the `NAME` of the session")
 }

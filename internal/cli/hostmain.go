@@ -12,7 +12,8 @@ import (
 	"github.com/headless-dev/headless/internal/version"
 )
 
-// hostMain is the hidden "headless host" command: the host process itself.
+// hostMain is the hidden "headless host" command: the host process itself (brokerd starts
+// it; it is not in the command table).
 func hostMain(ctx context.Context, args []string, env Env) int {
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
