@@ -16,6 +16,13 @@ import (
 	"github.com/headless-dev/headless/internal/wire"
 )
 
+// The params that carry a person's password are zeroed by the method table when they fail to
+// decode (rpc.Zeroer); once decoded, Enroll and CredentialsAdd own and zero them.
+var (
+	_ rpc.Zeroer = (*EnrollParams)(nil)
+	_ rpc.Zeroer = (*CredentialsAddParams)(nil)
+)
+
 // Server answers control.sock requests with a Host.
 type Server struct {
 	Host     *Host

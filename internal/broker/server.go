@@ -172,6 +172,10 @@ func (s *Server) log() *slog.Logger {
 	return s.Log
 }
 
+// An add's params carry the password: zeroed by the table when they fail to decode, by the
+// handler otherwise.
+var _ rpc.Zeroer = (*brokerapi.AddParams)(nil)
+
 // methods is broker.sock's method table (built once).
 func (s *Server) methods() *rpc.Methods {
 	s.tableOnce.Do(func() {
