@@ -40,13 +40,13 @@ package challenge
 import (
 	"crypto/rand"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // Defaults for [Options].
@@ -63,11 +63,11 @@ const IDLen = 26
 
 // Errors. Consume returns exactly one of the first four, unwrapped; Issue wraps ErrInvalid.
 var (
-	ErrUnknown  = errors.New("challenge: unknown")
-	ErrUsed     = errors.New("challenge: already used")
-	ErrExpired  = errors.New("challenge: expired")
-	ErrMismatch = errors.New("challenge: session or document mismatch")
-	ErrInvalid  = errors.New("challenge: invalid argument")
+	ErrUnknown  = wire.Sentinel(wire.CodeChallengeUnk, "challenge: unknown")
+	ErrUsed     = wire.Sentinel(wire.CodeChallengeUsed, "challenge: already used")
+	ErrExpired  = wire.Sentinel(wire.CodeChallengeExp, "challenge: expired")
+	ErrMismatch = wire.Sentinel(wire.CodeChallengeMism, "challenge: session or document mismatch")
+	ErrInvalid  = wire.Sentinel(wire.CodeInvalidArgument, "challenge: invalid argument")
 )
 
 // Challenge is one issued challenge. It holds no secret beyond the ID itself.

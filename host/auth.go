@@ -17,49 +17,6 @@ import (
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-// AuthRequired is attached to a page result when the page holds a login form.
-type AuthRequired struct {
-	Challenge string    `json:"challenge"`
-	Origin    string    `json:"origin"`
-	Aliases   []string  `json:"aliases"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
-// AuthParams is auth.login.
-type AuthParams struct {
-	Session   string `json:"session,omitempty"`
-	Alias     string `json:"alias"`
-	Challenge string `json:"challenge,omitempty"`
-}
-
-// AuthResult answers auth.login. Status is "authenticated", "failed" or "unknown": never a
-// guess (see verify).
-type AuthResult struct {
-	Status   string   `json:"status"`
-	Origin   string   `json:"origin"`
-	Alias    string   `json:"alias"`
-	Session  string   `json:"session"`
-	Evidence Evidence `json:"evidence"`
-}
-
-// Evidence is what the outcome was decided on (bounded; page-derived strings are untrusted).
-// URLs carry no query string or fragment.
-type Evidence struct {
-	URLBefore        string `json:"url_before"`
-	URLAfter         string `json:"url_after"`
-	Navigated        bool   `json:"navigated"`
-	LoginFormPresent bool   `json:"login_form_present"`
-	ErrorText        string `json:"error_text,omitempty"`
-	Steps            int    `json:"steps"`
-	// Cleared: the attempt ended on the page it typed into (a script login that failed, a
-	// submit the page blocked, an error after typing), and the host emptied the fields it had
-	// typed the password into before answering.
-	Cleared bool `json:"cleared"`
-	// PageDiscarded: as Cleared, but the page would not let the host empty the fields in time
-	// (or kept a value), so the host destroyed it: the session now shows a blank page.
-	PageDiscarded bool `json:"page_discarded,omitempty"`
-}
-
 // withoutQuery cuts the query string and fragment off a URL (a result after a login must not
 // carry anything a form put there).
 func withoutQuery(u string) string {
@@ -68,9 +25,6 @@ func withoutQuery(u string) string {
 	}
 	return u
 }
-
-// MethodAuthLogin signs a session in by alias.
-const MethodAuthLogin = "auth.login"
 
 // brokerClient returns the host's broker connection, dialling it when needed.
 func (h *Host) brokerClient(ctx context.Context) (*brokerapi.Client, error) {
@@ -84,7 +38,7 @@ func (h *Host) brokerClient(ctx context.Context) (*brokerapi.Client, error) {
 	}
 	c, err := h.o.Broker(ctx)
 	if err != nil {
-		return nil, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+		return nil, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 	}
 	// A new connection (first use, or brokerd restarted): register every isolated session
 	// before anything else, so brokerd never answers for one of them from the vault. Their
@@ -183,7 +137,7 @@ func (h *Host) loginPage(ctx context.Context, b *cdp.Browser, s *session, ev *Ev
 	}
 	ev.URLBefore = bound(withoutQuery(st.outline.URL), 512)
 	if pageOrigin, err = origin.Canonical(st.outline.Origin); err != nil {
-		return st, "", form, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %v", err)
+		return st, "", form, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)
 	}
 	form, ok := usable(st, pageOrigin, firstPage)
 	if !ok {
@@ -339,7 +293,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	}
 	rc, err := h.o.Broker(ctx)
 	if err != nil {
-		return res, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+		return res, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 	}
 	rel, secret, err = rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
 		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx)})
@@ -350,7 +304,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	// An item another program wrote into the keyring may hold what headless cannot type as it
 	// is (not UTF-8 text, see credential.ValidSecret): refused before anything is focused.
 	if err := credential.ValidSecret(secret); err != nil {
-		return res, wire.Errorf(wire.CodeInvalidArgument, "the saved password of alias %q cannot be typed (%v); nothing was typed", rel.Alias, err)
+		return res, wire.Errorf(wire.CodeInvalidArgument, "the saved password of alias %q cannot be typed (%w); nothing was typed", rel.Alias, err)
 	}
 	if rel.Origin != pageOrigin {
 		return res, wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, pageOrigin)
@@ -474,9 +428,9 @@ func (h *Host) sameListener(o, want string) error {
 	l, err := h.o.Loopback.Find(o)
 	switch {
 	case errors.Is(err, loopback.ErrAmbiguous):
-		return wire.Errorf(wire.CodeOriginAmbiguous, "%v; nothing was typed", err)
+		return wire.Errorf(wire.CodeOriginAmbiguous, "%w; nothing was typed", err)
 	case err != nil:
-		return wire.Errorf(wire.CodeOriginUnverified, "%v; nothing was typed", err)
+		return wire.Errorf(wire.CodeOriginUnverified, "%w; nothing was typed", err)
 	case want != "" && l.Key() != want:
 		return wire.Errorf(wire.CodeOriginAmbiguous, "the process listening on %s changed since the release (now: %s); nothing was typed", o, l)
 	}

@@ -164,7 +164,7 @@ func openProfile(l xdg.Layout, now func() time.Time) (*profile.Profile, error) {
 // told (the caller audits the clear through brokerd).
 func ClearStopped(l xdg.Layout) (ClearResult, error) {
 	if _, err := l.Data(); err != nil {
-		return ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%v", err)
+		return ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%w", err)
 	}
 	p, err := openProfile(l, nil)
 	var le *profile.LockedError
@@ -180,11 +180,11 @@ func ClearStopped(l xdg.Layout) (ClearResult, error) {
 		}
 	}
 	if err != nil {
-		return ClearResult{}, ToWire(err)
+		return ClearResult{}, wireForm(err)
 	}
 	defer p.Close()
 	if err := p.Clear(); err != nil {
-		return ClearResult{}, ToWire(err)
+		return ClearResult{}, wireForm(err)
 	}
 	return ClearResult{Cleared: true, Profile: p.Dir()}, nil
 }

@@ -22,49 +22,6 @@ import (
 //     the receiver, purpose "verify" (the prompt says nothing will be typed); the host zeroes
 //     the password at once and answers released or the typed denial. No release ever goes to
 //     the CLI.
-const (
-	MethodCredentialsList   = "credentials.list"
-	MethodCredentialsAdd    = "credentials.add"
-	MethodCredentialsRemove = "credentials.remove"
-	MethodCredentialsVerify = "credentials.verify"
-)
-
-// CredentialsListParams is credentials.list: an isolated session's store.
-type CredentialsListParams struct {
-	Session string `json:"session"`
-	Origin  string `json:"origin,omitempty"`
-}
-
-// CredentialsAddParams is credentials.add. Clients build the frame by hand
-// (brokerapi.SecretRequestFrame); the secret is never logged.
-type CredentialsAddParams struct {
-	Session string `json:"session"`
-	Origin  string `json:"origin"`
-	Account string `json:"account"`
-	Alias   string `json:"alias"`
-	Secret  []byte `json:"secret"`
-}
-
-// CredentialsRemoveParams is credentials.remove.
-type CredentialsRemoveParams struct {
-	Session string `json:"session"`
-	Origin  string `json:"origin"`
-	Alias   string `json:"alias"`
-}
-
-// VerifyParams is credentials.verify (the vault's credential of origin and alias).
-type VerifyParams struct {
-	Origin string `json:"origin"`
-	Alias  string `json:"alias"`
-}
-
-// VerifyResult answers credentials.verify.
-type VerifyResult struct {
-	Status  string `json:"status"` // "released"
-	Origin  string `json:"origin"`
-	Account string `json:"account"`
-	Alias   string `json:"alias"`
-}
 
 // verifySession is the session name of verification challenges: not a valid browser session
 // name, so no real session's challenge can be confused with it.
@@ -153,7 +110,7 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 	// A connection of its own: the prompt may wait for a person.
 	rc, err := h.o.Broker(ctx)
 	if err != nil {
-		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 	}
 	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: p.Alias, Session: verifySession, Document: doc,
 		Purpose: brokerapi.PurposeVerify, Agent: agentChain(ctx)})
@@ -163,5 +120,5 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 		return VerifyResult{}, err
 	}
 	h.o.Log.Info("credential verified (released to the host and zeroed)", "origin", rel.Origin, "alias", rel.Alias)
-	return VerifyResult{Status: "released", Origin: rel.Origin, Account: rel.Account, Alias: rel.Alias}, nil
+	return VerifyResult{Released: true, Origin: rel.Origin, Account: rel.Account, Alias: rel.Alias}, nil
 }

@@ -7,7 +7,9 @@
 //     port is ever opened.
 //   - control.sock follows broker.sock's rules (package rpc): runtime dir 0700, socket 0600, the
 //     peer's uid checked on every connection, 1 MiB frames, strict decoding, typed errors, and
-//     malformed input never affects the host.
+//     malformed input never affects the host. Its protocol (method names, params, results) and
+//     typed client are package host/control; the host serves it from one rpc.Methods table
+//     (server.go) and its errors carry their own codes (wire.From).
 //   - No verb evaluates caller JavaScript, and no verb returns a secret. The host itself runs
 //     two fixed functions of its own, in an isolated world the page's scripts cannot reach: one
 //     confirms that the focus is on the verified field right before and after typing, one

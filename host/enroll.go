@@ -18,51 +18,9 @@ import (
 // brokerd on the host's own broker connection (the vault, or an isolated session's store), and
 // auth.enroll.discard {token} (or the timeout, the session's close, the host's stop) zeroes it.
 const (
-	MethodAuthEnroll        = "auth.enroll"
-	MethodAuthEnrollSave    = "auth.enroll.save"
-	MethodAuthEnrollDiscard = "auth.enroll.discard"
-
 	EnrollHold       = 2 * time.Minute // how long a password waits for the save decision
 	MaxPendingEnroll = 4               // passwords waiting for a save decision at once
 )
-
-// EnrollParams is auth.enroll. Clients build the frame by hand (brokerapi.SecretRequestFrame) so
-// that no encoder buffer keeps the secret; it is never logged.
-type EnrollParams struct {
-	Session string `json:"session,omitempty"`
-	Account string `json:"account"`
-	Secret  []byte `json:"secret"`
-}
-
-// EnrollResult answers auth.enroll. Token is set only for "authenticated": it names the held
-// password for one save or discard.
-type EnrollResult struct {
-	Status   string   `json:"status"`
-	Origin   string   `json:"origin"`
-	Session  string   `json:"session"`
-	Evidence Evidence `json:"evidence"`
-	Token    string   `json:"token,omitempty"`
-}
-
-// EnrollSaveParams is auth.enroll.save.
-type EnrollSaveParams struct {
-	Token string `json:"token"`
-	Alias string `json:"alias"`
-}
-
-// EnrollTokenParams is auth.enroll.discard.
-type EnrollTokenParams struct {
-	Token string `json:"token"`
-}
-
-// EnrollSaved answers auth.enroll.save.
-type EnrollSaved struct {
-	Saved   string `json:"saved"`
-	Origin  string `json:"origin"`
-	Account string `json:"account"`
-	Session string `json:"session"`
-	Store   string `json:"store"` // "vault" or "isolated"
-}
 
 type pendingEnroll struct {
 	session  string
@@ -194,11 +152,6 @@ func (h *Host) dropEnrollments(session string) {
 	}
 }
 
-// EnrollDiscarded answers auth.enroll.discard.
-type EnrollDiscarded struct {
-	Discarded bool `json:"discarded"`
-}
-
 // EnrollDiscard zeroes the held password of token now.
 func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
 	pe := h.takeEnroll(p.Token)
@@ -207,7 +160,7 @@ func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
 	}
 	credential.Zero(pe.secret)
 	h.o.Log.Info("interactive login password discarded", "session", pe.session)
-	return EnrollDiscarded{true}, nil
+	return EnrollDiscarded{Discarded: true}, nil
 }
 
 // EnrollSave saves the held password of token under alias: host → brokerd on the host's broker
@@ -241,7 +194,7 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 	} else if h.o.Broker != nil {
 		var c *brokerapi.Client
 		if c, err = h.o.Broker(ctx); err != nil {
-			err = wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
+			err = wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 		} else {
 			cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
 			c.Close()

@@ -120,7 +120,7 @@ func TestEnrollHeldPasswordIsZeroed(t *testing.T) {
 	if _, err := h.EnrollSave(context.Background(), EnrollSaveParams{Token: "nope", Alias: "ok"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
 		t.Fatalf("unknown token: %v", err)
 	}
-	if _, err := h.EnrollSave(context.Background(), EnrollSaveParams{Token: "nope", Alias: "bad alias"}); wire.CodeOf(ToWire(err)) != wire.CodeInvalidArgument {
+	if _, err := h.EnrollSave(context.Background(), EnrollSaveParams{Token: "nope", Alias: "bad alias"}); wire.CodeOf(err) != wire.CodeInvalidArgument {
 		t.Fatalf("bad alias: %v", err)
 	}
 }

@@ -25,19 +25,6 @@ import (
 // environment variable can.
 const DefaultChromium = config.DefaultChromium
 
-// Ready is the one JSON line the host writes to its notify file when it is serving (or
-// {"error":…} when it could not start).
-type Ready struct {
-	PID        int    `json:"pid"`
-	Profile    string `json:"profile"`
-	Chromium   string `json:"chromium"`
-	MovedAside string `json:"profile_moved_aside,omitempty"`
-	Reason     string `json:"profile_moved_aside_reason,omitempty"`
-
-	MigratedFrom string          `json:"profile_migrated_from,omitempty"`
-	NotMigrated  []LegacyProfile `json:"profile_not_migrated,omitempty"`
-}
-
 // RunOptions configure Run.
 type RunOptions struct {
 	Getenv  func(string) string // the environment (Chromium's allowlisted variables, the bus)
@@ -66,7 +53,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	}
 	notified := false
 	fail := func(err error) int {
-		we := ToWire(err)
+		we := wireForm(err)
 		if o.Notify != nil && !notified {
 			b, _ := json.Marshal(struct {
 				Error *wire.Error `json:"error"`
@@ -79,11 +66,11 @@ func Run(ctx context.Context, o RunOptions) int {
 	}
 	getenv, layout := o.Getenv, o.Layout
 	if err := safesock.EnsureDir(layout.Runtime, layout.UID); err != nil {
-		return fail(wire.Errorf(wire.CodeRuntimeDir, "%v", err))
+		return fail(wire.Errorf(wire.CodeRuntimeDir, "%w", err))
 	}
 	lf, err := logfile.Open(layout.HostLog(), 1<<20)
 	if err != nil {
-		return fail(wire.Errorf(wire.CodeRuntimeDir, "%v", err))
+		return fail(wire.Errorf(wire.CodeRuntimeDir, "%w", err))
 	}
 	defer lf.Close()
 	log := slog.New(slog.NewTextHandler(lf, nil))
@@ -92,11 +79,11 @@ func Run(ctx context.Context, o RunOptions) int {
 	}
 	cfgPath, err := layout.Config()
 	if err != nil {
-		return fail(wire.Errorf(wire.CodeConfigInvalid, "%v", err))
+		return fail(wire.Errorf(wire.CodeConfigInvalid, "%w", err))
 	}
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
-		return fail(wire.Errorf(wire.CodeConfigInvalid, "%v", err))
+		return fail(wire.Errorf(wire.CodeConfigInvalid, "%w", err))
 	}
 	bus, _ := keyprobe.SessionBusAddress(getenv) // "" → keyprobe.Check reports VAULT_UNAVAILABLE
 	chromium := cfg.ChromiumPath()
@@ -160,7 +147,7 @@ func Run(ctx context.Context, o RunOptions) int {
 		if errors.As(err, &inUse) {
 			return fail(wire.Errorf(wire.CodeProfileLocked, "another host (pid %d) serves %s", inUse.PID, inUse.Path))
 		}
-		return fail(wire.Errorf(wire.CodeRuntimeDir, "%v", err))
+		return fail(wire.Errorf(wire.CodeRuntimeDir, "%w", err))
 	}
 	defer l.Close()
 	st := h.Status()

@@ -2,20 +2,25 @@ package host
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"strings"
 	"time"
 
-	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
-	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
-	"github.com/headless-dev/headless/profile"
+)
+
+// The params that carry a person's password are zeroed by the method table when they fail to
+// decode (rpc.Zeroer); once decoded, Enroll and CredentialsAdd own and zero them.
+var (
+	_ rpc.Zeroer = (*EnrollParams)(nil)
+	_ rpc.Zeroer = (*CredentialsAddParams)(nil)
 )
 
 // Server answers control.sock requests with a Host.
@@ -27,183 +32,135 @@ type Server struct {
 
 // Serve serves control.sock on l for peers of uid until ctx is done.
 func (s *Server) Serve(ctx context.Context, l net.Listener, uid int) error {
-	return (&rpc.Server{Handler: s.handle, Log: s.Log, UID: uid}).Serve(ctx, l)
+	return (&rpc.Server{Handler: s.Methods().Serve, Log: s.Log, UID: uid}).Serve(ctx, l)
 }
 
-func (s *Server) handle(ctx context.Context, peer rpc.Peer, req wire.Request) []byte {
-	start := time.Now()
+// Methods is control.sock's method table: every method of package control, decoded into its
+// params type and answered by the Host.
+func (s *Server) Methods() *rpc.Methods {
 	h := s.Host
-	var (
-		result  any
-		err     error
-		session string
-	)
-	decode := func(v any) bool {
-		err = rpc.DecodeParams(req.Params, v)
-		return err == nil
-	}
-	switch req.Method {
-	case MethodPing:
-		result = struct{}{}
-	case MethodStatus:
+	t := &rpc.Methods{Log: s.Log, Internal: internalMessage}
+	// session notes the session a request names on its log line.
+	session := func(ctx context.Context, name string) { rpc.Note(ctx, "session", name) }
+
+	rpc.Handle(t, control.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
+	rpc.Handle(t, control.MethodStatus, func(ctx context.Context, _ struct{}) (Status, error) {
 		st := h.Status()
 		if d, err := hardening.Dumpable(); err == nil {
 			st.Undumpable = !d
 		}
-		result = st
-	case MethodShutdown:
-		result = struct {
-			PID int `json:"pid"`
-		}{h.Status().PID}
+		return st, nil
+	})
+	rpc.Handle(t, control.MethodShutdown, func(ctx context.Context, _ struct{}) (control.ShutdownResult, error) {
 		if s.Shutdown != nil {
-			defer time.AfterFunc(50*time.Millisecond, s.Shutdown)
+			time.AfterFunc(50*time.Millisecond, s.Shutdown)
 		}
-	case MethodSessionCreate:
-		var p CreateParams
-		if decode(&p) {
-			session = p.Name
-			result, err = h.CreateSession(ctx, p)
-		}
-	case MethodSessionList:
-		var p struct{}
-		if decode(&p) {
-			result, err = h.Sessions(ctx)
-		}
-	case MethodSessionClose:
-		var p CreateParams
-		if decode(&p) {
-			session = p.Name
-			err = h.CloseSession(ctx, p.Name)
-			result = struct {
-				Closed string `json:"closed"`
-			}{p.Name}
-		}
-	case MethodVisit:
-		var p VisitParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.Visit(ctx, p)
-		}
-	case MethodSnapshot:
-		var p SessionParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.Snapshot(ctx, p.Session)
-		}
-	case MethodClick:
-		var p RefParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.Click(ctx, p)
-		}
-	case MethodFill:
-		var p FillParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.Fill(ctx, p)
-		}
-	case MethodPress:
-		var p PressParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.Press(ctx, p)
-		}
-	case MethodWait:
-		var p WaitParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.Wait(ctx, p)
-		}
-	case MethodAuthLogin:
-		var p AuthParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.AuthLogin(ctx, p)
-		}
-	case MethodAuthEnroll:
-		// The params hold the person's password (from the CLI's hand-built frame): decoded
-		// here, owned and zeroed by Enroll, never logged (only the session is).
-		var p EnrollParams
-		if decode(&p) {
-			session = p.Session
-			if err = peerHasTTY(peer.PID); err == nil {
-				result, err = h.Enroll(ctx, p)
-			} else {
-				credential.Zero(p.Secret)
-			}
-		} else {
+		return control.ShutdownResult{PID: h.Status().PID}, nil
+	})
+	rpc.Handle(t, control.MethodSessionCreate, func(ctx context.Context, p CreateParams) (SessionInfo, error) {
+		session(ctx, p.Name)
+		return h.CreateSession(ctx, p)
+	})
+	rpc.Handle(t, control.MethodSessionList, func(ctx context.Context, _ struct{}) (SessionList, error) {
+		return h.Sessions(ctx)
+	})
+	rpc.Handle(t, control.MethodSessionClose, func(ctx context.Context, p control.CloseParams) (control.SessionClosed, error) {
+		session(ctx, p.Name)
+		return control.SessionClosed{Closed: p.Name}, h.CloseSession(ctx, p.Name)
+	})
+	rpc.Handle(t, control.MethodVisit, func(ctx context.Context, p VisitParams) (PageResult, error) {
+		session(ctx, p.Session)
+		return h.Visit(ctx, p)
+	})
+	rpc.Handle(t, control.MethodSnapshot, func(ctx context.Context, p SessionParams) (SnapshotResult, error) {
+		session(ctx, p.Session)
+		return h.Snapshot(ctx, p.Session)
+	})
+	rpc.Handle(t, control.MethodClick, func(ctx context.Context, p RefParams) (PageResult, error) {
+		session(ctx, p.Session)
+		return h.Click(ctx, p)
+	})
+	rpc.Handle(t, control.MethodFill, func(ctx context.Context, p FillParams) (FillResult, error) {
+		session(ctx, p.Session)
+		return h.Fill(ctx, p)
+	})
+	rpc.Handle(t, control.MethodPress, func(ctx context.Context, p PressParams) (PageResult, error) {
+		session(ctx, p.Session)
+		return h.Press(ctx, p)
+	})
+	rpc.Handle(t, control.MethodWait, func(ctx context.Context, p WaitParams) (PageResult, error) {
+		session(ctx, p.Session)
+		return h.Wait(ctx, p)
+	})
+	rpc.Handle(t, control.MethodScreenshot, func(ctx context.Context, p SessionParams) (ScreenshotResult, error) {
+		session(ctx, p.Session)
+		return h.Screenshot(ctx, p.Session)
+	})
+	rpc.Handle(t, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (ClearResult, error) {
+		return h.ClearProfile(ctx)
+	})
+	rpc.Handle(t, control.MethodAuthLogin, func(ctx context.Context, p AuthParams) (AuthResult, error) {
+		session(ctx, p.Session)
+		return h.AuthLogin(ctx, p)
+	})
+	// The params hold the person's password (from the CLI's hand-built frame): owned and
+	// zeroed by Enroll, never logged (only the session is). The table zeroes params that
+	// failed to decode.
+	rpc.Handle(t, control.MethodAuthEnroll, func(ctx context.Context, p EnrollParams) (EnrollResult, error) {
+		session(ctx, p.Session)
+		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
 			credential.Zero(p.Secret)
+			return EnrollResult{}, err
 		}
-	case MethodAuthEnrollSave:
-		var p EnrollSaveParams
-		if decode(&p) {
-			result, err = h.EnrollSave(ctx, p)
-		}
-	case MethodAuthEnrollDiscard:
-		var p EnrollTokenParams
-		if decode(&p) {
-			result, err = h.EnrollDiscard(p)
-		}
-	case MethodCredentialsList:
-		var p CredentialsListParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.CredentialsList(ctx, p)
-		}
-	case MethodCredentialsAdd:
-		// The params hold the person's password (from the CLI's hand-built frame): decoded
-		// here, owned and zeroed by CredentialsAdd, never logged.
-		var p CredentialsAddParams
-		if decode(&p) {
-			session = p.Session
-			if err = peerHasTTY(peer.PID); err == nil {
-				result, err = h.CredentialsAdd(ctx, p)
-			} else {
-				credential.Zero(p.Secret)
-			}
-		} else {
+		return h.Enroll(ctx, p)
+	})
+	rpc.Handle(t, control.MethodAuthEnrollSave, func(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
+		return h.EnrollSave(ctx, p)
+	})
+	rpc.Handle(t, control.MethodAuthEnrollDiscard, func(ctx context.Context, p EnrollTokenParams) (EnrollDiscarded, error) {
+		return h.EnrollDiscard(p)
+	})
+	rpc.Handle(t, control.MethodCredentialsList, func(ctx context.Context, p CredentialsListParams) (brokerapi.ListResult, error) {
+		session(ctx, p.Session)
+		return h.CredentialsList(ctx, p)
+	})
+	// As auth.enroll: the password is CredentialsAdd's to zero.
+	rpc.Handle(t, control.MethodCredentialsAdd, func(ctx context.Context, p CredentialsAddParams) (brokerapi.Credential, error) {
+		session(ctx, p.Session)
+		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
 			credential.Zero(p.Secret)
+			return brokerapi.Credential{}, err
 		}
-	case MethodCredentialsRemove:
-		var p CredentialsRemoveParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.CredentialsRemove(ctx, p)
-		}
-	case MethodCredentialsVerify:
-		var p VerifyParams
-		if decode(&p) {
-			result, err = h.CredentialsVerify(ctx, p)
-		}
-	case MethodProfileClear:
-		var p struct{}
-		if decode(&p) {
-			result, err = h.ClearProfile(ctx)
-		}
-	case MethodScreenshot:
-		var p SessionParams
-		if decode(&p) {
-			session = p.Session
-			result, err = h.Screenshot(ctx, p.Session)
-		}
-	default:
-		err = wire.Errorf(wire.CodeUnknownMethod, "unknown method %q", bound(req.Method, 64))
+		return h.CredentialsAdd(ctx, p)
+	})
+	rpc.Handle(t, control.MethodCredentialsRemove, func(ctx context.Context, p CredentialsRemoveParams) (struct{}, error) {
+		session(ctx, p.Session)
+		return h.CredentialsRemove(ctx, p)
+	})
+	rpc.Handle(t, control.MethodCredentialsVerify, func(ctx context.Context, p VerifyParams) (VerifyResult, error) {
+		return h.CredentialsVerify(ctx, p)
+	})
+	return t
+}
+
+// wireForm is err's wire form as the host answers it (wire.From's), with the message of an
+// error no code claims (a bug) bounded as internalMessage says.
+func wireForm(err error) *wire.Error {
+	we := wire.From(err)
+	if wire.Uncoded(err) {
+		we.Message = internalMessage(err)
 	}
-	var out []byte
-	if err == nil {
-		out, err = wire.ResultFrame(req.ID, result)
+	return we
+}
+
+// internalMessage is what the peer is told of an error no code claims (a bug; host.log has
+// it in full).
+func internalMessage(err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, "cdp error") {
+		msg = "browser error: " + msg
 	}
-	args := []any{"method", bound(req.Method, 64), "session", bound(session, 64), "peer_pid", peer.PID, "ms", time.Since(start).Milliseconds()}
-	if err != nil {
-		we := ToWire(err)
-		if we.Code == wire.CodeInternal {
-			s.Log.Error("internal error", append(args, "err", err)...)
-		}
-		s.Log.Info("request failed", append(args, "code", we.Code)...)
-		return wire.ErrorFrame(req.ID, we)
-	}
-	s.Log.Info("request", args...)
-	return out
+	return bound(msg, 300)
 }
 
 // peerHasTTY refuses an enrollment from a process without a controlling terminal: the CLI
@@ -214,35 +171,4 @@ func peerHasTTY(pid int) error {
 		return nil
 	}
 	return wire.Errorf(wire.CodeNoTTY, "auth.enroll is accepted only from a process with a controlling terminal")
-}
-
-// ToWire maps host errors to their stable codes.
-func ToWire(err error) *wire.Error {
-	var we *wire.Error
-	var le *profile.LockedError
-	switch {
-	case errors.As(err, &we):
-		return we
-	case errors.As(err, &le):
-		return wire.Errorf(wire.CodeProfileLocked, "%v", err)
-	case errors.Is(err, profile.ErrClear):
-		return wire.Errorf(wire.CodeProfileClear, "%v", err)
-	case errors.Is(err, keyprobe.ErrLocked):
-		return wire.Errorf(wire.CodeVaultLocked, "%v", err)
-	case errors.Is(err, keyprobe.ErrUnavailable):
-		return wire.Errorf(wire.CodeVaultUnavail, "%v", err)
-	case errors.Is(err, cdp.ErrCrashed), errors.Is(err, cdp.ErrClosed):
-		return wire.Errorf(wire.CodeBrowserCrashed, "%v", err)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return wire.Errorf(wire.CodeTimeout, "%v", err)
-	case errors.Is(err, credential.ErrInvalid):
-		return wire.Errorf(wire.CodeInvalidArgument, "%v", err)
-	case errors.Is(err, rpc.ErrUnreachable):
-		return wire.Errorf(wire.CodeBrokerUnavail, "%v", err)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "cdp error") {
-		msg = "browser error: " + msg
-	}
-	return &wire.Error{Code: wire.CodeInternal, Message: bound(msg, 300), Hint: "this is a bug; host.log in the runtime dir has details"}
 }

@@ -292,7 +292,7 @@ func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *E
 	if err == nil {
 		return nil
 	}
-	out := *ToWire(err)
+	out := *wireForm(err)
 	out.Message += note
 	return &out
 }

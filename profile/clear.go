@@ -7,10 +7,11 @@ import (
 	"os"
 
 	"github.com/headless-dev/headless/internal/atomicfile"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // ErrClear is matched by errors.Is for a [*ClearError].
-var ErrClear = errors.New("profile clear failed")
+var ErrClear = wire.Sentinel(wire.CodeProfileClear, "profile clear failed")
 
 // ClearError reports a failed [Profile.Clear]. Either way the profile path holds a complete,
 // usable profile: the old one when Cleared is false, a fresh one when it is true (and only
@@ -29,6 +30,9 @@ func (e *ClearError) Error() string {
 
 // Is matches ErrClear.
 func (e *ClearError) Is(target error) bool { return target == ErrClear }
+
+// WireCode is PROFILE_CLEAR_FAILED.
+func (e *ClearError) WireCode() wire.Code { return wire.CodeProfileClear }
 
 // Unwrap returns the failure.
 func (e *ClearError) Unwrap() error { return e.err }

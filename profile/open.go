@@ -12,6 +12,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/lockfile"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // PasswordStore is the only password store a durable profile is launched with.
@@ -26,7 +27,7 @@ const (
 )
 
 // ErrLocked is matched by errors.Is for a [*LockedError].
-var ErrLocked = errors.New("profile is locked")
+var ErrLocked = wire.Sentinel(wire.CodeProfileLocked, "profile is locked")
 
 // LockedError reports that another owner holds the profile lock.
 type LockedError struct {
@@ -44,6 +45,9 @@ func (e *LockedError) Error() string {
 
 // Is matches ErrLocked.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// WireCode is PROFILE_LOCKED.
+func (e *LockedError) WireCode() wire.Code { return wire.CodeProfileLocked }
 
 // Unwrap returns the underlying lock error (a *lockfile.HeldError).
 func (e *LockedError) Unwrap() error { return e.err }

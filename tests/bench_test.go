@@ -5,6 +5,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,14 +17,13 @@ import (
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
-	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/broker"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/vault"
 )
@@ -72,18 +72,18 @@ func BenchmarkRelease(b *testing.B) {
 	e, _ := benchBroker(b, "approve")
 	e.start(b)
 	ctx := context.Background()
-	cl, err := rpc.Dial(ctx, filepath.Join(e.runDir(), "control.sock"))
+	conn, err := net.Dial("unix", filepath.Join(e.runDir(), "control.sock"))
 	if err != nil {
 		b.Fatal(err)
 	}
+	cl := control.NewClient(conn)
 	defer cl.Close()
 	var s samples
 	for b.Loop() {
 		start := time.Now()
-		var r host.VerifyResult
-		err := cl.Call(ctx, host.MethodCredentialsVerify, host.VerifyParams{Origin: origin, Alias: "bench"}, &r)
+		r, err := cl.CredentialsVerify(ctx, control.VerifyParams{Origin: origin, Alias: "bench"})
 		s = append(s, time.Since(start))
-		if err != nil || r.Status != "released" {
+		if err != nil || !r.Released {
 			b.Fatal(r, err)
 		}
 	}

@@ -231,7 +231,7 @@ func TestEnrollListVerifyRemove(t *testing.T) {
 	// says it is a verification and names the host as requester and the CLI behind it.
 	e.start(t)
 	r = e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "staging-admin", "--json")
-	if r.code != 0 || !strings.Contains(r.stdout, `"status":"released"`) {
+	if r.code != 0 || !strings.Contains(r.stdout, `"released":true`) {
 		t.Fatalf("verify: %+v", r)
 	}
 	prompts := presencetest.Prompts(t, plog)
@@ -290,7 +290,7 @@ func TestNoTTYNeverReadsStdin(t *testing.T) {
 		t.Fatalf("add without a terminal: %+v", r)
 	}
 	r = e.run("", "headless", "credentials", "add", "--origin", origin, "--account", "a", "--alias", "piped")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "headless: error: ") || !strings.Contains(r.stderr, "\nhint: ") {
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "headless: error: NO_TTY: ") || !strings.Contains(r.stderr, "\nhint: ") {
 		t.Fatalf("human error format: %+v", r)
 	}
 	r = e.run("", "headless", "credentials", "list", "--json")

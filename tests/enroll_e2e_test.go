@@ -204,7 +204,10 @@ func TestIsolatedStore(t *testing.T) {
 		if got := aliasesIn(t, e); !slices.Equal(got, []string{"vaultmain"}) {
 			t.Fatalf("vault list: %v", got)
 		}
-		e.fails(t, "SESSION_UNKNOWN", "credentials", "list", "--session", "default")
+		// --session names the session; default signs in with the vault.
+		if got := aliasesIn(t, e, "--session", "default"); !slices.Equal(got, []string{"vaultmain"}) {
+			t.Fatalf("list --session default: %v", got)
+		}
 		e.fails(t, "SESSION_UNKNOWN", "credentials", "list", "--session", "nosuch")
 
 		// The isolated session is offered and uses only its own alias.

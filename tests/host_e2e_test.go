@@ -86,11 +86,11 @@ func (o outline) ref(t *testing.T, kind, text string) string {
 func TestStartIsIdempotentAndStatusReports(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	first := e.start(t)
-	if first["status"] != "started" {
+	if first["started"] != true {
 		t.Fatalf("first start: %v", first)
 	}
 	second := e.start(t)
-	if second["status"] != "running" {
+	if second["started"] != false {
 		t.Fatalf("second start: %v", second)
 	}
 	h1, _ := first["host"].(map[string]any)
@@ -286,18 +286,18 @@ func TestIsolatedSessionsAreSeparate(t *testing.T) {
 
 	var list struct {
 		Sessions []struct {
-			Name     string `json:"name"`
-			Isolated bool   `json:"isolated"`
-			URL      string `json:"url"`
-			Title    string `json:"title"`
-			Status   string `json:"status"`
+			Name       string `json:"name"`
+			Isolated   bool   `json:"isolated"`
+			URL        string `json:"url"`
+			Title      string `json:"title"`
+			Responsive bool   `json:"responsive"`
 		} `json:"sessions"`
 	}
 	e.ok(t, &list, "session", "list")
 	names := []string{}
 	for _, s := range list.Sessions {
 		names = append(names, s.Name)
-		if s.Status != "ready" || s.Isolated != strings.HasPrefix(s.Name, "iso") || !strings.HasSuffix(s.URL, "/echo") || s.Title != "Echo" {
+		if !s.Responsive || s.Isolated != strings.HasPrefix(s.Name, "iso") || !strings.HasSuffix(s.URL, "/echo") || s.Title != "Echo" {
 			t.Errorf("session %+v", s)
 		}
 	}

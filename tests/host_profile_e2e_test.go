@@ -28,8 +28,8 @@ import (
 
 // profStart is the --json result of 'headless start'.
 type profStart struct {
-	Status string `json:"status"`
-	Host   struct {
+	Started bool `json:"started"`
+	Host    struct {
 		PID        int    `json:"pid"`
 		Profile    string `json:"profile"`
 		Chromium   string `json:"chromium"`
@@ -264,7 +264,7 @@ func TestCookiesAndStorageSurviveStopStart(t *testing.T) {
 	e.setCookie(t, srv.URL, v)
 	e.profRun(t, nil, "stop")
 	s := e.profStart(t)
-	if s.Status != "started" || s.Host.MovedAside != "" {
+	if !s.Started || s.Host.MovedAside != "" {
 		t.Fatalf("restart of a healthy profile: %+v", s)
 	}
 	wantEcho(t, e.profEcho(t, srv.URL), v, v)
@@ -560,7 +560,7 @@ func TestHostKill9Recovers(t *testing.T) {
 	}
 
 	s := e.profStart(t)
-	if s.Status != "started" || s.Host.PID == st.Host.PID || s.Host.MovedAside != "" {
+	if !s.Started || s.Host.PID == st.Host.PID || s.Host.MovedAside != "" {
 		t.Fatalf("start after kill -9 of the host: %+v", s)
 	}
 	if st2 := e.profStatus(t); !st2.Host.Running || st2.Host.LockOwner != s.Host.PID {

@@ -501,7 +501,7 @@ func TestBrokerdStartsOnlyItsOwnHost(t *testing.T) {
 	// Its own build, named explicitly, is started.
 	e.stopBroker()
 	e.writeConfig(fmt.Sprintf(`{"host_program":%q}`, filepath.Join(binDir, "headless")))
-	if s := e.start(t); s["status"] != "started" {
+	if s := e.start(t); s["started"] != true {
 		t.Fatalf("start with its own build: %v", s)
 	}
 }

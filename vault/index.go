@@ -51,7 +51,7 @@ func (x *index) load() ([]Record, error) {
 	}
 	defer f.Close()
 	if err := regularOwned(f); err != nil {
-		return nil, fmt.Errorf("read credentials index: %w: %s: %v", ErrUnavailable, x.path, err)
+		return nil, fmt.Errorf("read credentials index: %w: %s: %w", ErrUnavailable, x.path, err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, indexMax+1))
 	if err != nil {

@@ -41,22 +41,23 @@ package vault
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
-// Sentinel errors callers branch on. Implementations wrap them with context.
+// Sentinel errors callers branch on, each with its wire code. Implementations wrap them with
+// context.
 var (
-	ErrLocked       = errors.New("vault is locked")
-	ErrUnavailable  = errors.New("vault is unavailable")
-	ErrAliasExists  = errors.New("alias already exists for this origin")
-	ErrAliasUnknown = errors.New("no such alias for this origin")
-	ErrFull         = errors.New("vault store is full")
+	ErrLocked       = wire.Sentinel(wire.CodeVaultLocked, "vault is locked")
+	ErrUnavailable  = wire.Sentinel(wire.CodeVaultUnavail, "vault is unavailable")
+	ErrAliasExists  = wire.Sentinel(wire.CodeAliasExists, "alias already exists for this origin")
+	ErrAliasUnknown = wire.Sentinel(wire.CodeAliasUnknown, "no such alias for this origin")
+	ErrFull         = wire.Sentinel(wire.CodeVaultFull, "vault store is full")
 	// ErrNoKeyring: the dedicated collection the store was opened on does not exist yet.
-	ErrNoKeyring = errors.New("the headless keyring does not exist yet")
+	ErrNoKeyring = wire.Sentinel(wire.CodeVaultNoKeyring, "the headless keyring does not exist yet")
 )
 
 // MaxList bounds the records returned by one List. Every record is bounded by the limits of

@@ -6,9 +6,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 
+	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/cli"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/xdg"
 )
 
@@ -21,11 +24,17 @@ func main() {
 	}
 	layout := xdg.New(os.Getenv, os.Getuid())
 	os.Exit(cli.Run(context.Background(), os.Args[1:], cli.Env{
-		Stdout:  os.Stdout,
-		Stderr:  os.Stderr,
-		Getenv:  os.Getenv,
-		Layout:  layout,
-		OpenTTY: cli.OpenTTY,
-		Broker:  cli.BrokerDialer(layout),
+		Stdout:           os.Stdout,
+		Stderr:           os.Stderr,
+		Getenv:           os.Getenv,
+		Layout:           layout,
+		OpenTTY:          cli.OpenTTY,
+		Broker:           cli.BrokerDialer(layout),
+		DialBroker:       cli.BrokerSocket(layout),
+		DialControl:      cli.ControlSocket(layout),
+		StderrIsTerminal: cli.StderrIsTerminal,
+		Signal:           syscall.Kill,
+		Alive:            procstat.Alive,
+		ClearStopped:     host.ClearStopped,
 	}))
 }

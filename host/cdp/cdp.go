@@ -45,16 +45,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // MaxMessage bounds one message from the browser (screenshots and DOM snapshots are large).
 const MaxMessage = 64 << 20
 
 var (
-	// ErrCrashed reports a browser that went away without being asked to.
-	ErrCrashed = errors.New("browser crashed")
-	// ErrClosed reports a browser closed by Close or Kill.
-	ErrClosed = errors.New("browser closed")
+	// ErrCrashed reports a browser that went away without being asked to (BROWSER_CRASHED).
+	ErrCrashed = wire.Sentinel(wire.CodeBrowserCrashed, "browser crashed")
+	// ErrClosed reports a browser closed by Close or Kill (BROWSER_CRASHED to a verb that
+	// needed it).
+	ErrClosed = wire.Sentinel(wire.CodeBrowserCrashed, "browser closed")
 	// ErrTargetCrashed reports a call to a session whose renderer crashed (Chromium then never
 	// answers it): pending calls fail with it at once, later ones without being sent.
 	ErrTargetCrashed = errors.New("the page's renderer crashed")
@@ -219,7 +221,7 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 // end given to the browser is duplicated onto its fd 3 or 4 by exec), used one way like a pipe:
 // r for reading, w for writing.
 func socketPair() (r, w *os.File, err error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := socketpairCloexec()
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
 	}
@@ -245,7 +247,7 @@ func (b *Browser) fail(err error) {
 		if b.closing {
 			b.err = ErrClosed
 		} else {
-			b.err = fmt.Errorf("%w: %v", ErrCrashed, err)
+			b.err = fmt.Errorf("%w: %w", ErrCrashed, err)
 		}
 	}
 	pend := b.pending

@@ -107,7 +107,7 @@ func decode(raw []byte) (*snap, error) {
 	}
 	var r rawSnapshot
 	if err := json.Unmarshal(raw, &r); err != nil { // also refuses trailing data
-		return nil, fmt.Errorf("%w: decode: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: decode: %w", ErrMalformed, err)
 	}
 	if len(r.Documents) == 0 {
 		return nil, fmt.Errorf("%w: no documents", ErrMalformed)
@@ -119,7 +119,7 @@ func decode(raw []byte) (*snap, error) {
 	for i := range r.Documents {
 		d, err := s.newDocument(i, &r.Documents[i], len(r.Documents))
 		if err != nil {
-			return nil, fmt.Errorf("%w: document %d: %v", ErrMalformed, i, err)
+			return nil, fmt.Errorf("%w: document %d: %w", ErrMalformed, i, err)
 		}
 		s.docs = append(s.docs, d)
 	}

@@ -10,8 +10,11 @@
 //     the read-only Secret Service probe for Chromium's cookie key.
 //   - vault and challenge know no browser: they never depend on host, host/... (cdp,
 //     snapshot), profile or the CLI.
-//   - internal/broker is imported only by cmd/brokerd; profile only by host; internal/credential
-//     and internal/keyprobe import nothing of headless (leaves).
+//   - internal/broker is imported only by cmd/brokerd; profile only by host; internal/wire
+//     imports nothing of headless, and internal/credential and internal/keyprobe nothing but
+//     internal/wire (leaves: their sentinels carry wire codes).
+//   - host/control (control.sock's protocol and client, under the CLI and the MCP server)
+//     links neither the browser engine (host, host/cdp, profile, keyprobe) nor brokerd's side.
 //   - No production binary links a test stand-in (presencetest, realtest, fakepinentry).
 //
 // The test runs `go list -deps` with the toolchain that runs it; it never skips.

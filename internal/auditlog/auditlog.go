@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 const (
@@ -94,6 +95,9 @@ type VerifyError struct {
 func (e *VerifyError) Error() string {
 	return fmt.Sprintf("audit: %s:%d: record %d: %s", e.File, e.Line, e.Seq, e.Reason)
 }
+
+// WireCode is AUDIT_TAMPERED: the chain is broken at the record named.
+func (e *VerifyError) WireCode() wire.Code { return wire.CodeAuditTampered }
 
 // entry is one line read back from the log.
 type entry struct {
@@ -310,7 +314,7 @@ func Parse(line []byte) (Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return r, fmt.Errorf("malformed record: %v", err)
+		return r, fmt.Errorf("malformed record: %w", err)
 	}
 	canon, err := json.Marshal(r)
 	if err != nil || !bytes.Equal(canon, line) {

@@ -35,9 +35,9 @@ func (s *Server) record(op string, err error, peer Peer, r audit.Record) error {
 	case err == nil:
 		r.Decision = "ok"
 	case op == "release":
-		r.Decision, r.Code = "deny", string(s.toWire(err).Code)
+		r.Decision, r.Code = "deny", string(wire.From(err).Code)
 	default:
-		r.Decision, r.Code = "error", string(s.toWire(err).Code)
+		r.Decision, r.Code = "error", string(wire.From(err).Code)
 	}
 	if op == "release" {
 		r.Provider = s.Presence.Name()

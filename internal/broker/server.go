@@ -68,7 +68,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -81,7 +80,6 @@ import (
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
-	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -126,6 +124,9 @@ type Server struct {
 
 	helloMu sync.Mutex
 	hellos  map[*rpc.Conn]*wire.Error // each connection's host.hello verdict (nil: it matched)
+
+	tableOnce sync.Once
+	table     *rpc.Methods
 }
 
 // LoopbackFinder names the process listening on a loopback origin (loopback.Finder).
@@ -161,7 +162,7 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 }
 
 func (s *Server) rpc(uid int) *rpc.Server {
-	return &rpc.Server{Handler: s.handle, Log: s.log(), UID: uid, MaxConns: s.MaxConns, OnClose: s.connClosed}
+	return &rpc.Server{Handler: s.methods().Serve, Log: s.log(), UID: uid, MaxConns: s.MaxConns, OnClose: s.connClosed}
 }
 
 func (s *Server) log() *slog.Logger {
@@ -171,136 +172,94 @@ func (s *Server) log() *slog.Logger {
 	return s.Log
 }
 
-// handle answers one request with one frame.
-func (s *Server) handle(ctx context.Context, peer Peer, req wire.Request) []byte {
-	start := time.Now()
-	if req.Method != brokerapi.MethodRelease && req.Method != brokerapi.MethodHostStart && !s.prompts(req.Method) {
-		// A hung Secret Service must not hold a request forever. A release (and a write that
-		// needs the keyring's prompt) is bounded by the presence timeout plus this bound on
-		// each vault call (see release and write).
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, VaultTimeout)
-		defer cancel()
-	}
-	var (
-		result any
-		err    error
-		attrs  []any
-	)
-	switch req.Method {
-	case brokerapi.MethodVersion:
-		v := brokerapi.VersionResult{Version: s.Version, Protocol: brokerapi.Protocol, PID: s.PID, Presence: s.Presence.Name(), Started: s.Started}
-		if s.Hosts != nil {
-			v.HostPID, _ = s.Hosts.Running()
+// An add's params carry the password: zeroed by the table when they fail to decode, by the
+// handler otherwise.
+var _ rpc.Zeroer = (*brokerapi.AddParams)(nil)
+
+// methods is broker.sock's method table (built once).
+func (s *Server) methods() *rpc.Methods {
+	s.tableOnce.Do(func() {
+		t := &rpc.Methods{
+			Log:      s.log(),
+			Internal: func(error) string { return "internal error" }, // the details are in brokerd.log
+			Context:  s.requestContext,
 		}
-		if s.Facts != nil {
-			v.Facts = s.Facts()
-		}
-		result = v
-	case brokerapi.MethodHostStart:
-		if err = rpc.DecodeParams(req.Params, &struct{}{}); err == nil {
-			result, err = s.startHost(ctx)
-		}
-	case brokerapi.MethodHostHello:
-		var p brokerapi.HelloParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			result, err = s.hello(rpc.ConnOf(ctx), p)
-		}
-	case brokerapi.MethodPing:
-		result = struct{}{}
-	case brokerapi.MethodCredentialsList:
-		var p brokerapi.ListParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			result, err = s.list(ctx, rpc.ConnOf(ctx), p)
-			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
-		}
-	case brokerapi.MethodCredentialsAdd:
-		var p brokerapi.AddParams
-		err = rpc.DecodeParams(req.Params, &p)
-		if err == nil {
-			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
-			result, err = s.add(ctx, rpc.ConnOf(ctx), p)
-			s.record("add", err, peer, audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
-		}
-		credential.Zero(p.Secret)
-	case brokerapi.MethodCredentialsInit:
-		if err = rpc.DecodeParams(req.Params, &struct{}{}); err == nil {
-			result, err = s.init(ctx)
-			s.record("init", err, peer, audit.Record{})
-		}
-	case brokerapi.MethodCredentialsRm:
-		var p brokerapi.RemoveParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			attrs = append(attrs, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
-			result, err = s.remove(ctx, rpc.ConnOf(ctx), p)
-			s.record("remove", err, peer, audit.Record{Origin: p.Origin, Alias: p.Alias, Session: p.Session})
-		}
-	case brokerapi.MethodChallengeIssue:
-		var p brokerapi.ChallengeParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			attrs = append(attrs, "origin", p.Origin, "session", p.Session)
-			result, err = s.issue(ctx, rpc.ConnOf(ctx), p)
-		}
-	case brokerapi.MethodSessionOpen:
-		var p brokerapi.SessionOpenParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			attrs = append(attrs, "session", p.Session)
-			result, err = s.openSession(rpc.ConnOf(ctx), p)
-		}
-	case brokerapi.MethodSessionClose:
-		var p brokerapi.SessionCloseParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			attrs = append(attrs, "session", p.Session)
-			result, err = s.closeSession(rpc.ConnOf(ctx), p)
-		}
-	case brokerapi.MethodProfileCleared:
-		var p brokerapi.ProfileClearedParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			n := s.wipeOwned(rpc.ConnOf(ctx), "profile cleared")
-			result = struct{}{}
-			s.record("clear", nil, peer, audit.Record{})
-			attrs = append(attrs, "sessions_closed", p.SessionsClosed, "stores_wiped", n)
-		}
-	case brokerapi.MethodRelease:
-		var p brokerapi.ReleaseParams
-		if err = rpc.DecodeParams(req.Params, &p); err == nil {
-			attrs = append(attrs, "alias", p.Alias, "session", p.Session)
-			var frame []byte
-			frame, err = s.release(ctx, peer, req.ID, p)
-			if err == nil {
-				s.logDone(req.Method, peer, start, nil, attrs)
-				return frame
+		rpc.Handle(t, brokerapi.MethodVersion, func(ctx context.Context, _ struct{}) (brokerapi.VersionResult, error) {
+			v := brokerapi.VersionResult{Version: s.Version, Protocol: brokerapi.Protocol, PID: s.PID, Presence: s.Presence.Name(), Started: s.Started}
+			if s.Hosts != nil {
+				v.HostPID, _ = s.Hosts.Running()
 			}
-		}
-	default:
-		err = wire.Errorf(wire.CodeUnknownMethod, "unknown method %q", truncate(req.Method, 64))
-	}
-	if err == nil {
-		out, eerr := wire.ResultFrame(req.ID, result)
-		if eerr == nil {
-			s.logDone(req.Method, peer, start, nil, attrs)
-			return out
-		}
-		err = eerr
-	}
-	werr := s.toWire(err)
-	s.logDone(req.Method, peer, start, werr, attrs)
-	return wire.ErrorFrame(req.ID, werr)
+			if s.Facts != nil {
+				v.Facts = s.Facts()
+			}
+			return v, nil
+		})
+		rpc.Handle(t, brokerapi.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
+		rpc.Handle(t, brokerapi.MethodHostStart, func(ctx context.Context, _ struct{}) (brokerapi.HostStartResult, error) {
+			return s.startHost(ctx)
+		})
+		rpc.Handle(t, brokerapi.MethodHostHello, func(ctx context.Context, p brokerapi.HelloParams) (struct{}, error) {
+			return s.hello(rpc.ConnOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodCredentialsList, func(ctx context.Context, p brokerapi.ListParams) (brokerapi.ListResult, error) {
+			rpc.Note(ctx, "origin", p.Origin, "session", p.Session)
+			return s.list(ctx, rpc.ConnOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodCredentialsAdd, func(ctx context.Context, p brokerapi.AddParams) (brokerapi.Credential, error) {
+			defer credential.Zero(p.Secret)
+			rpc.Note(ctx, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
+			res, err := s.add(ctx, rpc.ConnOf(ctx), p)
+			s.record("add", err, rpc.PeerOf(ctx), audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
+			return res, err
+		})
+		rpc.Handle(t, brokerapi.MethodCredentialsInit, func(ctx context.Context, _ struct{}) (brokerapi.InitResult, error) {
+			res, err := s.init(ctx)
+			s.record("init", err, rpc.PeerOf(ctx), audit.Record{})
+			return res, err
+		})
+		rpc.Handle(t, brokerapi.MethodCredentialsRm, func(ctx context.Context, p brokerapi.RemoveParams) (struct{}, error) {
+			rpc.Note(ctx, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
+			res, err := s.remove(ctx, rpc.ConnOf(ctx), p)
+			s.record("remove", err, rpc.PeerOf(ctx), audit.Record{Origin: p.Origin, Alias: p.Alias, Session: p.Session})
+			return res, err
+		})
+		rpc.Handle(t, brokerapi.MethodChallengeIssue, func(ctx context.Context, p brokerapi.ChallengeParams) (brokerapi.ChallengeResult, error) {
+			rpc.Note(ctx, "origin", p.Origin, "session", p.Session)
+			return s.issue(ctx, rpc.ConnOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodSessionOpen, func(ctx context.Context, p brokerapi.SessionOpenParams) (struct{}, error) {
+			rpc.Note(ctx, "session", p.Session)
+			return s.openSession(rpc.ConnOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodSessionClose, func(ctx context.Context, p brokerapi.SessionCloseParams) (struct{}, error) {
+			rpc.Note(ctx, "session", p.Session)
+			return s.closeSession(rpc.ConnOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodProfileCleared, func(ctx context.Context, p brokerapi.ProfileClearedParams) (struct{}, error) {
+			n := s.wipeOwned(rpc.ConnOf(ctx), "profile cleared")
+			s.record("clear", nil, rpc.PeerOf(ctx), audit.Record{})
+			rpc.Note(ctx, "sessions_closed", p.SessionsClosed, "stores_wiped", n)
+			return struct{}{}, nil
+		})
+		// The one reply that carries a secret: release builds its frame by hand.
+		rpc.HandleFrame(t, brokerapi.MethodRelease, func(ctx context.Context, id uint64, p brokerapi.ReleaseParams) ([]byte, error) {
+			rpc.Note(ctx, "alias", p.Alias, "session", p.Session)
+			return s.release(ctx, rpc.PeerOf(ctx), id, p)
+		})
+		s.table = t
+	})
+	return s.table
 }
 
-func (s *Server) logDone(method string, peer Peer, start time.Time, werr *wire.Error, attrs []any) {
-	args := []any{"method", truncate(method, 64), "peer_pid", peer.PID, "ms", float64(time.Since(start).Microseconds()) / 1000}
-	for _, a := range attrs {
-		if v, ok := a.(string); ok {
-			a = truncate(v, 128) // values are logged before validation; keep lines bounded
-		}
-		args = append(args, a)
+// requestContext bounds every request but a release, host.start and a write that waits for
+// the keyring's prompt: a hung Secret Service must not hold a request forever. A release (and
+// a write that needs the keyring's prompt) is bounded by the presence timeout plus this bound
+// on each vault call (see release and write).
+func (s *Server) requestContext(ctx context.Context, method string) (context.Context, context.CancelFunc) {
+	if method == brokerapi.MethodRelease || method == brokerapi.MethodHostStart || s.prompts(method) {
+		return ctx, func() {}
 	}
-	if werr != nil {
-		s.log().Info("request failed", append(args, "code", werr.Code)...)
-		return
-	}
-	s.log().Info("request", args...)
+	return context.WithTimeout(ctx, VaultTimeout)
 }
 
 func truncate(s string, n int) string {
@@ -308,43 +267,4 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-// toWire maps an error to its stable code.
-func (s *Server) toWire(err error) *wire.Error {
-	var we *wire.Error
-	if errors.As(err, &we) {
-		return we
-	}
-	codes := []struct {
-		sentinel error
-		code     wire.Code
-	}{
-		{presence.ErrAutoUnlock, wire.CodePresenceAutoUnlock},
-		{vault.ErrNoKeyring, wire.CodeVaultNoKeyring},
-		{vault.ErrLocked, wire.CodeVaultLocked},
-		{vault.ErrUnavailable, wire.CodeVaultUnavail},
-		{vault.ErrAliasExists, wire.CodeAliasExists},
-		{vault.ErrAliasUnknown, wire.CodeAliasUnknown},
-		{vault.ErrFull, wire.CodeVaultFull},
-		{credential.ErrInvalid, wire.CodeInvalidArgument},
-		{origin.ErrInvalid, wire.CodeInvalidOrigin},
-		{loopback.ErrAmbiguous, wire.CodeOriginAmbiguous},
-		{loopback.ErrUnavailable, wire.CodeOriginUnverified},
-		{presence.ErrDenied, wire.CodePresenceDenied},
-		{presence.ErrTimeout, wire.CodePresenceTimeout},
-		{presence.ErrUnavailable, wire.CodePresenceUnavail},
-		{challenge.ErrUnknown, wire.CodeChallengeUnk},
-		{challenge.ErrExpired, wire.CodeChallengeExp},
-		{challenge.ErrUsed, wire.CodeChallengeUsed},
-		{challenge.ErrMismatch, wire.CodeChallengeMism},
-		{challenge.ErrInvalid, wire.CodeInvalidArgument},
-	}
-	for _, c := range codes {
-		if errors.Is(err, c.sentinel) {
-			return wire.Errorf(c.code, "%s", err.Error())
-		}
-	}
-	s.log().Error("internal error", "err", err)
-	return wire.Errorf(wire.CodeInternal, "internal error")
 }

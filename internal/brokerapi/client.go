@@ -3,6 +3,7 @@ package brokerapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 
@@ -11,15 +12,16 @@ import (
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-// ErrUnreachable wraps failures to reach brokerd at all (as opposed to errors it returned).
-var ErrUnreachable = rpc.ErrUnreachable
+// ErrUnreachable is in the chain of every failure to reach brokerd at all (as opposed to errors
+// it returned), with rpc.ErrUnreachable: BROKER_UNAVAILABLE.
+var ErrUnreachable = wire.Sentinel(wire.CodeBrokerUnavail, "broker unreachable")
 
 // Client is a connection to brokerd.
 type Client struct{ *rpc.Client }
 
 // Dial connects to the broker socket at path.
 func Dial(ctx context.Context, path string) (*Client, error) {
-	c, err := rpc.Dial(ctx, path)
+	c, err := rpc.Dial(ctx, path, ErrUnreachable)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +29,7 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 }
 
 // NewClient wraps an established connection.
-func NewClient(c net.Conn) *Client { return &Client{rpc.NewClient(c)} }
+func NewClient(c net.Conn) *Client { return &Client{rpc.NewClient(c, ErrUnreachable)} }
 
 // Version asks for brokerd's version.
 func (c *Client) Version(ctx context.Context) (VersionResult, error) {
@@ -122,13 +124,13 @@ func (c *Client) AddTo(ctx context.Context, session, origin, account, alias stri
 		Error  *wire.Error `json:"error"`
 	}
 	if err := wire.DecodeStrict(resp, &r); err != nil {
-		return Credential{}, fmt.Errorf("%w: malformed reply: %v", ErrUnreachable, err)
+		return Credential{}, c.Unreachable(fmt.Errorf("malformed reply: %w", err))
 	}
 	if r.Error != nil {
 		return Credential{}, r.Error
 	}
 	if r.Result == nil {
-		return Credential{}, fmt.Errorf("%w: empty reply", ErrUnreachable)
+		return Credential{}, c.Unreachable(errors.New("empty reply"))
 	}
 	return *r.Result, nil
 }
@@ -163,13 +165,13 @@ func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte
 		if r.Result != nil {
 			credential.Zero(r.Result.Secret)
 		}
-		return Released{}, nil, fmt.Errorf("%w: malformed reply", ErrUnreachable)
+		return Released{}, nil, c.Unreachable(errors.New("malformed reply"))
 	}
 	if r.Error != nil {
 		return Released{}, nil, r.Error
 	}
 	if r.Result == nil || len(r.Result.Secret) == 0 {
-		return Released{}, nil, fmt.Errorf("%w: release reply without a secret", ErrUnreachable)
+		return Released{}, nil, c.Unreachable(errors.New("release reply without a secret"))
 	}
 	return r.Result.Released, r.Result.Secret, nil
 }

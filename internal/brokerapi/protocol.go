@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 )
@@ -158,6 +159,9 @@ type AddParams struct {
 	Alias   string `json:"alias"`
 	Secret  []byte `json:"secret"`
 }
+
+// ZeroSecret zeroes the password (rpc.Zeroer: params that failed to decode are zeroed).
+func (p *AddParams) ZeroSecret() { credential.Zero(p.Secret) }
 
 // InitResult answers "credentials.init": whether the keyring was created now (false: it
 // existed already).

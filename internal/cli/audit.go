@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,83 +16,80 @@ import (
 func (c *cmd) auditPath() (string, error) {
 	path, err := c.env.Layout.AuditLog()
 	if err != nil {
-		return "", wire.Errorf(wire.CodeConfigInvalid, "%v", err)
+		return "", wire.Errorf(wire.CodeConfigInvalid, "%w", err)
 	}
 	return path, nil
 }
 
 // auditVerify checks the hash chain of brokerd's audit log.
-func (c *cmd) auditVerify(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
-	if err := parse(fs, args, nil); err != nil {
-		return nil, nil, err
-	}
-	path, err := c.auditPath()
-	if err != nil {
-		return nil, nil, err
-	}
-	n, err := auditlog.Verify(path)
-	if err != nil {
-		var ve *auditlog.VerifyError
-		if errors.As(err, &ve) {
-			return nil, nil, &wire.Error{Code: "AUDIT_TAMPERED", Message: err.Error(), Hint: "the audit log was edited, reordered, or had records inserted or deleted at the record named"}
+func (c *cmd) auditVerify(fs *flag.FlagSet) run {
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		path, err := c.auditPath()
+		if err != nil {
+			return nil, nil, err
 		}
-		return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %v", err)
+		n, err := auditlog.Verify(path)
+		if err != nil {
+			if wire.CodeOf(err) == wire.CodeAuditTampered {
+				return nil, nil, err // *auditlog.VerifyError
+			}
+			return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %w", err)
+		}
+		res := struct {
+			Intact  bool `json:"intact"`
+			Records int  `json:"records"`
+		}{true, n}
+		return res, func(w io.Writer) { fmt.Fprintf(w, "audit log intact: %d records\n", n) }, nil
 	}
-	res := struct {
-		Intact  bool `json:"intact"`
-		Records int  `json:"records"`
-	}{true, n}
-	return res, func(w io.Writer) { fmt.Fprintf(w, "audit log intact: %d records\n", n) }, nil
 }
 
 // auditList shows recent decisions for the person reviewing what agents did.
-func (c *cmd) auditList(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
-	since := fs.Duration("since", 24*time.Hour, "show records newer than this")
-	if err := parse(fs, args, nil); err != nil {
-		return nil, nil, err
-	}
-	path, err := c.auditPath()
-	if err != nil {
-		return nil, nil, err
-	}
-	recs, err := auditlog.List(path, time.Now().Add(-*since), 1000)
-	if err != nil {
-		return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %v", err)
-	}
-	if recs == nil {
-		recs = []auditlog.Record{}
-	}
-	res := struct {
-		Records []auditlog.Record `json:"records"`
-	}{recs}
-	return res, func(w io.Writer) {
-		if len(recs) == 0 {
-			fmt.Fprintln(w, "no audit records in that period")
-			return
+func (c *cmd) auditList(fs *flag.FlagSet) run {
+	since := fs.Duration("since", 24*time.Hour, "show records newer than this `DURATION`")
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		path, err := c.auditPath()
+		if err != nil {
+			return nil, nil, err
 		}
-		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "TIME\tOP\tDECISION\tCODE\tORIGIN\tALIAS\tSESSION\tREQUESTER (and its parents)")
-		for _, r := range recs {
-			who := procstat.Describe(r.Chain)
-			if who == "" {
-				who = fmt.Sprintf("pid %d %s", r.PID, r.Exe)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format(time.DateTime), r.Op, r.Decision, r.Code, r.Origin, r.Alias, r.Session, who)
-			// What the host reported about a release, labelled as such, under the requester.
-			const indent = "\t\t\t\t\t\t\t"
-			if r.Purpose != "" {
-				fmt.Fprintf(tw, "%s  purpose: %s\n", indent, r.Purpose)
-			}
-			if r.Path != "" || r.Field != "" {
-				fmt.Fprintf(tw, "%s  page %q, field %q (as reported by the host)\n", indent, r.Path, r.Field)
-			}
-			if len(r.Agent) > 0 {
-				fmt.Fprintf(tw, "%s  asked by %s (as reported by the host)\n", indent, procstat.Describe(r.Agent))
-			}
-			if r.Listener != "" {
-				fmt.Fprintf(tw, "%s  loopback listener: %s\n", indent, r.Listener)
-			}
+		recs, err := auditlog.List(path, time.Now().Add(-*since), 1000)
+		if err != nil {
+			return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %w", err)
 		}
-		tw.Flush()
-	}, nil
+		if recs == nil {
+			recs = []auditlog.Record{}
+		}
+		res := struct {
+			Records []auditlog.Record `json:"records"`
+		}{recs}
+		return res, func(w io.Writer) {
+			if len(recs) == 0 {
+				fmt.Fprintln(w, "no audit records in that period")
+				return
+			}
+			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tOP\tDECISION\tCODE\tORIGIN\tALIAS\tSESSION\tREQUESTER (and its parents)")
+			for _, r := range recs {
+				who := procstat.Describe(r.Chain)
+				if who == "" {
+					who = fmt.Sprintf("pid %d %s", r.PID, r.Exe)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format(time.DateTime), r.Op, r.Decision, r.Code, r.Origin, r.Alias, r.Session, who)
+				// What the host reported about a release, labelled as such, under the requester.
+				const indent = "\t\t\t\t\t\t\t"
+				if r.Purpose != "" {
+					fmt.Fprintf(tw, "%s  purpose: %s\n", indent, r.Purpose)
+				}
+				if r.Path != "" || r.Field != "" {
+					fmt.Fprintf(tw, "%s  page %q, field %q (as reported by the host)\n", indent, r.Path, r.Field)
+				}
+				if len(r.Agent) > 0 {
+					fmt.Fprintf(tw, "%s  asked by %s (as reported by the host)\n", indent, procstat.Describe(r.Agent))
+				}
+				if r.Listener != "" {
+					fmt.Fprintf(tw, "%s  loopback listener: %s\n", indent, r.Listener)
+				}
+			}
+			tw.Flush()
+		}, nil
+	}
 }

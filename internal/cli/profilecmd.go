@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -35,58 +35,57 @@ const clearPrompt = "Clear the browser profile (cookies, storage, cache)? Saved 
 // profileClear clears the durable profile: through the running host (which closes every
 // session, Chromium, clears, relaunches and recreates the default session), or, when no host
 // runs, with the host's own code under the profile lock (host.ClearStopped).
-func (c *cmd) profileClear(ctx context.Context, fs *flag.FlagSet, args []string) (any, func(io.Writer), error) {
+func (c *cmd) profileClear(fs *flag.FlagSet) run {
 	yes := fs.Bool("yes", false, "clear without asking")
-	if err := parse(fs, args, nil); err != nil {
-		return nil, nil, err
-	}
-	if !*yes {
-		ok, err := c.confirm(clearPrompt, &wire.Error{
-			Code:    wire.CodeNoTTY,
-			Message: "clearing the browser profile needs confirmation on the controlling terminal",
-			Hint:    "run it from a terminal to be asked, or pass --yes to clear without asking",
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			return nil, nil, wire.Errorf(wire.CodeCancelled, "the profile was not cleared")
-		}
-	}
-	var res host.ClearResult
-	running := false
-	if cl, err := c.control(ctx); err == nil {
-		running = true
-		err := cl.Call(ctx, host.MethodProfileClear, nil, &res)
-		cl.Close()
-		if err != nil {
-			return nil, nil, err
-		}
-	} else {
-		var err error
-		if res, err = host.ClearStopped(c.env.Layout); err != nil {
-			return nil, nil, err
-		}
-		// Audit the clear in brokerd's log (best effort: the clear is done either way).
-		if b, err := c.env.Broker(ctx); err == nil {
-			if err := b.ProfileCleared(ctx, 0); err != nil {
-				fmt.Fprintf(c.env.Stderr, "headless: warning: brokerd did not record the clear in the audit log: %v\n", err)
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		if !*yes {
+			ok, err := c.confirm(clearPrompt, &wire.Error{
+				Code:    wire.CodeNoTTY,
+				Message: "clearing the browser profile needs confirmation on the controlling terminal",
+				Hint:    "run it from a terminal to be asked, or pass --yes to clear without asking",
+			})
+			if err != nil {
+				return nil, nil, err
 			}
-			b.Close()
+			if !ok {
+				return nil, nil, wire.Errorf(wire.CodeCancelled, "the profile was not cleared")
+			}
 		}
-	}
-	return res, func(w io.Writer) {
-		if running {
-			fmt.Fprintf(w, "cleared the browser profile %s: %d session(s) closed, the default session is fresh\n", res.Profile, res.SessionsClosed)
+		var res control.ClearResult
+		running := false
+		if cl, err := c.control(ctx); err == nil {
+			running = true
+			res, err = cl.ProfileClear(ctx)
+			cl.Close()
+			if err != nil {
+				return nil, nil, err
+			}
 		} else {
-			fmt.Fprintf(w, "cleared the browser profile %s (the host was not running)\n", res.Profile)
+			var err error
+			if res, err = c.env.ClearStopped(c.env.Layout); err != nil {
+				return nil, nil, err
+			}
+			// Audit the clear in brokerd's log (best effort: the clear is done either way).
+			if b, err := c.env.Broker(ctx); err == nil {
+				if err := b.ProfileCleared(ctx, 0); err != nil {
+					fmt.Fprintf(c.env.Stderr, "headless: warning: brokerd did not record the clear in the audit log: %v\n", err)
+				}
+				b.Close()
+			}
 		}
-		fmt.Fprintln(w, "saved credentials were kept")
-	}, nil
+		return res, func(w io.Writer) {
+			if running {
+				fmt.Fprintf(w, "cleared the browser profile %s: %d session(s) closed, the default session is fresh\n", res.Profile, res.SessionsClosed)
+			} else {
+				fmt.Fprintf(w, "cleared the browser profile %s (the host was not running)\n", res.Profile)
+			}
+			fmt.Fprintln(w, "saved credentials were kept")
+		}, nil
+	}
 }
 
 // migrationHuman prints what happened to profiles of older layouts.
-func migrationHuman(w io.Writer, from string, kept []host.LegacyProfile) {
+func migrationHuman(w io.Writer, from string, kept []control.LegacyProfile) {
 	if from != "" {
 		fmt.Fprintf(w, "note: the profile of an older layout at %s was moved here\n", from)
 	}

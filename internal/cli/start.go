@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
@@ -22,7 +23,7 @@ import (
 func BrokerDialer(layout xdg.Layout) func(ctx context.Context) (*brokerapi.Client, error) {
 	return func(ctx context.Context) (*brokerapi.Client, error) {
 		if err := safesock.EnsureDir(layout.Runtime, layout.UID); err != nil {
-			return nil, wire.Errorf(wire.CodeRuntimeDir, "%v", err)
+			return nil, wire.Errorf(wire.CodeRuntimeDir, "%w", err)
 		}
 		sock := layout.BrokerSocket()
 		if c, err := brokerapi.Dial(ctx, sock); err == nil {
@@ -33,6 +34,24 @@ func BrokerDialer(layout xdg.Layout) func(ctx context.Context) (*brokerapi.Clien
 		}
 		return brokerapi.Dial(ctx, sock)
 	}
+}
+
+// BrokerSocket returns an Env.DialBroker: it connects to a running brokerd and starts none.
+func BrokerSocket(layout xdg.Layout) func(ctx context.Context) (*brokerapi.Client, error) {
+	return func(ctx context.Context) (*brokerapi.Client, error) {
+		return brokerapi.Dial(ctx, layout.BrokerSocket())
+	}
+}
+
+// ControlSocket returns an Env.DialControl: it connects to the running host's control.sock.
+func ControlSocket(layout xdg.Layout) func(ctx context.Context) (*control.Client, error) {
+	return func(ctx context.Context) (*control.Client, error) { return control.Dial(ctx, layout) }
+}
+
+// StderrIsTerminal reports whether this process's stderr is a terminal (Env.StderrIsTerminal).
+func StderrIsTerminal() bool {
+	fi, err := os.Stderr.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func brokerdPath() (string, error) {
@@ -59,7 +78,7 @@ func startBroker(ctx context.Context, layout xdg.Layout) error {
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return wire.Errorf(wire.CodeBrokerUnavail, "start brokerd: %v", err)
+		return wire.Errorf(wire.CodeBrokerUnavail, "start brokerd: %w", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -88,7 +107,7 @@ func startBroker(ctx context.Context, layout xdg.Layout) error {
 			if errors.As(err, &ee) {
 				return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited with status %d during start-up; see %s", ee.ExitCode(), layout.BrokerLog())
 			}
-			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited during start-up: %v", err)
+			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd exited during start-up: %w", err)
 		case <-ctx.Done():
 			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd did not answer within 10s; see %s", layout.BrokerLog())
 		case <-tick.C:

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
 
+	"github.com/headless-dev/headless/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +20,7 @@ type TTY interface {
 	Close() error
 }
 
-var errTTYCancelled = errors.New("cancelled at the terminal")
+var errTTYCancelled = wire.Sentinel(wire.CodeCancelled, "cancelled at the terminal")
 
 // OpenTTY opens /dev/tty, the process's controlling terminal. It never falls back to stdin.
 func OpenTTY() (TTY, error) {

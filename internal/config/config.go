@@ -77,6 +77,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -112,8 +113,8 @@ const (
 // Errors. Every error from Parse wraps ErrInvalid; Load also returns errors wrapping
 // ErrInsecure, and plain errors when the file system fails.
 var (
-	ErrInvalid  = errors.New("config: invalid")
-	ErrInsecure = errors.New("config: insecure")
+	ErrInvalid  = wire.Sentinel(wire.CodeConfigInvalid, "config: invalid")
+	ErrInsecure = wire.Sentinel(wire.CodeConfigInvalid, "config: insecure")
 )
 
 // Config is the user-only configuration.

@@ -20,14 +20,17 @@
 package credential
 
 import (
-	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/wire"
 )
 
-// ErrInvalid is wrapped by every error of the validators.
-var ErrInvalid = errors.New("invalid credential record")
+// ErrInvalid is wrapped by every error of the validators: INVALID_ARGUMENT, with the record's
+// rules as its hint.
+var ErrInvalid = wire.SentinelHint(wire.CodeInvalidArgument, "invalid credential record",
+	"aliases are letters, digits, '.', '_', '-' (max 64); accounts max 256 bytes; passwords 1-1024 bytes; "+SessionRule)
 
 // Limits that bound every record and session name.
 const (

@@ -150,7 +150,7 @@ func (s *Supervisor) Start(ctx context.Context) (Result, error) {
 
 	f, err := Open(s.o.Program, s.o.Version)
 	if err != nil {
-		return Result{}, wire.Errorf(wire.CodeHostUnavail, "%v", err)
+		return Result{}, wire.Errorf(wire.CodeHostUnavail, "%w", err)
 	}
 	defer f.Close()
 	// A descriptor far above the child's 0-4, close-on-exec: the child execs it by name before
@@ -185,7 +185,7 @@ func (s *Supervisor) Start(ctx context.Context) (Result, error) {
 	lifeR.Close()
 	if err != nil {
 		lifeW.Close()
-		return Result{}, wire.Errorf(wire.CodeHostUnavail, "start the host %s: %v", s.o.Program, err)
+		return Result{}, wire.Errorf(wire.CodeHostUnavail, "start the host %s: %w", s.o.Program, err)
 	}
 	p := &proc{pid: cmd.Process.Pid, started: started, exe: s.o.Program, lifeline: lifeW, cmd: cmd, exited: make(chan struct{})}
 	// It counts as the host from now on: it may dial brokerd while it starts.
@@ -296,7 +296,7 @@ func Open(path, want string) (*os.File, error) {
 		bi, err := buildinfo.Read(f)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("host executable %s is not a Go program of headless: %v", path, err)
+			return nil, fmt.Errorf("host executable %s is not a Go program of headless: %w", path, err)
 		}
 		if bi.Path != HostPackage {
 			f.Close()

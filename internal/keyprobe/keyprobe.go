@@ -24,15 +24,16 @@
 package keyprobe
 
 import (
-	"errors"
 	"strings"
+
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // Errors Check and SessionBusAddress wrap. Their texts are the vault's, since the person reads
 // them as the state of the keyring (codes VAULT_UNAVAILABLE and VAULT_LOCKED).
 var (
-	ErrUnavailable = errors.New("vault is unavailable")
-	ErrLocked      = errors.New("vault is locked")
+	ErrUnavailable = wire.Sentinel(wire.CodeVaultUnavail, "vault is unavailable")
+	ErrLocked      = wire.Sentinel(wire.CodeVaultLocked, "vault is locked")
 )
 
 // IsAutolaunch reports whether any entry of a D-Bus address list would autolaunch a bus.

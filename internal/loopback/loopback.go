@@ -98,20 +98,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // Errors callers branch on. Each wraps nothing and is wrapped with details by Find.
 var (
-	// ErrAmbiguous: the origin reaches listening sockets of different processes. Callers map
-	// it to the wire code ORIGIN_AMBIGUOUS.
-	ErrAmbiguous = errors.New("loopback: origin is served by more than one process")
+	// ErrAmbiguous: the origin reaches listening sockets of different processes
+	// (ORIGIN_AMBIGUOUS).
+	ErrAmbiguous = wire.Sentinel(wire.CodeOriginAmbiguous, "loopback: origin is served by more than one process")
 	// ErrNotLoopback: a canonical origin whose host is not localhost, 127.0.0.0/8 or [::1].
 	ErrNotLoopback = errors.New("loopback: not a loopback origin")
 	// ErrInvalid: not a canonical origin (any other spelling, including of a loopback host).
 	ErrInvalid = errors.New("loopback: invalid origin")
 	// ErrUnavailable: the kernel's socket tables could not be read completely; nothing is
-	// known about the listeners ("could not look", not "nothing found").
-	ErrUnavailable = errors.New("loopback: cannot read the socket tables")
+	// known about the listeners ("could not look", not "nothing found": ORIGIN_UNVERIFIED).
+	ErrUnavailable = wire.Sentinel(wire.CodeOriginUnverified, "loopback: cannot read the socket tables")
 )
 
 // MaxOriginLen is the longest origin Find parses, in bytes (as internal/origin's MaxLen).

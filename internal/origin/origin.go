@@ -47,21 +47,21 @@
 package origin
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/wire"
 	"golang.org/x/net/idna"
 )
 
 // MaxLen is the longest input Canonical looks at, in bytes.
 const MaxLen = 2048
 
-// ErrInvalid is wrapped by every error Canonical returns.
-var ErrInvalid = errors.New("origin: invalid")
+// ErrInvalid is wrapped by every error Canonical returns (INVALID_ORIGIN).
+var ErrInvalid = wire.Sentinel(wire.CodeInvalidOrigin, "origin: invalid")
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)

@@ -25,18 +25,18 @@ package presence
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // Denials. Every failure of a provider is one of these (possibly wrapped).
 var (
-	ErrDenied      = errors.New("presence denied")
-	ErrTimeout     = errors.New("presence prompt timed out")
-	ErrUnavailable = errors.New("presence unavailable")
+	ErrDenied      = wire.Sentinel(wire.CodePresenceDenied, "presence denied")
+	ErrTimeout     = wire.Sentinel(wire.CodePresenceTimeout, "presence prompt timed out")
+	ErrUnavailable = wire.Sentinel(wire.CodePresenceUnavail, "presence unavailable")
 )
 
 // Request describes one release for the person to judge. Every set field is shown in the

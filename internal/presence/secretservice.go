@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
 
 // ErrAutoUnlock: the keyring would unlock the credentials' collection without asking anyone,
 // because it stores that collection's password for automatic unlock. Nothing is released.
-var ErrAutoUnlock = errors.New("the keyring unlocks the headless collection without asking")
+var ErrAutoUnlock = wire.Sentinel(wire.CodePresenceAutoUnlock, "the keyring unlocks the headless collection without asking")
 
 // Keyring is the dedicated collection the secret-service provider keeps locked at rest
 // (vault.SecretService opened with a Label implements it).
@@ -195,13 +196,13 @@ func (p *SecretService) prompterAvailable(ctx context.Context) error {
 func (p *SecretService) promptErr(ctx, tctx context.Context, step string, err error) error {
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("%w: request cancelled: %s: %v", ErrDenied, step, err)
+		return fmt.Errorf("%w: request cancelled: %s: %w", ErrDenied, step, err)
 	case tctx.Err() != nil:
-		return fmt.Errorf("%w after %v: %s: %v", ErrTimeout, p.o.Timeout, step, err)
+		return fmt.Errorf("%w after %v: %s: %w", ErrTimeout, p.o.Timeout, step, err)
 	case errors.Is(err, vault.ErrLocked):
-		return fmt.Errorf("%w: %s: %v", ErrDenied, step, err)
+		return fmt.Errorf("%w: %s: %w", ErrDenied, step, err)
 	}
-	return fmt.Errorf("%w: %s: %v", ErrUnavailable, step, err)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, step, err)
 }
 
 // lock locks the collection with a context of its own (the request's may be over).
@@ -213,7 +214,7 @@ func (p *SecretService) lock() error {
 		err = p.o.Keyring.Lock(ctx) // one retry: the vault re-makes a dropped connection
 	}
 	if err != nil && !errors.Is(err, vault.ErrNoKeyring) {
-		return fmt.Errorf("%w: lock the headless keyring again: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: lock the headless keyring again: %w", ErrUnavailable, err)
 	}
 	return nil
 }
@@ -224,5 +225,5 @@ func vaultErr(step string, err error) error {
 	if errors.Is(err, vault.ErrNoKeyring) || errors.Is(err, vault.ErrUnavailable) || errors.Is(err, vault.ErrLocked) {
 		return fmt.Errorf("%s: %w", step, err)
 	}
-	return fmt.Errorf("%w: %s: %v", ErrUnavailable, step, err)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, step, err)
 }

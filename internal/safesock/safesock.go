@@ -23,10 +23,11 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/peercred"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // ErrUnsafeDir reports a runtime directory we must not use.
-var ErrUnsafeDir = errors.New("unsafe runtime directory")
+var ErrUnsafeDir = wire.Sentinel(wire.CodeRuntimeDir, "unsafe runtime directory")
 
 // EnsureDir creates dir 0700 if needed and verifies it is private and owned by uid (the
 // layout's, which is this process's).
@@ -47,7 +48,7 @@ func EnsureDir(dir string, uid int) error {
 	}
 	if fi.Mode().Perm() != 0o700 {
 		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("%w: chmod %s: %v", ErrUnsafeDir, dir, err)
+			return fmt.Errorf("%w: chmod %s: %w", ErrUnsafeDir, dir, err)
 		}
 	}
 	return nil

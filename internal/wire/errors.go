@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Code is a stable, machine-readable error code. Codes never change meaning.
@@ -73,6 +75,9 @@ const (
 
 	// Interactive enrollment.
 	CodeEnrollUnknown Code = "ENROLLMENT_UNKNOWN" // no password waits for a save decision under that token
+
+	// The audit log.
+	CodeAuditTampered Code = "AUDIT_TAMPERED" // the audit log's hash chain is broken at the record named
 )
 
 var hints = map[Code]string{
@@ -82,9 +87,9 @@ var hints = map[Code]string{
 	CodePeerRefused:      "only the user who runs brokerd may connect",
 	CodePeerNotHost:      "passwords go only to the browser host brokerd started: sign in with 'headless auth login' after 'headless start'; a host started any other way receives none",
 	CodeBusy:             "too many connections or requests at once; retry shortly",
-	CodeInternal:         "this is a bug; the broker log in the runtime dir has details",
+	CodeInternal:         "this is a bug; the logs in the runtime dir (brokerd.log, host.log) have details",
 	CodeInvalidOrigin:    "use https://host[:port]; http only for localhost and loopback addresses",
-	CodeInvalidArgument:  "aliases are letters, digits, '.', '_', '-' (max 64); accounts max 256 bytes; passwords 1-1024 bytes",
+	CodeInvalidArgument:  "the message names the value that was refused; 'headless help' lists each command's arguments",
 	CodeAliasExists:      "choose another alias, or remove the existing one with 'headless credentials remove'",
 	CodeAliasUnknown:     "list saved aliases with 'headless credentials list --origin ORIGIN'",
 	CodeOriginMismatch:   "the alias is saved for a different origin than the page; a credential is only used on its exact origin",
@@ -131,20 +136,74 @@ var hints = map[Code]string{
 	CodeFormCrossOrigin: "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
 	CodeFormMethodGet:   "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
 	CodeSecretOnPage:    "navigate the session elsewhere ('headless visit URL') first; screenshots are refused while a typed password is on the page",
+	CodeAuditTampered:   "the audit log was edited, reordered, or had records inserted or deleted at the record named",
 	CodeEnrollUnknown:   "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
 }
 
 // Hint is the default one-line hint for code.
 func Hint(code Code) string { return hints[code] }
 
-// Error is an error that crosses a socket or leaves the CLI.
+// Codes lists every code, sorted.
+func Codes() []Code {
+	out := make([]Code, 0, len(hints))
+	for c := range hints {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Coder is an error that knows its code. Every error that crosses a socket or leaves the CLI is
+// asked for its code through this interface ([From], [CodeOf]): the first Coder in an error's
+// chain decides, so a wrapper with a code of its own overrides the codes of its causes.
+// Sentinels ([Sentinel]) and [*Error] are Coders; so may be any error type with data of its
+// own.
+type Coder interface {
+	error
+	WireCode() Code
+}
+
+// Hinter is a Coder whose hint is more specific than its code's default.
+type Hinter interface {
+	WireHint() string
+}
+
+// sentinel is an errors.Is-comparable error that carries its code.
+type sentinel struct {
+	code      Code
+	msg, hint string
+}
+
+func (s *sentinel) Error() string    { return s.msg }
+func (s *sentinel) WireCode() Code   { return s.code }
+func (s *sentinel) WireHint() string { return s.hint }
+
+// Sentinel returns a new sentinel error that carries code: callers compare it with errors.Is
+// and wrap it with %w, and every boundary answers code for it, with code's default hint.
+func Sentinel(code Code, msg string) error { return &sentinel{code: code, msg: msg} }
+
+// SentinelHint is [Sentinel] with a hint of its own, for a sentinel whose code's default hint
+// does not fit.
+func SentinelHint(code Code, msg, hint string) error {
+	return &sentinel{code: code, msg: msg, hint: hint}
+}
+
+// Error is an error in its wire form: what crosses a socket or leaves the CLI. Its cause, when
+// it was made from another error, stays reachable through Unwrap (errors.Is and errors.As) but
+// never crosses the socket.
 type Error struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+
+	cause error
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+// Error is the message; the code is [Error.Code] (printed beside it by the CLI).
+func (e *Error) Error() string    { return e.Message }
+func (e *Error) WireCode() Code   { return e.Code }
+func (e *Error) WireHint() string { return e.Hint }
+func (e *Error) Unwrap() error    { return e.cause }
 
 // WithHint replaces e's hint and returns e.
 func (e *Error) WithHint(hint string) *Error {
@@ -152,16 +211,66 @@ func (e *Error) WithHint(hint string) *Error {
 	return e
 }
 
-// Errorf makes an Error with code's default hint.
+// Errorf makes an Error with code's default hint. Its message is fmt.Errorf's, and the errors
+// that format wraps with %w are its causes.
 func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Hint: Hint(code)}
+	err := fmt.Errorf(format, args...)
+	e := &Error{Code: code, Message: err.Error(), Hint: Hint(code)}
+	if errors.Unwrap(err) != nil || len(unwrapAll(err)) > 0 {
+		e.cause = err
+	}
+	return e
 }
 
-// CodeOf returns the code of the first *Error in err's chain, or "".
+func unwrapAll(err error) []error {
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		return u.Unwrap()
+	}
+	return nil
+}
+
+// From is the wire form of err: err itself when it is an [*Error]; else the code (and the hint)
+// of the first [Coder] in its chain with err's whole message; a deadline or cancellation no code
+// claimed is TIMEOUT; anything else is INTERNAL with err's message (a boundary may hide it:
+// see [Uncoded]). From(nil) is nil.
+func From(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	var c Coder
+	if errors.As(err, &c) {
+		code := c.WireCode()
+		hint := Hint(code)
+		if h, ok := c.(Hinter); ok && h.WireHint() != "" {
+			hint = h.WireHint()
+		}
+		return &Error{Code: code, Message: err.Error(), Hint: hint, cause: err}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &Error{Code: CodeTimeout, Message: err.Error(), cause: err,
+			Hint: "the operation did not finish in time, or its caller went away; retry it (the logs in the runtime dir have details)"}
+	}
+	return &Error{Code: CodeInternal, Message: err.Error(), Hint: Hint(CodeInternal), cause: err}
+}
+
+// Uncoded reports whether no code claims err: From makes it INTERNAL (a bug), and a boundary
+// logs it in full and may tell its peer less.
+func Uncoded(err error) bool {
+	if err == nil {
+		return false
+	}
+	var c Coder
+	return !errors.As(err, &c) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+}
+
+// CodeOf returns the code of the first Coder in err's chain, or "".
 func CodeOf(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
+	var c Coder
+	if errors.As(err, &c) {
+		return c.WireCode()
 	}
 	return ""
 }

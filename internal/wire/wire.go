@@ -27,7 +27,7 @@ import (
 const MaxFrame = 1 << 20
 
 var (
-	ErrFrameTooLarge = errors.New("frame exceeds 1 MiB")
+	ErrFrameTooLarge = Sentinel(CodeFrameTooLarge, "frame exceeds 1 MiB")
 	ErrTruncated     = errors.New("connection closed in the middle of a frame")
 )
 

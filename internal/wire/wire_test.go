@@ -2,9 +2,12 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -182,4 +185,70 @@ func (c *chunked) Read(p []byte) (int, error) {
 	copy(p, c.b[:n])
 	c.b = c.b[n:]
 	return n, nil
+}
+
+func TestFromAsksTheError(t *testing.T) {
+	errLocked := Sentinel(CodeVaultLocked, "vault is locked")
+	errOdd := SentinelHint(CodeInvalidArgument, "odd value", "use an even one")
+	wrapped := fmt.Errorf("open collection: %w", errLocked)
+	cases := []struct {
+		name       string
+		err        error
+		code       Code
+		msg, hint  string
+		isSentinel error
+	}{
+		{"sentinel", errLocked, CodeVaultLocked, "vault is locked", Hint(CodeVaultLocked), errLocked},
+		{"wrapped sentinel", wrapped, CodeVaultLocked, "open collection: vault is locked", Hint(CodeVaultLocked), errLocked},
+		{"sentinel with its own hint", fmt.Errorf("x: %w", errOdd), CodeInvalidArgument, "x: odd value", "use an even one", errOdd},
+		{"first coder wins", fmt.Errorf("%w: %w", errOdd, errLocked), CodeInvalidArgument, "odd value: vault is locked", "use an even one", errLocked},
+		{"Errorf wraps its cause", Errorf(CodeBrowserFailed, "launch: %w", errLocked), CodeBrowserFailed, "launch: vault is locked", Hint(CodeBrowserFailed), errLocked},
+		{"wrapped Error", fmt.Errorf("step: %w", Errorf(CodeSessionUnknown, "no session %q", "x")), CodeSessionUnknown, `step: no session "x"`, Hint(CodeSessionUnknown), nil},
+		{"deadline", fmt.Errorf("wait: %w", context.DeadlineExceeded), CodeTimeout, "wait: context deadline exceeded", "", context.DeadlineExceeded},
+		{"uncoded", errors.New("boom"), CodeInternal, "boom", Hint(CodeInternal), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := From(c.err)
+			if e.Code != c.code || e.Message != c.msg || c.hint != "" && e.Hint != c.hint || e.Hint == "" {
+				t.Fatalf("From = %+v, want %s %q %q", e, c.code, c.msg, c.hint)
+			}
+			if c.isSentinel != nil && !errors.Is(e, c.isSentinel) {
+				t.Fatalf("errors.Is(From(err), %v) = false: the cause was lost", c.isSentinel)
+			}
+			if got := CodeOf(c.err); c.code != CodeInternal && c.code != CodeTimeout && got != c.code {
+				t.Fatalf("CodeOf = %q, want %q", got, c.code)
+			}
+			if Uncoded(c.err) != (c.code == CodeInternal) {
+				t.Fatalf("Uncoded = %v", Uncoded(c.err))
+			}
+		})
+	}
+	if From(nil) != nil || CodeOf(nil) != "" || Uncoded(nil) {
+		t.Fatal("nil is not an error")
+	}
+	e := Errorf(CodeBusy, "x")
+	if From(e) != e {
+		t.Fatal("From of an *Error is not itself")
+	}
+}
+
+// TestCauseNeverCrossesTheSocket: an Error's frame holds its code, message and hint only.
+func TestCauseNeverCrossesTheSocket(t *testing.T) {
+	e := Errorf(CodeVaultLocked, "open: %w", errors.New("secret-looking cause"))
+	b := ErrorFrame(1, e)
+	var r Response
+	if err := DecodeStrict(bytes.TrimSpace(b), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Error.Code != CodeVaultLocked || r.Error.Message != "open: secret-looking cause" || r.Error.Unwrap() != nil {
+		t.Fatalf("%+v", r.Error)
+	}
+}
+
+func TestCodesAreListed(t *testing.T) {
+	codes := Codes()
+	if !slices.IsSorted(codes) || !slices.Contains(codes, CodeAuditTampered) || len(codes) != len(hints) {
+		t.Fatalf("%v", codes)
+	}
 }

@@ -1,0 +1,182 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/keyprobe"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+func (h *Host) tempDir() string { return h.o.Layout.ChromiumTemp() }
+
+// launch starts Chromium and the default session; h.mu must be held or h unshared. Every launch,
+// the first and every relaunch after a crash, first checks the Secret Service that holds the
+// profile's cookie key: one launch without it deletes every encrypted cookie for good.
+func (h *Host) launch(ctx context.Context) error {
+	t0 := time.Now()
+	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
+		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
+	}
+	h.o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
+	cdp.ReapDaemons(h.tempDir()) // helpers of a browser whose host was killed
+	os.RemoveAll(h.tempDir())    // leftovers of a crashed browser
+	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	b, err := cdp.Launch(lctx, cdp.Options{
+		Path:    h.o.Chromium,
+		Args:    h.prof.ChromiumArgs(),
+		Env:     h.o.Env,
+		TempDir: h.tempDir(),
+	})
+	if err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "launch chromium: %w", err)
+	}
+	var v struct {
+		Product string `json:"product"`
+	}
+	b.Call(lctx, "", "Browser.getVersion", nil, &v)
+	h.browser, h.product = b, v.Product
+	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
+	h.forgetIsolated("") // a relaunch loses every session: their stores go too
+	h.dropEnrollments("")
+	h.sessions = map[string]*session{}
+	h.routes.Clear()
+	h.unsub = b.Subscribe(h.dispatch)
+	ready := make(chan struct{})
+	h.ready, h.readyErr = ready, nil
+	go h.openDefault(b, ready, t0)
+	return nil
+}
+
+// openDefault sets up the default session of browser b and closes ready. Verbs wait for it.
+// The default session adopts the page Chromium opened at launch: a new target would start a
+// second renderer (about half a second).
+func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
+	defer close(ready)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var targets struct {
+		Infos []struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	adopt := ""
+	if err := b.Call(ctx, "", "Target.getTargets", nil, &targets); err == nil {
+		for _, t := range targets.Infos {
+			if t.Type == "page" {
+				adopt = t.TargetID
+				break
+			}
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.browser != b {
+		return // relaunched meanwhile
+	}
+	if _, err := h.newSession(ctx, DefaultSession, false, adopt); err != nil {
+		h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "open the default session: %w", err)
+		b.Kill() // the next verb relaunches
+		return
+	}
+	h.o.Log.Info("default session ready", "pid", b.PID(), "ms", time.Since(t0).Milliseconds())
+}
+
+// dispatch routes session events to their session (never blocking the reader).
+func (h *Host) dispatch(ev cdp.Event) {
+	if ev.SessionID == "" {
+		return
+	}
+	v, ok := h.routes.Load(ev.SessionID)
+	if !ok {
+		return
+	}
+	s := v.(*session)
+	switch ev.Method {
+	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated":
+		select {
+		case s.events <- ev:
+		default: // a waiter that is not there; drop
+		}
+	}
+}
+
+// alive returns the browser once its default session is ready, or BROWSER_CRASHED after
+// relaunching it.
+func (h *Host) alive(ctx context.Context) (*cdp.Browser, error) {
+	h.mu.Lock()
+	b, ready := h.browser, h.ready
+	if b != nil && b.Err() == nil {
+		h.mu.Unlock()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, wire.Errorf(wire.CodeTimeout, "the browser is still starting")
+		}
+		h.mu.Lock()
+		err := h.readyErr
+		h.mu.Unlock()
+		if err != nil && b.Err() == nil {
+			return nil, err
+		}
+		if b.Err() == nil {
+			return b, nil
+		}
+		h.mu.Lock() // it died meanwhile: relaunch below
+	}
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
+	}
+	b = h.browser
+	if b != nil && b.Err() == nil { // another caller already relaunched it
+		return nil, wire.Errorf(wire.CodeBrowserCrashed, "the browser crashed and has been restarted with a fresh default session")
+	}
+	why := "browser is not running"
+	if b != nil {
+		why = b.Err().Error()
+		b.Kill()
+		if h.unsub != nil {
+			h.unsub()
+		}
+	}
+	h.o.Log.Warn("browser crashed; relaunching", "err", why)
+	if err := h.launch(ctx); err != nil {
+		h.browser = nil
+		return nil, err
+	}
+	return nil, wire.Errorf(wire.CodeBrowserCrashed, "%s; it has been restarted with a fresh default session", why)
+}
+
+// browserErr maps a CDP failure to a typed error. A verb that finds the browser gone relaunches
+// it before answering BROWSER_CRASHED, so the next command works.
+func (h *Host) browserErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, cdp.ErrTargetCrashed) || errors.Is(err, cdp.ErrDetached) {
+		// Only this page is gone: the session gets a fresh one at its next verb.
+		return wire.Errorf(wire.CodeBrowserCrashed, "the page's renderer crashed (or its tab was closed); the session's next command opens a fresh blank page")
+	}
+	if errors.Is(err, cdp.ErrCrashed) || errors.Is(err, cdp.ErrClosed) || wire.CodeOf(err) == wire.CodeBrowserCrashed {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if _, aerr := h.alive(ctx); aerr != nil {
+			return aerr // BROWSER_CRASHED after the relaunch, or why it could not relaunch
+		}
+		return wire.Errorf(wire.CodeBrowserCrashed, "%w; it has been restarted with a fresh default session", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return wire.Errorf(wire.CodeTimeout, "the page did not answer in time: %w", err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return wire.Errorf(wire.CodeTimeout, "the request was abandoned (its caller went away): %w", err)
+	}
+	return err
+}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package cdp
+
+import "syscall"
+
+// socketpairCloexec sets close-on-exec after the fact (no SOCK_CLOEXEC here), under the fork
+// lock so that no concurrent exec inherits the descriptors in between.
+func socketpairCloexec() ([2]int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return fds, err
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return fds, nil
+}

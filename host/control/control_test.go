@@ -1,0 +1,153 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// serve serves m over net.Pipe and returns a Client of it.
+func serve(t *testing.T, m *rpc.Methods) *Client {
+	t.Helper()
+	a, b := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); (&rpc.Server{Handler: m.Serve}).ServeConn(ctx, b, rpc.Peer{PID: 1}) }()
+	c := NewClient(a)
+	t.Cleanup(func() { c.Close(); cancel(); <-done })
+	return c
+}
+
+// TestTypedCalls: each verb sends its params type and decodes its result type.
+func TestTypedCalls(t *testing.T) {
+	m := &rpc.Methods{}
+	rpc.Handle(m, MethodVisit, func(ctx context.Context, p VisitParams) (PageResult, error) {
+		return PageResult{Session: p.Session, URL: p.URL, AuthRequired: &AuthRequired{Challenge: "c", Aliases: []string{"a"}}}, nil
+	})
+	rpc.Handle(m, MethodSessionList, func(ctx context.Context, _ struct{}) (SessionList, error) {
+		return SessionList{Sessions: []SessionInfo{{Name: "default", Responsive: true}, {Name: "iso", Isolated: true}}}, nil
+	})
+	rpc.Handle(m, MethodSessionClose, func(ctx context.Context, p CloseParams) (SessionClosed, error) {
+		return SessionClosed{Closed: p.Name}, nil
+	})
+	rpc.Handle(m, MethodCredentialsList, func(ctx context.Context, p CredentialsListParams) (CredentialList, error) {
+		return CredentialList{}, nil // no credentials: [] not null
+	})
+	c := serve(t, m)
+	ctx := context.Background()
+	r, err := c.Visit(ctx, VisitParams{Session: "s", URL: "https://a.example/"})
+	if err != nil || r.Session != "s" || r.URL != "https://a.example/" || r.AuthRequired == nil || r.AuthRequired.Challenge != "c" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if si, err := c.Session(ctx, "iso"); err != nil || !si.Isolated {
+		t.Fatalf("%+v %v", si, err)
+	}
+	if si, err := c.Session(ctx, ""); err != nil || si.Name != DefaultSession {
+		t.Fatalf("%+v %v", si, err)
+	}
+	if _, err := c.Session(ctx, "nope"); wire.CodeOf(err) != wire.CodeSessionUnknown {
+		t.Fatalf("%v", err)
+	}
+	if r, err := c.SessionClose(ctx, "iso"); err != nil || r.Closed != "iso" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if l, err := c.CredentialsList(ctx, CredentialsListParams{Session: "iso"}); err != nil || l.Credentials == nil {
+		t.Fatalf("%+v %v", l, err)
+	}
+	// The host's own errors arrive as they were answered.
+	if _, err := c.Snapshot(ctx, "s"); wire.CodeOf(err) != wire.CodeUnknownMethod {
+		t.Fatalf("%v", err)
+	}
+}
+
+// TestSecretRequestsAreHandBuilt: Enroll and CredentialsAdd carry the secret in the frame
+// the host decodes into the params type, and the caller's slice is left to the caller.
+func TestSecretRequestsAreHandBuilt(t *testing.T) {
+	m := &rpc.Methods{}
+	var got []string
+	rpc.Handle(m, MethodAuthEnroll, func(ctx context.Context, p EnrollParams) (EnrollResult, error) {
+		got = append(got, p.Session+"/"+p.Account+"/"+string(p.Secret))
+		return EnrollResult{Status: "authenticated", Token: "enr-x"}, nil
+	})
+	rpc.Handle(m, MethodCredentialsAdd, func(ctx context.Context, p CredentialsAddParams) (Credential, error) {
+		got = append(got, p.Session+"/"+p.Origin+"/"+p.Account+"/"+p.Alias+"/"+string(p.Secret))
+		if p.Alias == "taken" {
+			return Credential{}, wire.Errorf(wire.CodeAliasExists, "taken")
+		}
+		return Credential{Origin: p.Origin, Alias: p.Alias}, nil
+	})
+	c := serve(t, m)
+	ctx := context.Background()
+	pw := []byte("pa\"ss\\wörd")
+	if r, err := c.Enroll(ctx, "default", "me", pw); err != nil || r.Token != "enr-x" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if r, err := c.CredentialsAdd(ctx, "iso", "https://a.example", "me", "al", pw); err != nil || r.Alias != "al" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, err := c.CredentialsAdd(ctx, "iso", "https://a.example", "me", "taken", pw); wire.CodeOf(err) != wire.CodeAliasExists {
+		t.Fatalf("%v", err)
+	}
+	if string(pw) != "pa\"ss\\wörd" {
+		t.Fatal("the caller's secret was changed")
+	}
+	want := []string{"default/me/pa\"ss\\wörd", "iso/https://a.example/me/al/pa\"ss\\wörd", "iso/https://a.example/me/taken/pa\"ss\\wörd"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("host got %q", got)
+	}
+}
+
+// TestSocketFailuresAreHostUnavailable: every failure of control.sock itself is
+// HOST_UNAVAILABLE (ErrUnavailable), never BROKER_UNAVAILABLE: nothing listens, the host
+// goes away mid-call, the caller's deadline passes first.
+func TestSocketFailuresAreHostUnavailable(t *testing.T) {
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrUnavailable) || wire.From(err).Code != wire.CodeHostUnavail || strings.Contains(err.Error(), "broker") {
+			t.Fatalf("%s: %v (%s)", what, err, wire.From(err).Code)
+		}
+	}
+	a, b := net.Pipe()
+	go func() {
+		buf := make([]byte, 4096)
+		b.Read(buf)
+		b.Close()
+	}()
+	c := NewClient(a)
+	_, err := c.Status(context.Background())
+	check("gone mid-call", err)
+	c.Close()
+	_, err = c.Enroll(context.Background(), "s", "a", []byte("pw"))
+	check("gone before a secret call", err)
+
+	m := &rpc.Methods{}
+	rpc.Handle(m, MethodWait, func(ctx context.Context, p WaitParams) (PageResult, error) {
+		time.Sleep(50 * time.Millisecond)
+		return PageResult{}, nil
+	})
+	c = serve(t, m)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	_, err = c.Wait(ctx, WaitParams{Text: "x"})
+	check("deadline", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Fatalf("%v", err)
+	}
+
+	a, b = net.Pipe()
+	go func() {
+		buf := make([]byte, 4096)
+		b.Read(buf)
+		b.Write([]byte(`{"id":1,"result":{"pid":"not a number"}}` + "\n"))
+	}()
+	c = NewClient(a)
+	defer c.Close()
+	_, err = c.Status(context.Background())
+	check("a result of the wrong shape", err)
+}

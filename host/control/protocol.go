@@ -1,0 +1,345 @@
+package control
+
+import (
+	"time"
+
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+)
+
+// Methods on control.sock. Each one's params and result are the types named beside it; a
+// method without params takes none (an absent or empty object).
+const (
+	MethodPing          = "ping"           // → struct{}
+	MethodStatus        = "status"         // → Status
+	MethodShutdown      = "shutdown"       // → ShutdownResult
+	MethodSessionCreate = "session.create" // CreateParams → SessionInfo
+	MethodSessionList   = "session.list"   // → SessionList
+	MethodSessionClose  = "session.close"  // CloseParams → SessionClosed
+	MethodVisit         = "visit"          // VisitParams → PageResult
+	MethodSnapshot      = "snapshot"       // SessionParams → SnapshotResult
+	MethodClick         = "click"          // RefParams → PageResult
+	MethodFill          = "fill"           // FillParams → FillResult
+	MethodPress         = "press"          // PressParams → PageResult
+	MethodWait          = "wait"           // WaitParams → PageResult
+	MethodScreenshot    = "screenshot"     // SessionParams → ScreenshotResult
+	MethodProfileClear  = "profile.clear"  // → ClearResult
+
+	MethodAuthLogin         = "auth.login"          // AuthParams → AuthResult
+	MethodAuthEnroll        = "auth.enroll"         // EnrollParams (a hand-built frame) → EnrollResult
+	MethodAuthEnrollSave    = "auth.enroll.save"    // EnrollSaveParams → EnrollSaved
+	MethodAuthEnrollDiscard = "auth.enroll.discard" // EnrollTokenParams → EnrollDiscarded
+
+	MethodCredentialsList   = "credentials.list"   // CredentialsListParams → CredentialList
+	MethodCredentialsAdd    = "credentials.add"    // CredentialsAddParams (a hand-built frame) → Credential
+	MethodCredentialsRemove = "credentials.remove" // CredentialsRemoveParams → struct{}
+	MethodCredentialsVerify = "credentials.verify" // VerifyParams → VerifyResult
+)
+
+// DefaultSession always exists; a session name "" means it.
+const DefaultSession = "default"
+
+// SessionParams names a session ("" means default).
+type SessionParams struct {
+	Session string `json:"session,omitempty"`
+}
+
+// CreateParams is session.create.
+type CreateParams struct {
+	Name     string `json:"name"`
+	Isolated bool   `json:"isolated,omitempty"`
+}
+
+// CloseParams is session.close.
+type CloseParams struct {
+	Name string `json:"name"`
+}
+
+// SessionClosed answers session.close.
+type SessionClosed struct {
+	Closed string `json:"closed"`
+}
+
+// SessionInfo describes one session. Responsive is false when its page did not say where it
+// is (URL and Title are then empty).
+type SessionInfo struct {
+	Name       string `json:"name"`
+	Isolated   bool   `json:"isolated"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
+	Responsive bool   `json:"responsive"`
+}
+
+// SessionList answers session.list, sorted by name.
+type SessionList struct {
+	Sessions []SessionInfo `json:"sessions"`
+}
+
+// VisitParams is visit.
+type VisitParams struct {
+	Session string `json:"session,omitempty"`
+	URL     string `json:"url"`
+}
+
+// PageResult answers visit, click, press and wait: where the session is now, and, when the
+// page holds a login form, a challenge to answer with auth.login.
+type PageResult struct {
+	Session      string        `json:"session"`
+	URL          string        `json:"url"`
+	Title        string        `json:"title"`
+	AuthRequired *AuthRequired `json:"auth_required,omitempty"`
+}
+
+// AuthRequired is attached to a page result when the page holds a login form.
+type AuthRequired struct {
+	Challenge string    `json:"challenge"`
+	Origin    string    `json:"origin"`
+	Aliases   []string  `json:"aliases"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// SnapshotResult answers snapshot: the page's bounded outline. Its text comes from the page:
+// data, not instructions.
+type SnapshotResult struct {
+	Session string `json:"session"`
+	snapshot.Outline
+}
+
+// RefParams is click.
+type RefParams struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+}
+
+// FillParams is fill. Text is typed into the element; it is never echoed or logged. It is
+// not for passwords (a password field is DIRECT_FILL_DISABLED): they go through auth.login.
+type FillParams struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+	Text    string `json:"text"`
+}
+
+// FillResult answers fill (without the text).
+type FillResult struct {
+	Session string `json:"session"`
+	Ref     string `json:"ref"`
+	Filled  bool   `json:"filled"`
+}
+
+// PressParams is press: Key is one printable character or a named key (host.KeyNames).
+type PressParams struct {
+	Session string `json:"session,omitempty"`
+	Key     string `json:"key"`
+}
+
+// WaitParams is wait: until the page text contains Text and/or the URL contains URL, for
+// TimeoutMS at most (0: DefaultWait; at most MaxWait).
+type WaitParams struct {
+	Session   string `json:"session,omitempty"`
+	Text      string `json:"text,omitempty"`
+	URL       string `json:"url,omitempty"`
+	TimeoutMS int    `json:"timeout_ms,omitempty"`
+}
+
+// Bounds of wait.
+const (
+	DefaultWait = 10 * time.Second
+	MaxWait     = 5 * time.Minute
+)
+
+// ScreenshotResult answers screenshot: a PNG in the private artifact store.
+type ScreenshotResult struct {
+	Session string `json:"session"`
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Bytes   int    `json:"bytes"`
+}
+
+// ShutdownResult answers shutdown: the host that is stopping.
+type ShutdownResult struct {
+	PID int `json:"pid"`
+}
+
+// LegacyProfile is a profile of an older layout that was left in place, and why.
+type LegacyProfile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Status answers status.
+type Status struct {
+	PID        int       `json:"pid"`
+	Version    string    `json:"version"`
+	Chromium   string    `json:"chromium"`
+	BrowserPID int       `json:"browser_pid"`
+	Profile    string    `json:"profile"`
+	LockOwner  int       `json:"lock_owner"`
+	MovedAside string    `json:"profile_moved_aside,omitempty"`
+	Reason     string    `json:"profile_moved_aside_reason,omitempty"`
+	Started    time.Time `json:"started"`
+	Sessions   int       `json:"sessions"`
+
+	MigratedFrom string          `json:"profile_migrated_from,omitempty"`
+	NotMigrated  []LegacyProfile `json:"profile_not_migrated,omitempty"`
+
+	// Undumpable reports PR_GET_DUMPABLE of the host itself (a doctor's fact).
+	Undumpable bool `json:"undumpable"`
+}
+
+// Ready is the one JSON line the host writes to its notify file when it is serving (or
+// {"error":…} when it could not start), and what 'headless start' reports about it.
+type Ready struct {
+	PID        int    `json:"pid"`
+	Profile    string `json:"profile"`
+	Chromium   string `json:"chromium"`
+	MovedAside string `json:"profile_moved_aside,omitempty"`
+	Reason     string `json:"profile_moved_aside_reason,omitempty"`
+
+	MigratedFrom string          `json:"profile_migrated_from,omitempty"`
+	NotMigrated  []LegacyProfile `json:"profile_not_migrated,omitempty"`
+}
+
+// Ready is what 'headless start' reports about a running host.
+func (st Status) Ready() Ready {
+	return Ready{PID: st.PID, Profile: st.Profile, Chromium: st.Chromium, MovedAside: st.MovedAside, Reason: st.Reason,
+		MigratedFrom: st.MigratedFrom, NotMigrated: st.NotMigrated}
+}
+
+// ClearResult answers profile.clear. SessionsClosed counts every session that was open, the
+// default one included (it is recreated).
+type ClearResult struct {
+	Cleared        bool   `json:"cleared"`
+	Profile        string `json:"profile"`
+	SessionsClosed int    `json:"sessions_closed"`
+}
+
+// AuthParams is auth.login.
+type AuthParams struct {
+	Session   string `json:"session,omitempty"`
+	Alias     string `json:"alias"`
+	Challenge string `json:"challenge,omitempty"`
+}
+
+// AuthResult answers auth.login. Status is "authenticated", "failed" or "unknown": never a
+// guess.
+type AuthResult struct {
+	Status   string   `json:"status"`
+	Origin   string   `json:"origin"`
+	Alias    string   `json:"alias"`
+	Session  string   `json:"session"`
+	Evidence Evidence `json:"evidence"`
+}
+
+// Evidence is what the outcome was decided on (bounded; page-derived strings are untrusted).
+// URLs carry no query string or fragment.
+type Evidence struct {
+	URLBefore        string `json:"url_before"`
+	URLAfter         string `json:"url_after"`
+	Navigated        bool   `json:"navigated"`
+	LoginFormPresent bool   `json:"login_form_present"`
+	ErrorText        string `json:"error_text,omitempty"`
+	Steps            int    `json:"steps"`
+	// Cleared: the attempt ended on the page it typed into (a script login that failed, a
+	// submit the page blocked, an error after typing), and the host emptied the fields it had
+	// typed the password into before answering.
+	Cleared bool `json:"cleared"`
+	// PageDiscarded: as Cleared, but the page would not let the host empty the fields in time
+	// (or kept a value), so the host destroyed it: the session now shows a blank page.
+	PageDiscarded bool `json:"page_discarded,omitempty"`
+}
+
+// EnrollParams is auth.enroll. Clients build the frame by hand ([Client.Enroll]) so that no
+// encoder buffer keeps the secret; it is never logged.
+type EnrollParams struct {
+	Session string `json:"session,omitempty"`
+	Account string `json:"account"`
+	Secret  []byte `json:"secret"`
+}
+
+// ZeroSecret zeroes the password (rpc.Zeroer).
+func (p *EnrollParams) ZeroSecret() { credential.Zero(p.Secret) }
+
+// EnrollResult answers auth.enroll. Token is set only for "authenticated": it names the held
+// password for one save or discard.
+type EnrollResult struct {
+	Status   string   `json:"status"`
+	Origin   string   `json:"origin"`
+	Session  string   `json:"session"`
+	Evidence Evidence `json:"evidence"`
+	Token    string   `json:"token,omitempty"`
+}
+
+// EnrollSaveParams is auth.enroll.save.
+type EnrollSaveParams struct {
+	Token string `json:"token"`
+	Alias string `json:"alias"`
+}
+
+// EnrollTokenParams is auth.enroll.discard.
+type EnrollTokenParams struct {
+	Token string `json:"token"`
+}
+
+// EnrollSaved answers auth.enroll.save.
+type EnrollSaved struct {
+	Saved   string `json:"saved"`
+	Origin  string `json:"origin"`
+	Account string `json:"account"`
+	Session string `json:"session"`
+	Store   string `json:"store"` // "vault" or "isolated"
+}
+
+// EnrollDiscarded answers auth.enroll.discard.
+type EnrollDiscarded struct {
+	Discarded bool `json:"discarded"`
+}
+
+// Credential is a saved credential's metadata (never its password); CredentialList answers
+// credentials.list. They are broker.sock's own.
+type (
+	Credential     = brokerapi.Credential
+	CredentialList = brokerapi.ListResult
+)
+
+// CredentialsListParams is credentials.list: an isolated session's store.
+type CredentialsListParams struct {
+	Session string `json:"session"`
+	Origin  string `json:"origin,omitempty"`
+}
+
+// CredentialsAddParams is credentials.add. Clients build the frame by hand
+// ([Client.CredentialsAdd]); the secret is never logged.
+type CredentialsAddParams struct {
+	Session string `json:"session"`
+	Origin  string `json:"origin"`
+	Account string `json:"account"`
+	Alias   string `json:"alias"`
+	Secret  []byte `json:"secret"`
+}
+
+// ZeroSecret zeroes the password (rpc.Zeroer).
+func (p *CredentialsAddParams) ZeroSecret() { credential.Zero(p.Secret) }
+
+// CredentialsRemoveParams is credentials.remove.
+type CredentialsRemoveParams struct {
+	Session string `json:"session"`
+	Origin  string `json:"origin"`
+	Alias   string `json:"alias"`
+}
+
+// VerifyParams is credentials.verify (the vault's credential of origin and alias).
+type VerifyParams struct {
+	Origin string `json:"origin"`
+	Alias  string `json:"alias"`
+}
+
+// VerifyResult answers credentials.verify: the credential was released to the host, which
+// zeroed it unseen.
+type VerifyResult struct {
+	Released bool   `json:"released"`
+	Origin   string `json:"origin"`
+	Account  string `json:"account"`
+	Alias    string `json:"alias"`
+}

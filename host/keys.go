@@ -1,0 +1,95 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+type keyDef struct {
+	key, code, text string
+	vk              int
+}
+
+var keys = map[string]keyDef{
+	"Enter":      {"Enter", "Enter", "\r", 13},
+	"Tab":        {"Tab", "Tab", "", 9},
+	"Escape":     {"Escape", "Escape", "", 27},
+	"Backspace":  {"Backspace", "Backspace", "", 8},
+	"Delete":     {"Delete", "Delete", "", 46},
+	"Space":      {" ", "Space", " ", 32},
+	"ArrowUp":    {"ArrowUp", "ArrowUp", "", 38},
+	"ArrowDown":  {"ArrowDown", "ArrowDown", "", 40},
+	"ArrowLeft":  {"ArrowLeft", "ArrowLeft", "", 37},
+	"ArrowRight": {"ArrowRight", "ArrowRight", "", 39},
+	"Home":       {"Home", "Home", "", 36},
+	"End":        {"End", "End", "", 35},
+	"PageUp":     {"PageUp", "PageUp", "", 33},
+	"PageDown":   {"PageDown", "PageDown", "", 34},
+}
+
+// KeyNames lists the named keys press accepts (besides single printable characters).
+func KeyNames() []string {
+	var out []string
+	for k := range keys {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) error {
+	k, ok := keys[name]
+	if !ok {
+		r := []rune(name)
+		if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
+			return &wire.Error{Code: wire.CodeInvalidArgument,
+				Message: fmt.Sprintf("unknown key %q", bound(name, 32)),
+				Hint:    "press takes one printable character or one of " + strings.Join(KeyNames(), ", ") + " (no modifiers)"}
+		}
+		k = keyDef{key: name, text: name}
+	}
+	down := map[string]any{"type": "keyDown", "key": k.key}
+	if k.code != "" {
+		down["code"] = k.code
+	}
+	if k.vk != 0 {
+		down["windowsVirtualKeyCode"] = k.vk
+	}
+	if k.text != "" {
+		down["text"] = k.text
+	}
+	up := map[string]any{"type": "keyUp", "key": k.key}
+	if k.code != "" {
+		up["code"] = k.code
+	}
+	for _, ev := range []map[string]any{down, up} {
+		if err := b.Call(ctx, s.sid, "Input.dispatchKeyEvent", ev, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Press sends one key to the focused element.
+func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
+	if err != nil {
+		return PageResult{}, err
+	}
+	defer unlock()
+	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+		return PageResult{}, err
+	}
+	s.drain()
+	if err := pressKey(ctx, b, s, p.Key); err != nil {
+		return PageResult{}, h.browserErr(err)
+	}
+	s.settle(ctx)
+	clear(s.refs)
+	return h.pageResult(ctx, b, s)
+}

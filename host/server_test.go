@@ -1,0 +1,43 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"testing"
+
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// TestServerServesEveryControlMethod: the host's method table has every method of package
+// control, and decodes each one's params strictly (an unknown field is BAD_REQUEST before
+// the Host is touched).
+func TestServerServesEveryControlMethod(t *testing.T) {
+	m := (&Server{}).Methods() // no Host: no handler may run in this test
+	methods := []string{
+		control.MethodPing, control.MethodStatus, control.MethodShutdown, control.MethodSessionCreate,
+		control.MethodSessionList, control.MethodSessionClose, control.MethodVisit, control.MethodSnapshot,
+		control.MethodClick, control.MethodFill, control.MethodPress, control.MethodWait,
+		control.MethodScreenshot, control.MethodProfileClear, control.MethodAuthLogin, control.MethodAuthEnroll,
+		control.MethodAuthEnrollSave, control.MethodAuthEnrollDiscard, control.MethodCredentialsList,
+		control.MethodCredentialsAdd, control.MethodCredentialsRemove, control.MethodCredentialsVerify,
+	}
+	a, b := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go (&rpc.Server{Handler: m.Serve}).ServeConn(ctx, b, rpc.Peer{PID: 1})
+	c := rpc.NewClient(a, control.ErrUnavailable)
+	defer c.Close()
+	for _, method := range methods {
+		if !m.Has(method) {
+			t.Errorf("the host does not serve %s", method)
+			continue
+		}
+		err := c.Call(ctx, method, json.RawMessage(`{"no_such_field":1}`), nil)
+		if wire.CodeOf(err) != wire.CodeBadRequest {
+			t.Errorf("%s with an unknown field: %v", method, err)
+		}
+	}
+}

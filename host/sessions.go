@@ -1,0 +1,362 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session, error) {
+	if name == "" {
+		name = DefaultSession
+	}
+	b, err := h.alive(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.mu.Lock()
+	s := h.sessions[name]
+	h.mu.Unlock()
+	if s == nil {
+		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "no session %q", name)
+	}
+	return b, s, nil
+}
+
+// lockSession finds the session and takes its verb lock; the caller calls unlock. When the
+// session's page crashed (or its tab went away) since the last verb, it gives the session a
+// fresh blank page and answers BROWSER_CRASHED instead.
+func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *session, func(), error) {
+	b, s, err := h.session(ctx, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s.mu.Lock()
+	if why := b.SessionErr(s.sid); why != nil {
+		// The page died since the last verb: this verb answers that (what it would have looked
+		// at is gone), and the session gets a fresh blank page for the next one.
+		err := h.revive(ctx, b, s)
+		s.mu.Unlock()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return nil, nil, nil, wire.Errorf(wire.CodeBrowserCrashed, "session %q: %w; it now shows a fresh blank page", s.name, why)
+	}
+	unlock := func() {
+		// A crash during this verb made its calls fail (BROWSER_CRASHED): the session gets its
+		// fresh page now, so that the next verb works.
+		if b.SessionErr(s.sid) != nil && b.Err() == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			h.revive(ctx, b, s)
+			cancel()
+		}
+		s.mu.Unlock()
+	}
+	return b, s, unlock, nil
+}
+
+// revive replaces the page of session s, whose renderer crashed or whose target went away, by
+// a fresh blank one in the same browser context; s.mu is held. What was typed into the old
+// page died with its renderer.
+func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
+	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", b.SessionErr(s.sid))
+	h.routes.Delete(s.sid)
+	if s.targetID != "" {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+		cancel()
+	}
+	s.targetID, s.sid = "", ""
+	s.taint, s.taintDoc = nil, ""
+	clear(s.refs)
+	s.drain()
+	if err := h.openPage(ctx, b, s, ""); err != nil {
+		return wire.Errorf(wire.CodeBrowserCrashed, "the session's page crashed and a fresh one could not be opened: %w", err)
+	}
+	return nil
+}
+
+func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
+	b := h.browser
+	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), gone: b.Done(), refs: map[string]snapshot.Target{}}
+	if isolated && adopt == "" {
+		var r struct {
+			ID string `json:"browserContextId"`
+		}
+		if err := b.Call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": false}, &r); err != nil {
+			return nil, err
+		}
+		s.contextID = r.ID
+	}
+	if err := h.openPage(ctx, b, s, adopt); err != nil {
+		h.disposeContext(s)
+		return nil, err
+	}
+	h.sessions[name] = s
+	return s, nil
+}
+
+// openPage gives s a page (adopt, or a new one in s's browser context), attaches to it and
+// enables the domains the host listens to: Page (lifecycle events) and Inspector (crashes).
+func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt string) error {
+	s.targetID = adopt
+	if s.targetID == "" {
+		// A window of its own: a background tab of a shared window is hidden, and input
+		// events to hidden pages stall (mouseMoved waits about 5 s for a frame that never
+		// comes).
+		create := map[string]any{"url": "about:blank", "newWindow": true}
+		if s.contextID != "" {
+			create["browserContextId"] = s.contextID
+		}
+		var t struct {
+			TargetID string `json:"targetId"`
+		}
+		if err := b.Call(ctx, "", "Target.createTarget", create, &t); err != nil {
+			return err
+		}
+		s.targetID = t.TargetID
+	}
+	closePage := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+	}
+	var a struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": s.targetID, "flatten": true}, &a); err != nil {
+		closePage()
+		return err
+	}
+	s.sid = a.SessionID
+	h.routes.Store(s.sid, s) // before enabling, so events route
+	for _, m := range []struct {
+		method string
+		params any
+	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil}} {
+		if err := b.Call(ctx, s.sid, m.method, m.params, nil); err != nil {
+			h.routes.Delete(s.sid)
+			closePage()
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Host) closeTarget(s *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s.targetID != "" {
+		h.browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+	}
+	h.disposeContext(s)
+}
+
+func (h *Host) disposeContext(s *session) {
+	if s.contextID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h.browser.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil)
+}
+
+// CreateSession opens a session; isolated sessions get their own browser context (cookies and
+// storage separate from every other session).
+func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, error) {
+	if credential.ValidSession(p.Name) != nil {
+		return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "%s", credential.SessionRule)
+	}
+	if _, err := h.alive(ctx); err != nil {
+		return SessionInfo{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.clearing {
+		return SessionInfo{}, wire.Errorf(wire.CodeBusy, "the profile is being cleared; retry when 'headless profile clear' has finished")
+	}
+	if _, ok := h.sessions[p.Name]; ok {
+		return SessionInfo{}, wire.Errorf(wire.CodeSessionExists, "session %q exists", p.Name)
+	}
+	if len(h.sessions) >= MaxSessions {
+		return SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
+	}
+	s, err := h.newSession(ctx, p.Name, p.Isolated, "")
+	if err != nil {
+		return SessionInfo{}, fmt.Errorf("create session: %w", err)
+	}
+	if p.Isolated {
+		if err := h.registerIsolated(ctx, p.Name); err != nil {
+			delete(h.sessions, p.Name)
+			h.routes.Delete(s.sid)
+			h.closeTarget(s)
+			return SessionInfo{}, err
+		}
+	}
+	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated)
+	return SessionInfo{Name: p.Name, Isolated: p.Isolated, URL: "about:blank", Responsive: true}, nil
+}
+
+// CloseSession closes a session and, for an isolated one, disposes its browser context.
+func (h *Host) CloseSession(ctx context.Context, name string) error {
+	if name == DefaultSession {
+		return wire.Errorf(wire.CodeInvalidArgument, "the default session always exists; use 'headless profile clear' to reset it")
+	}
+	if _, err := h.alive(ctx); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	s, ok := h.sessions[name]
+	if ok {
+		delete(h.sessions, name)
+	}
+	h.mu.Unlock()
+	if !ok {
+		return wire.Errorf(wire.CodeSessionUnknown, "no session %q", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h.routes.Delete(s.sid)
+	h.closeTarget(s)
+	if s.isolated {
+		h.forgetIsolated(name)
+	}
+	h.dropEnrollments(name)
+	h.o.Log.Info("session closed", "session", name, "isolated", s.isolated)
+	return nil
+}
+
+// Sessions lists the sessions.
+func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
+	b, err := h.alive(ctx)
+	if err != nil {
+		return SessionList{}, err
+	}
+	h.mu.Lock()
+	ss := make([]*session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		ss = append(ss, s)
+	}
+	h.mu.Unlock()
+	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
+	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
+	for _, s := range ss {
+		info := SessionInfo{Name: s.name, Isolated: s.isolated, Responsive: true}
+		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
+			info.URL, info.Title = u, t
+		} else {
+			info.Responsive = false
+		}
+		out.Sessions = append(out.Sessions, info)
+	}
+	return out, nil
+}
+
+func (h *Host) pageInfo(ctx context.Context, b *cdp.Browser, s *session) (string, string, error) {
+	var r struct {
+		Info struct {
+			URL   string `json:"url"`
+			Title string `json:"title"`
+		} `json:"targetInfo"`
+	}
+	if err := b.Call(ctx, "", "Target.getTargetInfo", map[string]any{"targetId": s.targetID}, &r); err != nil {
+		return "", "", err
+	}
+	return bound(r.Info.URL, 2048), bound(r.Info.Title, 256), nil
+}
+
+// drain empties the session's event queue before an action whose events we will wait for.
+func (s *session) drain() {
+	for {
+		select {
+		case <-s.events:
+		default:
+			return
+		}
+	}
+}
+
+// waitLoad waits for the load event of loaderID (any main-frame load when loaderID is "").
+func (s *session) waitLoad(ctx context.Context, loaderID string) error {
+	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
+	defer cancel()
+	for {
+		select {
+		case ev := <-s.events:
+			switch ev.Method {
+			case "Page.lifecycleEvent":
+				var p struct {
+					Name     string `json:"name"`
+					LoaderID string `json:"loaderId"`
+				}
+				json.Unmarshal(ev.Params, &p)
+				if p.Name == "load" && (loaderID == "" || p.LoaderID == loaderID) {
+					return nil
+				}
+			case "Page.loadEventFired":
+				if loaderID == "" {
+					return nil
+				}
+			}
+		case <-s.gone:
+			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
+		case <-ctx.Done():
+			return wire.Errorf(wire.CodeTimeout, "the page did not finish loading within %s", NavigationWait)
+		}
+	}
+}
+
+// abortedRetryWait bounds the wait for the frame to stop loading before a navigation that was
+// aborted is retried.
+const abortedRetryWait = 2 * time.Second
+
+// waitStopped waits until the page's frame stops loading (Page.frameStoppedLoading, or its load
+// event; either may already be queued), at most d. A frame that never says so is retried
+// anyway when d has passed.
+func (s *session) waitStopped(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Method == "Page.frameStoppedLoading" || ev.Method == "Page.loadEventFired" {
+				return
+			}
+		case <-t.C:
+			return
+		case <-s.gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// settle gives an action (click, key) a moment to start a navigation and, if it did, waits for
+// the load.
+func (s *session) settle(ctx context.Context) {
+	t := time.NewTimer(400 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Method == "Page.frameStartedLoading" || ev.Method == "Page.frameNavigated" {
+				s.waitLoad(ctx, "")
+				return
+			}
+		case <-t.C:
+			return
+		case <-s.gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"context"
+	"crypto/subtle"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+func (c *cmd) credInit(fs *flag.FlagSet) run {
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		b, err := c.env.Broker(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer b.Close()
+		if !c.json {
+			fmt.Fprintln(c.env.Stderr, "headless: the keyring will ask you for the new 'headless' keyring's password (leave 'automatically unlock' unticked)")
+		}
+		r, err := b.Init(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func(w io.Writer) {
+			if r.Created {
+				fmt.Fprintln(w, "created the 'headless' keyring; it stays locked except while you approve a release")
+			} else {
+				fmt.Fprintln(w, "the 'headless' keyring already exists")
+			}
+		}, nil
+	}
+}
+
+// storeFlag is --session of the credentials commands: the session S, whose credentials are
+// the ones it signs in with.
+func storeFlag(fs *flag.FlagSet) *string {
+	return fs.String("session", "", "the store session `NAME` signs in with (default: the vault)")
+}
+
+// store is where a credentials command reads and writes: the vault (isolated == ""), or the
+// in-memory store of an isolated session, which brokerd keeps and which answers only the
+// host's own broker connection (so the CLI reaches it through the host).
+type store struct {
+	isolated string
+}
+
+// storeOf resolves --session S to the store S signs in with: the vault for a normal session
+// (default included) and without --session; the session's own store for an isolated one.
+// Only the running host knows S: without one, a session other than default is
+// HOST_UNAVAILABLE (could not look), and one the host does not have is SESSION_UNKNOWN.
+func (c *cmd) storeOf(ctx context.Context, session string) (store, error) {
+	if session == "" || session == control.DefaultSession {
+		return store{}, nil
+	}
+	if err := credential.ValidSession(session); err != nil {
+		return store{}, err
+	}
+	info, err := withHost(ctx, c, func(cl *control.Client) (control.SessionInfo, error) { return cl.Session(ctx, session) })
+	if err != nil {
+		if wire.CodeOf(err) == wire.CodeHostUnavail {
+			return store{}, wire.Errorf(wire.CodeHostUnavail, "session %q lives in the browser host, which is not running (%w)", session, err).
+				WithHint("start it with 'headless start'; without a host, only the vault is there (no --session, or --session default)")
+		}
+		return store{}, err
+	}
+	if info.Isolated {
+		return store{isolated: session}, nil
+	}
+	return store{}, nil
+}
+
+func (st store) String() string {
+	if st.isolated == "" {
+		return "the vault"
+	}
+	return "isolated session " + st.isolated + "'s store"
+}
+
+// list lists the store's credentials at origin o ("" = all).
+func (c *cmd) list(ctx context.Context, st store, o string) ([]brokerapi.Credential, error) {
+	if st.isolated != "" {
+		r, err := withHost(ctx, c, func(cl *control.Client) (control.CredentialList, error) {
+			return cl.CredentialsList(ctx, control.CredentialsListParams{Session: st.isolated, Origin: o})
+		})
+		return r.Credentials, err
+	}
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.List(ctx, o)
+}
+
+func (c *cmd) credList(fs *flag.FlagSet) run {
+	o := fs.String("origin", "", "only this `ORIGIN`")
+	session := storeFlag(fs)
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		if *o != "" {
+			co, err := origin.Canonical(*o)
+			if err != nil {
+				return nil, nil, err
+			}
+			*o = co
+		}
+		st, err := c.storeOf(ctx, *session)
+		if err != nil {
+			return nil, nil, err
+		}
+		creds, err := c.list(ctx, st, *o)
+		if err != nil {
+			return nil, nil, err
+		}
+		if creds == nil {
+			creds = []brokerapi.Credential{}
+		}
+		res := brokerapi.ListResult{Credentials: creds}
+		return res, func(w io.Writer) {
+			if len(creds) == 0 {
+				fmt.Fprintf(w, "no saved credentials in %s\n", st)
+				return
+			}
+			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+			fmt.Fprintln(tw, "ORIGIN\tALIAS\tACCOUNT\tCREATED")
+			for _, r := range creds {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Origin, r.Alias, r.Account, r.Created.Local().Format(time.DateTime))
+			}
+			tw.Flush()
+		}, nil
+	}
+}
+
+// required is a usage error for the first of flags left empty.
+func required(flags ...[2]string) error {
+	for _, f := range flags {
+		if f[1] == "" {
+			return usagef("--%s is required", f[0])
+		}
+	}
+	return nil
+}
+
+func (c *cmd) credAdd(fs *flag.FlagSet) run {
+	o := fs.String("origin", "", "the exact `ORIGIN` the credential is for")
+	account := fs.String("account", "", "the `ACCOUNT` (user name or e-mail)")
+	alias := fs.String("alias", "", "the `ALIAS` agents will use")
+	session := storeFlag(fs)
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		if err := required([2]string{"origin", *o}, [2]string{"account", *account}, [2]string{"alias", *alias}); err != nil {
+			return nil, nil, err
+		}
+		co, err := origin.Canonical(*o)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := credential.ValidAlias(*alias); err != nil {
+			return nil, nil, err
+		}
+		if err := credential.ValidAccount(*account); err != nil {
+			return nil, nil, err
+		}
+		st, err := c.storeOf(ctx, *session)
+		if err != nil {
+			return nil, nil, err
+		}
+		tty, err := c.env.OpenTTY()
+		if err != nil {
+			return nil, nil, wire.Errorf(wire.CodeNoTTY, "no controlling terminal to read the password from (%w)", err)
+		}
+		defer tty.Close()
+		pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", *account, co, *alias), credential.MaxSecretLen)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer credential.Zero(pw)
+		again, err := tty.Secret("Repeat the password: ", credential.MaxSecretLen)
+		if err != nil {
+			return nil, nil, err
+		}
+		same := subtle.ConstantTimeCompare(pw, again) == 1
+		credential.Zero(again)
+		if !same {
+			return nil, nil, wire.Errorf(wire.CodeInvalidArgument, "the two passwords differ; nothing was saved").
+				WithHint("type the same password twice")
+		}
+		if err := credential.ValidSecret(pw); err != nil {
+			return nil, nil, err
+		}
+		var cred brokerapi.Credential
+		if st.isolated != "" {
+			// One hand-built frame to the host (never a JSON encoder buffer; zeroed after
+			// writing), which passes it on to the isolated session's store.
+			cred, err = withHost(ctx, c, func(cl *control.Client) (control.Credential, error) {
+				return cl.CredentialsAdd(ctx, st.isolated, co, *account, *alias, pw)
+			})
+		} else {
+			var b *brokerapi.Client
+			if b, err = c.env.Broker(ctx); err != nil {
+				return nil, nil, err
+			}
+			defer b.Close()
+			cred, err = b.Add(ctx, co, *account, *alias, pw)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return cred, func(w io.Writer) {
+			fmt.Fprintf(w, "saved alias %s for %s at %s in %s\n", cred.Alias, cred.Account, cred.Origin, st)
+		}, nil
+	}
+}
+
+// originAlias declares --origin and --alias of a credential command; its check returns the
+// canonical origin.
+func originAlias(fs *flag.FlagSet, verb string) (o, alias *string, check func() (string, error)) {
+	o = fs.String("origin", "", "the `ORIGIN` of the credential")
+	alias = fs.String("alias", "", "the `ALIAS` to "+verb)
+	return o, alias, func() (string, error) {
+		if err := required([2]string{"origin", *o}, [2]string{"alias", *alias}); err != nil {
+			return "", err
+		}
+		return origin.Canonical(*o)
+	}
+}
+
+func (c *cmd) credRemove(fs *flag.FlagSet) run {
+	_, alias, check := originAlias(fs, "remove")
+	session := storeFlag(fs)
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		co, err := check()
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := c.storeOf(ctx, *session)
+		if err != nil {
+			return nil, nil, err
+		}
+		creds, err := c.list(ctx, st, co)
+		if err != nil {
+			return nil, nil, err
+		}
+		var found *brokerapi.Credential
+		for i := range creds {
+			if strings.EqualFold(creds[i].Alias, *alias) {
+				found = &creds[i]
+			}
+		}
+		if found == nil {
+			return nil, nil, wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s in %s", *alias, co, st)
+		}
+		ok, err := c.confirm(fmt.Sprintf("Remove alias %s (%s) at %s from %s? [y/N] ", found.Alias, found.Account, co, st),
+			wire.Errorf(wire.CodeNoTTY, "removing a credential needs confirmation on the controlling terminal"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, wire.Errorf(wire.CodeCancelled, "not removed")
+		}
+		if st.isolated != "" {
+			_, err = withHost(ctx, c, func(cl *control.Client) (struct{}, error) {
+				return struct{}{}, cl.CredentialsRemove(ctx, control.CredentialsRemoveParams{Session: st.isolated, Origin: co, Alias: found.Alias})
+			})
+		} else {
+			var b *brokerapi.Client
+			if b, err = c.env.Broker(ctx); err == nil {
+				err = b.Remove(ctx, co, found.Alias)
+				b.Close()
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		res := struct {
+			Removed brokerapi.Credential `json:"removed"`
+		}{*found}
+		return res, func(w io.Writer) { fmt.Fprintf(w, "removed alias %s at %s from %s\n", found.Alias, co, st) }, nil
+	}
+}
+
+// credVerify has the browser host take the credential through the full gate (challenge,
+// presence — the prompt says it is a verification — and vault) and zero it unseen: no release
+// ever reaches this process. Without a running host it is HOST_UNAVAILABLE.
+func (c *cmd) credVerify(fs *flag.FlagSet) run {
+	_, alias, check := originAlias(fs, "verify")
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		co, err := check()
+		if err != nil {
+			return nil, nil, err
+		}
+		cl, err := c.control(ctx)
+		if err != nil {
+			return nil, nil, wire.Errorf(wire.CodeHostUnavail, "credentials verify goes through the browser host, which is not running (%w)", err).
+				WithHint("start it with 'headless start', then verify again (the host receives the password and zeroes it; nothing is typed)")
+		}
+		defer cl.Close()
+		if !c.json {
+			fmt.Fprintf(c.env.Stderr, "waiting for approval at the presence prompt (a verification: nothing will be typed)…\n")
+		}
+		res, err := cl.CredentialsVerify(ctx, control.VerifyParams{Origin: co, Alias: *alias})
+		if err != nil {
+			return nil, nil, err
+		}
+		return res, func(w io.Writer) {
+			fmt.Fprintf(w, "released: alias %s (%s) at %s — received by the browser host and zeroed, never shown or typed\n", res.Alias, res.Account, res.Origin)
+		}, nil
+	}
+}

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/internal/version"
+)
+
+// hostMain is the hidden "headless host" command: the host process itself (brokerd starts
+// it; it is not in the command table).
+func hostMain(ctx context.Context, args []string, env Env) int {
+	fs := flag.NewFlagSet("host", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fd := fs.Int("notify-fd", -1, "write one ready/error JSON line to this fd")
+	lfd := fs.Int("lifeline-fd", -1, "shut down at EOF on this fd (brokerd holds its other end)")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N]")
+		return 2
+	}
+	o := host.RunOptions{Getenv: env.Getenv, Layout: env.Layout, Stderr: env.Stderr, Version: version.String()}
+	// Inherited descriptors are not close-on-exec: mark them so, or Chromium inherits them.
+	if *fd >= 3 {
+		syscall.CloseOnExec(*fd)
+		o.Notify = os.NewFile(uintptr(*fd), "notify")
+	}
+	if *lfd >= 3 && *lfd != *fd {
+		syscall.CloseOnExec(*lfd)
+		o.Lifeline = os.NewFile(uintptr(*lfd), "lifeline")
+	}
+	return host.Run(ctx, o)
+}

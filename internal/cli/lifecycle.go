@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"syscall"
+	"time"
+
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// startResult is what 'headless start' did: Started is false when the host was running
+// already.
+type startResult struct {
+	Started   bool           `json:"started"`
+	Host      *control.Ready `json:"host"`
+	BrokerPID int            `json:"broker_pid"`
+}
+
+// start starts brokerd (if needed) and has it start the host, and returns when both answer.
+// brokerd starts and owns the host: passwords go only to the host process it started.
+func (c *cmd) start(fs *flag.FlagSet) run {
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		b, err := c.env.Broker(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer b.Close()
+		v, err := b.Version(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v.HostPID == 0 && c.env.StderrIsTerminal() && !c.json {
+			fmt.Fprintln(c.env.Stderr, "starting the browser host…")
+		}
+		var hs brokerapi.HostStartResult
+		if err := b.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &hs); err != nil {
+			return nil, nil, err
+		}
+		var ready control.Ready
+		if err := json.Unmarshal(hs.Ready, &ready); err != nil {
+			return nil, nil, wire.Errorf(wire.CodeHostUnavail, "the host's ready report is malformed: %w", err)
+		}
+		res := startResult{Started: hs.Status != "running", Host: &ready, BrokerPID: v.PID}
+		return res, func(w io.Writer) {
+			verb := "started"
+			if !res.Started {
+				verb = "already running"
+			}
+			fmt.Fprintf(w, "headless %s: host pid %d (%s), brokerd pid %d\nprofile: %s\n", verb, res.Host.PID, res.Host.Chromium, res.BrokerPID, res.Host.Profile)
+			if res.Host.MovedAside != "" {
+				fmt.Fprintf(w, "warning: the previous profile was unusable (%s) and was moved to %s\n", res.Host.Reason, res.Host.MovedAside)
+			}
+			migrationHuman(w, res.Host.MigratedFrom, res.Host.NotMigrated)
+		}, nil
+	}
+}
+
+// stopResult is what 'headless stop' did.
+type stopResult struct {
+	Host   int `json:"host_pid"`
+	Broker int `json:"broker_pid"`
+	// BrokerLeftRunning is the pid of a brokerd the person started (not headless): stop
+	// leaves it running, and Note says so.
+	BrokerLeftRunning int    `json:"broker_left_running,omitempty"`
+	Note              string `json:"note,omitempty"`
+}
+
+// stop closes the browser gracefully and stops the host, then brokerd if headless started it
+// (--auto); a brokerd the person started is left running, and the output says so.
+func (c *cmd) stop(fs *flag.FlagSet) run {
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		var res stopResult
+		if sd, err := withHost(ctx, c, func(cl *control.Client) (control.ShutdownResult, error) { return cl.Shutdown(ctx) }); err == nil {
+			res.Host = sd.PID
+			if err := c.waitGone(ctx, sd.PID); err != nil {
+				return nil, nil, err
+			}
+		}
+		if b, err := c.env.DialBroker(ctx); err == nil {
+			v, err := b.Version(ctx)
+			b.Close()
+			switch {
+			case err != nil || v.PID <= 0:
+			case v.Started != brokerapi.StartedAuto:
+				res.BrokerLeftRunning = v.PID
+				res.Note = fmt.Sprintf("brokerd (pid %d) was started by you, not by headless: left running (stop it with kill -TERM %d)", v.PID, v.PID)
+			default:
+				res.Broker = v.PID
+				c.env.Signal(v.PID, syscall.SIGTERM)
+				if err := c.waitGone(ctx, v.PID); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		return struct {
+				Stopped stopResult `json:"stopped"`
+			}{res}, func(w io.Writer) {
+				switch {
+				case res.Host == 0 && res.Broker == 0 && res.BrokerLeftRunning == 0:
+					fmt.Fprintln(w, "nothing was running")
+				case res.BrokerLeftRunning != 0:
+					fmt.Fprintf(w, "stopped (host pid %d)\n%s\n", res.Host, res.Note)
+				default:
+					fmt.Fprintf(w, "stopped (host pid %d, brokerd pid %d)\n", res.Host, res.Broker)
+				}
+			}, nil
+	}
+}
+
+func (c *cmd) waitGone(ctx context.Context, pid int) error {
+	for c.env.Alive(pid) {
+		select {
+		case <-ctx.Done():
+			return wire.Errorf(wire.CodeTimeout, "pid %d did not exit", pid)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// brokerStatus is brokerd in 'headless status'.
+type brokerStatus struct {
+	Running  bool   `json:"running"`
+	PID      int    `json:"pid,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Presence string `json:"presence,omitempty"`
+	Started  string `json:"started,omitempty"` // "auto" (by headless) or "person"
+	// Facts are brokerd's doctor facts: undumpable, ptrace_scope, writable binaries.
+	Facts *hardening.Report `json:"facts,omitempty"`
+}
+
+// hostStatus is the host in 'headless status'.
+type hostStatus struct {
+	Running bool `json:"running"`
+	*control.Status
+}
+
+// statusResult answers 'headless status'.
+type statusResult struct {
+	Host   hostStatus   `json:"host"`
+	Broker brokerStatus `json:"broker"`
+}
+
+// status reports the host and brokerd without starting either.
+func (c *cmd) status(fs *flag.FlagSet) run {
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		var res statusResult
+		st, err := withHost(ctx, c, func(cl *control.Client) (control.Status, error) { return cl.Status(ctx) })
+		if err == nil {
+			res.Host = hostStatus{true, &st}
+		}
+		if b, err := c.env.DialBroker(ctx); err == nil {
+			if v, err := b.Version(ctx); err == nil {
+				res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts}
+			}
+			b.Close()
+		}
+		return res, func(w io.Writer) {
+			if res.Host.Running {
+				fmt.Fprintf(w, "host:    running, pid %d, %s (browser pid %d), %d session(s)\n", st.PID, st.Chromium, st.BrowserPID, st.Sessions)
+				fmt.Fprintf(w, "profile: %s (lock owner pid %d)\n", st.Profile, st.LockOwner)
+				if st.MovedAside != "" {
+					fmt.Fprintf(w, "warning: an unusable profile (%s) was moved to %s\n", st.Reason, st.MovedAside)
+				}
+				migrationHuman(w, st.MigratedFrom, st.NotMigrated)
+			} else {
+				fmt.Fprintln(w, "host:    not running (start it with 'headless start')")
+			}
+			if res.Broker.Running {
+				fmt.Fprintf(w, "brokerd: running, pid %d, version %s, presence %s, started by %s\n", res.Broker.PID, res.Broker.Version, res.Broker.Presence, res.Broker.Started)
+				for _, b := range res.Broker.Facts.Binaries {
+					if b.UserWritable {
+						fmt.Fprintf(w, "warning: %s can be replaced by programs running as you (%s): install it root-owned\n", b.Path, b.Reason)
+					}
+				}
+			} else {
+				fmt.Fprintln(w, "brokerd: not running")
+			}
+		}, nil
+	}
+}
