@@ -296,10 +296,17 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		return res, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 	}
 	rel, secret, err = rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx)})
+		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx), Client: agentClient(ctx)})
 	rc.Close()
 	if err != nil {
+		if ctx.Err() != nil {
+			return res, errWithdrawn
+		}
 		return res, err
+	}
+	if ctx.Err() != nil {
+		// The caller hung up or cancelled while the person was asked: nothing is typed.
+		return res, errWithdrawn
 	}
 	// An item another program wrote into the keyring may hold what headless cannot type as it
 	// is (not UTF-8 text, see credential.ValidSecret): refused before anything is focused.

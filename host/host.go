@@ -13,6 +13,7 @@ import (
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/loopback"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/xdg"
 	"github.com/headless-dev/headless/profile"
 )
@@ -92,6 +93,10 @@ type session struct {
 	sid       string
 	events    chan cdp.Event
 	gone      <-chan struct{} // closed when the session's browser is gone
+	// owner, when set, is the control connection that created the session with
+	// CreateParams.Owned: the session is closed when that connection ends (an MCP client
+	// disconnected, crashed or was killed).
+	owner *rpc.Conn
 
 	mu   sync.Mutex // one verb at a time; guards everything below
 	refs map[string]snapshot.Target

@@ -10,6 +10,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -188,10 +189,17 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 	if len(h.sessions) >= MaxSessions {
 		return SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
 	}
+	var owner *rpc.Conn
+	if p.Owned {
+		if owner = rpc.ConnOf(ctx); owner == nil {
+			return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "an owned session needs a control connection to belong to")
+		}
+	}
 	s, err := h.newSession(ctx, p.Name, p.Isolated, "")
 	if err != nil {
 		return SessionInfo{}, fmt.Errorf("create session: %w", err)
 	}
+	s.owner = owner
 	if p.Isolated {
 		if err := h.registerIsolated(ctx, p.Name); err != nil {
 			delete(h.sessions, p.Name)
@@ -200,8 +208,29 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 			return SessionInfo{}, err
 		}
 	}
-	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated)
-	return SessionInfo{Name: p.Name, Isolated: p.Isolated, URL: "about:blank", Responsive: true}, nil
+	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated, "owned", p.Owned)
+	return SessionInfo{Name: p.Name, Isolated: p.Isolated, Owned: p.Owned, URL: "about:blank", Responsive: true}, nil
+}
+
+// ConnClosed closes every session the control connection c owns (CreateParams.Owned). The
+// control server calls it once c has ended and its last request returned.
+func (h *Host) ConnClosed(c *rpc.Conn) {
+	h.mu.Lock()
+	var names []string
+	for name, s := range h.sessions {
+		if s.owner == c {
+			names = append(names, name)
+		}
+	}
+	h.mu.Unlock()
+	for _, name := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := h.CloseSession(ctx, name)
+		cancel()
+		if err != nil && wire.CodeOf(err) != wire.CodeSessionUnknown {
+			h.o.Log.Warn("owned session not closed with its connection", "session", name, "code", wire.CodeOf(err))
+		}
+	}
 }
 
 // CloseSession closes a session and, for an isolated one, disposes its browser context.
@@ -248,7 +277,7 @@ func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
 	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
 	for _, s := range ss {
-		info := SessionInfo{Name: s.name, Isolated: s.isolated, Responsive: true}
+		info := SessionInfo{Name: s.name, Isolated: s.isolated, Owned: s.owner != nil, Responsive: true}
 		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
 			info.URL, info.Title = u, t
 		} else {

@@ -98,6 +98,14 @@ func (c *Client) Ping(ctx context.Context) error {
 	return err
 }
 
+// Hello tells the host what this connection's client says it is (an MCP client's name and
+// version): cut to MaxClientName and MaxClientVersion, shown in the person's prompt and the
+// audit as self-reported.
+func (c *Client) Hello(ctx context.Context, name, version string) error {
+	_, err := call[struct{}](ctx, c, MethodClientHello, ClientHelloParams{Name: name, Version: version})
+	return err
+}
+
 // Status reports the host, its browser and its profile.
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	return call[Status](ctx, c, MethodStatus, nil)

@@ -25,6 +25,7 @@ const (
 	MethodWait          = "wait"           // WaitParams → PageResult
 	MethodScreenshot    = "screenshot"     // SessionParams → ScreenshotResult
 	MethodProfileClear  = "profile.clear"  // → ClearResult
+	MethodClientHello   = "client.hello"   // ClientHelloParams → struct{}: what this connection's client says it is
 
 	MethodAuthLogin         = "auth.login"          // AuthParams → AuthResult
 	MethodAuthEnroll        = "auth.enroll"         // EnrollParams (a hand-built frame) → EnrollResult
@@ -35,6 +36,20 @@ const (
 	MethodCredentialsAdd    = "credentials.add"    // CredentialsAddParams (a hand-built frame) → Credential
 	MethodCredentialsRemove = "credentials.remove" // CredentialsRemoveParams → struct{}
 	MethodCredentialsVerify = "credentials.verify" // VerifyParams → VerifyResult
+)
+
+// ClientHelloParams is client.hello: the agent's client as it names itself (an MCP client's
+// clientInfo). The host keeps it, cleaned and bounded, for the rest of the connection and
+// hands it to brokerd with every release, which shows and audits it as self-reported.
+type ClientHelloParams struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Bounds of ClientHelloParams (longer values are cut, not refused).
+const (
+	MaxClientName    = 64
+	MaxClientVersion = 32
 )
 
 // DefaultSession always exists; a session name "" means it.
@@ -49,6 +64,9 @@ type SessionParams struct {
 type CreateParams struct {
 	Name     string `json:"name"`
 	Isolated bool   `json:"isolated,omitempty"`
+	// Owned ties the session to the connection that creates it: the host closes it when
+	// that connection ends for any reason (the MCP server's sessions, unless kept).
+	Owned bool `json:"owned,omitempty"`
 }
 
 // CloseParams is session.close.
@@ -66,6 +84,7 @@ type SessionClosed struct {
 type SessionInfo struct {
 	Name       string `json:"name"`
 	Isolated   bool   `json:"isolated"`
+	Owned      bool   `json:"owned,omitempty"` // closed when the connection that created it ends
 	URL        string `json:"url"`
 	Title      string `json:"title"`
 	Responsive bool   `json:"responsive"`

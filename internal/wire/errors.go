@@ -45,7 +45,7 @@ const (
 	CodeBrokerRunning      Code = "BROKER_RUNNING"     // brokerd: another brokerd holds the runtime dir
 	CodeNoTTY              Code = "NO_TTY"             // CLI: a secret or confirmation needs the controlling terminal
 	CodeUsage              Code = "USAGE"              // CLI: bad flags or arguments
-	CodeCancelled          Code = "CANCELLED"          // CLI: the person answered no
+	CodeCancelled          Code = "CANCELLED"          // the person answered no at the CLI, or the caller withdrew its request
 	CodeConfigInvalid      Code = "CONFIG_INVALID"     // config file unsafe or malformed
 	CodeRuntimeDir         Code = "RUNTIME_DIR_UNSAFE" // runtime dir has wrong owner or mode
 
