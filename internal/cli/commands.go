@@ -24,8 +24,12 @@ type command struct {
 	// setup declares the command's flags on fs (besides --json and --help) and returns what
 	// runs once they are parsed.
 	setup func(fs *flag.FlagSet) run
-	// timeout bounds the whole command (default defaultTimeout).
+	// timeout bounds the whole command (default defaultTimeout; negative: unbounded, for a
+	// server such as 'headless mcp').
 	timeout time.Duration
+	// raw: the command owns its stdout (a protocol stream); its result is not printed, and
+	// its errors go to stderr in human form, even with --json.
+	raw bool
 }
 
 // run runs a command with its positional arguments (dash: how many came before "--", -1
@@ -126,6 +130,17 @@ reaches this process. Needs a running host ('headless start').`},
 		{name: "audit list", shows: "[--since 24h]", summary: "recent releases, denials, adds and removes", setup: c.auditList},
 
 		{name: "version", summary: "the version of headless", setup: c.version},
+		{name: "mcp", summary: "serve the Model Context Protocol on stdio (for agents' MCP clients)", setup: c.mcp, timeout: -1, raw: true,
+			about: `Serves every browser verb as an MCP tool over stdio: status, session_create, session_list,
+session_close, visit, back, snapshot, click, fill, select, press, hover, scroll, wait,
+screenshot, auth_login, credentials_list. Starts brokerd and the host when they are not running
+(never handing them this process's stdio or display). Nothing but the protocol is written to
+stdout; sessions this client creates are closed when it disconnects, unless created with keep.
+There is no tool that evaluates JavaScript or returns a secret, and the server never asks the
+client anything (no elicitation, no sampling): sign-ins are approved in brokerd's prompt only.
+
+Register it with your agent (README, "MCP"), for example:
+    claude mcp add headless -- headless mcp`},
 	}
 }
 
