@@ -61,6 +61,8 @@ func (e *env) mcpConnect(t *testing.T, name string) *mcpClient {
 	t.Helper()
 	c := &mcpClient{wire: &syncBuffer{}, stderr: &syncBuffer{}}
 	cmd := e.command("headless", "mcp")
+	// The agent's client has a display: the prompt must never be put on it.
+	cmd.Env = append(cmd.Env, "DISPLAY=:77", "WAYLAND_DISPLAY=agent-wl")
 	cmd.Stderr = c.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: name, Version: "9.9"}, &mcp.ClientOptions{
 		// Offered so that the server could ask: it must never.
@@ -164,6 +166,34 @@ func pinentryRuns(t *testing.T, logFile string) (pids []int, confirms int) {
 		}
 	}
 	return pids, confirms
+}
+
+// TestMCPPresenceUnavailable: a prompt that cannot be shown fails auth_login closed, with a
+// hint a person can act on, and nothing is typed.
+func TestMCPPresenceUnavailable(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ls := newLoginSite(t)
+	canary := newCanary()
+	ls.SetAccount("bob@example.test", canary)
+	mute, _ := presencetest.FakePinentry(t, "nogreeting") // a pinentry that cannot show anything
+	lsPresence(e, mute, 5)
+	lsEnroll(t, e, ls.Origin(), "main", "bob@example.test", canary)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := e.mcpConnect(t, "e2e-agent")
+	var page mcpPage
+	c.call(t, ctx, "visit", map[string]any{"url": ls.URL("/login")}, &page)
+	if page.AuthRequired == nil {
+		t.Fatalf("visit: %+v", page)
+	}
+	got := c.callErr(t, ctx, "auth_login", map[string]any{"alias": "main"}, "PRESENCE_UNAVAILABLE")
+	if !strings.Contains(got["hint"], "config") {
+		t.Errorf("the hint does not tell the person what to set up: %q", got["hint"])
+	}
+	if len(ls.Posts()) != 0 || len(ls.Typed()) != 0 {
+		t.Errorf("something reached the site: %v %v", ls.Posts(), ls.Typed())
+	}
+	assertNoCanary(t, "MCP messages", c.wire.String(), canary)
 }
 
 func TestMCP(t *testing.T) {
@@ -290,6 +320,14 @@ func TestMCP(t *testing.T) {
 		audit, _ := os.ReadFile(filepath.Join(e.root, "data", "headless", "audit.jsonl"))
 		if !strings.Contains(string(audit), `"client":"mcp:e2e-agent 9.9"`) {
 			t.Errorf("the audit log does not carry the client: %s", audit)
+		}
+		// brokerd, started by headless mcp, did not hand the agent's display to the prompt.
+		for _, run := range presencetest.Env(t, gateLog) {
+			for _, v := range run {
+				if strings.Contains(v, ":77") || strings.Contains(v, "agent-wl") {
+					t.Errorf("the prompt was given the agent's display: %v", run)
+				}
+			}
 		}
 	})
 
