@@ -1,0 +1,110 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// connect serves a Server with o on an in-memory transport and returns a client session.
+func connect(t *testing.T, o Options) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	s := New(o)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, st) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "unit", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	return cs
+}
+
+func unreachable(ctx context.Context) (*control.Client, error) {
+	return nil, control.ErrUnavailable
+}
+
+func TestToolsAreExactlyTheList(t *testing.T) {
+	cs := connect(t, Options{Dial: unreachable})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+		a := tl.Annotations
+		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations not all set: %+v", tl.Name, a)
+		}
+		if a != nil && a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint {
+			t.Errorf("%s: read-only and destructive", tl.Name)
+		}
+		for _, bad := range []string{"eval", "script", "cookie", "storage", "header", "trace", "heap", "selector", "path", "file", "xpath"} {
+			if strings.Contains(tl.Name, bad) {
+				t.Errorf("tool %s is of a forbidden kind", tl.Name)
+			}
+		}
+		in, _ := json.Marshal(tl.InputSchema)
+		for _, bad := range []string{`"selector"`, `"script"`, `"expression"`, `"x"`, `"y"`, `"file"`, `"path"`} {
+			if strings.Contains(string(in), bad) {
+				t.Errorf("%s: an input named %s: %s", tl.Name, bad, in)
+			}
+		}
+	}
+	sort.Strings(names)
+	want := slices.Clone(ToolNames)
+	sort.Strings(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+}
+
+func TestErrorsAreTyped(t *testing.T) {
+	cs := connect(t, Options{Dial: unreachable})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		code wire.Code
+	}{
+		{"snapshot", map[string]any{}, wire.CodeHostUnavail},
+		{"visit", map[string]any{"url": "https://x.test", "unknown": 1}, wire.CodeBadRequest},
+		{"click", map[string]any{"ref": 12}, wire.CodeBadRequest},
+		{"status", map[string]any{}, wire.CodeInternal}, // no status source in this world
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.tool, err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var got ErrorResult
+		if err := json.Unmarshal(b, &got); err != nil || got.Error == nil {
+			t.Fatalf("%s: structured content %s", tc.tool, b)
+		}
+		if !res.IsError || got.Error.Code != tc.code || got.Error.Message == "" || got.Error.Hint == "" {
+			t.Errorf("%s %v: isError=%v %s, want code %s with message and hint", tc.tool, tc.args, res.IsError, b, tc.code)
+		}
+	}
+}
+
+func TestPNGSize(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x01\x86\x00\x00\x03\x4c\x08\x06\x00\x00\x00")
+	if w, h, ok := pngSize(png); !ok || w != 390 || h != 844 {
+		t.Errorf("pngSize = %d, %d, %v", w, h, ok)
+	}
+	if _, _, ok := pngSize([]byte("GIF89a....................")); ok {
+		t.Error("a GIF read as a PNG")
+	}
+}
