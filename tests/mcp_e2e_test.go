@@ -140,16 +140,9 @@ func text(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-type mcpPage struct {
-	Session      string `json:"session"`
-	URL          string `json:"url"`
-	Title        string `json:"title"`
-	AuthRequired *struct {
-		Challenge string   `json:"challenge"`
-		Origin    string   `json:"origin"`
-		Aliases   []string `json:"aliases"`
-	} `json:"auth_required"`
-}
+// mcpPage is the structured content of visit, click and the other page tools: the same JSON as
+// the CLI's --json.
+type mcpPage = lsPageResult
 
 // pinentryRun is one run of a fake pinentry, from its log.
 func pinentryRuns(t *testing.T, logFile string) (pids []int, confirms int) {
