@@ -39,35 +39,35 @@ type closeIn struct {
 }
 
 type visitIn struct {
-	Session string `json:"session,omitempty" jsonschema:"the browser session (default: default)"`
-	URL     string `json:"url" jsonschema:"an http or https URL"`
+	sessionIn
+	URL string `json:"url" jsonschema:"an http or https URL"`
 }
 
 type refIn struct {
-	Session string `json:"session,omitempty" jsonschema:"the browser session (default: default)"`
-	Ref     string `json:"ref" jsonschema:"an element ref from the session's latest snapshot, such as e12"`
+	sessionIn
+	Ref string `json:"ref" jsonschema:"an element ref from the session's latest snapshot, such as e12"`
 }
 
 type fillIn struct {
-	Session string `json:"session,omitempty" jsonschema:"the browser session (default: default)"`
-	Ref     string `json:"ref" jsonschema:"an input or textarea ref from the latest snapshot"`
-	Text    string `json:"text" jsonschema:"the text to type (replaces the field's value); never a password: sign in with auth_login"`
+	sessionIn
+	Ref  string `json:"ref" jsonschema:"an input or textarea ref from the latest snapshot"`
+	Text string `json:"text" jsonschema:"the text to type (replaces the field's value); never a password: sign in with auth_login"`
 }
 
 type pressIn struct {
-	Session string `json:"session,omitempty" jsonschema:"the browser session (default: default)"`
-	Key     string `json:"key" jsonschema:"one printable character or a named key: Enter, Tab, Escape, Backspace, Delete, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, End, PageUp, PageDown, Space"`
+	sessionIn
+	Key string `json:"key" jsonschema:"one printable character or a named key: Enter, Tab, Escape, Backspace, Delete, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, End, PageUp, PageDown, Space"`
 }
 
 type waitIn struct {
-	Session   string `json:"session,omitempty" jsonschema:"the browser session (default: default)"`
+	sessionIn
 	Text      string `json:"text,omitempty" jsonschema:"wait until the page's visible text contains this"`
 	URL       string `json:"url,omitempty" jsonschema:"wait until the page's URL contains this"`
 	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"at most this long (default 10000, at most 300000)"`
 }
 
 type authIn struct {
-	Session   string `json:"session,omitempty" jsonschema:"the browser session (default: default)"`
+	sessionIn
 	Alias     string `json:"alias" jsonschema:"the saved credential's alias (auth_required and credentials_list name them)"`
 	Challenge string `json:"challenge,omitempty" jsonschema:"the challenge from the latest auth_required (default: a fresh one for the page shown now)"`
 }
