@@ -71,8 +71,12 @@ func BenchmarkMCP(b *testing.B) {
 	n := b.N
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+10*n)*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "mcp-bench.mjs"), "--headless", filepath.Join(binDir, "headless"),
-		"--base", srv.URL, "--n", strconv.Itoa(n), "--warmup", strconv.Itoa(mcpBenchWarmup))
+	args := []string{filepath.Join(dir, "mcp-bench.mjs"), "--headless", filepath.Join(binDir, "headless"),
+		"--base", srv.URL, "--n", strconv.Itoa(n), "--warmup", strconv.Itoa(mcpBenchWarmup)}
+	if d := os.Getenv("HEADLESS_BENCH_DUMP"); d != "" {
+		args = append(args, "--dump", d) // the snapshot results whose sizes are reported
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Env = append(append([]string(nil), e.vars...), "TMPDIR="+tmp)
 	cmd.Dir = e.root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -88,20 +92,20 @@ func BenchmarkMCP(b *testing.B) {
 	if err := json.Unmarshal(bytes.TrimSpace(so.Bytes()), &res); err != nil {
 		b.Fatalf("mcp-bench.mjs output %q: %v\nstderr %s", so.String(), err, se.String())
 	}
-	for _, who := range []string{"headless", "playwright"} {
+	for who, letter := range map[string]string{"headless": "h", "playwright": "p"} {
 		r, ok := res[who]
 		if !ok || len(r.NavMS) != n || len(r.ClickMS) != n || len(r.ClickNavMS) != n || r.Bytes["login"] == 0 || r.Bytes["app"] == 0 {
 			b.Fatalf("%s: figures %+v, want %d of each", who, r, n)
 		}
 		// What the site saw: every iteration (and the size pass) loaded the console page, and
 		// every clicknav reached a project page.
-		if got, want := srv.Count(who, "/app"), n+mcpBenchWarmup+1; got != want {
+		if got, want := srv.Count(letter, "/app"), n+mcpBenchWarmup+1; got != want {
 			b.Fatalf("%s: the site served /app %d times, want %d", who, got, want)
 		}
-		if got, want := srv.Count(who, "/app/project"), n+mcpBenchWarmup; got != want {
+		if got, want := srv.Count(letter, "/app/project"), n+mcpBenchWarmup; got != want {
 			b.Fatalf("%s: the site served a project page %d times, want %d", who, got, want)
 		}
-		if got := srv.Count(who, "/login"); got != 1 {
+		if got := srv.Count(letter, "/login"); got != 1 {
 			b.Fatalf("%s: the site served /login %d times, want 1", who, got)
 		}
 		prefix := map[string]string{"headless": "headless-", "playwright": "pw-"}[who]

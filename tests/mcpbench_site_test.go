@@ -15,8 +15,8 @@ import (
 )
 
 // mcpBenchSite is the site of BenchmarkMCP (tests/mcp_bench_test.go): pages shaped like a real
-// web app's, the same for both MCP servers. Every page takes ?who=NAME (the server driving it),
-// so the site can count, per server, what really happened in the browser.
+// web app's, the same for both MCP servers. Every page takes ?who=X (a letter naming the server
+// driving it), so the site can count, per server, what really happened in the browser.
 //
 //	GET /login              a sign-in form (email, password, remember me, submit, two links)
 //	GET /app                an admin console: header nav and search, a filter form, a table of

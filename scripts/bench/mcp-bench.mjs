@@ -3,7 +3,7 @@
 // by this one client (the TypeScript SDK's Client), on the same local pages, in one run.
 //
 //   node scripts/bench/mcp-bench.mjs --headless BIN --base URL --n N [--warmup W] [--chromium PATH]
-//                                    [--servers headless,playwright]
+//                                    [--servers headless,playwright] [--dump DIR]
 //
 // BASE is the site of tests/mcpbench_site_test.go. Each server gets W untimed iterations, then N
 // timed ones; the two servers take turns, iteration by iteration, so drift in the machine falls
@@ -16,7 +16,8 @@
 //   clicknav   click the link "Project Atlas" (it navigates to /app/project/1)
 // Before each click, an untimed snapshot gives the element's ref. Sizes: the bytes of what the
 // agent receives for a snapshot of /login and of /app, counted the same way for both servers:
-// the UTF-8 bytes of every text content item plus those of the structuredContent JSON.
+// the UTF-8 bytes of every text content item plus those of the structuredContent JSON. --dump
+// writes those snapshot results to DIR/SERVER-PAGE.json.
 //
 // headless mcp gets the caller's XDG_*, DBUS_SESSION_BUS_ADDRESS, HOME, PATH and LANG; the host
 // it talks to must be running. Playwright MCP runs Debian Chromium (--executable-path, default
@@ -46,6 +47,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     chromium: { type: 'string', default: '/usr/lib/chromium/chromium' },
     servers: { type: 'string', default: 'headless,playwright' },
+    dump: { type: 'string' },
   },
   strict: true,
 });
@@ -153,7 +155,10 @@ async function connect(name) {
   return s;
 }
 
-const site = (p, who) => `${args.base}${p}${p.includes('?') ? '&' : '?'}who=${who}`;
+// ?who= tells the site which server asked: one letter each, so that the URLs (which both
+// snapshots carry) are the same length for both.
+const whoOf = { headless: 'h', playwright: 'p' };
+const site = (p, name) => `${args.base}${p}${p.includes('?') ? '&' : '?'}who=${whoOf[name]}`;
 
 async function clickOn(s, kind, label, check) {
   const snap = await s.snapshot(s);
@@ -192,6 +197,7 @@ async function sizes(s) {
     await s.navigate(s, site('/' + p, s.name));
     const snap = await s.snapshot(s);
     s.res.bytes[p] = bytesOf(snap);
+    if (args.dump) fs.writeFileSync(path.join(args.dump, `${s.name}-${p}.json`), JSON.stringify(snap, null, 1));
     s.res.elements[p] = s.elements(snap).length;
   }
 }
