@@ -60,7 +60,7 @@ awk '
   /^BenchmarkMCP-/               { for (k = 0; k < 2; k++) { s = k ? "pw-" : "headless-"
                                      for (j = 1; j <= 3; j++) { op = j == 1 ? "nav" : j == 2 ? "click" : "clicknav"
                                        m50[s op] = metric($0, s op "-p50-ms"); m99[s op] = metric($0, s op "-p99-ms") }
-                                     mb[s "login"] = metric($0, s "login-bytes"); mb[s "app"] = metric($0, s "app-bytes") } }
+                                     mb[s "login"] = metric($0, s "login-bytes"); mb[s "app"] = metric($0, s "app-bytes"); mb[s "tools"] = metric($0, s "tools-bytes") } }
   END {
     print ""
     print "== release latency (ms): brokerd vs GetSecret + pinentry alone, same run"
@@ -90,4 +90,5 @@ awk '
     for (j = 1; j <= 3; j++) { op = ops[j]
       printf "   %-34s p50 %.0f vs %.0f  ratio %.2f   p99 %.0f vs %.0f  ratio %.2f\n", label[op], m50["headless-" op], m50["pw-" op], m50["headless-" op]/m50["pw-" op], m99["headless-" op], m99["pw-" op], m99["headless-" op]/m99["pw-" op] }
     printf "   snapshot bytes (text + structuredContent): console page %d vs %d  ratio %.2f (goal <= 0.7)   login page %d vs %d  ratio %.2f\n", mb["headless-app"], mb["pw-app"], mb["headless-app"]/mb["pw-app"], mb["headless-login"], mb["pw-login"], mb["headless-login"]/mb["pw-login"]
+    printf "   tool definitions (tools/list) bytes: %d vs %d  ratio %.2f\n", mb["headless-tools"], mb["pw-tools"], mb["headless-tools"]/mb["pw-tools"]
   }' "$out"

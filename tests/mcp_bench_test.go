@@ -26,6 +26,8 @@ type mcpBenchServer struct {
 	ClickNavMS []float64      `json:"clicknav_ms"`
 	Bytes      map[string]int `json:"bytes"`
 	Elements   map[string]int `json:"elements"`
+	Tools      int            `json:"tools"`
+	ToolsBytes int            `json:"tools_bytes"`
 }
 
 // mcpBenchWarmup is the untimed iterations per server before the timed ones.
@@ -41,8 +43,9 @@ const mcpBenchWarmup = 2
 // Per server (prefix headless- or pw-): nav (navigate to the console page and snapshot it),
 // click (an in-page button) and clicknav (a link to another page) as p50/p99 in ms over b.N
 // iterations, and the bytes of a snapshot of the login page and of the console page as the
-// agent receives them (text content + structuredContent JSON). scripts/bench.sh prints the
-// ratios headless/Playwright. Any error in the run fails the benchmark.
+// agent receives them (text content + structuredContent JSON), and of the tool definitions
+// (tools/list), which the agent carries all along. scripts/bench.sh prints the ratios
+// headless/Playwright. Any error in the run fails the benchmark.
 func BenchmarkMCP(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	node, dir := nodePackage(b, filepath.Join("scripts", "bench"), "@modelcontextprotocol/sdk", "@playwright/mcp")
@@ -122,5 +125,6 @@ func BenchmarkMCP(b *testing.B) {
 		b.ReportMetric(float64(r.Bytes["login"]), prefix+"login-bytes")
 		b.ReportMetric(float64(r.Bytes["app"]), prefix+"app-bytes")
 		b.ReportMetric(float64(r.Elements["app"]), prefix+"app-elements")
+		b.ReportMetric(float64(r.ToolsBytes), prefix+"tools-bytes")
 	}
 }

@@ -17,7 +17,8 @@
 // Before each click, an untimed snapshot gives the element's ref. Sizes: the bytes of what the
 // agent receives for a snapshot of /login and of /app, counted the same way for both servers:
 // the UTF-8 bytes of every text content item plus those of the structuredContent JSON. --dump
-// writes those snapshot results to DIR/SERVER-PAGE.json.
+// writes those snapshot results to DIR/SERVER-PAGE.json. Also the bytes of the tools/list
+// result's tools (JSON), which an agent carries in its context all along.
 //
 // headless mcp gets the caller's XDG_*, DBUS_SESSION_BUS_ADDRESS, HOME, PATH and LANG; the host
 // it talks to must be running. Playwright MCP runs Debian Chromium (--executable-path, default
@@ -28,7 +29,7 @@
 //
 // Prints one JSON line on stdout:
 //   {"headless":{"nav_ms":[…],"click_ms":[…],"clicknav_ms":[…],"bytes":{"login":B,"app":B},
-//    "elements":{"login":N,"app":N}},"playwright":{…same…}}
+//    "elements":{"login":N,"app":N},"tools":N,"tools_bytes":B},"playwright":{…same…}}
 // Any error — a thrown call, an isError result, a ref not found, a click that did not land —
 // ends the run with exit 1: a benchmark with an error is a failed run.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -152,6 +153,10 @@ async function connect(name) {
   s.name = name;
   s.client = client;
   s.res = { nav_ms: [], click_ms: [], clicknav_ms: [], bytes: {}, elements: {} };
+  // The tool definitions are in the agent's context from the start, every conversation.
+  const { tools } = await client.listTools(undefined, { timeout });
+  s.res.tools = tools.length;
+  s.res.tools_bytes = enc.encode(JSON.stringify(tools)).length;
   return s;
 }
 
