@@ -176,7 +176,7 @@ async function clickOn(s, kind, label, check) {
 }
 
 async function iteration(s, timed) {
-  let t0 = performance.now();
+  const t0 = performance.now();
   await s.navigate(s, site('/app', s.name));
   const snap = await s.snapshot(s);
   const nav = performance.now() - t0;
