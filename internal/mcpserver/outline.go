@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/headless-dev/headless/host/control"
 )
@@ -30,13 +32,13 @@ func compact(r control.SnapshotResult) snapshotOut {
 		}
 		if e.Text != "" {
 			b.WriteByte(' ')
-			b.WriteString(strconv.Quote(e.Text))
+			b.WriteString(quote(e.Text))
 		}
 		attr := func(k, v string) {
 			if v != "" {
 				b.WriteString(" " + k + "=")
-				if strings.ContainsAny(v, " \"'=\\") || !strconv.CanBackquote(v) {
-					b.WriteString(strconv.Quote(v))
+				if strings.ContainsAny(v, " \"'=\\") || !printable(v) {
+					b.WriteString(quote(v))
 				} else {
 					b.WriteString(v)
 				}
@@ -47,7 +49,7 @@ func compact(r control.SnapshotResult) snapshotOut {
 		attr("placeholder", e.Placeholder)
 		attr("autocomplete", e.Autocomplete)
 		if e.Value != "" {
-			b.WriteString(" value=" + strconv.Quote(e.Value))
+			b.WriteString(" value=" + quote(e.Value))
 		}
 		if e.Checked {
 			b.WriteString(" checked")
@@ -83,4 +85,22 @@ func relative(base *url.URL, origin, u string) string {
 		return s
 	}
 	return "/"
+}
+
+// quote is s as a JSON string (what a client's JSON.parse reads), HTML characters as they are.
+func quote(s string) string {
+	var b strings.Builder
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	e.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }

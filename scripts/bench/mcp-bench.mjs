@@ -40,6 +40,17 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 
+// outlineElements parses headless's compact snapshot outline: one element per line,
+// "REF KIND[TYPE] "TEXT" attr=value …".
+function outlineElements(outline) {
+  return (outline ?? '').split('\n').filter(Boolean).map((line) => {
+    const m = line.match(/^(\S+) ([a-z]+)(?:\[([^\]]*)\])?(?: ("(?:[^"\\]|\\.)*"))?/);
+    if (!m) return { line };
+    return { ref: m[1], kind: m[2], type: m[3], text: m[4] ? JSON.parse(m[4]) : undefined, line };
+  });
+}
+
+
 const { values: args } = parseArgs({
   options: {
     headless: { type: 'string' },
@@ -90,7 +101,7 @@ const servers = {
     navigate: (s, url) => call(s, 'visit', { url }),
     snapshot: (s) => call(s, 'snapshot', {}),
     click: (s, ref) => call(s, 'click', { ref }),
-    elements: (r) => r.structuredContent?.elements ?? [],
+    elements: (r) => outlineElements(r.structuredContent?.outline),
     ref(r, kind, label) {
       return this.elements(r).find((e) => e.kind === kind && (e.text ?? '').trim() === label)?.ref;
     },

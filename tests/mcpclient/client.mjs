@@ -26,6 +26,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parseArgs } from 'node:util';
 
+// outlineElements parses headless's compact snapshot outline: one element per line,
+// "REF KIND[TYPE] "TEXT" attr=value …".
+function outlineElements(outline) {
+  return (outline ?? '').split('\n').filter(Boolean).map((line) => {
+    const m = line.match(/^(\S+) ([a-z]+)(?:\[([^\]]*)\])?(?: ("(?:[^"\\]|\\.)*"))?/);
+    if (!m) return { line };
+    return { ref: m[1], kind: m[2], type: m[3], text: m[4] ? JSON.parse(m[4]) : undefined, line };
+  });
+}
+
+
 // The tool surface of issue 13, exactly. journey_run joins it with the journeys issue.
 const expectedTools = [
   'status', 'session_create', 'session_list', 'session_close', 'visit', 'back', 'snapshot',
@@ -159,11 +170,11 @@ try {
   const s = await call('snapshot', { session });
   if (checkOK('snapshot', s)) {
     const sc = s.structuredContent;
-    const els = Array.isArray(sc.elements) ? sc.elements : [];
-    out.snapshot = { url: sc.url, origin: sc.origin, untrusted: sc.untrusted, elements: els.length, kinds: [...new Set(els.map((e) => e.kind))].sort(), truncated: sc.truncated };
+    const els = outlineElements(sc.outline);
+    out.snapshot = { url: sc.url, elements: els.length, kinds: [...new Set(els.map((e) => e.kind))].sort(), truncated: sc.truncated };
+    if (els.length !== sc.count) mismatch(`snapshot: ${els.length} outline lines, count ${sc.count}`);
     if (!els.some((e) => e.type === 'password')) mismatch('snapshot: no password field on the login page');
     if (els.some((e) => !e.ref)) mismatch('snapshot: an element without a ref');
-    if (typeof sc.untrusted !== 'string' || !sc.untrusted) mismatch('snapshot: no untrusted marker');
   }
   const challenge = v?.structuredContent?.auth_required?.challenge;
   const a = await call('auth_login', challenge ? { session, alias: args.alias, challenge } : { session, alias: args.alias });
