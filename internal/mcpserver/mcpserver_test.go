@@ -137,16 +137,22 @@ func TestOutputsValidate(t *testing.T) {
 		{Ref: "e6", Kind: "link", Text: "Partner \"sign\" in", Href: "https://partner.test/x y"},
 		{Ref: "e7", Kind: "link", Text: "Help", Href: "https://app.test/help#top"},
 	}
-	out := compact(r)
+	r.Elements = append(r.Elements[:6], snapshot.Element{Ref: "e7", Kind: "text", Text: "Help · Terms"}, snapshot.Element{Ref: "e8", Kind: "link", Text: "Help", Href: "https://app.test/help#top"},
+		snapshot.Element{Ref: "e9", Kind: "link", Text: "Terms", Href: "https://app.test/terms"}, snapshot.Element{Ref: "e10", Kind: "input", Name: "q", Placeholder: "Search"},
+		snapshot.Element{Ref: "e11", Kind: "form", Method: "GET", Action: "https://search.test/", ActionOrigin: "https://search.test"})
 	want := `e1 heading[h1] "Sign in"
-e2 form id=f method=post action=/login
-e3 input[email] "Email" name=username autocomplete=username form=e2
-e4 input[password] "Password" name=pw form=e2
-e5 button[submit] "Sign in" form=e2
+e2 form
+e3 input[email] "Email"
+e4 input[password] "Password"
+e5 button[submit] "Sign in"
 e6 link "Partner \"sign\" in" href="https://partner.test/x y"
-e7 link "Help" href=/help#top
+e8 link "Help" href=/help#top
+e9 link "Terms" href=/terms
+e10 input name=q placeholder=Search
+e11 form method=get action=https://search.test/
 `
-	if out.Outline != want || out.Count != 7 {
+	out := compact(r)
+	if out.Outline != want || out.Count != 11 {
 		t.Errorf("compact outline:\n%s\nwant:\n%s", out.Outline, want)
 	}
 	valid(t, "snapshot", out)

@@ -8,19 +8,28 @@ import (
 	"unicode"
 
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/host/snapshot"
 )
 
-// compact renders a snapshot as one line per element: an agent's tokens go to the page, not
-// to repeated JSON keys.
+// compact renders a snapshot as one line per element, for an agent's tokens to go to the
+// page rather than to repeated JSON keys: the ref, the kind ([type], [hN]), the quoted text,
+// and only the attributes an agent acts on — a control's name, id or placeholder when it has
+// no label, its value, checked, disabled, a link's href, a form's method when not POST and its
+// action when it leaves the page's origin, a frame's origin. hrefs on the page's origin are
+// relative. A text element that only repeats the links and buttons right after it is left
+// out (the CLI's --json keeps every element).
 //
-//	e3 input[email] "Email" name=username id=acct autocomplete=username form=e2
+//	e3 input[email] "Email"
 //	e7 link "Projects" href=/app/projects
-//	e9 form method=post action=/login
+//	e9 form method=get action=https://other.test/search
 func compact(r control.SnapshotResult) snapshotOut {
 	base, _ := url.Parse(r.URL)
 	origin := r.Origin
 	var b strings.Builder
-	for _, e := range r.Elements {
+	for i, e := range r.Elements {
+		if e.Kind == "text" && repeatsNext(e.Text, r.Elements[i+1:]) {
+			continue
+		}
 		b.WriteString(e.Ref)
 		b.WriteByte(' ')
 		b.WriteString(e.Kind)
@@ -44,10 +53,13 @@ func compact(r control.SnapshotResult) snapshotOut {
 				}
 			}
 		}
-		attr("name", e.Name)
-		attr("id", e.ID)
-		attr("placeholder", e.Placeholder)
-		attr("autocomplete", e.Autocomplete)
+		if e.Text == "" && e.Kind != "form" {
+			attr("name", e.Name)
+			if e.Name == "" {
+				attr("id", e.ID)
+			}
+			attr("placeholder", e.Placeholder)
+		}
 		if e.Value != "" {
 			b.WriteString(" value=" + quote(e.Value))
 		}
@@ -58,16 +70,46 @@ func compact(r control.SnapshotResult) snapshotOut {
 			b.WriteString(" disabled")
 		}
 		attr("href", relative(base, origin, e.Href))
-		attr("method", strings.ToLower(e.Method))
-		attr("action", relative(base, origin, e.Action))
-		if e.ActionOrigin != "" && e.ActionOrigin != origin {
-			attr("action_origin", e.ActionOrigin)
+		if m := strings.ToLower(e.Method); m != "" && m != "post" {
+			attr("method", m)
 		}
-		attr("form", e.Form)
+		if e.ActionOrigin != "" && e.ActionOrigin != origin {
+			attr("action", e.Action)
+		}
 		attr("frame", e.Frame)
 		b.WriteByte('\n')
 	}
 	return snapshotOut{Session: r.Session, URL: r.URL, Title: r.Title, Count: len(r.Elements), Truncated: r.Truncated, Outline: b.String()}
+}
+
+// repeatsNext reports whether text is only the texts of the few elements right after it
+// (a paragraph of links), separators aside.
+func repeatsNext(text string, next []snapshot.Element) bool {
+	t := letters(text)
+	if t == "" {
+		return false
+	}
+	var after strings.Builder
+	for i, e := range next {
+		if i == 8 || e.Kind == "text" || e.Kind == "heading" || e.Kind == "form" {
+			break
+		}
+		after.WriteString(letters(e.Text))
+		if after.Len() >= len(t) {
+			break
+		}
+	}
+	return after.String() == t
+}
+
+func letters(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }
 
 // relative is u relative to the page when it is on the page's origin (path, query and
