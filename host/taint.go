@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -68,6 +70,12 @@ func (s *session) addTaint(document string, t snapshot.Target) {
 // the session's taint applied. The raw snapshot is zeroed after use: DOMSnapshot returns the
 // values of every field, a typed password's included.
 func (h *Host) capture(ctx context.Context, b *cdp.Browser, s *session) (string, snapshot.Outline, map[string]snapshot.Target, error) {
+	return h.captureWith(ctx, b, s, snapshot.Options{})
+}
+
+// captureWith is capture with other bounds (o.Tainted is always the session's own): the one
+// way the host reads a page's text, for what it shows and for what it searches.
+func (h *Host) captureWith(ctx context.Context, b *cdp.Browser, s *session, o snapshot.Options) (string, snapshot.Outline, map[string]snapshot.Target, error) {
 	doc, err := h.documentID(ctx, b, s)
 	if err != nil {
 		return "", snapshot.Outline{}, nil, err
@@ -77,7 +85,8 @@ func (h *Host) capture(ctx context.Context, b *cdp.Browser, s *session) (string,
 		return doc, snapshot.Outline{}, nil, h.browserErr(err)
 	}
 	defer clear(raw)
-	out, refs, err := snapshot.Build(raw, snapshot.Options{Tainted: s.taintOf(doc)})
+	o.Tainted = s.taintOf(doc)
+	out, refs, err := snapshot.Build(raw, o)
 	if err != nil {
 		return doc, snapshot.Outline{}, nil, fmt.Errorf("snapshot: %w", err)
 	}
@@ -107,9 +116,10 @@ func errSecretOnPage() error {
 		"a field the host typed a password into holds a value on this page again (the page put it back after the host emptied it)")
 }
 
-// refuseWhileSecret is the gate of every verb that can edit or submit the page (click, fill,
-// press; hover, select and scroll when they come): SECRET_ON_PAGE while a tainted node holds a
-// value, and the check's own error (a page that does not answer) otherwise.
+// refuseWhileSecret is the gate of every verb that can edit or submit the page or run its
+// handlers (click, fill, press, select, hover, scroll, back): SECRET_ON_PAGE while a tainted
+// node holds a value, and the check's own error (a page that does not answer) otherwise.
+// Hover is no exception: sites reveal a password while the mouse is over an eye icon.
 func (h *Host) refuseWhileSecret(ctx context.Context, b *cdp.Browser, s *session) error {
 	if len(s.taint) == 0 {
 		return nil
@@ -211,9 +221,9 @@ func (h *Host) clearField(ctx context.Context, b *cdp.Browser, s *session, id in
 	return err == nil && empty
 }
 
-// The only JavaScript the host ever runs: two fixed functions of its own, called on one node
-// from an isolated world the page's scripts cannot reach (never caller script, never with
-// arguments). Each returns a boolean.
+// The only JavaScript the host ever runs: three fixed functions of its own, called on one
+// node from an isolated world the page's scripts cannot reach (never caller script; what a
+// caller gives, fnSelect's values, travels as call arguments, never in the source).
 const (
 	// fnFocused: the node is connected, its document has the focus and the node is its
 	// focused element (checked right before and after typing into it).
@@ -230,15 +240,53 @@ const (
   }
   return this.value === "";
 }`
+	// fnSelect: on a native select that is connected and enabled, select the options that the
+	// values (an array of strings, the call's one argument) name, each by its label (what the
+	// snapshot lists), else by its value, never a hidden one (a person cannot pick it),
+	// replacing the selection, then fire input and change as a person's choice does. It answers {status, index}: "ok"; "not_select", "gone", "disabled",
+	// "not_multiple" (several values for a select that takes one); "unknown" or
+	// "option_disabled" for values[index]. It returns nothing read from the page.
+	fnSelect = `function(values) {
+  if (!(this instanceof HTMLSelectElement)) { return {status: "not_select", index: -1}; }
+  if (!this.isConnected) { return {status: "gone", index: -1}; }
+  if (this.matches(":disabled")) { return {status: "disabled", index: -1}; }
+  if (values.length > 1 && !this.multiple) { return {status: "not_multiple", index: -1}; }
+  var opts = Array.prototype.slice.call(this.options), picked = [];
+  for (var i = 0; i < values.length; i++) {
+    var o = null, k;
+    for (k = 0; k < opts.length && !o; k++) { if (!opts[k].hidden && opts[k].label === values[i]) { o = opts[k]; } }
+    for (k = 0; k < opts.length && !o; k++) { if (!opts[k].hidden && opts[k].value === values[i]) { o = opts[k]; } }
+    if (!o) { return {status: "unknown", index: i}; }
+    if (o.matches(":disabled")) { return {status: "option_disabled", index: i}; }
+    picked.push(o);
+  }
+  if (this.multiple) {
+    for (k = 0; k < opts.length; k++) { opts[k].selected = picked.indexOf(opts[k]) >= 0; }
+  } else {
+    picked[0].selected = true;
+  }
+  this.dispatchEvent(new Event("input", {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event("change", {bubbles: true}));
+  return {status: "ok", index: -1};
+}`
 )
 
 // callFixed resolves backend node id in an isolated world of frame (the page's main frame when
 // frame is "") and calls fn (fnFocused or fnEmpty) on it.
 func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int64, frame, fn string) (bool, error) {
+	var v bool
+	err := h.callFixedWith(ctx, b, s, id, frame, fn, nil, &v)
+	return v, err
+}
+
+// callFixedWith is callFixed with arguments (JSON values passed to fn as call arguments, never
+// spliced into its source) and fn's returned value decoded into out. A function that threw
+// is an error.
+func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id int64, frame, fn string, args []any, out any) error {
 	if frame == "" {
 		doc, err := h.documentID(ctx, b, s)
 		if err != nil {
-			return false, err
+			return err
 		}
 		frame, _, _ = strings.Cut(doc, "/")
 	}
@@ -246,7 +294,7 @@ func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int
 		ID int `json:"executionContextId"`
 	}
 	if err := b.Call(ctx, s.sid, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": "headless-check"}, &world); err != nil {
-		return false, h.browserErr(err)
+		return h.browserErr(err)
 	}
 	var node struct {
 		Object struct {
@@ -254,19 +302,35 @@ func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int
 		} `json:"object"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": world.ID}, &node); err != nil {
-		return false, nodeErr(err)
+		return nodeErr(err)
+	}
+	call := map[string]any{"objectId": node.Object.ObjectID, "functionDeclaration": fn, "returnByValue": true}
+	if len(args) > 0 {
+		cargs := make([]map[string]any, len(args))
+		for i, a := range args {
+			cargs[i] = map[string]any{"value": a}
+		}
+		call["arguments"] = cargs
 	}
 	var r struct {
 		Result struct {
-			Value bool `json:"value"`
+			Value json.RawMessage `json:"value"`
 		} `json:"result"`
+		Exception *struct{} `json:"exceptionDetails"`
 	}
-	if err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
-		"objectId": node.Object.ObjectID, "functionDeclaration": fn, "returnByValue": true,
-	}, &r); err != nil {
-		return false, h.browserErr(err)
+	if err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", call, &r); err != nil {
+		return h.browserErr(err)
 	}
-	return r.Result.Value, nil
+	if r.Exception != nil {
+		return errors.New("a fixed function of the host threw")
+	}
+	if len(r.Result.Value) == 0 {
+		return errors.New("a fixed function of the host returned nothing")
+	}
+	if err := json.Unmarshal(r.Result.Value, out); err != nil {
+		return fmt.Errorf("a fixed function's result: %w", err)
+	}
+	return nil
 }
 
 // endAttempt runs after every attempt that typed a secret (whatever its outcome): if the page
