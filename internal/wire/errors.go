@@ -134,7 +134,7 @@ var hints = map[Code]string{
 	CodeTimeout:         "increase --timeout or check the condition",
 	CodeNotInteractable: "the element is not visible or cannot be used (disabled, or it cannot take the focus); 'headless scroll REF' brings it into view, or take a fresh snapshot",
 	CodeNotASelect:      "select works on native <select> elements only; for a custom dropdown, click it, take a fresh snapshot and click the option",
-	CodeOptionUnknown:   "give an option's value or its label exactly as the snapshot lists it under \"options\" (case and spaces matter)",
+	CodeOptionUnknown:   "give an option's label exactly as the snapshot lists it under \"options\", or its value (case and spaces matter)",
 	CodeNoHistory:       "the session has no earlier page to go back to; visit one with 'headless visit URL'",
 	CodeProfileClear:    "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
 	CodeNoLoginForm:     "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
