@@ -37,6 +37,12 @@ import (
 //     an oracle for the password by editing the field and submitting it again.
 //   - The back/forward cache is off (package cdp), so no history step brings back a document
 //     with a filled field.
+//   - The host's submit leaves no body in the session's history (forgetSubmission): a history
+//     entry that is the answer to a POST keeps that POST's body, and Chromium writes it (the
+//     password URL-encoded in it) into the profile's session-restore files once a history step
+//     returns to that entry (back, or a page's history.back()). The entry the submit made is
+//     turned into a plain one (history.replaceState from an isolated world); if that cannot
+//     be done, the session's history is dropped.
 
 // taintOf returns the session's tainted nodes for the document now shown, dropping the taint
 // when the main frame shows another document (the tainted nodes died with theirs; with the
@@ -221,7 +227,7 @@ func (h *Host) clearField(ctx context.Context, b *cdp.Browser, s *session, id in
 	return err == nil && empty
 }
 
-// The only JavaScript the host ever runs: three fixed functions of its own, called on one
+// The only JavaScript the host ever runs: four fixed functions of its own, called on one
 // node from an isolated world the page's scripts cannot reach (never caller script; what a
 // caller gives, fnSelect's values, travels as call arguments, never in the source).
 const (
@@ -239,6 +245,14 @@ const (
     this.dispatchEvent(new Event("change", {bubbles: true}));
   }
   return this.value === "";
+}`
+	// fnForgetPost: on a document, replace its history entry by itself (same URL and state):
+	// what the entry held of the form submission that loaded it (its body) is gone, so no
+	// later history step returns to the submission, and Chromium never writes it to disk.
+	fnForgetPost = `function() {
+  var w = this.defaultView;
+  w.history.replaceState(w.history.state, "");
+  return true;
 }`
 	// fnSelect: on a native select that is connected and enabled, select the options that the
 	// values (an array of strings, the call's one argument) name, each by its label (what the
@@ -338,6 +352,7 @@ func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id
 // when that cannot be done in time, the page is discarded; ev says which. It returns err with
 // that stated in its message.
 func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *Evidence, err error) error {
+	defer h.forgetSubmission(ctx, b, s)
 	var note string
 	switch h.clearTyped(ctx, b, s) {
 	case nothingLeft:
@@ -359,4 +374,69 @@ func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *E
 	out := *wireForm(err)
 	out.Message += note
 	return &out
+}
+
+// markHistory records the history entry the session shows before the host types a secret
+// (for forgetSubmission); an entry it cannot name leaves every entry suspect.
+func (s *session) markHistory(ctx context.Context, h *Host, b *cdp.Browser) {
+	s.typedEntry = -1
+	if hist, err := h.history(ctx, b, s); err == nil && hist.Current >= 0 && hist.Current < len(hist.Entries) {
+		s.typedEntry = hist.Entries[hist.Current].ID
+	}
+}
+
+// forgetSubmission runs after every attempt that typed a secret: a history entry the attempt
+// made that is the answer to a form submission itself (not a redirect's target: its URL is the
+// one the form asked for) holds the submission's body, the secret in it. The entry shown is
+// turned into a plain one (fnForgetPost); an earlier one (the page moved on by itself), or
+// one that could not be turned, has the whole history dropped (Page.resetNavigationHistory).
+// It runs even when ctx is done, within ClearWait.
+func (h *Host) forgetSubmission(ctx context.Context, b *cdp.Browser, s *session) {
+	mark := s.typedEntry
+	s.typedEntry = 0
+	if mark == 0 || b.SessionErr(s.sid) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearWait)
+	defer cancel()
+	hist, err := h.history(ctx, b, s)
+	if err != nil {
+		h.o.Log.Warn("history after a submit could not be read", "session", s.name, "code", wire.CodeOf(err))
+		return
+	}
+	first := 0 // the entries after the mark (all of them when the mark is gone)
+	for k, e := range hist.Entries {
+		if e.ID == mark {
+			first = k + 1
+		}
+	}
+	for k := first; k < len(hist.Entries); k++ {
+		if e := hist.Entries[k]; e.Transition != "form_submit" || e.URL != e.TypedURL {
+			continue
+		}
+		if k == hist.Current && h.forgetPost(ctx, b, s) == nil {
+			continue
+		}
+		err := b.Call(ctx, s.sid, "Page.resetNavigationHistory", nil, nil)
+		h.o.Log.Info("history dropped: it held a submission the host typed a secret into", "session", s.name, "ok", err == nil)
+		return
+	}
+}
+
+// forgetPost turns the history entry the session shows into one without a form submission's
+// body, with the host's fixed fnForgetPost on the main frame's document.
+func (h *Host) forgetPost(ctx context.Context, b *cdp.Browser, s *session) error {
+	var doc struct {
+		Root struct {
+			BackendNodeID int64 `json:"backendNodeId"`
+		} `json:"root"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, &doc); err != nil {
+		return h.browserErr(err)
+	}
+	ok, err := h.callFixed(ctx, b, s, doc.Root.BackendNodeID, "", fnForgetPost)
+	if err == nil && !ok {
+		err = errors.New("the entry was not replaced")
+	}
+	return err
 }

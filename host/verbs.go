@@ -390,16 +390,11 @@ func (h *Host) Back(ctx context.Context, name string) (PageResult, error) {
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 		return PageResult{}, err
 	}
-	var hist struct {
-		Current int `json:"currentIndex"`
-		Entries []struct {
-			ID  int    `json:"id"`
-			URL string `json:"url"`
-		} `json:"entries"`
+	hist, err := h.history(ctx, b, s)
+	if err != nil {
+		return PageResult{}, err
 	}
-	if err := b.Call(ctx, s.sid, "Page.getNavigationHistory", nil, &hist); err != nil {
-		return PageResult{}, h.browserErr(err)
-	}
+
 	if hist.Current <= 0 || hist.Current >= len(hist.Entries) {
 		return PageResult{}, wire.Errorf(wire.CodeNoHistory, "session %q has no earlier page", s.name)
 	}
@@ -421,6 +416,25 @@ func (h *Host) Back(ctx context.Context, name string) (PageResult, error) {
 		return PageResult{}, err
 	}
 	return h.pageResult(ctx, b, s)
+}
+
+// navHistory is Page.getNavigationHistory's answer.
+type navHistory struct {
+	Current int `json:"currentIndex"`
+	Entries []struct {
+		ID         int    `json:"id"`
+		URL        string `json:"url"`
+		TypedURL   string `json:"userTypedURL"`
+		Transition string `json:"transitionType"`
+	} `json:"entries"`
+}
+
+func (h *Host) history(ctx context.Context, b *cdp.Browser, s *session) (navHistory, error) {
+	var hist navHistory
+	if err := b.Call(ctx, s.sid, "Page.getNavigationHistory", nil, &hist); err != nil {
+		return hist, h.browserErr(err)
+	}
+	return hist, nil
 }
 
 // historyNavigable reports whether back may go to a history entry of this URL.
