@@ -157,12 +157,19 @@ func TestHoverPressWait(t *testing.T) {
 	if strings.Contains(o.texts(), "Revealed on hover") {
 		t.Fatal("the tip shows before any hover: the test proves nothing")
 	}
-	eye := o.ref(t, "button", "Hover me")
+	eye, flash := o.ref(t, "button", "Hover me"), o.ref(t, "text", "Hidden while hovering")
+	e.ok(t, nil, "wait", "--ref", flash, "--timeout", "2s")
 	var hv map[string]any
 	e.ok(t, &hv, "hover", eye)
 	if hv["session"] != "default" || hv["ref"] != eye || hv["hovered"] != true || len(hv) != 3 {
 		t.Fatalf("hover result %v", hv)
 	}
+	// wait --ref: visibility hidden (a box, but not visible) does not count; the mouse
+	// leaving the button shows it again. (The refs are the first snapshot's until the next.)
+	e.fails(t, "TIMEOUT", "wait", "--ref", flash, "--timeout", "400ms")
+	e.ok(t, nil, "hover", o.ref(t, "button", "Load"))
+	e.ok(t, nil, "wait", "--ref", flash, "--timeout", "2s")
+	e.ok(t, nil, "hover", eye)
 	if !strings.Contains(e.snap(t).texts(), "Revealed on hover") {
 		t.Error("hover did not reach the element (no mouseover)")
 	}
