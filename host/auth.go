@@ -382,6 +382,7 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err != nil {
 		return false, err
 	}
+	s.markHistory(ctx, h, b)
 	for _, ref := range []string{form.Username, form.Password} {
 		if ref == "" {
 			continue
