@@ -225,7 +225,6 @@ func TestHostileAgent(t *testing.T) {
 		if o := snap(t); o.URL != "about:blank" || len(o.Elements) != 0 {
 			t.Errorf("after the focus moved while typing, the page was not discarded: %s %+v", o.URL, o.Elements)
 		}
-		oracles(t, false)
 	})
 
 	t.Run("the page puts the value back", func(t *testing.T) {
@@ -357,9 +356,12 @@ func TestHostileAgent(t *testing.T) {
 		if got := hs.Posts()[p:]; len(got) != 0 {
 			t.Errorf("submitted with a navigation under way: %v", got)
 		}
-		if r := run(t, "wait", "--url", "/slow", "--timeout", "10s"); r.code == 0 {
-			oracles(t, false)
+		// Nothing was typed: the account field's focus handler started the navigation, and it
+		// was stopped (the held request failed), so the page stays on the form.
+		if o := snap(t); !strings.Contains(o.URL, "/login-slownav") {
+			t.Errorf("the navigation tried while the host typed went through: the page is %s", o.URL)
 		}
+		oracles(t, false)
 	})
 
 	t.Run("round 3: a navigation started while typing is held and stopped", func(t *testing.T) {
