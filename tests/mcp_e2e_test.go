@@ -255,7 +255,7 @@ func TestMCP(t *testing.T) {
 			"click": {false, true, false, true}, "press": {false, true, false, true},
 			"visit": {false, false, false, true}, "auth_login": {false, false, false, true},
 			"session_create": {false, false, false, false},
-			"back": {false, false, false, true}, "scroll": {false, false, false, true},
+			"back":           {false, false, false, true}, "scroll": {false, false, false, true},
 			"select": {false, false, true, true}, "hover": {false, false, true, true}, "fill": {false, false, true, true},
 		}
 		for _, tl := range raw.Result.Tools {
