@@ -270,7 +270,7 @@ func (l *Log) Append(r Record) error {
 	}
 	r.Time = r.Time.UTC().Round(0)
 	for _, p := range []*string{&r.Op, &r.Decision, &r.Code, &r.Origin, &r.Account, &r.Alias, &r.Session, &r.Exe, &r.Provider,
-		&r.Purpose, &r.Path, &r.Field, &r.Listener} {
+		&r.Purpose, &r.Path, &r.Field, &r.Listener, &r.Client} {
 		*p = bound(*p)
 	}
 	r.Chain, r.Agent = boundChain(r.Chain), boundChain(r.Agent)

@@ -270,6 +270,11 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return res, err
 	}
+	// No other window may hold a reference to the page while the person decides and the host
+	// types (navguard.go): a popup of the page's could navigate it under the typing.
+	if _, err := h.closeOpened(ctx, b, s); err != nil {
+		return res, h.browserErr(err)
+	}
 	challengeID := p.Challenge
 	if challengeID == "" {
 		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
@@ -296,10 +301,17 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		return res, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 	}
 	rel, secret, err = rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx)})
+		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx), Client: agentClient(ctx)})
 	rc.Close()
 	if err != nil {
+		if ctx.Err() != nil {
+			return res, errWithdrawn
+		}
 		return res, err
+	}
+	if ctx.Err() != nil {
+		// The caller hung up or cancelled while the person was asked: nothing is typed.
+		return res, errWithdrawn
 	}
 	// An item another program wrote into the keyring may hold what headless cannot type as it
 	// is (not UTF-8 text, see credential.ValidSecret): refused before anything is focused.
@@ -370,6 +382,7 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err != nil {
 		return false, err
 	}
+	s.markHistory(ctx, h, b)
 	for _, ref := range []string{form.Username, form.Password} {
 		if ref == "" {
 			continue
@@ -378,6 +391,13 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 			return false, err
 		}
 	}
+	// From before the first field is focused (a focus handler may navigate) until the submit,
+	// no navigation of the page can start (navguard.go).
+	gate, err := h.holdNavigations(ctx, b, s)
+	if err != nil {
+		return false, h.browserErr(err)
+	}
+	defer gate.end(ctx)
 	if form.Username != "" {
 		if err := h.typeAccount(ctx, b, s, fresh.refs[form.Username], st.document, account); err != nil {
 			return false, err
@@ -390,6 +410,9 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err := selectAll(ctx, b, s); err != nil {
 		return false, h.browserErr(err)
 	}
+	if err := navUnderWay(s, "password"); err != nil {
+		return false, err
+	}
 	// The last checks, as close to typing as the protocol allows: the same document (no
 	// navigation slipped in) and the focus on exactly the verified password field.
 	if err := h.focusedOn(ctx, b, s, pw, st.document, "password"); err != nil {
@@ -398,12 +421,29 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err := h.sameListener(credOrigin, listener); err != nil {
 		return false, err
 	}
+	if n, err := h.closeOpened(ctx, b, s); err != nil || n > 0 {
+		if err == nil {
+			err = wire.Errorf(wire.CodeDocumentChanged, "the login page opened a window since the person was asked (it could navigate the page); it was closed, and nothing was typed")
+		}
+		return false, err
+	}
+	if s.navPending.Load() || gate.tried(ctx) {
+		return false, wire.Errorf(wire.CodeDocumentChanged, "a navigation of the page was under way when the password was to be typed; nothing was typed")
+	}
 	s.addTaint(st.document, pw) // before the first character: every later path clears it
 	if err := b.InsertSecret(ctx, s.sid, secret); err != nil {
 		return true, h.browserErr(err)
 	}
+	if gate.tried(ctx) {
+		h.discardPage(ctx, b, s)
+		ev.PageDiscarded = true
+		return true, errNavDuringTyping
+	}
 	if err := h.focusedOn(ctx, b, s, pw, st.document, "password"); err != nil {
-		// Focus or document moved while typing: do not submit whatever received the text.
+		// Focus or document moved while typing: the text may have gone anywhere in the
+		// page, so the page goes, and nothing is submitted.
+		h.discardPage(ctx, b, s)
+		ev.PageDiscarded = true
 		return true, err
 	}
 	// Right before the submit, after typing: the page had a moment with the password in it.
@@ -411,6 +451,12 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err != nil {
 		return true, err
 	}
+	if gate.tried(ctx) {
+		h.discardPage(ctx, b, s)
+		ev.PageDiscarded = true
+		return true, errNavDuringTyping
+	}
+	gate.end(ctx) // the host's own submit navigates
 	s.drain()
 	if err := h.submit(ctx, b, s, after, form, form.Password); err != nil {
 		return true, err
@@ -582,13 +628,22 @@ func sameForm(old pageState, f snapshot.LoginForm, fresh pageState) (snapshot.Lo
 // host code, never the caller's), that the document still has focus and its focused element
 // is exactly t, and that the main frame still shows document. what names the field.
 func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document, what string) error {
+	// Bounded: a page with a navigation under way answers no fixed function until it ends.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	if now, err := h.documentID(ctx, b, s); err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
 		return err
 	} else if now != document {
 		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the %s was being typed", what)
 	}
 	focused, err := h.callFixed(ctx, b, s, t.BackendNodeID, t.FrameID, fnFocused)
 	if err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
 		return err
 	}
 	if !focused {
@@ -656,6 +711,9 @@ func (h *Host) typeAccount(ctx context.Context, b *cdp.Browser, s *session, t sn
 	}
 	if err := selectAll(ctx, b, s); err != nil {
 		return h.browserErr(err)
+	}
+	if err := navUnderWay(s, "account"); err != nil {
+		return err
 	}
 	if err := h.focusedOn(ctx, b, s, t, document, "account"); err != nil {
 		return err

@@ -113,7 +113,7 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 	}
 	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: p.Alias, Session: verifySession, Document: doc,
-		Purpose: brokerapi.PurposeVerify, Agent: agentChain(ctx)})
+		Purpose: brokerapi.PurposeVerify, Agent: agentChain(ctx), Client: agentClient(ctx)})
 	rc.Close()
 	credential.Zero(secret)
 	if err != nil {

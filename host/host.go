@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
@@ -13,6 +14,7 @@ import (
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/loopback"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/xdg"
 	"github.com/headless-dev/headless/profile"
 )
@@ -92,6 +94,16 @@ type session struct {
 	sid       string
 	events    chan cdp.Event
 	gone      <-chan struct{} // closed when the session's browser is gone
+	// owner, when set, is the control connection that created the session with
+	// CreateParams.Owned: the session is closed when that connection ends (an MCP client
+	// disconnected, crashed or was killed).
+	owner *rpc.Conn
+	// navPending: a navigation of the main frame has started and not committed or stopped;
+	// heldNavs and paused: document requests held by the navigation gate (navguard.go).
+	// Written by the event reader.
+	navPending atomic.Bool
+	heldNavs   atomic.Int32
+	paused     chan cdp.Event
 
 	mu   sync.Mutex // one verb at a time; guards everything below
 	refs map[string]snapshot.Target
@@ -99,6 +111,9 @@ type session struct {
 	// main-frame document taintDoc; see taint.go.
 	taint    map[int64]string
 	taintDoc string
+	// typedEntry is the id of the history entry the session showed when the host began an
+	// attempt that types a secret (0: none), for forgetSubmission.
+	typedEntry int
 }
 
 // Start opens and locks the durable profile, checks that the Secret Service holding

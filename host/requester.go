@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/url"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // What the host tells brokerd about a release, for the person's prompt and the audit: the
@@ -38,6 +40,24 @@ func fieldLabel(o snapshot.Outline, ref string) string {
 	return ""
 }
 
+// clientLabel is what a client.hello said, cleaned and bounded: "name version".
+func clientLabel(p control.ClientHelloParams) string {
+	l := procstat.Clean(p.Name, control.MaxClientName)
+	if v := procstat.Clean(p.Version, control.MaxClientVersion); v != "" {
+		l += " " + v
+	}
+	return l
+}
+
+// agentClient is what the control connection of ctx's request said its client is ("" when
+// it said nothing): self-reported.
+func agentClient(ctx context.Context) string {
+	if c := rpc.ConnOf(ctx); c != nil {
+		return c.Client()
+	}
+	return ""
+}
+
 // agentChain is the control-socket peer of ctx's request and its ancestors.
 func agentChain(ctx context.Context) []brokerapi.Proc {
 	c := rpc.ConnOf(ctx)
@@ -46,3 +66,8 @@ func agentChain(ctx context.Context) []brokerapi.Proc {
 	}
 	return procstat.Chain(c.Peer.PID, brokerapi.MaxAgent)
 }
+
+// errWithdrawn answers a sign-in whose caller hung up or cancelled while the person was
+// asked (the caller never reads it; the log does).
+var errWithdrawn = wire.SentinelHint(wire.CodeCancelled, "the sign-in was withdrawn by its caller while the person was asked; nothing was typed",
+	"ask again when you still need to sign in")

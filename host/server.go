@@ -32,14 +32,17 @@ type Server struct {
 
 // Serve serves control.sock on l for peers of uid until ctx is done.
 func (s *Server) Serve(ctx context.Context, l net.Listener, uid int) error {
-	return (&rpc.Server{Handler: s.Methods().Serve, Log: s.Log, UID: uid}).Serve(ctx, l)
+	return (&rpc.Server{Handler: s.Methods().Serve, Log: s.Log, UID: uid, OnClose: s.Host.ConnClosed}).Serve(ctx, l)
 }
 
 // Methods is control.sock's method table: every method of package control, decoded into its
 // params type and answered by the Host.
 func (s *Server) Methods() *rpc.Methods {
 	h := s.Host
-	t := &rpc.Methods{Log: s.Log, Internal: internalMessage}
+	t := &rpc.Methods{Log: s.Log, Internal: internalMessage,
+		// A sign-in, a verify or a wait whose caller hung up (or cancelled, which closes
+		// the connection) is withdrawn at once: its prompt goes away, nothing is typed.
+		CancelOnHangup: map[string]bool{control.MethodAuthLogin: true, control.MethodCredentialsVerify: true, control.MethodWait: true}}
 	// session notes the session a request names on its log line.
 	session := func(ctx context.Context, name string) { rpc.Note(ctx, "session", name) }
 
@@ -50,6 +53,12 @@ func (s *Server) Methods() *rpc.Methods {
 			st.Undumpable = !d
 		}
 		return st, nil
+	})
+	rpc.Handle(t, control.MethodClientHello, func(ctx context.Context, p control.ClientHelloParams) (struct{}, error) {
+		if c := rpc.ConnOf(ctx); c != nil {
+			c.SetClient(clientLabel(p))
+		}
+		return struct{}{}, nil
 	})
 	rpc.Handle(t, control.MethodShutdown, func(ctx context.Context, _ struct{}) (control.ShutdownResult, error) {
 		if s.Shutdown != nil {
@@ -92,9 +101,25 @@ func (s *Server) Methods() *rpc.Methods {
 		session(ctx, p.Session)
 		return h.Wait(ctx, p)
 	})
-	rpc.Handle(t, control.MethodScreenshot, func(ctx context.Context, p SessionParams) (ScreenshotResult, error) {
+	rpc.Handle(t, control.MethodScreenshot, func(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
 		session(ctx, p.Session)
-		return h.Screenshot(ctx, p.Session)
+		return h.Screenshot(ctx, p)
+	})
+	rpc.Handle(t, control.MethodBack, func(ctx context.Context, p SessionParams) (PageResult, error) {
+		session(ctx, p.Session)
+		return h.Back(ctx, p.Session)
+	})
+	rpc.Handle(t, control.MethodSelect, func(ctx context.Context, p SelectParams) (SelectResult, error) {
+		session(ctx, p.Session)
+		return h.Select(ctx, p)
+	})
+	rpc.Handle(t, control.MethodHover, func(ctx context.Context, p RefParams) (HoverResult, error) {
+		session(ctx, p.Session)
+		return h.Hover(ctx, p)
+	})
+	rpc.Handle(t, control.MethodScroll, func(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+		session(ctx, p.Session)
+		return h.Scroll(ctx, p)
 	})
 	rpc.Handle(t, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (ClearResult, error) {
 		return h.ClearProfile(ctx)

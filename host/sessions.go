@@ -10,6 +10,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -85,7 +86,7 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 
 func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
 	b := h.browser
-	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), gone: b.Done(), refs: map[string]snapshot.Target{}}
+	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}}
 	if isolated && adopt == "" {
 		var r struct {
 			ID string `json:"browserContextId"`
@@ -188,10 +189,17 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 	if len(h.sessions) >= MaxSessions {
 		return SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
 	}
+	var owner *rpc.Conn
+	if p.Owned {
+		if owner = rpc.ConnOf(ctx); owner == nil {
+			return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "an owned session needs a control connection to belong to")
+		}
+	}
 	s, err := h.newSession(ctx, p.Name, p.Isolated, "")
 	if err != nil {
 		return SessionInfo{}, fmt.Errorf("create session: %w", err)
 	}
+	s.owner = owner
 	if p.Isolated {
 		if err := h.registerIsolated(ctx, p.Name); err != nil {
 			delete(h.sessions, p.Name)
@@ -200,8 +208,29 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 			return SessionInfo{}, err
 		}
 	}
-	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated)
-	return SessionInfo{Name: p.Name, Isolated: p.Isolated, URL: "about:blank", Responsive: true}, nil
+	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated, "owned", p.Owned)
+	return SessionInfo{Name: p.Name, Isolated: p.Isolated, Owned: p.Owned, URL: "about:blank", Responsive: true}, nil
+}
+
+// ConnClosed closes every session the control connection c owns (CreateParams.Owned). The
+// control server calls it once c has ended and its last request returned.
+func (h *Host) ConnClosed(c *rpc.Conn) {
+	h.mu.Lock()
+	var names []string
+	for name, s := range h.sessions {
+		if s.owner == c {
+			names = append(names, name)
+		}
+	}
+	h.mu.Unlock()
+	for _, name := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := h.CloseSession(ctx, name)
+		cancel()
+		if err != nil && wire.CodeOf(err) != wire.CodeSessionUnknown {
+			h.o.Log.Warn("owned session not closed with its connection", "session", name, "code", wire.CodeOf(err))
+		}
+	}
 }
 
 // CloseSession closes a session and, for an isolated one, disposes its browser context.
@@ -248,7 +277,7 @@ func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
 	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
 	for _, s := range ss {
-		info := SessionInfo{Name: s.name, Isolated: s.isolated, Responsive: true}
+		info := SessionInfo{Name: s.name, Isolated: s.isolated, Owned: s.owner != nil, Responsive: true}
 		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
 			info.URL, info.Title = u, t
 		} else {
@@ -309,6 +338,44 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
 		case <-ctx.Done():
 			return wire.Errorf(wire.CodeTimeout, "the page did not finish loading within %s", NavigationWait)
+		}
+	}
+}
+
+// waitHistory waits, at most NavigationWait, for a history step of the main frame (frame) to
+// land: a step within the document (Page.navigatedWithinDocument), or the load of the
+// document it commits.
+func (s *session) waitHistory(ctx context.Context, frame string) error {
+	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
+	defer cancel()
+	for {
+		select {
+		case ev := <-s.events:
+			switch ev.Method {
+			case "Page.navigatedWithinDocument":
+				var p struct {
+					FrameID string `json:"frameId"`
+				}
+				json.Unmarshal(ev.Params, &p)
+				if p.FrameID == frame {
+					return nil
+				}
+			case "Page.frameNavigated":
+				var p struct {
+					Frame struct {
+						ParentID string `json:"parentId"`
+						LoaderID string `json:"loaderId"`
+					} `json:"frame"`
+				}
+				json.Unmarshal(ev.Params, &p)
+				if p.Frame.ParentID == "" {
+					return s.waitLoad(ctx, p.Frame.LoaderID)
+				}
+			}
+		case <-s.gone:
+			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
+		case <-ctx.Done():
+			return wire.Errorf(wire.CodeTimeout, "the page did not go back within %s", NavigationWait)
 		}
 	}
 }

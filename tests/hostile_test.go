@@ -93,23 +93,43 @@ func TestHostileAgent(t *testing.T) {
 		return got[len(got)-1]
 	}
 	// oracles reads the page every way an agent can after a reveal: snapshots (swept by run),
-	// a wait for each password's text (must time out), and a screenshot (refused while a typed
+	// a wait for each password's text (must time out) and for it to vanish (must answer as for
+	// a guess that is nowhere: at once), and screenshots of every mode (refused while a typed
 	// secret is on the page, else taken of an empty field).
 	oracles := func(t *testing.T, secretOnPage bool) {
 		t.Helper()
-		snap(t)
-		for _, s := range []string{canary, wrongPW, strings.TrimPrefix(canary, "cnry-")[:8], strings.TrimPrefix(wrongPW, "cnry-")[:8]} {
+		o := snap(t)
+		guesses := []string{canary, wrongPW, strings.TrimPrefix(canary, "cnry-")[:8], strings.TrimPrefix(wrongPW, "cnry-")[:8]}
+		for _, s := range guesses {
 			r := run(t, "wait", "--text", s, "--timeout", "1s")
 			if r.code == 0 || errCode(t, r) != "TIMEOUT" {
 				t.Errorf("wait --text for a password's characters: %+v (an oracle for the password)", r)
 			}
 		}
-		r := run(t, "screenshot")
-		switch {
-		case secretOnPage && (r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE"):
-			t.Errorf("screenshot of a page whose typed field holds a value: %+v, want SECRET_ON_PAGE", r)
-		case !secretOnPage && r.code != 0:
-			t.Errorf("screenshot: %+v", r)
+		// wait --gone answers for a password's characters exactly as for a string that is on
+		// no page; and it does read this page (the title is there: it must time out).
+		if r := run(t, "wait", "--gone", "Sign in", "--timeout", "300ms"); r.code == 0 || errCode(t, r) != "TIMEOUT" {
+			t.Errorf("wait --gone for text on the page: %+v (wait --gone does not read the page: the checks below prove nothing)", r)
+		}
+		for _, s := range append(guesses, "no-such-text-"+newCanary()) {
+			if r := run(t, "wait", "--gone", s, "--timeout", "1s"); r.code != 0 {
+				t.Errorf("wait --gone for %s… answers %+v, a string on no page answers at once (an oracle for the password)", s[:4], r)
+			}
+		}
+		shots := [][]string{{"screenshot"}, {"screenshot", "--full-page"}}
+		for _, el := range o.Elements {
+			if el.Kind == "input" && el.Name == "pw" {
+				shots = append(shots, []string{"screenshot", "--ref", el.Ref})
+			}
+		}
+		for _, args := range shots {
+			r := run(t, args...)
+			switch {
+			case secretOnPage && (r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE"):
+				t.Errorf("%v of a page whose typed field holds a value: %+v, want SECRET_ON_PAGE", args, r)
+			case !secretOnPage && r.code != 0:
+				t.Errorf("%v: %+v", args, r)
+			}
 		}
 	}
 	// cleared asserts what the page itself reports: the field the host typed into is empty.
@@ -119,6 +139,32 @@ func TestHostileAgent(t *testing.T) {
 			t.Errorf("%s: the password field still holds %d characters after the attempt, and the agent has revealed it", flow, n)
 		}
 		oracles(t, false)
+	}
+	// refusedWhileSecret: every verb that could edit the page or run its handlers is refused
+	// while a typed password is on it (the site's own sign-in, or a reveal on hover, would be
+	// an oracle for it).
+	refusedWhileSecret := func(t *testing.T, o outline) {
+		t.Helper()
+		field := fieldRef(t, o)
+		for _, args := range [][]string{
+			{"click", o.ref(t, "button", "Show password")},
+			{"click", field},
+			{"press", "Backspace"},
+			{"press", "Enter"},
+			{"press", "Enter", "--ref", field},
+			{"fill", field, "--", "x"},
+			{"hover", o.ref(t, "button", "Show password")},
+			{"hover", field},
+			{"select", field, "x"},
+			{"scroll"},
+			{"scroll", field},
+			{"scroll", field, "--by", "100"},
+			{"back"},
+		} {
+			if r := run(t, args...); r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE" {
+				t.Errorf("headless %v on a page that holds a typed password: %+v, want SECRET_ON_PAGE", args, r)
+			}
+		}
 	}
 	loginCode := func(t *testing.T, args ...string) (string, lsAuth) {
 		t.Helper()
@@ -170,11 +216,15 @@ func TestHostileAgent(t *testing.T) {
 	})
 
 	t.Run("a check fails after typing", func(t *testing.T) {
+		// The focus moved while the password was typed: the text may be anywhere in the
+		// page, so the page is discarded, not merely cleared.
 		run(t, "visit", hs.URL("/steal-focus"))
 		if code, a := loginCode(t, "--alias", "main"); code != "DOCUMENT_CHANGED" {
 			t.Errorf("auth login on a page that moves the focus while typing: code %q (%+v), want DOCUMENT_CHANGED", code, a)
 		}
-		cleared(t, "an error after typing")
+		if o := snap(t); o.URL != "about:blank" || len(o.Elements) != 0 {
+			t.Errorf("after the focus moved while typing, the page was not discarded: %s %+v", o.URL, o.Elements)
+		}
 	})
 
 	t.Run("the page puts the value back", func(t *testing.T) {
@@ -193,17 +243,31 @@ func TestHostileAgent(t *testing.T) {
 		}) {
 			t.Fatal("the sticky page never refilled its field (screenshot never refused): the test proves nothing")
 		}
-		for _, args := range [][]string{
-			{"click", o.ref(t, "button", "Show password")},
-			{"click", fieldRef(t, o)},
-			{"press", "Backspace"},
-			{"press", "Enter"},
-			{"fill", fieldRef(t, o), "--", "x"},
-		} {
-			if r := run(t, args...); r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE" {
-				t.Errorf("headless %v on a page that holds a typed password: %+v, want SECRET_ON_PAGE", args, r)
+		refusedWhileSecret(t, o)
+		oracles(t, true)
+	})
+
+	t.Run("the page turns the typed field into a text field and puts the value back", func(t *testing.T) {
+		run(t, "visit", hs.URL("/sticky-text"))
+		code, a := loginCode(t, "--alias", "wrong")
+		if code != "" || a.Status != "failed" || a.Evidence["cleared"] != true {
+			t.Fatalf("auth login on the sticky-text page: %q %+v, want failed and cleared", code, a)
+		}
+		if !pollUntil(10*time.Second, func() bool {
+			r := run(t, "screenshot")
+			return r.code != 0 && errCode(t, r) == "SECRET_ON_PAGE"
+		}) {
+			t.Fatal("the page never refilled its field (screenshot never refused): the test proves nothing")
+		}
+		// Nothing about the field looks secret now (a text field, autocomplete off, named
+		// "pw"): only the taint keeps its value out of snapshots and wait.
+		o := snap(t)
+		for _, el := range o.Elements {
+			if el.Ref == fieldRef(t, o) && el.Type != "text" {
+				t.Fatalf("the page did not turn the field into a text field: %+v", el)
 			}
 		}
+		refusedWhileSecret(t, o)
 		oracles(t, true)
 	})
 
@@ -217,25 +281,105 @@ func TestHostileAgent(t *testing.T) {
 		if r := run(t, "wait", "--url", "/spa-slow", "--timeout", "10s"); r.code != 0 {
 			t.Fatalf("the opener did not go to the site: %+v", r)
 		}
+		polls := func() int {
+			n := 0
+			for _, l := range hs.AgentLog() {
+				if strings.Contains(l, "/should-freeze") {
+					n++
+				}
+			}
+			return n
+		}
+		if !pollUntil(5*time.Second, func() bool { return polls() > 0 }) {
+			t.Fatal("the popup never ran: the test proves nothing")
+		}
 		began := time.Now()
 		code, a := loginCode(t, "--alias", "wrong")
 		took := time.Since(began)
-		t.Logf("auth login with a frozen renderer: code %q, %+v, after %v", code, a, took.Round(time.Millisecond))
+		t.Logf("auth login with the freezing popup: code %q, %+v, after %v", code, a, took.Round(time.Millisecond))
 		if took > 60*time.Second {
 			t.Errorf("auth login took %v with a frozen renderer", took)
 		}
-		if code == "" && a.Evidence["page_discarded"] != true {
+		// Since round 3 the popup (it holds window.opener) is closed before the person is
+		// asked, so it cannot freeze the renderer: the field is emptied as on any page. Had it
+		// frozen it anyway, the page must have been discarded.
+		n := polls()
+		time.Sleep(500 * time.Millisecond)
+		if polls() != n {
+			t.Error("the page's popup is still running after the sign-in")
+		}
+		if code == "" && a.Evidence["page_discarded"] != true && a.Evidence["cleared"] != true {
 			t.Fatalf("the attempt ended without emptying the field or discarding the page: %+v", a)
 		}
-		o := snap(t)
-		if o.URL != "about:blank" {
-			t.Errorf("after a discarded page the session shows %s", o.URL)
+		if a.Evidence["page_discarded"] == true {
+			if o := snap(t); o.URL != "about:blank" || len(o.Elements) != 0 {
+				t.Errorf("after a discarded page the session shows %s %+v", o.URL, o.Elements)
+			}
+		} else {
+			cleared(t, "a sign-in with the freezing popup closed")
 		}
-		for _, el := range o.Elements {
-			if el.Kind == "input" {
-				t.Errorf("the discarded page's fields are still there: %+v", o.Elements)
+	})
+
+	t.Run("round 3: a popup holding window.opener is closed before the person is asked", func(t *testing.T) {
+		// The red team's popup navigated the login page to a page of its own, timed on the
+		// audit log, so the password was typed there. Now no window the page opened survives
+		// to the prompt.
+		run(t, "visit", hs.AgentURL("/rt3-opener"))
+		run(t, "click", snap(t).ref(t, "button", "Continue"))
+		if r := run(t, "wait", "--url", "/login-reveal", "--timeout", "10s"); r.code != 0 {
+			t.Fatalf("the opener did not go to the site: %+v", r)
+		}
+		if !pollUntil(5*time.Second, func() bool { return hs.Ticks() > 3 }) {
+			t.Fatal("the popup never ran: the test proves nothing")
+		}
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login: %q %+v", code, a)
+		}
+		n := hs.Ticks()
+		time.Sleep(500 * time.Millisecond)
+		if hs.Ticks() != n {
+			t.Error("the popup that holds window.opener still runs after the sign-in: it could have navigated the page under the typing")
+		}
+	})
+
+	t.Run("round 3: a navigation under way when typing starts", func(t *testing.T) {
+		// Focusing the account field starts a navigation that the server holds: had the
+		// password been typed, the new document could have committed under it.
+		run(t, "visit", hs.URL("/login-slownav"))
+		p := len(hs.Posts())
+		code, a := loginCode(t, "--alias", "main")
+		hs.ReleaseSlow()
+		if code != "DOCUMENT_CHANGED" {
+			t.Errorf("auth login with a navigation under way: %q %+v, want DOCUMENT_CHANGED", code, a)
+		}
+
+		if got := hs.Posts()[p:]; len(got) != 0 {
+			t.Errorf("submitted with a navigation under way: %v", got)
+		}
+		// Nothing was typed: the account field's focus handler started the navigation, and it
+		// was stopped (the held request failed), so the page stays on the form.
+		if o := snap(t); !strings.Contains(o.URL, "/login-slownav") {
+			t.Errorf("the navigation tried while the host typed went through: the page is %s", o.URL)
+		}
+		oracles(t, false)
+	})
+
+	t.Run("round 3: a navigation started while typing is held and stopped", func(t *testing.T) {
+		// Focusing the password field sends the page to the agent's trap: the request never
+		// leaves the browser while the host types.
+		run(t, "visit", hs.URL("/login-navfocus"))
+		before := len(hs.AgentLog())
+		code, a := loginCode(t, "--alias", "main")
+		if code != "DOCUMENT_CHANGED" {
+			t.Errorf("auth login on a page that navigates when the password field is focused: %q %+v, want DOCUMENT_CHANGED", code, a)
+		}
+		time.Sleep(300 * time.Millisecond)
+		for _, l := range hs.AgentLog()[before:] {
+			if strings.Contains(l, "/trap") || strings.Contains(l, "/typed") {
+				t.Errorf("the agent's server got %q while the host typed", l)
 			}
 		}
+		oracles(t, false)
 	})
 
 	t.Run("back-forward cache restores a filled document", func(t *testing.T) {
@@ -248,6 +392,66 @@ func TestHostileAgent(t *testing.T) {
 			t.Fatalf("history.go(-2) did not return to the login document: %+v", r)
 		}
 		cleared(t, "history.go(-2) after a successful login")
+	})
+
+	t.Run("back after a successful login", func(t *testing.T) {
+		run(t, "visit", hs.URL("/login-reveal"))
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login: %q %+v", code, a)
+		}
+		r := run(t, "back")
+		var page struct {
+			URL          string `json:"url"`
+			AuthRequired *struct {
+				Aliases []string `json:"aliases"`
+			} `json:"auth_required"`
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &page) != nil || page.URL != hs.URL("/login-reveal") {
+			t.Fatalf("back after signing in: %+v, want the login page", r)
+		}
+		if page.AuthRequired == nil || strings.Join(page.AuthRequired.Aliases, ",") != "main,wrong" {
+			t.Errorf("back to a login page: auth_required %+v, want the aliases main and wrong", page.AuthRequired)
+		}
+		cleared(t, "back after a successful login")
+	})
+
+	// A history entry that is a POST's answer holds the POST's body, the password URL-encoded
+	// in it; once a history step returns to such an entry, Chromium writes that body into the
+	// profile's session-restore files (Sessions/). The host turns the entry its submit made
+	// into a plain one; the final sweep of the profile checks that neither way back (the back
+	// verb, a page's own history.back()) puts the password on disk, nor sends it again.
+	t.Run("back to a failed sign-in neither sends it again nor stores it", func(t *testing.T) {
+		run(t, "visit", hs.URL("/login-reveal"))
+		if code, a := loginCode(t, "--alias", "wrong"); code != "" || a.Status != "failed" || a.Evidence["navigated"] != true {
+			t.Fatalf("auth login with the wrong password: %q %+v, want failed after a navigation (the POST's answer)", code, a)
+		}
+		n := len(hs.Posts())
+		run(t, "visit", hs.AgentURL("/"))
+		if r := run(t, "back"); r.code != 0 || !strings.Contains(r.stdout, `"url":"`+hs.URL("/login-reveal")+`"`) {
+			t.Fatalf("back to the answer of the sign-in: %+v", r)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if got := hs.Posts()[n:]; len(got) != 0 {
+			t.Errorf("back sent the sign-in again: %v", got)
+		}
+		snap(t)
+	})
+
+	t.Run("a page goes back to a sign-in answered in place", func(t *testing.T) {
+		run(t, "visit", hs.URL("/login-direct"))
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login on a form answered in place: %q %+v", code, a)
+		}
+		n := len(hs.Posts())
+		run(t, "visit", hs.AgentURL("/back1"))
+		if r := run(t, "wait", "--url", "/login-direct", "--timeout", "10s"); r.code != 0 {
+			t.Fatalf("history.back() did not return to the sign-in's answer: %+v", r)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if got := hs.Posts()[n:]; len(got) != 0 {
+			t.Errorf("history.back() sent the sign-in again: %v", got)
+		}
+		snap(t)
 	})
 
 	t.Run("another submitter posts elsewhere", func(t *testing.T) {

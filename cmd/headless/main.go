@@ -36,5 +36,7 @@ func main() {
 		Signal:           syscall.Kill,
 		Alive:            procstat.Alive,
 		ClearStopped:     host.ClearStopped,
+		MCPStdio:         cli.MCPStdio,
+		ReadArtifact:     cli.ArtifactReader(layout),
 	}))
 }

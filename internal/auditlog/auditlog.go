@@ -76,6 +76,8 @@ type Record struct {
 	Path    string          `json:"path,omitempty"`
 	Field   string          `json:"field,omitempty"`
 	Agent   []procstat.Proc `json:"agent,omitempty"`
+	// Client is what the agent's client said it is (an MCP client's clientInfo): self-reported.
+	Client string `json:"client,omitempty"`
 	// Listener is the process that listened on a loopback origin's port when it was checked.
 	Listener string `json:"listener,omitempty"`
 	Prev     string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first

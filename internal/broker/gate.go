@@ -75,7 +75,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if err := validRelease(p); err != nil {
 		return nil, err
 	}
-	ar.Purpose, ar.Path, ar.Field, ar.Agent = p.Purpose, p.Path, p.Field, p.Agent
+	ar.Purpose, ar.Path, ar.Field, ar.Agent, ar.Client = p.Purpose, p.Path, p.Field, p.Agent, p.Client
 	if err := credential.ValidAlias(p.Alias); err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	ar.Account, ar.Alias = rec.Account, rec.Alias
 	_, hostExe := s.Hosts.Running()
 	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: hostExe, Host: true,
-		Verify: p.Purpose == brokerapi.PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent}
+		Verify: p.Purpose == brokerapi.PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent, Client: p.Client}
 	// A loopback origin is only as trustworthy as whatever listens there: name it, and refuse
 	// one served by different processes, before anyone is asked.
 	listenerKey := ""
@@ -157,6 +157,11 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		got, secret, err = store.Secret(ctx, ch.Origin, rec.Alias)
 		return err
 	})
+	if ctx.Err() != nil {
+		// The requester hung up (an MCP client cancelled its sign-in, say) while the person
+		// was asked: whatever they answered, nothing is released.
+		return nil, wire.Errorf(wire.CodeCancelled, "the requester withdrew the release while the person was asked; nothing was released")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -165,6 +165,8 @@ func validRelease(p brokerapi.ReleaseParams) error {
 		return bad("the page path is longer than %d bytes or not printable UTF-8", brokerapi.MaxPath)
 	case len(p.Field) > brokerapi.MaxField || !procstat.Printable(p.Field):
 		return bad("the field label is longer than %d bytes or not printable UTF-8", brokerapi.MaxField)
+	case len(p.Client) > brokerapi.MaxClient || !procstat.Printable(p.Client):
+		return bad("the client label is longer than %d bytes or not printable UTF-8", brokerapi.MaxClient)
 	case len(p.Agent) > brokerapi.MaxAgent:
 		return bad("the agent chain has more than %d processes", brokerapi.MaxAgent)
 	}

@@ -183,6 +183,9 @@ func (s *Server) methods() *rpc.Methods {
 			Log:      s.log(),
 			Internal: func(error) string { return "internal error" }, // the details are in brokerd.log
 			Context:  s.requestContext,
+			// A release whose requester hung up has no one to type for: its prompt is
+			// withdrawn at once, not after the connection's drain grace.
+			CancelOnHangup: map[string]bool{brokerapi.MethodRelease: true},
 		}
 		rpc.Handle(t, brokerapi.MethodVersion, func(ctx context.Context, _ struct{}) (brokerapi.VersionResult, error) {
 			v := brokerapi.VersionResult{Version: s.Version, Protocol: brokerapi.Protocol, PID: s.PID, Presence: s.Presence.Name(), Started: s.Started}

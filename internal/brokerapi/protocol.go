@@ -69,7 +69,9 @@ const (
 const (
 	MaxPath  = 512 // bytes of ReleaseParams.Path
 	MaxField = 256 // bytes of ReleaseParams.Field
-	MaxAgent = 4   // processes in ReleaseParams.Agent
+	// MaxClient bounds ReleaseParams.Client: what the agent's client says it is.
+	MaxClient = 128
+	MaxAgent  = 4 // processes in ReleaseParams.Agent
 )
 
 // HelloParams is "host.hello": how the host runs. brokerd compares it with its own config and
@@ -210,6 +212,9 @@ type ReleaseParams struct {
 	Path      string `json:"path,omitempty"`
 	Field     string `json:"field,omitempty"`
 	Agent     []Proc `json:"agent,omitempty"`
+	// Client is what the agent's client says it is (an MCP client's name and version),
+	// self-reported and never an identity: shown and audited as such.
+	Client string `json:"client,omitempty"`
 }
 
 // Released is the non-secret part of a release reply; the reply also carries "secret".

@@ -99,6 +99,11 @@ type Env struct {
 	Alive  func(pid int) bool
 	// ClearStopped clears the durable profile while no host runs (host.ClearStopped).
 	ClearStopped func(xdg.Layout) (control.ClearResult, error)
+	// MCPStdio returns the streams 'headless mcp' serves on (this process's stdin, and its
+	// stdout moved aside so that nothing else can write to it: MCPStdio).
+	MCPStdio func() (io.Reader, io.Writer, error)
+	// ReadArtifact reads a file the host wrote into its private artifact store.
+	ReadArtifact func(path string) ([]byte, error)
 }
 
 // Run runs the CLI with args (without the program name) and returns the exit status.
@@ -189,7 +194,7 @@ func (c *cmd) run(ctx context.Context, cmd *command, args []string) int {
 	}
 	if err == nil && (len(p.args) < cmd.nargs[0] || cmd.nargs[1] >= 0 && len(p.args) > cmd.nargs[1]) {
 		switch {
-		case len(p.args) > cmd.nargs[1]:
+		case cmd.nargs[1] >= 0 && len(p.args) > cmd.nargs[1]:
 			err = usagef("unexpected argument %q", bounded(p.args[cmd.nargs[1]], 64))
 		default:
 			err = usagef("%s needs %s", cmd.name, cmd.args)
@@ -202,9 +207,22 @@ func (c *cmd) run(ctx context.Context, cmd *command, args []string) int {
 	if timeout == 0 {
 		timeout = defaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if cmd.raw {
+		c.json = false
+	}
 	result, human, err := r(ctx, p.args, p.dash)
+	if cmd.raw {
+		if err != nil {
+			c.env.Stdout = c.env.Stderr
+			return c.fail(false, usageOf(cmd, err))
+		}
+		return 0
+	}
 	if err != nil {
 		if ctx.Err() != nil && wire.CodeOf(err) == "" {
 			err = fmt.Errorf("the command did not finish within %s: %w", timeout, err)

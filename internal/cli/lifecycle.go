@@ -27,27 +27,10 @@ type startResult struct {
 // brokerd starts and owns the host: passwords go only to the host process it started.
 func (c *cmd) start(fs *flag.FlagSet) run {
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		b, err := c.env.Broker(ctx)
+		res, err := c.ensureStarted(ctx, c.env.StderrIsTerminal() && !c.json)
 		if err != nil {
 			return nil, nil, err
 		}
-		defer b.Close()
-		v, err := b.Version(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		if v.HostPID == 0 && c.env.StderrIsTerminal() && !c.json {
-			fmt.Fprintln(c.env.Stderr, "starting the browser host…")
-		}
-		var hs brokerapi.HostStartResult
-		if err := b.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &hs); err != nil {
-			return nil, nil, err
-		}
-		var ready control.Ready
-		if err := json.Unmarshal(hs.Ready, &ready); err != nil {
-			return nil, nil, wire.Errorf(wire.CodeHostUnavail, "the host's ready report is malformed: %w", err)
-		}
-		res := startResult{Started: hs.Status != "running", Host: &ready, BrokerPID: v.PID}
 		return res, func(w io.Writer) {
 			verb := "started"
 			if !res.Started {
@@ -60,6 +43,32 @@ func (c *cmd) start(fs *flag.FlagSet) run {
 			migrationHuman(w, res.Host.MigratedFrom, res.Host.NotMigrated)
 		}, nil
 	}
+}
+
+// ensureStarted starts brokerd (if needed) and has it start the host (if needed); progress
+// says so on stderr when the host has to start.
+func (c *cmd) ensureStarted(ctx context.Context, progress bool) (startResult, error) {
+	b, err := c.env.Broker(ctx)
+	if err != nil {
+		return startResult{}, err
+	}
+	defer b.Close()
+	v, err := b.Version(ctx)
+	if err != nil {
+		return startResult{}, err
+	}
+	if v.HostPID == 0 && progress {
+		fmt.Fprintln(c.env.Stderr, "starting the browser host…")
+	}
+	var hs brokerapi.HostStartResult
+	if err := b.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &hs); err != nil {
+		return startResult{}, err
+	}
+	var ready control.Ready
+	if err := json.Unmarshal(hs.Ready, &ready); err != nil {
+		return startResult{}, wire.Errorf(wire.CodeHostUnavail, "the host's ready report is malformed: %w", err)
+	}
+	return startResult{Started: hs.Status != "running", Host: &ready, BrokerPID: v.PID}, nil
 }
 
 // stopResult is what 'headless stop' did.

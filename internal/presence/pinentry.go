@@ -476,6 +476,7 @@ func promptDescription(r Request) string {
 		s.Path = shorten(s.Path, limit)
 		s.Field = shorten(s.Field, limit)
 		s.Listener = shorten(s.Listener, limit)
+		s.Client = shorten(s.Client, limit)
 		s.Agent = make([]procstat.Proc, len(r.Agent))
 		for i, p := range r.Agent {
 			s.Agent[i] = procstat.Proc{PID: p.PID, Exe: shorten(p.Exe, limit), Comm: shorten(p.Comm, limit)}

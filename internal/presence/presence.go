@@ -59,6 +59,9 @@ type Request struct {
 	Path  string
 	Field string
 	Agent []procstat.Proc
+	// Client is what the agent's client says it is (an MCP client's name and version): shown
+	// as self-reported, never as an identity.
+	Client string
 	// Listener names the process listening on a loopback origin's port.
 	Listener string
 }
@@ -84,6 +87,9 @@ func (r Request) Description() string {
 	}
 	if len(r.Agent) > 0 {
 		fmt.Fprintf(&b, "\nAsked by %s (as reported by the host).", procstat.Describe(r.Agent))
+	}
+	if r.Client != "" {
+		fmt.Fprintf(&b, "\nThe agent's client calls itself %q (self-reported, not verified).", r.Client)
 	}
 	role := ""
 	if r.Host {

@@ -28,6 +28,11 @@ type Methods struct {
 	// Context, if set, derives the context a method's handler runs with (a bound on the
 	// request, for example); the table calls the cancel function when the handler returned.
 	Context func(ctx context.Context, method string) (context.Context, context.CancelFunc)
+	// CancelOnHangup lists the methods whose handler's context ends the moment the peer
+	// stops sending (rather than after the connection's drain grace): those that act for a
+	// caller who must see the outcome, such as a release that waits for a person. A caller
+	// that hung up (or cancelled, which closes the connection) has withdrawn the request.
+	CancelOnHangup map[string]bool
 
 	m map[string]func(ctx context.Context, req wire.Request) ([]byte, error)
 }
@@ -112,6 +117,19 @@ func (t *Methods) Serve(ctx context.Context, peer Peer, req wire.Request) []byte
 			var cancel context.CancelFunc
 			ctx, cancel = t.Context(ctx, req.Method)
 			defer cancel()
+		}
+		if c := ConnOf(ctx); c != nil && t.CancelOnHangup[req.Method] {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			hup := c.Hangup()
+			go func() {
+				select {
+				case <-hup:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
 		}
 		out, err = h(ctx, req)
 	}

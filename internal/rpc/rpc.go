@@ -49,6 +49,45 @@ type Peer struct {
 type Conn struct {
 	Peer     Peer
 	Accepted time.Time
+
+	hangup     chan struct{} // closed when the peer stopped sending (nil: never)
+	hangupOnce sync.Once
+	mu         sync.Mutex
+	client     string
+}
+
+// Hangup is closed when the peer stopped sending: it closed the connection, crashed or was
+// killed. A request it is still waiting for has no one left to answer (methods that act on
+// its behalf are cancelled at once, [Methods.CancelOnHangup]).
+func (c *Conn) Hangup() <-chan struct{} { return c.hangupChan() }
+
+func (c *Conn) hangupChan() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hangup == nil {
+		c.hangup = make(chan struct{})
+	}
+	return c.hangup
+}
+
+func (c *Conn) hungUp() {
+	ch := c.hangupChan()
+	c.hangupOnce.Do(func() { close(ch) })
+}
+
+// SetClient records what the peer says it is (an MCP client's name and version, say): a
+// label, never an identity. The caller bounds and cleans it.
+func (c *Conn) SetClient(s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.client = s
+}
+
+// Client is the label the peer gave ([Conn.SetClient]); "" when it gave none.
+func (c *Conn) Client() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.client
 }
 
 type connKey struct{}
@@ -197,6 +236,7 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 	for {
 		frame, err := r.ReadFrame()
 		if err != nil {
+			conn.hungUp()
 			if errors.Is(err, wire.ErrFrameTooLarge) {
 				s.Log.Warn("oversize frame; connection closed", "peer_pid", peer.PID)
 				write(wire.ErrorFrame(0, wire.Errorf(wire.CodeFrameTooLarge, "frame exceeds %d bytes", wire.MaxFrame)))
