@@ -50,6 +50,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -310,42 +311,12 @@ func Open(path, want string) (*os.File, error) {
 	return f, nil
 }
 
-// CheckChromium checks the Chromium executable at path: a regular, executable ELF file (not
-// a wrapper script, which could log what it is given or exec something else), owned by the
-// user or root, not writable by group or others.
-func CheckChromium(path string) error {
-	if !filepath.IsAbs(path) {
-		return fmt.Errorf("chromium %q is not an absolute path", path)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("chromium: %w", err)
-	}
-	defer f.Close()
-	return checkFile(f, path, true)
-}
+// CheckChromium checks the Chromium executable at path (hardening.CheckChromium): a regular,
+// executable ELF file (not a wrapper script, which could log what it is given or exec
+// something else), owned by the user or root, not writable by group or others.
+func CheckChromium(path string) error { return hardening.CheckChromium(path) }
 
-// checkFile checks an open executable.
+// checkFile checks an open executable (hardening.CheckExecutable).
 func checkFile(f *os.File, path string, elf bool) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return fmt.Errorf("%s is not a regular file", path)
-	case st.Mode&0o111 == 0:
-		return fmt.Errorf("%s is not executable", path)
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%s is writable by group or others (mode %04o)", path, st.Mode&0o7777)
-	case st.Uid != 0 && int(st.Uid) != os.Getuid():
-		return fmt.Errorf("%s is owned by uid %d, neither you nor root", path, st.Uid)
-	}
-	if elf {
-		magic := make([]byte, 4)
-		if _, err := f.ReadAt(magic, 0); err != nil || string(magic) != "\x7fELF" {
-			return fmt.Errorf("%s is not an ELF executable (a script or wrapper is refused)", path)
-		}
-	}
-	return nil
+	return hardening.CheckExecutable(f, path, elf)
 }
