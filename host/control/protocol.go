@@ -453,3 +453,11 @@ type VerifyResult struct {
 	Account  string `json:"account"`
 	Alias    string `json:"alias"`
 }
+
+// ProfileFacts is what a doctor reports of the durable profile (read-only: host.InspectProfile).
+type ProfileFacts struct {
+	Path    string `json:"path"`
+	Exists  bool   `json:"exists"`
+	Problem string `json:"problem,omitempty"`  // why the next start would move it aside
+	LockPID int    `json:"lock_pid,omitempty"` // the live process recorded in its lock
+}

@@ -118,7 +118,8 @@ type VersionResult struct {
 	PID      int    `json:"pid"`
 	Presence string `json:"presence"`
 	// Started says how brokerd was started: "auto" (by headless, perhaps for an agent's verb:
-	// 'headless stop' stops it) or "person" (by the person: 'headless stop' leaves it).
+	// 'headless stop' stops it), "person" (by the person) or "systemd" (by the user's systemd,
+	// on an inherited socket): 'headless stop' leaves those two running.
 	Started string `json:"started"`
 	// HostPID is the browser host brokerd started and owns (0: none runs).
 	HostPID int `json:"host_pid,omitempty"`
@@ -130,6 +131,9 @@ type VersionResult struct {
 const (
 	StartedAuto   = "auto"
 	StartedPerson = "person"
+	// StartedSystemd: run by the systemd user manager on an inherited broker.sock (socket
+	// activation). Like one the person started, 'headless stop' leaves it running.
+	StartedSystemd = "systemd"
 )
 
 // ListParams filters "credentials.list"; an empty Origin lists every origin. A non-empty

@@ -27,6 +27,9 @@ type command struct {
 	// timeout bounds the whole command (default defaultTimeout; negative: unbounded, for a
 	// server such as 'headless mcp').
 	timeout time.Duration
+	// exit, when set, is the exit status for a result that was printed (doctor: 1 when a
+	// check failed); nil: 0.
+	exit func(result any) int
 	// raw: the command owns its stdout (a protocol stream); its result is not printed, and
 	// its errors go to stderr in human form, even with --json.
 	raw bool
@@ -159,6 +162,14 @@ reaches this process. Needs a running host ('headless start').`},
 		{name: "audit verify", summary: "check the audit log's hash chain", setup: c.auditVerify},
 		{name: "audit list", shows: "[--since 24h]", summary: "recent releases, denials, adds and removes", setup: c.auditList},
 
+		{name: "doctor", summary: "read-only report: can headless work here, and which doors are open", setup: c.doctorCmd, exit: doctorExit, timeout: 30 * time.Second,
+			about: `Checks, each healthy, warning, unsupported or failed, with a short detail and a hint:
+chromium, secret_service, keyring, keyring_auto_unlock, presence, config, runtime_dir,
+sockets, profile, audit, brokerd, host, binaries, ptrace_scope, undumpable.
+
+Read-only and offline: it never launches a browser or brokerd, repairs, removes or writes
+anything, contacts no network address, and prints no secret, environment value or URL.
+Exit status 1 only when a check failed. Also the MCP tool "doctor".`},
 		{name: "version", summary: "the version of headless", setup: c.version},
 		{name: "mcp", summary: "serve the Model Context Protocol on stdio (for agents' MCP clients)", setup: c.mcp, timeout: -1, raw: true,
 			about: `Serves every browser verb as an MCP tool over stdio: status, session_create, session_list,

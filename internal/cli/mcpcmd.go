@@ -37,6 +37,7 @@ func (c *cmd) mcp(fs *flag.FlagSet) run {
 			},
 			Status:       c.mcpStatus,
 			Credentials:  c.mcpCredentials,
+			Doctor:       c.doctorReport,
 			ReadArtifact: c.env.ReadArtifact,
 			Log:          slog.New(slog.NewTextHandler(c.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
