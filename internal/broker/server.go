@@ -220,6 +220,13 @@ func (s *Server) methods() *rpc.Methods {
 			s.record("init", err, rpc.PeerOf(ctx), audit.Record{})
 			return res, err
 		})
+		rpc.Handle(t, brokerapi.MethodCredentialsRepair, func(ctx context.Context, _ struct{}) (brokerapi.RepairResult, error) {
+			res, err := s.repair(ctx)
+			if res.Repaired || err != nil {
+				s.record("repair", err, rpc.PeerOf(ctx), audit.Record{})
+			}
+			return res, err
+		})
 		rpc.Handle(t, brokerapi.MethodCredentialsRm, func(ctx context.Context, p brokerapi.RemoveParams) (struct{}, error) {
 			rpc.Note(ctx, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
 			res, err := s.remove(ctx, rpc.ConnOf(ctx), p)

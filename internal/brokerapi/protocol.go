@@ -35,10 +35,13 @@ const (
 	MethodCredentialsAdd  = "credentials.add"
 	MethodCredentialsRm   = "credentials.remove"
 	MethodCredentialsInit = "credentials.init"
-	MethodChallengeIssue  = "challenge.issue"
-	MethodRelease         = "release"
-	MethodSessionOpen     = "session.open"
-	MethodSessionClose    = "session.close"
+	// MethodCredentialsRepair is the way out of PRESENCE_AUTO_UNLOCK: the keyring changes the
+	// 'headless' keyring's password through its own prompt and discards the stored copy.
+	MethodCredentialsRepair = "credentials.repair"
+	MethodChallengeIssue    = "challenge.issue"
+	MethodRelease           = "release"
+	MethodSessionOpen       = "session.open"
+	MethodSessionClose      = "session.close"
 	// MethodProfileCleared is sent by the host after 'headless profile clear': brokerd zeroes
 	// every isolated store the connection still owns and audits the clear.
 	MethodProfileCleared = "profile.cleared"
@@ -173,6 +176,13 @@ func (p *AddParams) ZeroSecret() { credential.Zero(p.Secret) }
 // existed already).
 type InitResult struct {
 	Created  bool   `json:"created"`
+	Provider string `json:"provider"`
+}
+
+// RepairResult answers "credentials.repair": Repaired is false when no auto-unlock password
+// was stored (nobody was asked).
+type RepairResult struct {
+	Repaired bool   `json:"repaired"`
 	Provider string `json:"provider"`
 }
 

@@ -142,6 +142,15 @@ Examples:
 
 		{name: "credentials init", summary: "create the locked 'headless' keyring (secret-service presence)", setup: c.credInit, timeout: 15 * time.Minute,
 			about: `The keyring itself asks you for the new keyring's password; headless never sees it.`},
+		{name: "credentials repair", summary: "the way out of PRESENCE_AUTO_UNLOCK: new keyring password, stored copy discarded", setup: c.credRepair, timeout: 15 * time.Minute,
+			about: `When the keyring stores the 'headless' keyring's password for automatic unlock (the
+"Automatically unlock" box was left ticked), nobody would be asked, so brokerd refuses every
+release (PRESENCE_AUTO_UNLOCK). The stored password may have been read by any program of
+yours meanwhile, so repair has the keyring change it through its own prompt (you type the
+old password, then a new one: never through headless), then unlock it once through its
+unlock prompt, where you type the new password with "Automatically unlock" unticked: the
+keyring finds its stored copy wrong and discards it. The keyring is locked again at the end.
+Nothing is read or released. 'headless doctor' reports the state (keyring_auto_unlock).`},
 		{name: "credentials add", shows: "--origin O --account A --alias NAME", summary: "save a credential; the password is read from this terminal (echo off)", setup: c.credAdd, timeout: 15 * time.Minute,
 			about: sessionStoreNote + `
 
