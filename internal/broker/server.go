@@ -198,8 +198,8 @@ func (s *Server) methods() *rpc.Methods {
 			return v, nil
 		})
 		rpc.Handle(t, brokerapi.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
-		rpc.Handle(t, brokerapi.MethodHostStart, func(ctx context.Context, _ struct{}) (brokerapi.HostStartResult, error) {
-			return s.startHost(ctx)
+		rpc.Handle(t, brokerapi.MethodHostStart, func(ctx context.Context, p brokerapi.HostStartParams) (brokerapi.HostStartResult, error) {
+			return s.startHost(ctx, p)
 		})
 		rpc.Handle(t, brokerapi.MethodHostHello, func(ctx context.Context, p brokerapi.HelloParams) (struct{}, error) {
 			return s.hello(rpc.ConnOf(ctx), p)

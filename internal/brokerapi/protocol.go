@@ -86,6 +86,13 @@ type HelloParams struct {
 	Version     string   `json:"version"`
 }
 
+// HostStartParams is "host.start". Allow, when not null, is the navigation allowlist asked
+// for ('headless start --allow', package allowlist): a new host gets it; a running host with
+// another list refuses (INVALID_ARGUMENT), with the same list it is a no-op.
+type HostStartParams struct {
+	Allow []string `json:"allow,omitempty"`
+}
+
 // HostStartResult answers "host.start". Ready is the host's own one-line report (package
 // host's Ready) as it wrote it when it started.
 type HostStartResult struct {

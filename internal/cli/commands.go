@@ -57,7 +57,19 @@ func (c *cmd) commands() []command {
 		{name: "start", summary: "start brokerd (if needed), which starts the browser host (idempotent)", setup: c.start,
 			about: `brokerd starts and owns the host; passwords go only to the host process it started.
 A brokerd started here is marked --auto: it takes where its prompts appear from the config only,
-and 'headless stop' stops it.`},
+and 'headless stop' stops it.
+
+--allow HOST[:PORT][,…] confines navigation: visit, clicks, redirects, top-frame and frame
+navigations and popups to a host not on the list fail with UNSAFE_NAVIGATION (the host refuses
+the document request; an off-list popup is closed). *.example.com allows its subdomains (not
+example.com itself); without :PORT any port. At most 32 entries; '*' alone, schemes, paths,
+credentials and non-ASCII (use punycode) are refused. The config's "allow" is the default and
+a ceiling --allow can only narrow. It is a navigation policy, not a network firewall: a page
+on the list can still load scripts, images and requests from anywhere. With a host running,
+the same list is a no-op and another list is refused (stop first).
+
+Example:
+    headless start --allow staging.example.com,127.0.0.1:8080`},
 		{name: "stop", summary: "close the browser gracefully and stop the host (and a brokerd headless started)", setup: c.stop,
 			about: `Closes Chromium with Browser.close (cookies and storage are committed), stops the host, and
 stops brokerd if headless started it; a brokerd you started yourself is left running, and stop

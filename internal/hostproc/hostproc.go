@@ -43,7 +43,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -139,12 +141,27 @@ func (s *Supervisor) Running() (pid int, exe string) {
 // Start starts the host unless the one this Supervisor started still runs, and returns its
 // ready report. A start that does not become ready within StartTimeout, or whose caller goes
 // away first (ctx), is stopped: no half-started host is left behind.
-func (s *Supervisor) Start(ctx context.Context) (Result, error) {
+//
+// allow, when not nil, is the navigation allowlist asked for ('headless start --allow',
+// canonical): a new host gets it (--allow), and a running host whose list (its ready report's
+// "allow") differs refuses the request; the same list is a no-op. nil asks for nothing: a new
+// host takes the config's list, a running one keeps its own.
+func (s *Supervisor) Start(ctx context.Context, allow []string) (Result, error) {
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
 	s.mu.Lock()
 	if p := s.cur; p != nil {
 		s.mu.Unlock()
+		if allow != nil {
+			var r struct {
+				Allow []string `json:"allow"`
+			}
+			json.Unmarshal(p.ready, &r)
+			if !slices.Equal(r.Allow, allow) {
+				return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host's navigation allowlist is %s, not %s",
+					listString(r.Allow), listString(allow)).WithHint("stop the host first ('headless stop') to start it with another navigation allowlist")
+			}
+		}
 		return Result{Status: "running", PID: p.pid, Ready: p.ready}, nil
 	}
 	s.mu.Unlock()
@@ -172,9 +189,13 @@ func (s *Supervisor) Start(ctx context.Context) (Result, error) {
 		notifyW.Close()
 		return Result{}, err
 	}
+	args := []string{"headless", "host", "--notify-fd", "3", "--lifeline-fd", "4"}
+	if allow != nil {
+		args = append(args, "--allow", strings.Join(allow, ","))
+	}
 	cmd := &exec.Cmd{
 		Path:        fdPath + strconv.Itoa(fd),
-		Args:        []string{"headless", "host", "--notify-fd", "3", "--lifeline-fd", "4"},
+		Args:        args,
 		Env:         append([]string{}, s.o.Env...),
 		Dir:         "/",
 		ExtraFiles:  []*os.File{notifyW, lifeR},
@@ -205,6 +226,13 @@ func (s *Supervisor) Start(ctx context.Context) (Result, error) {
 	p.ready = ready
 	s.mu.Unlock()
 	return Result{Status: "started", PID: p.pid, Ready: ready}, nil
+}
+
+func listString(l []string) string {
+	if len(l) == 0 {
+		return "(none: every host)"
+	}
+	return strings.Join(l, ",")
 }
 
 // readReady reads the host's one line: {"ready":{…}} or {"error":{…}}.
