@@ -332,7 +332,7 @@ func (d *run) checkSecretService() {
 		d.set(CheckSecretService, Failed, "run headless inside your desktop session, or start a session bus with gnome-keyring",
 			"no session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no bus socket in the runtime dir): Chromium's cookie key and the credentials have nowhere to live")
 	case !d.looked:
-		d.set(CheckSecretService, Warning, "", "not checked")
+		d.set(CheckSecretService, Warning, "this is a bug of the doctor", "not checked")
 	case d.busErr != nil:
 		d.set(CheckSecretService, Failed, "start a Secret Service (gnome-keyring or KWallet) on your session bus",
 			"the session bus or its Secret Service does not answer (%s)", classifyBus(d.busErr))
@@ -624,7 +624,7 @@ func (d *run) checkProfile() {
 		return
 	}
 	if d.p.Profile == nil {
-		d.set(CheckProfile, Warning, "", "not checked")
+		d.set(CheckProfile, Warning, "this is a bug of the doctor", "not checked")
 		return
 	}
 	f, err := d.p.Profile()
@@ -722,7 +722,7 @@ func (d *run) checkBinaries() {
 		}
 	}
 	if len(facts) == 0 {
-		d.set(CheckBinaries, Warning, "", "not checked: this binary's path is unknown")
+		d.set(CheckBinaries, Warning, "run the installed headless (for example /usr/bin/headless)", "not checked: this binary's path is unknown")
 		return
 	}
 	var writable, fine []string
@@ -771,7 +771,7 @@ func (d *run) checkPtrace() {
 	case "absent":
 		d.set(CheckPtraceScope, Warning, hint, "the kernel has no Yama: nothing but undumpability keeps same-user ptrace out")
 	default:
-		d.set(CheckPtraceScope, Warning, "", "kernel.yama.ptrace_scope cannot be read")
+		d.set(CheckPtraceScope, Warning, "check /proc/sys/kernel/yama/ptrace_scope yourself", "kernel.yama.ptrace_scope cannot be read")
 	}
 }
 
