@@ -48,7 +48,9 @@ Usage:
     brokerd --help       print this help
 
 brokerd listens on $XDG_RUNTIME_DIR/headless/broker.sock (fallback /tmp/headless-$UID/),
-accepts only connections from its own uid, and is the only process that reads passwords
+or serves the socket systemd passes it (socket activation, contrib/systemd/user: LISTEN_FDS,
+only that path, mode 0600; 'headless stop' leaves such a brokerd running), accepts only
+connections from its own uid, and is the only process that reads passwords
 from the Secret Service. 'headless' starts it (with --auto) when it is not running.
 
 brokerd starts the browser host itself ('headless start' asks it to): the headless binary
