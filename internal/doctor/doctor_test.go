@@ -26,7 +26,9 @@ func world(t *testing.T) Probes {
 		Inspect: func(ctx context.Context, addr, label string) (keyprobe.Inspection, error) {
 			return keyprobe.Inspection{Keyrings: 1, Locked: true, PrompterRunning: true}, nil
 		},
-		Profile:     func() (control.ProfileFacts, error) { return control.ProfileFacts{Path: filepath.Join(root, "data/headless/profile")}, nil },
+		Profile: func() (control.ProfileFacts, error) {
+			return control.ProfileFacts{Path: filepath.Join(root, "data/headless/profile")}, nil
+		},
 		Alive:       func(int) bool { return true },
 		Listening:   func(string) (bool, error) { return false, nil },
 		PtraceScope: func() string { return "1" },
