@@ -307,7 +307,11 @@ func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
 	}
 }
 
-// sessionOfTarget is the session whose page is target id (nil: none).
+// sessionOfTarget is the session whose page is target id (nil: none). It holds h.mu, under
+// which sessions are made; a revive (a crashed page replaced, under s.mu only) may change a
+// targetID meanwhile, so the answer for a page being replaced can be stale: at worst a
+// refusal on that page is not reported by the verb (the navigation was refused all the same).
+// It never waits for s.mu, which a verb holds while it waits for the navigation.
 func (h *Host) sessionOfTarget(id string) *session {
 	if id == "" {
 		return nil
