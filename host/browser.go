@@ -47,6 +47,10 @@ func (h *Host) launch(ctx context.Context) error {
 	h.sessions = map[string]*session{}
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
+	if err := h.enforceAllowlist(lctx, b); err != nil {
+		b.Kill()
+		return wire.Errorf(wire.CodeBrowserFailed, "enforce the navigation allowlist: %w", err)
+	}
 	ready := make(chan struct{})
 	h.ready, h.readyErr = ready, nil
 	go h.openDefault(b, ready, t0)

@@ -49,7 +49,11 @@
 //     query string.
 //   - A page whose renderer crashed answers BROWSER_CRASHED at once (calls to it fail as soon
 //     as Chromium reports the crash), and its session gets a fresh blank page.
-//   - Navigation is limited to http and https URLs (UNSAFE_NAVIGATION otherwise).
+//   - Navigation is limited to http and https URLs (UNSAFE_NAVIGATION otherwise), and, with a
+//     navigation allowlist (allowlist.go), to the listed hosts: every document request of the
+//     whole browser is paused and an off-list one aborted (frames, redirects, popups, every
+//     session and context); an off-list popup is closed; visit, click and press answer
+//     UNSAFE_NAVIGATION. Subresources are not filtered: a navigation policy, not a firewall.
 //   - The durable profile is locked by one host at a time (PROFILE_LOCKED names the owner) and
 //     is never launched without the Secret Service that holds Chromium's cookie key: one launch
 //     without it would delete every encrypted cookie. Chromium's password manager is off, and

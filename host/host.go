@@ -12,6 +12,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -47,6 +48,8 @@ type Options struct {
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// Broker dials brokerd (alias login); nil disables auth.
 	Broker func(ctx context.Context) (*brokerapi.Client, error)
+	// Allow is the navigation allowlist (allowlist.go): empty, every host.
+	Allow allowlist.List
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
 	Loopback interface {
 		Find(origin string) (loopback.Listener, error)
@@ -84,6 +87,8 @@ type Host struct {
 	readyErr error
 	closed   bool // Close ran: never launch again
 	clearing bool // ClearProfile runs: no new sessions
+
+	nav navPolicy // the navigation allowlist's enforcement (allowlist.go)
 }
 
 type session struct {
@@ -171,6 +176,7 @@ func (h *Host) Status() Status {
 		PID: os.Getpid(), Version: h.o.Version, Chromium: h.product,
 		Profile: h.prof.Dir(), LockOwner: h.prof.LockOwner(), Started: h.started, Sessions: len(h.sessions),
 		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
+		Allow: h.allowStrings(),
 	}
 	m := h.prof.Migration()
 	st.MigratedFrom, st.NotMigrated = m.From, legacyProfiles(m.NotMigrated)

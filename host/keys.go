@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
@@ -111,11 +112,15 @@ func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
 		}
 	}
 	s.drain()
+	t0 := time.Now()
 	if err := pressKey(ctx, b, s, p.Key); err != nil {
 		return PageResult{}, h.browserErr(err)
 	}
 	s.settle(ctx)
 	clear(s.refs)
+	if err := h.navErr(s, t0); err != nil {
+		return PageResult{}, err
+	}
 	return h.pageResult(ctx, b, s)
 }
 

@@ -32,6 +32,9 @@ type RunOptions struct {
 	Notify  io.WriteCloser      // receives one Ready or error line, then is closed; may be nil
 	Stderr  io.Writer
 	Version string
+	// Allow is the navigation allowlist 'headless start --allow' asked for (nil: the
+	// config's "allow", if any). It may narrow the config's list, never widen it.
+	Allow []string
 	// Lifeline, when set, is the read end of a pipe whose write end only the brokerd that
 	// started this host holds: EOF there (brokerd stopped, crashed or was killed) shuts the
 	// host down gracefully, so a host never outlives the brokerd that vouches for it.
@@ -85,6 +88,10 @@ func Run(ctx context.Context, o RunOptions) int {
 	if err != nil {
 		return fail(wire.Errorf(wire.CodeConfigInvalid, "%w", err))
 	}
+	allow, err := navAllowlist(o.Allow, cfg.Allow)
+	if err != nil {
+		return fail(err)
+	}
 	bus, _ := keyprobe.SessionBusAddress(getenv) // "" → keyprobe.Check reports VAULT_UNAVAILABLE
 	chromium := cfg.ChromiumPath()
 	// Chromium's environment: only allowlisted names (brokerapi.ChromiumEnv; cdp adds TMPDIR and
@@ -108,7 +115,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	h, err := Start(sctx, Options{
 		Layout: layout, Chromium: chromium, BusAddress: bus, Env: env,
-		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version,
+		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version, Allow: allow,
 		// Every broker connection first says how this host runs; brokerd releases nothing on
 		// a connection where that disagrees with its own config (PEER_NOT_HOST with the
 		// reason), but the rest (challenges, lists) still works, so the reason reaches the

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/wire"
@@ -40,6 +41,7 @@ func (h *Host) Select(ctx context.Context, p SelectParams) (SelectResult, error)
 	// fixed function says so).
 	b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil)
 	s.drain()
+	t0 := time.Now()
 	var r struct {
 		Status string `json:"status"`
 		Index  int    `json:"index"`
@@ -53,6 +55,9 @@ func (h *Host) Select(ctx context.Context, p SelectParams) (SelectResult, error)
 	s.settle(ctx)
 	if now, err := h.documentID(ctx, b, s); err != nil || now != doc {
 		clear(s.refs) // the change handler navigated: the refs died with the document
+	}
+	if err := h.navErr(s, t0); err != nil {
+		return SelectResult{}, err // the change handler tried to leave the allowlist
 	}
 	page, err := h.pageResult(ctx, b, s)
 	if err != nil {

@@ -33,6 +33,9 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 	if err != nil {
 		return PageResult{}, err
 	}
+	if err := h.navAllowed(target); err != nil {
+		return PageResult{}, err
+	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return PageResult{}, err
@@ -46,8 +49,12 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 	}
 	nctx, ncancel := context.WithTimeout(ctx, NavigationWait)
 	defer ncancel()
+	t0 := time.Now()
 	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
 		return PageResult{}, h.browserErr(err)
+	}
+	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
+		return PageResult{}, err // a redirect off the allowlist
 	}
 	if r.ErrorText == "net::ERR_ABORTED" {
 		// The tab's own initial about:blank load can still be committing right after launch
@@ -58,6 +65,9 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 		if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
 			return PageResult{}, h.browserErr(err)
 		}
+	}
+	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
+		return PageResult{}, err
 	}
 	if r.ErrorText != "" {
 		return PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", bound(target, 200), bound(r.ErrorText, 200))
@@ -131,11 +141,15 @@ func (h *Host) Click(ctx context.Context, p RefParams) (PageResult, error) {
 		return PageResult{}, err
 	}
 	s.drain()
+	t0 := time.Now()
 	if err := h.clickNode(ctx, b, s, t); err != nil {
 		return PageResult{}, err
 	}
 	s.settle(ctx)
 	clear(s.refs)
+	if err := h.navErr(s, t0); err != nil {
+		return PageResult{}, err
+	}
 	return h.pageResult(ctx, b, s)
 }
 

@@ -4,7 +4,9 @@
 # stray session bus).
 set -euo pipefail
 
-pkgs=(gnome-keyring libsecret-tools dbus chromium pinentry-curses pinentry-tty util-linux procps)
+# systemd: systemd-analyze (the user units' check) and systemd-socket-activate (brokerd on an
+# inherited socket, as systemd passes it), for the tests.
+pkgs=(gnome-keyring libsecret-tools dbus chromium pinentry-curses pinentry-tty util-linux procps systemd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

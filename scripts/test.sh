@@ -4,7 +4,8 @@
 # then runs gofmt, go vet, the darwin build, and every test with the race detector against the
 # REAL components: each test starts its own private D-Bus bus with gnome-keyring
 # (scripts/with-secret-service.sh). HEADLESS_REAL=1 makes a missing component a failure, never
-# a skip.
+# a skip. Last, the Debian package is built, installed with apt and its /usr/bin/headless run
+# (scripts/deb-check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -29,8 +30,10 @@ go test -race -count=1 -timeout 25m ./...
 # A count, not a duration: a time-bounded run can end in "context deadline exceeded" when the
 # deadline falls inside one slow input, which would make CI flaky.
 echo "== short fuzzing of every parser (20000 inputs each)"
-for t in "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker" "FuzzReadFrame ./internal/wire" "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzAppendJSONString ./host/cdp" "FuzzClean ./internal/procstat"; do
+for t in "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker" "FuzzReadFrame ./internal/wire" "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzAppendJSONString ./host/cdp" "FuzzClean ./internal/procstat" "FuzzParse ./internal/allowlist"; do
   set -- $t
   go test -run='^$' -fuzz="^$1\$" -fuzztime=20000x "$2"
 done
+echo "== the Debian package: built with the pinned nfpm, installed with apt, /usr/bin/headless doctor and version"
+scripts/deb-check.sh
 echo "test.sh: all passed"

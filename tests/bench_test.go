@@ -257,9 +257,11 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 // selfHost is a host supervisor for which this test process is the genuine host.
 type selfHost struct{}
 
-func (selfHost) Start(context.Context) (hostproc.Result, error) { return hostproc.Result{}, nil }
-func (selfHost) Genuine(pid int, _ time.Time) bool              { return pid == os.Getpid() }
-func (selfHost) Running() (int, string)                         { return os.Getpid(), "/proc/self/exe" }
+func (selfHost) Start(context.Context, []string) (hostproc.Result, error) {
+	return hostproc.Result{}, nil
+}
+func (selfHost) Genuine(pid int, _ time.Time) bool { return pid == os.Getpid() }
+func (selfHost) Running() (int, string)            { return os.Getpid(), "/proc/self/exe" }
 
 // releaseLoop times one release per iteration (the challenge it answers is issued untimed).
 func releaseLoop(b *testing.B, c *brokerapi.Client) {

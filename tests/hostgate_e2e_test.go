@@ -35,6 +35,8 @@ const helperEnv = "HEADLESS_TEST_HELPER"
 
 func runHelper(name string) int {
 	switch name {
+	case "peerprobe":
+		return peerProbe()
 	case "rawclient":
 		return rawClient()
 	case "attack":

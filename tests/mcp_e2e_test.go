@@ -257,6 +257,7 @@ func TestMCP(t *testing.T) {
 			"session_create": {false, false, false, false},
 			"back":           {false, false, false, true}, "scroll": {false, false, false, true},
 			"select": {false, false, true, true}, "hover": {false, false, true, true}, "fill": {false, false, true, true},
+			"doctor": {true, false, true, false}, // read-only, local: it starts and changes nothing
 		}
 		for _, tl := range raw.Result.Tools {
 			var got [4]bool
@@ -323,6 +324,23 @@ func TestMCP(t *testing.T) {
 					t.Errorf("the prompt was given the agent's display: %v", run)
 				}
 			}
+		}
+	})
+
+	t.Run("doctor", func(t *testing.T) {
+		var rep struct {
+			Format int `json:"format"`
+			Checks []struct {
+				ID, State string
+			} `json:"checks"`
+		}
+		c.call(t, ctx, "doctor", map[string]any{}, &rep)
+		ids := map[string]string{}
+		for _, ch := range rep.Checks {
+			ids[ch.ID] = ch.State
+		}
+		if rep.Format != 1 || ids["host"] != "healthy" || ids["brokerd"] != "healthy" || ids["undumpable"] != "healthy" || len(ids) != 15 {
+			t.Fatalf("doctor over MCP: %+v", rep)
 		}
 	})
 

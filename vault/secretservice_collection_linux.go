@@ -140,3 +140,48 @@ func (s *SecretService) SystemPrompter(ctx context.Context) (owned, activatable 
 	})
 	return owned, activatable, wrapStep("system prompter", err)
 }
+
+// ifGnomeInternal is gnome-keyring's own interface beside the Secret Service (not part of
+// the spec; KWallet has none).
+const ifGnomeInternal = "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface"
+
+// ErrNoChange: the Secret Service cannot change a collection's password through a prompt of
+// its own (it is not gnome-keyring).
+var ErrNoChange = fmt.Errorf("%w: this Secret Service cannot change a keyring's password through its own prompt (gnome-keyring can)", ErrUnavailable)
+
+// ChangePassword has gnome-keyring change the dedicated collection's password through its own
+// prompt (ChangeWithPrompt): the person types the old password and the new one there; neither
+// passes through this process. A dismissed prompt is ErrLocked; when ctx ends first the prompt
+// is abandoned (never dismissed) and watched like an abandoned unlock. A stored auto-unlock
+// password is NOT updated by gnome-keyring: it keeps the old one, which the next Unlock tries,
+// finds wrong and discards before it prompts.
+func (s *SecretService) ChangePassword(ctx context.Context) error {
+	err := s.do(ctx, func(c *ssConn) error {
+		if c.coll == "" {
+			return ErrNoKeyring
+		}
+		var prompt dbus.ObjectPath
+		err := c.service().CallWithContext(ctx, ifGnomeInternal+".ChangeWithPrompt", 0, c.coll).Store(&prompt)
+		var de dbus.Error
+		if errors.As(err, &de) && (de.Name == errUnknownMethod || de.Name == "org.freedesktop.DBus.Error.UnknownInterface") && !strings.Contains(de.Error(), "does not exist") {
+			return ErrNoChange
+		}
+		if err != nil {
+			return busErr("change password", err)
+		}
+		if prompt == noPrompt {
+			return nil
+		}
+		dismissed, _, err := c.prompt(ctx, prompt, func(ch chan *dbus.Signal) {
+			s.watchAbandoned(c, ch, prompt, false)
+		})
+		if err != nil {
+			return err
+		}
+		if dismissed {
+			return fmt.Errorf("change password: %w: prompt dismissed", ErrLocked)
+		}
+		return nil
+	})
+	return wrapStep("change password", err)
+}

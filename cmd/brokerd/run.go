@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -47,7 +48,9 @@ Usage:
     brokerd --help       print this help
 
 brokerd listens on $XDG_RUNTIME_DIR/headless/broker.sock (fallback /tmp/headless-$UID/),
-accepts only connections from its own uid, and is the only process that reads passwords
+or serves the socket systemd passes it (socket activation, contrib/systemd/user: LISTEN_FDS,
+only that path, mode 0600; 'headless stop' leaves such a brokerd running), accepts only
+connections from its own uid, and is the only process that reads passwords
 from the Secret Service. 'headless' starts it (with --auto) when it is not running.
 
 brokerd starts the browser host itself ('headless start' asks it to): the headless binary
@@ -185,22 +188,32 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	defer auditLog.Close()
 
-	// The socket appears only once everything behind it is ready.
+	// The socket appears only once everything behind it is ready. Under systemd socket
+	// activation (brokerd.socket) the socket is inherited instead, checked, and left to
+	// systemd when brokerd stops; peer uids are checked on every connection either way.
 	sockPath := layout.BrokerSocket()
-	l, err := safesock.Listen(sockPath)
-	if err != nil {
-		var inUse *safesock.InUseError
-		if errors.As(err, &inUse) {
-			return fatal(wire.CodeBrokerRunning, "brokerd is already running (pid %d)", inUse.PID)
-		}
-		return fatal(wire.CodeRuntimeDir, "%v", err)
-	}
-	defer l.Close()
-
 	started := brokerapi.StartedPerson
 	if *auto {
 		started = brokerapi.StartedAuto
 	}
+	var l net.Listener
+	if il, err := safesock.Inherited(getenv, os.Getpid(), sockPath, layout.UID); err != nil {
+		return fatal(wire.CodeRuntimeDir, "%v", err)
+	} else if il != nil {
+		l, started = il, brokerapi.StartedSystemd
+	} else {
+		sl, err := safesock.Listen(sockPath)
+		if err != nil {
+			var inUse *safesock.InUseError
+			if errors.As(err, &inUse) {
+				return fatal(wire.CodeBrokerRunning, "brokerd is already running (pid %d)", inUse.PID)
+			}
+			return fatal(wire.CodeRuntimeDir, "%v", err)
+		}
+		l = sl
+	}
+	defer l.Close()
+
 	srv := &broker.Server{
 		Vault:      store,
 		Presence:   prov,

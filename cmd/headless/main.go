@@ -38,5 +38,6 @@ func main() {
 		ClearStopped:     host.ClearStopped,
 		MCPStdio:         cli.MCPStdio,
 		ReadArtifact:     cli.ArtifactReader(layout),
+		Doctor:           cli.DoctorProbes(os.Getenv, host.InspectProfile),
 	}))
 }

@@ -296,6 +296,9 @@ type Status struct {
 
 	// Undumpable reports PR_GET_DUMPABLE of the host itself (a doctor's fact).
 	Undumpable bool `json:"undumpable"`
+
+	// Allow is the navigation allowlist the host enforces (canonical; absent: every host).
+	Allow []string `json:"allow,omitempty"`
 }
 
 // Ready is the one JSON line the host writes to its notify file when it is serving (or
@@ -309,12 +312,14 @@ type Ready struct {
 
 	MigratedFrom string          `json:"profile_migrated_from,omitempty"`
 	NotMigrated  []LegacyProfile `json:"profile_not_migrated,omitempty"`
+
+	Allow []string `json:"allow,omitempty"` // the navigation allowlist (absent: every host)
 }
 
 // Ready is what 'headless start' reports about a running host.
 func (st Status) Ready() Ready {
 	return Ready{PID: st.PID, Profile: st.Profile, Chromium: st.Chromium, MovedAside: st.MovedAside, Reason: st.Reason,
-		MigratedFrom: st.MigratedFrom, NotMigrated: st.NotMigrated}
+		MigratedFrom: st.MigratedFrom, NotMigrated: st.NotMigrated, Allow: st.Allow}
 }
 
 // ClearResult answers profile.clear. SessionsClosed counts every session that was open, the
@@ -452,4 +457,12 @@ type VerifyResult struct {
 	Origin   string `json:"origin"`
 	Account  string `json:"account"`
 	Alias    string `json:"alias"`
+}
+
+// ProfileFacts is what a doctor reports of the durable profile (read-only: host.InspectProfile).
+type ProfileFacts struct {
+	Path    string `json:"path"`
+	Exists  bool   `json:"exists"`
+	Problem string `json:"problem,omitempty"`  // why the next start would move it aside
+	LockPID int    `json:"lock_pid,omitempty"` // the live process recorded in its lock
 }

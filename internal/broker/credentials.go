@@ -78,12 +78,13 @@ func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p brokerapi.RemoveP
 type unlocker interface {
 	Unlocked(ctx context.Context, create bool, use func(context.Context) error) error
 	Init(ctx context.Context) (created bool, err error)
+	Repair(ctx context.Context) (repaired bool, err error)
 }
 
 // prompts reports whether method may wait for the keyring's prompt.
 func (s *Server) prompts(method string) bool {
 	_, ok := s.Presence.(unlocker)
-	return ok && (method == brokerapi.MethodCredentialsAdd || method == brokerapi.MethodCredentialsRm || method == brokerapi.MethodCredentialsInit)
+	return ok && (method == brokerapi.MethodCredentialsAdd || method == brokerapi.MethodCredentialsRm || method == brokerapi.MethodCredentialsInit || method == brokerapi.MethodCredentialsRepair)
 }
 
 // write runs a vault write, inside the provider's unlock window when the vault is locked at
@@ -110,4 +111,16 @@ func (s *Server) init(ctx context.Context) (brokerapi.InitResult, error) {
 	}
 	created, err := u.Init(ctx)
 	return brokerapi.InitResult{Created: created, Provider: s.Presence.Name()}, err
+}
+
+// repair is the way out of PRESENCE_AUTO_UNLOCK (presence.SecretService.Repair): only the
+// person at the keyring's own prompts can complete it, and nothing is read or released.
+func (s *Server) repair(ctx context.Context) (brokerapi.RepairResult, error) {
+	u, ok := s.Presence.(unlocker)
+	if !ok {
+		return brokerapi.RepairResult{}, wire.Errorf(wire.CodeInvalidArgument,
+			"'credentials repair' repairs the locked keyring of the secret-service presence provider; this brokerd uses %q", s.Presence.Name())
+	}
+	repaired, err := u.Repair(ctx)
+	return brokerapi.RepairResult{Repaired: repaired, Provider: s.Presence.Name()}, err
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/procstat"
@@ -15,8 +16,9 @@ import (
 
 // HostSupervisor starts the browser host and knows its process (package hostproc).
 type HostSupervisor interface {
-	// Start starts the host unless the one it started still runs.
-	Start(ctx context.Context) (hostproc.Result, error)
+	// Start starts the host unless the one it started still runs; allow (nil: not asked
+	// for) is the navigation allowlist 'headless start --allow' asks for.
+	Start(ctx context.Context, allow []string) (hostproc.Result, error)
 	// Genuine reports whether pid is the running host it started, for a connection
 	// accepted at accepted.
 	Genuine(pid int, accepted time.Time) bool
@@ -142,13 +144,21 @@ func (s *Server) checkHello(p brokerapi.HelloParams) *wire.Error {
 }
 
 // startHost answers host.start.
-func (s *Server) startHost(ctx context.Context) (brokerapi.HostStartResult, error) {
+func (s *Server) startHost(ctx context.Context, p brokerapi.HostStartParams) (brokerapi.HostStartResult, error) {
 	if s.Hosts == nil {
 		return brokerapi.HostStartResult{}, wire.Errorf(wire.CodeHostUnavail, "this brokerd starts no browser host")
 	}
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
-	r, err := s.Hosts.Start(ctx)
+	var allow []string
+	if p.Allow != nil {
+		l, err := allowlist.Parse(p.Allow)
+		if err != nil {
+			return brokerapi.HostStartResult{}, err
+		}
+		allow = l.Strings()
+	}
+	r, err := s.Hosts.Start(ctx, allow)
 	if err != nil {
 		return brokerapi.HostStartResult{}, err
 	}

@@ -198,8 +198,8 @@ func (s *Server) methods() *rpc.Methods {
 			return v, nil
 		})
 		rpc.Handle(t, brokerapi.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
-		rpc.Handle(t, brokerapi.MethodHostStart, func(ctx context.Context, _ struct{}) (brokerapi.HostStartResult, error) {
-			return s.startHost(ctx)
+		rpc.Handle(t, brokerapi.MethodHostStart, func(ctx context.Context, p brokerapi.HostStartParams) (brokerapi.HostStartResult, error) {
+			return s.startHost(ctx, p)
 		})
 		rpc.Handle(t, brokerapi.MethodHostHello, func(ctx context.Context, p brokerapi.HelloParams) (struct{}, error) {
 			return s.hello(rpc.ConnOf(ctx), p)
@@ -218,6 +218,13 @@ func (s *Server) methods() *rpc.Methods {
 		rpc.Handle(t, brokerapi.MethodCredentialsInit, func(ctx context.Context, _ struct{}) (brokerapi.InitResult, error) {
 			res, err := s.init(ctx)
 			s.record("init", err, rpc.PeerOf(ctx), audit.Record{})
+			return res, err
+		})
+		rpc.Handle(t, brokerapi.MethodCredentialsRepair, func(ctx context.Context, _ struct{}) (brokerapi.RepairResult, error) {
+			res, err := s.repair(ctx)
+			if res.Repaired || err != nil {
+				s.record("repair", err, rpc.PeerOf(ctx), audit.Record{})
+			}
 			return res, err
 		})
 		rpc.Handle(t, brokerapi.MethodCredentialsRm, func(ctx context.Context, p brokerapi.RemoveParams) (struct{}, error) {

@@ -94,7 +94,7 @@ func (m *memAudit) records() []audit.Record {
 // fakeHosts plays the host supervisor: pid 777 (every fixture connection's peer) is the host.
 type fakeHosts struct{ pid int }
 
-func (h *fakeHosts) Start(ctx context.Context) (hostproc.Result, error) {
+func (h *fakeHosts) Start(ctx context.Context, allow []string) (hostproc.Result, error) {
 	return hostproc.Result{Status: "running", PID: h.pid, Ready: json.RawMessage(`{"pid":777}`)}, nil
 }
 func (h *fakeHosts) Genuine(pid int, accepted time.Time) bool { return pid == h.pid }

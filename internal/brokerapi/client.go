@@ -60,6 +60,14 @@ func (c *Client) Init(ctx context.Context) (InitResult, error) {
 	return r, err
 }
 
+// Repair has the keyring change the 'headless' keyring's password through its own prompt and
+// discard a stored auto-unlock password (the way out of PRESENCE_AUTO_UNLOCK).
+func (c *Client) Repair(ctx context.Context) (RepairResult, error) {
+	var r RepairResult
+	err := c.Call(ctx, MethodCredentialsRepair, struct{}{}, &r)
+	return r, err
+}
+
 // Remove removes a credential.
 func (c *Client) Remove(ctx context.Context, origin, alias string) error {
 	return c.RemoveIn(ctx, "", origin, alias)

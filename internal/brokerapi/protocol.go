@@ -35,10 +35,13 @@ const (
 	MethodCredentialsAdd  = "credentials.add"
 	MethodCredentialsRm   = "credentials.remove"
 	MethodCredentialsInit = "credentials.init"
-	MethodChallengeIssue  = "challenge.issue"
-	MethodRelease         = "release"
-	MethodSessionOpen     = "session.open"
-	MethodSessionClose    = "session.close"
+	// MethodCredentialsRepair is the way out of PRESENCE_AUTO_UNLOCK: the keyring changes the
+	// 'headless' keyring's password through its own prompt and discards the stored copy.
+	MethodCredentialsRepair = "credentials.repair"
+	MethodChallengeIssue    = "challenge.issue"
+	MethodRelease           = "release"
+	MethodSessionOpen       = "session.open"
+	MethodSessionClose      = "session.close"
 	// MethodProfileCleared is sent by the host after 'headless profile clear': brokerd zeroes
 	// every isolated store the connection still owns and audits the clear.
 	MethodProfileCleared = "profile.cleared"
@@ -83,6 +86,13 @@ type HelloParams struct {
 	Version     string   `json:"version"`
 }
 
+// HostStartParams is "host.start". Allow, when not null, is the navigation allowlist asked
+// for ('headless start --allow', package allowlist): a new host gets it; a running host with
+// another list refuses (INVALID_ARGUMENT), with the same list it is a no-op.
+type HostStartParams struct {
+	Allow []string `json:"allow,omitempty"`
+}
+
 // HostStartResult answers "host.start". Ready is the host's own one-line report (package
 // host's Ready) as it wrote it when it started.
 type HostStartResult struct {
@@ -118,7 +128,8 @@ type VersionResult struct {
 	PID      int    `json:"pid"`
 	Presence string `json:"presence"`
 	// Started says how brokerd was started: "auto" (by headless, perhaps for an agent's verb:
-	// 'headless stop' stops it) or "person" (by the person: 'headless stop' leaves it).
+	// 'headless stop' stops it), "person" (by the person) or "systemd" (by the user's systemd,
+	// on an inherited socket): 'headless stop' leaves those two running.
 	Started string `json:"started"`
 	// HostPID is the browser host brokerd started and owns (0: none runs).
 	HostPID int `json:"host_pid,omitempty"`
@@ -130,6 +141,9 @@ type VersionResult struct {
 const (
 	StartedAuto   = "auto"
 	StartedPerson = "person"
+	// StartedSystemd: run by the systemd user manager on an inherited broker.sock (socket
+	// activation). Like one the person started, 'headless stop' leaves it running.
+	StartedSystemd = "systemd"
 )
 
 // ListParams filters "credentials.list"; an empty Origin lists every origin. A non-empty
@@ -169,6 +183,13 @@ func (p *AddParams) ZeroSecret() { credential.Zero(p.Secret) }
 // existed already).
 type InitResult struct {
 	Created  bool   `json:"created"`
+	Provider string `json:"provider"`
+}
+
+// RepairResult answers "credentials.repair": Repaired is false when no auto-unlock password
+// was stored (nobody was asked).
+type RepairResult struct {
+	Repaired bool   `json:"repaired"`
 	Provider string `json:"provider"`
 }
 

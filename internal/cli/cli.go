@@ -34,6 +34,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/doctor"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/internal/xdg"
@@ -104,6 +105,9 @@ type Env struct {
 	MCPStdio func() (io.Reader, io.Writer, error)
 	// ReadArtifact reads a file the host wrote into its private artifact store.
 	ReadArtifact func(path string) ([]byte, error)
+	// Doctor returns what 'headless doctor' looks at outside the CLI's own dialers
+	// (DoctorProbes); nil: a world with nothing to look at.
+	Doctor func(xdg.Layout) doctor.Probes
 }
 
 // Run runs the CLI with args (without the program name) and returns the exit status.
@@ -237,6 +241,9 @@ func (c *cmd) run(ctx context.Context, cmd *command, args []string) int {
 		fmt.Fprintf(c.env.Stdout, "%s\n", b)
 	} else if human != nil {
 		human(c.env.Stdout)
+	}
+	if cmd.exit != nil {
+		return cmd.exit(result)
 	}
 	return 0
 }

@@ -27,6 +27,9 @@ type command struct {
 	// timeout bounds the whole command (default defaultTimeout; negative: unbounded, for a
 	// server such as 'headless mcp').
 	timeout time.Duration
+	// exit, when set, is the exit status for a result that was printed (doctor: 1 when a
+	// check failed); nil: 0.
+	exit func(result any) int
 	// raw: the command owns its stdout (a protocol stream); its result is not printed, and
 	// its errors go to stderr in human form, even with --json.
 	raw bool
@@ -54,7 +57,19 @@ func (c *cmd) commands() []command {
 		{name: "start", summary: "start brokerd (if needed), which starts the browser host (idempotent)", setup: c.start,
 			about: `brokerd starts and owns the host; passwords go only to the host process it started.
 A brokerd started here is marked --auto: it takes where its prompts appear from the config only,
-and 'headless stop' stops it.`},
+and 'headless stop' stops it.
+
+--allow HOST[:PORT][,…] confines navigation: visit, clicks, redirects, top-frame and frame
+navigations and popups to a host not on the list fail with UNSAFE_NAVIGATION (the host refuses
+the document request; an off-list popup is closed). *.example.com allows its subdomains (not
+example.com itself); without :PORT any port. At most 32 entries; '*' alone, schemes, paths,
+credentials and non-ASCII (use punycode) are refused. The config's "allow" is the default and
+a ceiling --allow can only narrow. It is a navigation policy, not a network firewall: a page
+on the list can still load scripts, images and requests from anywhere. With a host running,
+the same list is a no-op and another list is refused (stop first).
+
+Example:
+    headless start --allow staging.example.com,127.0.0.1:8080`},
 		{name: "stop", summary: "close the browser gracefully and stop the host (and a brokerd headless started)", setup: c.stop,
 			about: `Closes Chromium with Browser.close (cookies and storage are committed), stops the host, and
 stops brokerd if headless started it; a brokerd you started yourself is left running, and stop
@@ -139,6 +154,15 @@ Examples:
 
 		{name: "credentials init", summary: "create the locked 'headless' keyring (secret-service presence)", setup: c.credInit, timeout: 15 * time.Minute,
 			about: `The keyring itself asks you for the new keyring's password; headless never sees it.`},
+		{name: "credentials repair", summary: "the way out of PRESENCE_AUTO_UNLOCK: new keyring password, stored copy discarded", setup: c.credRepair, timeout: 15 * time.Minute,
+			about: `When the keyring stores the 'headless' keyring's password for automatic unlock (the
+"Automatically unlock" box was left ticked), nobody would be asked, so brokerd refuses every
+release (PRESENCE_AUTO_UNLOCK). The stored password may have been read by any program of
+yours meanwhile, so repair has the keyring change it through its own prompt (you type the
+old password, then a new one: never through headless), then unlock it once through its
+unlock prompt, where you type the new password with "Automatically unlock" unticked: the
+keyring finds its stored copy wrong and discards it. The keyring is locked again at the end.
+Nothing is read or released. 'headless doctor' reports the state (keyring_auto_unlock).`},
 		{name: "credentials add", shows: "--origin O --account A --alias NAME", summary: "save a credential; the password is read from this terminal (echo off)", setup: c.credAdd, timeout: 15 * time.Minute,
 			about: sessionStoreNote + `
 
@@ -159,6 +183,14 @@ reaches this process. Needs a running host ('headless start').`},
 		{name: "audit verify", summary: "check the audit log's hash chain", setup: c.auditVerify},
 		{name: "audit list", shows: "[--since 24h]", summary: "recent releases, denials, adds and removes", setup: c.auditList},
 
+		{name: "doctor", summary: "read-only report: can headless work here, and which doors are open", setup: c.doctorCmd, exit: doctorExit, timeout: 30 * time.Second,
+			about: `Checks, each healthy, warning, unsupported or failed, with a short detail and a hint:
+chromium, secret_service, keyring, keyring_auto_unlock, presence, config, runtime_dir,
+sockets, profile, audit, brokerd, host, binaries, ptrace_scope, undumpable.
+
+Read-only and offline: it never launches a browser or brokerd, repairs, removes or writes
+anything, contacts no network address, and prints no secret, environment value or URL.
+Exit status 1 only when a check failed. Also the MCP tool "doctor".`},
 		{name: "version", summary: "the version of headless", setup: c.version},
 		{name: "mcp", summary: "serve the Model Context Protocol on stdio (for agents' MCP clients)", setup: c.mcp, timeout: -1, raw: true,
 			about: `Serves every browser verb as an MCP tool over stdio: status, session_create, session_list,

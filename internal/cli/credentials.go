@@ -41,6 +41,32 @@ func (c *cmd) credInit(fs *flag.FlagSet) run {
 	}
 }
 
+// credRepair is the way out of PRESENCE_AUTO_UNLOCK.
+func (c *cmd) credRepair(fs *flag.FlagSet) run {
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		b, err := c.env.Broker(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer b.Close()
+		if !c.json {
+			fmt.Fprintln(c.env.Stderr, "headless: if the keyring stores the 'headless' keyring's password, it will ask you first to change it (the old password, then a new one),\n"+
+				"then to unlock it once with the new one: leave 'Automatically unlock' unticked")
+		}
+		r, err := b.Repair(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func(w io.Writer) {
+			if r.Repaired {
+				fmt.Fprintln(w, "repaired: the 'headless' keyring has a new password, none is stored for automatic unlock, and it is locked")
+			} else {
+				fmt.Fprintln(w, "nothing to repair: no automatic-unlock password is stored for the 'headless' keyring")
+			}
+		}, nil
+	}
+}
+
 // storeFlag is --session of the credentials commands: the session S, whose credentials are
 // the ones it signs in with.
 func storeFlag(fs *flag.FlagSet) *string {

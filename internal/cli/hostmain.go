@@ -19,11 +19,17 @@ func hostMain(ctx context.Context, args []string, env Env) int {
 	fs.SetOutput(io.Discard)
 	fd := fs.Int("notify-fd", -1, "write one ready/error JSON line to this fd")
 	lfd := fs.Int("lifeline-fd", -1, "shut down at EOF on this fd (brokerd holds its other end)")
+	allow := fs.String("allow", "", "the navigation allowlist, comma-separated (default: the config's)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N]")
+		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N] [--allow HOST,…]")
 		return 2
 	}
 	o := host.RunOptions{Getenv: env.Getenv, Layout: env.Layout, Stderr: env.Stderr, Version: version.String()}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "allow" {
+			o.Allow = []string{*allow}
+		}
+	})
 	// Inherited descriptors are not close-on-exec: mark them so, or Chromium inherits them.
 	if *fd >= 3 {
 		syscall.CloseOnExec(*fd)

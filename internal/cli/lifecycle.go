@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/wire"
@@ -26,8 +28,18 @@ type startResult struct {
 // start starts brokerd (if needed) and has it start the host, and returns when both answer.
 // brokerd starts and owns the host: passwords go only to the host process it started.
 func (c *cmd) start(fs *flag.FlagSet) run {
+	var allow listFlag
+	fs.Var(&allow, "allow", "confine navigation to `HOST[:PORT][,…]` (repeatable; *.example.com: its subdomains; at most 32)")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		res, err := c.ensureStarted(ctx, c.env.StderrIsTerminal() && !c.json)
+		var list []string
+		if allow != nil {
+			l, err := allowlist.Parse(allow)
+			if err != nil {
+				return nil, nil, usagef("--allow: %v", err)
+			}
+			list = l.Strings()
+		}
+		res, err := c.ensureStarted(ctx, c.env.StderrIsTerminal() && !c.json, list)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -41,13 +53,32 @@ func (c *cmd) start(fs *flag.FlagSet) run {
 				fmt.Fprintf(w, "warning: the previous profile was unusable (%s) and was moved to %s\n", res.Host.Reason, res.Host.MovedAside)
 			}
 			migrationHuman(w, res.Host.MigratedFrom, res.Host.NotMigrated)
+			allowHuman(w, res.Host.Allow)
 		}, nil
+	}
+}
+
+// listFlag is a repeatable flag whose values are collected in order (nil: never given).
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// allowHuman says what the navigation allowlist is.
+func allowHuman(w io.Writer, allow []string) {
+	if len(allow) > 0 {
+		fmt.Fprintf(w, "navigation: only %s (a navigation policy for documents, not a network firewall)\n", strings.Join(allow, ", "))
 	}
 }
 
 // ensureStarted starts brokerd (if needed) and has it start the host (if needed); progress
 // says so on stderr when the host has to start.
-func (c *cmd) ensureStarted(ctx context.Context, progress bool) (startResult, error) {
+// allow (nil: not asked for) is the navigation allowlist 'start --allow' asks for: a running
+// host with another list refuses it.
+func (c *cmd) ensureStarted(ctx context.Context, progress bool, allow []string) (startResult, error) {
 	b, err := c.env.Broker(ctx)
 	if err != nil {
 		return startResult{}, err
@@ -61,7 +92,7 @@ func (c *cmd) ensureStarted(ctx context.Context, progress bool) (startResult, er
 		fmt.Fprintln(c.env.Stderr, "starting the browser host…")
 	}
 	var hs brokerapi.HostStartResult
-	if err := b.Call(ctx, brokerapi.MethodHostStart, struct{}{}, &hs); err != nil {
+	if err := b.Call(ctx, brokerapi.MethodHostStart, brokerapi.HostStartParams{Allow: allow}, &hs); err != nil {
 		return startResult{}, err
 	}
 	var ready control.Ready
@@ -97,6 +128,9 @@ func (c *cmd) stop(fs *flag.FlagSet) run {
 			b.Close()
 			switch {
 			case err != nil || v.PID <= 0:
+			case v.Started == brokerapi.StartedSystemd:
+				res.BrokerLeftRunning = v.PID
+				res.Note = fmt.Sprintf("brokerd (pid %d) is run by systemd, not by headless: left running (systemctl --user stop brokerd.socket brokerd.service)", v.PID)
 			case v.Started != brokerapi.StartedAuto:
 				res.BrokerLeftRunning = v.PID
 				res.Note = fmt.Sprintf("brokerd (pid %d) was started by you, not by headless: left running (stop it with kill -TERM %d)", v.PID, v.PID)
@@ -179,6 +213,7 @@ func (c *cmd) status(fs *flag.FlagSet) run {
 					fmt.Fprintf(w, "warning: an unusable profile (%s) was moved to %s\n", st.Reason, st.MovedAside)
 				}
 				migrationHuman(w, st.MigratedFrom, st.NotMigrated)
+				allowHuman(w, st.Allow)
 			} else {
 				fmt.Fprintln(w, "host:    not running (start it with 'headless start')")
 			}

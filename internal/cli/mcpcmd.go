@@ -32,11 +32,12 @@ func (c *cmd) mcp(fs *flag.FlagSet) run {
 			Version: version.String(),
 			Dial:    c.env.DialControl,
 			Ensure: func(ctx context.Context) error {
-				_, err := c.ensureStarted(ctx, false)
+				_, err := c.ensureStarted(ctx, false, nil)
 				return err
 			},
 			Status:       c.mcpStatus,
 			Credentials:  c.mcpCredentials,
+			Doctor:       c.doctorReport,
 			ReadArtifact: c.env.ReadArtifact,
 			Log:          slog.New(slog.NewTextHandler(c.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})

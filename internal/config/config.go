@@ -42,7 +42,8 @@
 //	  "challenge_ttl_seconds": 120,      // 10..3600, default 120
 //	  "allow_direct_password_fill": false,
 //	  "chromium": "/usr/lib/chromium/chromium", // absolute; the browser the host launches
-//	  "host_program": "/usr/local/bin/headless" // absolute; default: headless beside brokerd
+//	  "host_program": "/usr/local/bin/headless", // absolute; default: headless beside brokerd
+//	  "allow": ["staging.example.com", "*.corp.example"] // the navigation allowlist (package allowlist)
 //	}
 //
 // The display keys say where the person sees presence prompts. brokerd started by the person
@@ -77,6 +78,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/wire"
 	"golang.org/x/sys/unix"
 )
@@ -127,6 +129,9 @@ type Config struct {
 	// HostProgram is the host executable brokerd starts and trusts ("" = the headless
 	// binary beside brokerd's own executable).
 	HostProgram string `json:"host_program"`
+	// Allow is the navigation allowlist (canonical; nil: no allowlist): the hosts the browser
+	// may show documents of. 'headless start --allow' may narrow it, never widen it.
+	Allow []string `json:"allow,omitempty"`
 }
 
 // Presence chooses how brokerd asks the person at the machine, and where.
@@ -329,6 +334,7 @@ func Parse(data []byte) (Config, error) {
 		"allow_direct_password_fill": boolField(&c.AllowDirectPasswordFill),
 		"chromium":                   stringField(&c.Chromium),
 		"host_program":               stringField(&c.HostProgram),
+		"allow":                      stringsField(&c.Allow, allowlist.Max),
 	})
 	if err != nil {
 		return Config{}, err
@@ -381,6 +387,16 @@ func (c *Config) validate() error {
 		if err := absPath(f.path, f.v); err != nil {
 			return err
 		}
+	}
+	if c.Allow != nil {
+		l, err := allowlist.Parse(c.Allow)
+		if err != nil {
+			return invalid("allow", "%v", err)
+		}
+		if l.Empty() {
+			return invalid("allow", "an empty list would allow nothing; leave the key out to allow every host")
+		}
+		c.Allow = l.Strings()
 	}
 	if err := defaultRange("presence.timeout_seconds", &p.TimeoutSeconds,
 		DefaultPresenceTimeoutSeconds, MinPresenceTimeoutSeconds, MaxPresenceTimeoutSeconds); err != nil {
@@ -519,6 +535,39 @@ func intField(dst *int) func(*json.Decoder, string) error {
 			return invalid(path, "want an integer, got %.20s", string(n))
 		}
 		*dst = int(v)
+		return nil
+	}
+}
+
+// stringsField decodes an array of at most max strings.
+func stringsField(dst *[]string, max int) func(*json.Decoder, string) error {
+	return func(d *json.Decoder, path string) error {
+		tok, err := token(d, path)
+		if err != nil {
+			return err
+		}
+		if tok != json.Delim('[') {
+			return invalid(path, "want an array of strings, got %s", kind(tok))
+		}
+		out := []string{}
+		for d.More() {
+			tok, err := token(d, path)
+			if err != nil {
+				return err
+			}
+			s, ok := tok.(string)
+			if !ok {
+				return invalid(path, "want strings, got %s", kind(tok))
+			}
+			if len(out) == max {
+				return invalid(path, "more than %d entries", max)
+			}
+			out = append(out, s)
+		}
+		if _, err := token(d, path); err != nil {
+			return err
+		}
+		*dst = out
 		return nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +21,7 @@ const full = `{
 func TestDefaults(t *testing.T) {
 	d := Defaults()
 	want := Config{Presence: Presence{Provider: "", TimeoutSeconds: 60}, ChallengeTTLSeconds: 120}
-	if d != want {
+	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("Defaults = %+v, want %+v", d, want)
 	}
 	if d.PresenceTimeout() != 60*time.Second || d.ChallengeTTL() != 120*time.Second {
@@ -70,7 +71,7 @@ func TestLoadMissing(t *testing.T) {
 		filepath.Join(dir, "a", "b", "config.json"),
 	} {
 		c, err := Load(p)
-		if err != nil || c != Defaults() {
+		if err != nil || !reflect.DeepEqual(c, Defaults()) {
 			t.Errorf("Load(%s) = %+v, %v; want Defaults", p, c, err)
 		}
 	}
@@ -86,7 +87,7 @@ func TestLoadAccepts(t *testing.T) {
 		t.Run(perm.String(), func(t *testing.T) {
 			p := writeFile(t, t.TempDir(), full, perm)
 			c, err := Load(p)
-			if err != nil || c != want {
+			if err != nil || !reflect.DeepEqual(c, want) {
 				t.Fatalf("Load = %+v, %v; want %+v", c, err, want)
 			}
 		})
@@ -115,7 +116,7 @@ func TestLoadAccepts(t *testing.T) {
 	})
 	t.Run("empty object", func(t *testing.T) {
 		c, err := Load(writeFile(t, t.TempDir(), "{}", 0o600))
-		if err != nil || c != Defaults() {
+		if err != nil || !reflect.DeepEqual(c, Defaults()) {
 			t.Fatalf("Load = %+v, %v; want Defaults", c, err)
 		}
 	})
@@ -124,7 +125,7 @@ func TestLoadAccepts(t *testing.T) {
 		p := writeFile(t, t.TempDir(), `{"presence":{"provider":"pinentry","program":"`+prog+`"}}`, 0o600)
 		c, err := Load(p)
 		want := Config{Presence: Presence{Provider: "pinentry", Program: prog, TimeoutSeconds: 60}, ChallengeTTLSeconds: 120}
-		if err != nil || c != want {
+		if err != nil || !reflect.DeepEqual(c, want) {
 			t.Fatalf("Load = %+v, %v; want %+v", c, err, want)
 		}
 	})
@@ -243,7 +244,7 @@ func TestLoadRefuses(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("error %q does not contain %q", err, tt.msg)
 			}
-			if c != (Config{}) {
+			if !reflect.DeepEqual(c, Config{}) {
 				t.Errorf("Load returned %+v with an error", c)
 			}
 			if tt.err == ErrInsecure && errors.Is(err, ErrInvalid) || tt.err == ErrInvalid && errors.Is(err, ErrInsecure) {

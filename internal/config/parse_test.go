@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,7 @@ func TestParseAccepts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Parse = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -144,7 +145,7 @@ func TestParseRejects(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("error %q does not contain %q", err, tt.msg)
 			}
-			if c != (Config{}) {
+			if !reflect.DeepEqual(c, Config{}) {
 				t.Errorf("Parse returned %+v with an error", c)
 			}
 		})
@@ -171,7 +172,7 @@ func FuzzParse(f *testing.F) {
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("error %v does not wrap ErrInvalid", err)
 			}
-			if c != (Config{}) {
+			if !reflect.DeepEqual(c, Config{}) {
 				t.Fatalf("Parse returned %+v with an error", c)
 			}
 			return
@@ -202,7 +203,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(%s) of re-marshalled %+v: %v", out, c, err)
 		}
-		if c2 != c {
+		if !reflect.DeepEqual(c2, c) {
 			t.Fatalf("round trip: %+v became %+v (via %s)", c, c2, out)
 		}
 	})

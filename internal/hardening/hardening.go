@@ -28,6 +28,7 @@
 package hardening
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,46 @@ func itoa(u uint32) string {
 		u /= 10
 	}
 	return string(b[i:])
+}
+
+// CheckChromium checks the Chromium executable at path the way brokerd does before it
+// releases a password to a host that launches it: a regular, executable ELF file (not a
+// wrapper script, which could log what it is given or exec something else), owned by the user
+// or root, not writable by group or others. It reads the file's first bytes and runs nothing.
+func CheckChromium(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("chromium %q is not an absolute path", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("chromium: %w", err)
+	}
+	defer f.Close()
+	return CheckExecutable(f, path, true)
+}
+
+// CheckExecutable checks an open executable: a regular, executable file owned by the user or
+// root, not writable by group or others, and with elf an ELF file.
+func CheckExecutable(f *os.File, path string, elf bool) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return fmt.Errorf("%s is not a regular file", path)
+	case st.Mode&0o111 == 0:
+		return fmt.Errorf("%s is not executable", path)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%s is writable by group or others (mode %04o)", path, st.Mode&0o7777)
+	case st.Uid != 0 && int(st.Uid) != os.Getuid():
+		return fmt.Errorf("%s is owned by uid %d, neither you nor root", path, st.Uid)
+	}
+	if elf {
+		magic := make([]byte, 4)
+		if _, err := f.ReadAt(magic, 0); err != nil || string(magic) != "\x7fELF" {
+			return fmt.Errorf("%s is not an ELF executable (a script or wrapper is refused)", path)
+		}
+	}
+	return nil
 }

@@ -43,13 +43,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -138,12 +141,27 @@ func (s *Supervisor) Running() (pid int, exe string) {
 // Start starts the host unless the one this Supervisor started still runs, and returns its
 // ready report. A start that does not become ready within StartTimeout, or whose caller goes
 // away first (ctx), is stopped: no half-started host is left behind.
-func (s *Supervisor) Start(ctx context.Context) (Result, error) {
+//
+// allow, when not nil, is the navigation allowlist asked for ('headless start --allow',
+// canonical): a new host gets it (--allow), and a running host whose list (its ready report's
+// "allow") differs refuses the request; the same list is a no-op. nil asks for nothing: a new
+// host takes the config's list, a running one keeps its own.
+func (s *Supervisor) Start(ctx context.Context, allow []string) (Result, error) {
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
 	s.mu.Lock()
 	if p := s.cur; p != nil {
 		s.mu.Unlock()
+		if allow != nil {
+			var r struct {
+				Allow []string `json:"allow"`
+			}
+			json.Unmarshal(p.ready, &r)
+			if !slices.Equal(r.Allow, allow) {
+				return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host's navigation allowlist is %s, not %s",
+					listString(r.Allow), listString(allow)).WithHint("stop the host first ('headless stop') to start it with another navigation allowlist")
+			}
+		}
 		return Result{Status: "running", PID: p.pid, Ready: p.ready}, nil
 	}
 	s.mu.Unlock()
@@ -171,9 +189,13 @@ func (s *Supervisor) Start(ctx context.Context) (Result, error) {
 		notifyW.Close()
 		return Result{}, err
 	}
+	args := []string{"headless", "host", "--notify-fd", "3", "--lifeline-fd", "4"}
+	if allow != nil {
+		args = append(args, "--allow", strings.Join(allow, ","))
+	}
 	cmd := &exec.Cmd{
 		Path:        fdPath + strconv.Itoa(fd),
-		Args:        []string{"headless", "host", "--notify-fd", "3", "--lifeline-fd", "4"},
+		Args:        args,
 		Env:         append([]string{}, s.o.Env...),
 		Dir:         "/",
 		ExtraFiles:  []*os.File{notifyW, lifeR},
@@ -204,6 +226,13 @@ func (s *Supervisor) Start(ctx context.Context) (Result, error) {
 	p.ready = ready
 	s.mu.Unlock()
 	return Result{Status: "started", PID: p.pid, Ready: ready}, nil
+}
+
+func listString(l []string) string {
+	if len(l) == 0 {
+		return "(none: every host)"
+	}
+	return strings.Join(l, ",")
 }
 
 // readReady reads the host's one line: {"ready":{…}} or {"error":{…}}.
@@ -310,42 +339,12 @@ func Open(path, want string) (*os.File, error) {
 	return f, nil
 }
 
-// CheckChromium checks the Chromium executable at path: a regular, executable ELF file (not
-// a wrapper script, which could log what it is given or exec something else), owned by the
-// user or root, not writable by group or others.
-func CheckChromium(path string) error {
-	if !filepath.IsAbs(path) {
-		return fmt.Errorf("chromium %q is not an absolute path", path)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("chromium: %w", err)
-	}
-	defer f.Close()
-	return checkFile(f, path, true)
-}
+// CheckChromium checks the Chromium executable at path (hardening.CheckChromium): a regular,
+// executable ELF file (not a wrapper script, which could log what it is given or exec
+// something else), owned by the user or root, not writable by group or others.
+func CheckChromium(path string) error { return hardening.CheckChromium(path) }
 
-// checkFile checks an open executable.
+// checkFile checks an open executable (hardening.CheckExecutable).
 func checkFile(f *os.File, path string, elf bool) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return fmt.Errorf("%s is not a regular file", path)
-	case st.Mode&0o111 == 0:
-		return fmt.Errorf("%s is not executable", path)
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%s is writable by group or others (mode %04o)", path, st.Mode&0o7777)
-	case st.Uid != 0 && int(st.Uid) != os.Getuid():
-		return fmt.Errorf("%s is owned by uid %d, neither you nor root", path, st.Uid)
-	}
-	if elf {
-		magic := make([]byte, 4)
-		if _, err := f.ReadAt(magic, 0); err != nil || string(magic) != "\x7fELF" {
-			return fmt.Errorf("%s is not an ELF executable (a script or wrapper is refused)", path)
-		}
-	}
-	return nil
+	return hardening.CheckExecutable(f, path, elf)
 }

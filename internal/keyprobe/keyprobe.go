@@ -4,7 +4,8 @@
 //
 // # Security contract
 //
-// [Check] is read-only: it connects privately to the given address (never an autolaunched bus,
+// [Check] and [Inspect] (the doctor's questions: the dedicated keyring, whether it is locked,
+// whether an auto-unlock password is stored for it, the system prompter) are read-only: it connects privately to the given address (never an autolaunched bus,
 // which it refuses), opens no Secret Service session, reads no secret, creates, changes or
 // unlocks nothing, and shows no prompt. It answers nil only when org.freedesktop.secrets has an
 // owner, the collection with alias "default" exists and is unlocked; otherwise an error

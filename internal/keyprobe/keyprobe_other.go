@@ -16,3 +16,9 @@ func SessionBusAddress(getenv func(string) string) (string, error) {
 func Check(ctx context.Context, addr string) error {
 	return fmt.Errorf("secret service: %w: not available on this operating system", ErrUnavailable)
 }
+
+// Inspect always fails: the Secret Service exists only on Linux.
+func Inspect(ctx context.Context, addr, label string) (Inspection, error) {
+	err := Check(ctx, addr)
+	return Inspection{Default: err}, err
+}

@@ -140,3 +140,7 @@ func readPID(path string) int {
 	}
 	return pid
 }
+
+// Owner reads the pid recorded in the lock file at path without taking the lock (0 when there
+// is none). The process may have exited since; check that it lives.
+func Owner(path string) int { return readPID(path) }

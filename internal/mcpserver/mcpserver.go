@@ -44,6 +44,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/doctor"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -77,6 +78,8 @@ type Options struct {
 	// Credentials lists saved credentials (never passwords): the vault's, or an isolated
 	// session's store when session names one.
 	Credentials func(ctx context.Context, session, origin string) (brokerapi.ListResult, error)
+	// Doctor runs the read-only doctor (the doctor tool).
+	Doctor func(ctx context.Context) doctor.Report
 	// ReadArtifact reads a screenshot the host wrote into its private artifact store.
 	ReadArtifact func(path string) ([]byte, error)
 	Log          *slog.Logger

@@ -12,13 +12,15 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/doctor"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-// Tool names, exactly these (issue 13; journey_run comes with journeys).
+// Tool names, exactly these (issue 13; journey_run comes with journeys; doctor with the
+// operator issue, 15).
 var ToolNames = []string{"status", "session_create", "session_list", "session_close", "visit", "back",
 	"snapshot", "click", "fill", "select", "press", "hover", "scroll", "wait", "screenshot",
-	"auth_login", "credentials_list"}
+	"auth_login", "credentials_list", "doctor"}
 
 // Inputs. Every page tool names a session ("" or absent: default).
 
@@ -261,6 +263,14 @@ func (s *Server) register() {
 				return r, "", err
 			}
 			return r, fmt.Sprintf("sign-in as %q at %s: %s", r.Alias, r.Origin, r.Status), nil
+		})
+	addTool(s, "doctor", "Doctor", "A read-only, offline report of whether headless can work here: each check (chromium, secret_service, keyring, keyring_auto_unlock, presence, config, runtime_dir, sockets, profile, audit, brokerd, host, binaries, ptrace_scope, undumpable) is healthy, warning, unsupported or failed, with a short detail and a hint for the person. Starts, repairs and changes nothing.",
+		readOnlyLocal, func(ctx context.Context, c *call, _ empty) (doctor.Report, string, error) {
+			if s.o.Doctor == nil {
+				return doctor.Report{}, "", wire.Errorf(wire.CodeInternal, "no doctor in this world")
+			}
+			r := s.o.Doctor(ctx)
+			return r, fmt.Sprintf("%d healthy, %d warning, %d unsupported, %d failed", r.Summary.Healthy, r.Summary.Warning, r.Summary.Unsupported, r.Summary.Failed), nil
 		})
 	addTool(s, "credentials_list", "List saved credentials", "The saved credentials (origin, account, alias; never a password): the OS vault's, or an isolated session's own store.",
 		readOnlyLocal, func(ctx context.Context, c *call, in credsIn) (brokerapi.ListResult, string, error) {

@@ -28,6 +28,9 @@ type Keyring interface {
 	// Idle is closed while no abandoned unlock prompt is still open.
 	Idle() <-chan struct{}
 	AutoUnlockStored(ctx context.Context) (bool, error)
+	// ChangePassword has the keyring change the collection's password through its own
+	// prompt (the person types the old and the new one there).
+	ChangePassword(ctx context.Context) error
 	SystemPrompter(ctx context.Context) (owned, activatable bool, err error)
 }
 
@@ -152,6 +155,75 @@ func (p *SecretService) unlocked(ctx context.Context, create bool, use func(cont
 		return ErrAutoUnlock
 	}
 	return use(ctx)
+}
+
+// Repair is the way out of ErrAutoUnlock ('headless credentials repair'). When the keyring
+// stores the collection's password for automatic unlock, the stored copy must go, and the
+// password it held may have been read by any program of the person's while it was stored, so:
+//
+//  1. the keyring changes the collection's password through its own prompt (the person types
+//     the old and a new one; they never pass through brokerd);
+//  2. the collection is unlocked once through the keyring's unlock prompt: gnome-keyring
+//     first tries the stored copy, finds it wrong now and discards it, then asks the person,
+//     who types the new password with "Automatically unlock" unticked;
+//  3. the collection is locked again, on every path;
+//  4. the repair succeeds only if no auto-unlock password is stored afterwards (else
+//     ErrAutoUnlock: the new password was the old one, or the box was ticked again).
+//
+// Nothing is read from the collection. repaired is false when nothing was stored (nobody is
+// asked). Only the person at the keyring's prompts can complete it, whoever asks for it.
+func (p *SecretService) Repair(ctx context.Context) (repaired bool, err error) {
+	tctx, cancel := context.WithTimeout(ctx, 3*p.o.Timeout)
+	defer cancel()
+	if err := p.enter(tctx, ctx); err != nil {
+		return false, err
+	}
+	defer func() { <-p.window }()
+	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
+		return false, vaultErr("check for a stored auto-unlock password", err)
+	} else if !stored {
+		return false, nil
+	}
+	if err := p.prompterAvailable(tctx); err != nil {
+		return false, err
+	}
+	defer func() {
+		if lerr := p.lock(); lerr != nil && err == nil {
+			err = lerr
+		}
+	}()
+	if err := p.o.Keyring.Lock(tctx); err != nil {
+		return false, vaultErr("lock the headless keyring", err)
+	}
+	step := func(what string, f func(ctx context.Context) error) error {
+		sctx, cancel := context.WithTimeout(tctx, p.o.Timeout)
+		defer cancel()
+		if err := f(sctx); err != nil {
+			if errors.Is(err, vault.ErrUnavailable) && !errors.Is(err, vault.ErrLocked) && sctx.Err() == nil {
+				return vaultErr(what, err)
+			}
+			return p.promptErr(ctx, sctx, what, err)
+		}
+		return nil
+	}
+	if err := step("change the headless keyring's password", p.o.Keyring.ChangePassword); err != nil {
+		return false, err
+	}
+	if err := p.o.Keyring.Lock(tctx); err != nil {
+		return false, vaultErr("lock the headless keyring", err)
+	}
+	if err := step("unlock the headless keyring with its new password", func(ctx context.Context) error {
+		_, err := p.o.Keyring.Unlock(ctx)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	if stored, err := p.o.Keyring.AutoUnlockStored(tctx); err != nil {
+		return false, vaultErr("check for a stored auto-unlock password", err)
+	} else if stored {
+		return false, fmt.Errorf("%w: an auto-unlock password is still stored (the new password was the old one, or 'Automatically unlock' was ticked again)", ErrAutoUnlock)
+	}
+	return true, nil
 }
 
 // enter takes the unlock window, waiting for it and for abandoned prompts to settle.

@@ -26,6 +26,9 @@ type fakeKeyring struct {
 	lockErr   error
 	noPrompt  bool // the service unlocks without a prompt
 	idle      chan struct{}
+	change    func(ctx context.Context) error // default: the password changes
+	sameAgain bool                            // the "new" password is the old one
+	stale     bool                            // the stored auto-unlock password is wrong now
 }
 
 func newFakeKeyring() *fakeKeyring {
@@ -75,6 +78,9 @@ func (k *fakeKeyring) Unlock(ctx context.Context) (bool, error) {
 		}
 	}
 	k.locked = false
+	if k.stale {
+		k.auto, k.stale = false, false // gnome-keyring discards the stored password that failed
+	}
 	k.auto = k.auto || k.autoAfter
 	return !k.noPrompt, nil
 }
@@ -84,6 +90,17 @@ func (k *fakeKeyring) Idle() <-chan struct{} { return k.idle }
 func (k *fakeKeyring) AutoUnlockStored(ctx context.Context) (bool, error) {
 	k.log("auto?")
 	return k.auto, nil
+}
+
+func (k *fakeKeyring) ChangePassword(ctx context.Context) error {
+	k.log("change")
+	if k.change != nil {
+		if err := k.change(ctx); err != nil {
+			return err
+		}
+	}
+	k.stale = k.auto && !k.sameAgain
+	return nil
 }
 
 func (k *fakeKeyring) SystemPrompter(ctx context.Context) (bool, bool, error) {
@@ -219,5 +236,43 @@ func TestSecretServiceWindow(t *testing.T) {
 	}
 	if k2.Calls() != "" {
 		t.Fatalf("keyring touched while a prompt was pending: %q", k2.Calls())
+	}
+}
+
+func TestSecretServiceRepair(t *testing.T) {
+	dismissed := func(ctx context.Context) error { return fmt.Errorf("change: %w: prompt dismissed", vault.ErrLocked) }
+	for _, tc := range []struct {
+		name     string
+		setup    func(k *fakeKeyring)
+		repaired bool
+		err      error
+		calls    string
+	}{
+		{"nothing stored: nobody is asked", func(k *fakeKeyring) {}, false, nil, "auto?"},
+		{"stored: change, then an unlock discards it", func(k *fakeKeyring) { k.auto = true }, true, nil, "auto?,lock,change,lock,unlock,auto?,lock"},
+		{"change cancelled", func(k *fakeKeyring) { k.auto, k.change = true, dismissed }, false, ErrDenied, "auto?,lock,change,lock"},
+		{"unlock cancelled", func(k *fakeKeyring) {
+			k.auto = true
+			k.unlock = func(ctx context.Context) error { return fmt.Errorf("unlock: %w: prompt dismissed", vault.ErrLocked) }
+		}, false, ErrDenied, "auto?,lock,change,lock,unlock,lock"},
+		{"the new password is the old one", func(k *fakeKeyring) { k.auto, k.sameAgain = true, true }, false, ErrAutoUnlock, "auto?,lock,change,lock,unlock,auto?,lock"},
+		{"ticked again", func(k *fakeKeyring) { k.auto, k.autoAfter = true, true }, false, ErrAutoUnlock, "auto?,lock,change,lock,unlock,auto?,lock"},
+		{"no prompter", func(k *fakeKeyring) { k.auto, k.owned = true, false }, false, ErrUnavailable, "auto?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newFakeKeyring()
+			tc.setup(k)
+			p := NewSecretService(SecretServiceOptions{Keyring: k, Timeout: time.Second})
+			repaired, err := p.Repair(context.Background())
+			if repaired != tc.repaired || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+				t.Fatalf("Repair = %v, %v; want %v, %v", repaired, err, tc.repaired, tc.err)
+			}
+			if got := k.Calls(); got != tc.calls {
+				t.Errorf("calls %s, want %s", got, tc.calls)
+			}
+			if !k.locked {
+				t.Error("the keyring was left unlocked")
+			}
+		})
 	}
 }

@@ -8,8 +8,9 @@
 // tightened to 0700. [Listen] creates a socket 0600 inside it. An existing socket path is probed
 // before removal: if something answers, Listen fails with [InUseError] naming the owner's pid
 // (from SO_PEERCRED of the probe); only a socket nobody listens on is removed; any other kind
-// of file is left alone and reported. Callers must still check the peer uid of every accepted
-// connection (package peercred); the file mode is not the only gate.
+// of file is left alone and reported. [Inherited] takes the socket systemd passes instead (socket
+// activation), checked the same way (its path, owner and mode). Callers must still check the
+// peer uid of every accepted connection (package peercred); the file mode is not the only gate.
 package safesock
 
 import (

@@ -105,8 +105,7 @@ var hints = map[Code]string{
 	CodePresenceTimeout:  "nobody answered the presence prompt in time; retry and answer it",
 	CodePresenceUnavail:  "configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see README); the secret-service provider needs the keyring's prompter (gcr-prompter) and a display",
 	CodePresenceAutoUnlock: "the keyring stores the password of the 'headless' keyring for automatic unlock, so nobody would be asked: " +
-		"change that keyring's password (Seahorse: Passwords and Keys, right-click 'headless', Change Password), " +
-		"then approve the next prompt with 'Automatically unlock' unticked",
+		"run 'headless credentials repair' (the keyring asks you to change that keyring's password, then to unlock it once: leave 'Automatically unlock' unticked)",
 	CodeVaultNoKeyring:  "run 'headless credentials init' (the keyring asks you for the new keyring's password)",
 	CodeChallengeUnk:    "request a new challenge: visit the login page again",
 	CodeChallengeExp:    "the challenge expired; visit the login page again for a new one",

@@ -37,11 +37,12 @@ function outlineElements(outline) {
 }
 
 
-// The tool surface of issue 13, exactly. journey_run joins it with the journeys issue.
+// The tool surface of issue 13, exactly, and the operator issue's read-only doctor.
+// journey_run joins it with the journeys issue.
 const expectedTools = [
   'status', 'session_create', 'session_list', 'session_close', 'visit', 'back', 'snapshot',
   'click', 'fill', 'select', 'press', 'hover', 'scroll', 'wait', 'screenshot', 'auth_login',
-  'credentials_list',
+  'credentials_list', 'doctor',
 ];
 const hints = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
 // What the issue says of the annotations' values, where it says it.
@@ -52,6 +53,7 @@ const expectedHints = {
   status: { readOnlyHint: true, openWorldHint: false },
   session_list: { readOnlyHint: true, openWorldHint: false },
   credentials_list: { readOnlyHint: true, openWorldHint: false },
+  doctor: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   session_create: { openWorldHint: false },
   session_close: { openWorldHint: false },
   click: { readOnlyHint: false, destructiveHint: true },

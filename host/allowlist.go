@@ -1,0 +1,327 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/allowlist"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// The navigation allowlist ('headless start --allow', the config's "allow"; package
+// allowlist). With a list, the host intercepts every document request of the whole browser
+// (Fetch.enable on the browser target, resource type Document: pages and frames of every
+// session, isolated and fresh contexts included, popups, redirects) and fails the ones to a
+// host not on the list before they leave Chromium. A popup whose document is refused is
+// closed. visit refuses an off-list URL before navigating; visit, click and press answer
+// UNSAFE_NAVIGATION when the navigation they caused (a redirect, a link, a form, a popup) was
+// refused, and the session's page stays where it was. Subresources are not filtered: this is
+// a navigation policy, not a network firewall.
+
+// navBlockKeep bounds how long and how many refusals are kept per target for the verbs that
+// caused them.
+const (
+	navBlockKeep = 2 * time.Minute
+	navBlockMax  = 8
+)
+
+// navPolicy holds the recent refusals, by the target (page) they happened in or were opened
+// from, and the popups that have not had their first document's verdict yet.
+type navPolicy struct {
+	mu     sync.Mutex
+	blocks map[string][]navBlock
+	popups map[string]popup
+	// changed is closed (and replaced) whenever a popup gets its verdict.
+	changed chan struct{}
+}
+
+type navBlock struct {
+	host string
+	at   time.Time
+}
+
+// popup is a page opened by another (its opener), waiting for its first document's verdict.
+type popup struct {
+	opener string
+	at     time.Time
+}
+
+// popupWait bounds how long a verb waits for the verdict on a popup it opened.
+const popupWait = 1500 * time.Millisecond
+
+// navAllowlist is the list a host enforces: the one asked for (flag, nil: not asked), which
+// must stay within the config's (ceiling), else the config's.
+func navAllowlist(flag, ceiling []string) (allowlist.List, error) {
+	c, err := allowlist.Parse(ceiling)
+	if err != nil {
+		return allowlist.List{}, wire.Errorf(wire.CodeConfigInvalid, "the config's allow: %w", err)
+	}
+	if flag == nil {
+		return c, nil
+	}
+	f, err := allowlist.Parse(flag)
+	if err != nil {
+		return allowlist.List{}, err
+	}
+	if f.Empty() {
+		return allowlist.List{}, wire.Errorf(wire.CodeInvalidArgument, "an empty --allow would allow nothing")
+	}
+	if !c.Covers(f) {
+		return allowlist.List{}, wire.Errorf(wire.CodeInvalidArgument, "--allow %v is wider than the config's allow %v", f.Strings(), c.Strings()).
+			WithHint("the config's \"allow\" is the most that may be visited: --allow can only narrow it (edit the config to change it)")
+	}
+	return f, nil
+}
+
+func (h *Host) allowStrings() []string {
+	if h.o.Allow.Empty() {
+		return nil
+	}
+	return h.o.Allow.Strings()
+}
+
+// navAllowed refuses, before any navigation, a URL whose host is not on the list.
+func (h *Host) navAllowed(raw string) error {
+	u, err := url.Parse(raw)
+	if err == nil && h.o.Allow.Allows(u) {
+		return nil
+	}
+	host := raw
+	if err == nil {
+		host = u.Host
+	}
+	return wire.Errorf(wire.CodeUnsafeNav, "%s is not on the navigation allowlist (%v)", bound(host, 200), h.o.Allow.Strings()).
+		WithHint("this host was started with a navigation allowlist ('headless status' shows it); only those hosts can be visited")
+}
+
+// navErr is UNSAFE_NAVIGATION when a navigation of session s (or a popup it opened) was
+// refused since since; nil otherwise.
+func (h *Host) navErr(s *session, since time.Time) error {
+	if h.o.Allow.Empty() {
+		return nil
+	}
+	// A popup the verb opened is judged by its first document request, which comes a moment
+	// after the verb's own navigation settled: wait for it (bounded).
+	deadline := time.After(popupWait)
+	h.nav.mu.Lock()
+	defer h.nav.mu.Unlock()
+	for waiting := true; waiting; {
+		waiting = false
+		for _, p := range h.nav.popups {
+			if p.opener == s.targetID && !p.at.Before(since) && time.Since(p.at) < popupWait {
+				waiting = true
+			}
+		}
+		if waiting {
+			changed := h.nav.changedChan()
+			h.nav.mu.Unlock()
+			select {
+			case <-changed:
+			case <-deadline:
+				waiting = false
+			}
+			h.nav.mu.Lock()
+		}
+	}
+	for _, b := range h.nav.blocks[s.targetID] {
+		if !b.at.Before(since) {
+			return wire.Errorf(wire.CodeUnsafeNav, "the page tried to open %s, which is not on the navigation allowlist (%v): refused, the page stayed where it was",
+				bound(b.host, 200), h.o.Allow.Strings()).
+				WithHint("this host was started with a navigation allowlist ('headless status' shows it); links, redirects and popups to other hosts are refused")
+		}
+	}
+	return nil
+}
+
+// changedChan returns the channel closed at the next popup verdict; n.mu is held.
+func (n *navPolicy) changedChan() chan struct{} {
+	if n.changed == nil {
+		n.changed = make(chan struct{})
+	}
+	return n.changed
+}
+
+// popupOpened notes a page target opened by another (Target.targetCreated).
+func (h *Host) popupOpened(params json.RawMessage) {
+	var p struct {
+		Info struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+			OpenerID string `json:"openerId"`
+		} `json:"targetInfo"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Info.Type != "page" || p.Info.OpenerID == "" {
+		return
+	}
+	h.nav.mu.Lock()
+	defer h.nav.mu.Unlock()
+	if h.nav.popups == nil {
+		h.nav.popups = map[string]popup{}
+	}
+	for id, q := range h.nav.popups {
+		if time.Since(q.at) > navBlockKeep {
+			delete(h.nav.popups, id)
+		}
+	}
+	h.nav.popups[p.Info.TargetID] = popup{opener: p.Info.OpenerID, at: time.Now()}
+}
+
+// popupJudged ends the wait for a popup's verdict and returns its opener ("" when id is no
+// popup waiting for one).
+func (h *Host) popupJudged(id string) string {
+	h.nav.mu.Lock()
+	defer h.nav.mu.Unlock()
+	p, ok := h.nav.popups[id]
+	if !ok {
+		return ""
+	}
+	delete(h.nav.popups, id)
+	if h.nav.changed != nil {
+		close(h.nav.changed)
+		h.nav.changed = nil
+	}
+	return p.opener
+}
+
+// enforceAllowlist has browser b pause every document request for the list's verdict.
+func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
+	if h.o.Allow.Empty() {
+		return nil
+	}
+	b.Subscribe(func(ev cdp.Event) {
+		switch {
+		case ev.SessionID != "":
+		case ev.Method == "Fetch.requestPaused":
+			go h.navPaused(b, ev.Params) // the reader must not wait for our calls
+		case ev.Method == "Target.targetCreated":
+			h.popupOpened(ev.Params)
+		}
+	})
+	if err := b.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
+		return err
+	}
+	return b.Call(ctx, "", "Fetch.enable", map[string]any{"patterns": []map[string]any{
+		{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
+	}}, nil)
+}
+
+// navPaused answers one paused document request: on the list it goes on; otherwise it fails
+// (as aborted: the page that asked stays, no error page replaces it), the refusal is recorded
+// for the page (and the opener of a popup), a popup is closed, and a verb waiting for the
+// navigation is woken.
+func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
+	var p struct {
+		RequestID string `json:"requestId"`
+		Request   struct {
+			URL string `json:"url"`
+		} `json:"request"`
+		FrameID string `json:"frameId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u, err := url.Parse(p.Request.URL)
+	if err == nil && h.o.Allow.Allows(u) {
+		b.Call(ctx, "", "Fetch.continueRequest", map[string]any{"requestId": p.RequestID}, nil)
+		h.popupJudged(p.FrameID)
+		return
+	}
+	b.Call(ctx, "", "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "Aborted"}, nil)
+	host := "a URL that is not http(s)"
+	if err == nil && u.Host != "" {
+		host = u.Host
+	}
+	h.o.Log.Info("navigation refused: not on the allowlist", "host", bound(host, 200))
+	targets := []string{p.FrameID}
+	opener := ""
+	defer func() { h.popupJudged(p.FrameID) }() // after the refusal is recorded
+	if s := h.sessionOfTarget(p.FrameID); s == nil {
+		// Not a session's page: a frame inside one, or a page of its own (a popup), which is
+		// closed. A popup's target may be announced a moment after its first request: look
+		// for it for up to a second.
+		h.nav.mu.Lock()
+		if q, ok := h.nav.popups[p.FrameID]; ok {
+			opener = q.opener
+		}
+		h.nav.mu.Unlock()
+		var ti struct {
+			Info struct {
+				Type     string `json:"type"`
+				OpenerID string `json:"openerId"`
+			} `json:"targetInfo"`
+		}
+		for try := 0; opener == "" && try < 20; try++ {
+			if b.Call(ctx, "", "Target.getTargetInfo", map[string]any{"targetId": p.FrameID}, &ti) == nil {
+				if ti.Info.Type == "page" {
+					opener = ti.Info.OpenerID
+				}
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if opener != "" || ti.Info.Type == "page" {
+			b.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": p.FrameID}, nil)
+		}
+		if opener != "" {
+			targets = append(targets, opener)
+		}
+	}
+	now := time.Now()
+	h.nav.mu.Lock()
+	if h.nav.blocks == nil {
+		h.nav.blocks = map[string][]navBlock{}
+	}
+	for id, bs := range h.nav.blocks {
+		for len(bs) > 0 && now.Sub(bs[0].at) > navBlockKeep {
+			bs = bs[1:]
+		}
+		if len(bs) == 0 {
+			delete(h.nav.blocks, id)
+		} else {
+			h.nav.blocks[id] = bs
+		}
+	}
+	for _, id := range targets {
+		bs := append(h.nav.blocks[id], navBlock{host: host, at: now})
+		if len(bs) > navBlockMax {
+			bs = bs[len(bs)-navBlockMax:]
+		}
+		h.nav.blocks[id] = bs
+	}
+	h.nav.mu.Unlock()
+	// A verb that saw the navigation start waits for its load, which an aborted navigation
+	// never fires: wake it as a load would.
+	for _, id := range targets {
+		if s := h.sessionOfTarget(id); s != nil {
+			select {
+			case s.events <- cdp.Event{Method: "Page.loadEventFired", SessionID: s.sid}:
+			default:
+			}
+		}
+	}
+}
+
+// sessionOfTarget is the session whose page is target id (nil: none). It holds h.mu, under
+// which sessions are made; a revive (a crashed page replaced, under s.mu only) may change a
+// targetID meanwhile, so the answer for a page being replaced can be stale: at worst a
+// refusal on that page is not reported by the verb (the navigation was refused all the same).
+// It never waits for s.mu, which a verb holds while it waits for the navigation.
+func (h *Host) sessionOfTarget(id string) *session {
+	if id == "" {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.sessions {
+		if s.targetID == id {
+			return s
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tree lists every path under root with its size and modification time.
+func tree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		fi, err := d.Info()
+		if err == nil {
+			m[p] = fmt.Sprint(fi.Mode(), fi.ModTime(), fi.Size())
+		}
+		return nil
+	})
+	return m
+}
+
+// TestDoctorE2E: 'headless doctor' as a user runs it: read-only (no file created or changed,
+// no process started, a stale socket reported and left), every check id present with a
+// state, the running daemons' facts, a broken audit chain failing the report (exit 1), and
+// nothing of the environment in what it prints.
+func TestDoctorE2E(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.vars = append(e.vars, "DISPLAY=:4242")
+
+	// A fresh user: nothing runs, nothing exists yet.
+	before := tree(t, e.root)
+	code, st, r := doctorReport(t, e)
+	if code != 0 || len(st) != 15 {
+		t.Fatalf("doctor on a fresh user: exit %d %v\n%s", code, st, r.stdout)
+	}
+	for id, want := range map[string]string{"secret_service": "healthy", "config": "healthy", "runtime_dir": "healthy", "sockets": "healthy",
+		"profile": "healthy", "audit": "healthy", "brokerd": "warning", "host": "warning", "chromium": "healthy", "presence": "warning"} {
+		if st[id] != want {
+			t.Errorf("fresh user: %s = %s, want %s", id, st[id], want)
+		}
+	}
+	human := e.run("", "headless", "doctor")
+	if human.code != 0 || !strings.Contains(human.stdout, "keyring_auto_unlock") || !strings.Contains(human.stdout, "hint:") {
+		t.Errorf("doctor's human output: %+v", human)
+	}
+	if after := tree(t, e.root); len(after) != len(before) {
+		t.Fatalf("the doctor created or removed files: before %d, after %d", len(before), len(after))
+	} else {
+		for p, v := range before {
+			if after[p] != v {
+				t.Fatalf("the doctor changed %s", p)
+			}
+		}
+	}
+	if left := e.leftovers(); len(left) > 0 {
+		t.Fatalf("the doctor started processes: %v", left)
+	}
+
+	// A stale socket is reported and left in place.
+	if err := os.MkdirAll(e.runDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(e.runDir(), "control.sock"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	os.Chmod(filepath.Join(e.runDir(), "control.sock"), 0o600)
+	l.Close()
+	if code, st, r := doctorReport(t, e); code != 0 || st["sockets"] != "warning" || !strings.Contains(r.stdout, "stale") || st["host"] != "warning" {
+		t.Fatalf("doctor with a stale control.sock: exit %d %v\n%s", code, st, r.stdout)
+	}
+	if _, err := os.Lstat(filepath.Join(e.runDir(), "control.sock")); err != nil {
+		t.Fatal("the doctor removed the stale socket")
+	}
+
+	// Running: the daemons answer and are undumpable; the profile is locked by the host.
+	e.start(t)
+	e.run("", "headless", "credentials", "init", "--json") // refused (no prompter): an audit record each
+	e.run("", "headless", "credentials", "init", "--json")
+	code, st, r = doctorReport(t, e)
+	for id, want := range map[string]string{"brokerd": "healthy", "host": "healthy", "undumpable": "healthy", "profile": "healthy", "audit": "healthy", "sockets": "healthy"} {
+		if st[id] != want {
+			t.Errorf("running: %s = %s, want %s\n%s", id, st[id], want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "(the running host)") || !strings.Contains(r.stdout, "2 records, hash chain intact") {
+		t.Errorf("doctor's details while running: %s", r.stdout)
+	}
+
+	// A broken audit chain (the first record edited) fails the report: exit status 1, the report still printed.
+	audit := filepath.Join(e.root, "data", "headless", "audit.jsonl")
+	b, err := os.ReadFile(audit)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("audit log: %v (%d bytes)", err, len(b))
+	}
+	if err := os.WriteFile(audit, []byte(strings.Replace(string(b), `"op":"init"`, `"op":"add"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, st, r = doctorReport(t, e)
+	if code != 1 || st["audit"] != "failed" {
+		t.Fatalf("doctor with an edited audit log: exit %d %v\n%s", code, st, r.stdout)
+	}
+	if hr := e.run("", "headless", "doctor"); hr.code != 1 || !strings.Contains(hr.stdout, "[FAIL] audit") {
+		t.Fatalf("human doctor with an edited audit log: %+v", hr)
+	}
+
+	// Nothing of the environment: neither the bus address nor the display.
+	all := e.allOutput()
+	for _, v := range []string{e.k.Addr, ":4242"} {
+		if strings.Contains(all, v) {
+			t.Fatalf("the doctor printed an environment value %q", v)
+		}
+	}
+}
