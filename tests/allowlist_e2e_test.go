@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
 
 // reqLog is a test web server that records the paths it was asked for.
@@ -249,4 +251,39 @@ func BenchmarkNavigationAllowlist(b *testing.B) {
 	b.ReportMetric(float64(mw.Microseconds())/1000, "ms/visit-allowlist")
 	b.ReportMetric(float64(mn.Microseconds())/1000, "ms/visit-none")
 	b.ReportMetric(float64((mw-mn).Microseconds())/1000, "ms/overhead")
+}
+
+// TestSignInUnderAllowlist: the allowlist's browser-wide interception and the sign-in's own
+// navigation gate (both Fetch) work together: a sign-in on a listed origin completes, and a
+// navigation the page starts while the host types is still held and aborted.
+func TestSignInUnderAllowlist(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	hs := newHostileSite(t)
+	const account = "alice@example.test"
+	canary := newCanary()
+	hs.SetAccount(account, canary)
+	approve, _ := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	lsEnroll(t, e, hs.Origin(), "main", account, canary)
+	if r := e.run("", "headless", "start", "--allow", "127.0.0.1", "--json"); r.code != 0 {
+		t.Fatalf("start --allow: %+v", r)
+	}
+	e.ok(t, nil, "visit", hs.URL("/login-reveal"))
+	var a lsAuth
+	e.ok(t, &a, "auth", "login", "--alias", "main")
+	if a.Status != "authenticated" {
+		t.Fatalf("auth login under the allowlist: %+v", a)
+	}
+	e.ok(t, nil, "visit", hs.URL("/login-navfocus"))
+	before := len(hs.AgentLog())
+	if r := e.run("", "headless", "auth", "login", "--alias", "main", "--json"); r.code == 0 || errCode(t, r) != "DOCUMENT_CHANGED" {
+		t.Errorf("auth login on a page that navigates when the password field is focused, under the allowlist: %+v", r)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, l := range hs.AgentLog()[before:] {
+		if strings.Contains(l, "/trap") {
+			t.Errorf("the agent's server got %q while the host typed", l)
+		}
+	}
+	assertNoCanary(t, "every output", e.allOutput(), canary)
 }
