@@ -9,6 +9,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -96,13 +98,16 @@ func TestUndumpableRefusedUnderAFakingSeccompFilter(t *testing.T) {
 	os.Mkdir(home, 0o700)
 	os.Chown(home, 65534, 65534)
 	run := func(filtered bool, argv ...string) (string, int) {
+		// Bounded: a brokerd that is not refused serves until it is killed.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
 		var cmd *exec.Cmd
 		env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "XDG_RUNTIME_DIR=" + home, "LANG=C.UTF-8"}
 		if filtered {
-			cmd = exec.Command(filepath.Join(root, "attacker"))
+			cmd = exec.CommandContext(ctx, filepath.Join(root, "attacker"))
 			env = append(env, helperEnv+"=seccompexec", "SECCOMP_EXEC="+strings.Join(argv, " "))
 		} else {
-			cmd = exec.Command(argv[0], argv[1:]...)
+			cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 		}
 		cmd.Env = env
 		cmd.Dir = "/"
@@ -120,6 +125,20 @@ func TestUndumpableRefusedUnderAFakingSeccompFilter(t *testing.T) {
 	// Unfiltered, both programs run as uid 65534.
 	if out, code := run(false, filepath.Join(root, "headless"), "version"); code != 0 {
 		t.Fatalf("headless version as nobody: %d %s", code, out)
+	}
+	// In a user namespace of the user's own, both refuse to run too (the namespace's owner
+	// could ptrace them whatever prctl says). The control: the namespace is made.
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatal("unshare (util-linux) is missing")
+	}
+	if m, code := run(false, "unshare", "-Ur", "cat", "/proc/self/uid_map"); code != 0 || strings.Fields(m)[1] != "65534" {
+		t.Fatalf("no user namespace for uid 65534 (%d): %q", code, m)
+	}
+	for _, argv := range [][]string{{filepath.Join(root, "headless"), "version"}, {filepath.Join(root, "brokerd")}} {
+		out, code := run(false, append([]string{"unshare", "-Ur"}, argv...)...)
+		if code == 0 || !strings.Contains(out, "user namespace") {
+			t.Errorf("%v in a user namespace: exit %d, %q; want a refusal naming the user namespace", argv, code, out)
+		}
 	}
 	// Filtered, both refuse to run at all.
 	for _, argv := range [][]string{{filepath.Join(root, "headless"), "version"}, {filepath.Join(root, "headless"), "start"}, {filepath.Join(root, "brokerd")}} {

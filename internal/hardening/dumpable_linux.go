@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -13,6 +14,12 @@ import (
 // seccomp filter (or another sandbox) that answers prctl without running it, as an agent can
 // install before it execs headless.
 var ErrNotUndumpable = errors.New("the kernel still treats this process as dumpable after prctl(PR_SET_DUMPABLE, 0): a seccomp filter or sandbox answers prctl without running it")
+
+// ErrUserNamespace: the process runs in a user namespace other than the initial one. There,
+// undumpable means nothing to the namespace's owner (red-team round 4: 'unshare -Ur headless
+// start' left brokerd and the host traceable by the user who made the namespace, with every
+// check passing).
+var ErrUserNamespace = errors.New("this process runs inside a user namespace (not the system's own): whoever owns the namespace could ptrace it")
 
 // Undumpable makes this process undumpable (prctl PR_SET_DUMPABLE 0) and checks that the
 // kernel agrees ([Dumpable]). Call it first thing in main; a failure must stop the program
@@ -28,7 +35,25 @@ func Undumpable() error {
 	if d {
 		return ErrNotUndumpable
 	}
+	initial, err := InitialUserNamespace()
+	if err != nil {
+		return err
+	}
+	if !initial {
+		return ErrUserNamespace
+	}
 	return nil
+}
+
+// InitialUserNamespace reports whether this process runs in the system's own user namespace:
+// its uid_map is the identity map of the whole range, which a namespace made by a user never is.
+func InitialUserNamespace() (bool, error) {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return false, fmt.Errorf("read /proc/self/uid_map: %w", err)
+	}
+	f := strings.Fields(string(b))
+	return len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295", nil
 }
 
 // Dumpable reports whether same-user processes may ptrace this process and read its memory.

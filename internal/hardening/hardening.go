@@ -12,7 +12,9 @@
 //     /proc/PID files belong to root — rather than trusting prctl's answer, which a seccomp
 //     filter installed by whoever execs headless can fake (red-team round 3 did, with
 //     PR_SET_NO_NEW_PRIVS and a filter returning 0 for prctl, inherited by brokerd and the
-//     host): under such a filter both programs refuse to run.
+//     host): under such a filter both programs refuse to run. Nor do they run inside a user
+//     namespace other than the system's own (red-team round 4 made one with 'unshare -Ur'):
+//     its owner can ptrace whatever runs in it, undumpable or not.
 //   - [Facts] reports, for a doctor: whether this process is undumpable, the kernel's Yama
 //     ptrace_scope ("absent" on a kernel without Yama), and for each of headless's binaries
 //     whether a process of the current user could replace it (a user-writable host binary
