@@ -177,6 +177,13 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		// browser a private config dir puts that dir on the handler's command line, so
 		// reap can find and end it.
 		cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+o.TempDir, "XDG_CONFIG_HOME="+filepath.Join(o.TempDir, "config"))
+		if err := blockCrashDumps(o.TempDir); err != nil {
+			toR.Close()
+			toW.Close()
+			fromR.Close()
+			fromW.Close()
+			return nil, err
+		}
 	}
 	cmd.Dir = "/"
 	cmd.Stdout = nil
@@ -550,6 +557,30 @@ func (b *Browser) Kill() {
 // reapDaemons kills the browser's helpers that left its process group (the crash handler),
 // recognised by the private temp dir on their command line.
 func (b *Browser) reapDaemons() { ReapDaemons(b.tempDir) }
+
+// blockCrashDumps keeps Chromium's crash handler from writing minidumps: a renderer's dump is
+// a file of its memory, and the host crashes renderers on purpose (Page.crash, to discard a page
+// that may hold a typed password; red-team round 4 found such dumps under Crash Reports/pending).
+// The handler's database dir is taken by an empty read-only file, so it has nowhere to write;
+// --disable-breakpad alone does not stop it in headless mode.
+func blockCrashDumps(tempDir string) error {
+	dir := filepath.Join(tempDir, "config", "chromium")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("browser config dir: %w", err)
+	}
+	db := filepath.Join(dir, "Crash Reports")
+	if fi, err := os.Lstat(db); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return nil
+	}
+	if err := os.RemoveAll(db); err != nil {
+		return fmt.Errorf("remove old crash reports: %w", err)
+	}
+	f, err := os.OpenFile(db, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o400)
+	if err != nil {
+		return fmt.Errorf("block crash reports: %w", err)
+	}
+	return f.Close()
+}
 
 // ReapDaemons kills the helpers of any browser that ran with tempDir as its private temp dir
 // and left its process group (Chromium's crash handlers daemonise): those of a browser whose

@@ -302,3 +302,47 @@ func TestDevToolsChannelCannotBeReopened(t *testing.T) {
 		t.Fatalf("the browser does not answer over its sockets: %v", err)
 	}
 }
+
+// TestCrashedRendererLeavesNoDump: a renderer the host crashes on purpose (Page.crash, to
+// discard a page that may hold a typed password) writes no minidump — a file of its memory —
+// anywhere under the browser's private dirs.
+func TestCrashedRendererLeavesNoDump(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := Launch(ctx, Options{
+		Path:    chromium(t),
+		Args:    []string{"--user-data-dir=" + filepath.Join(dir, "profile")},
+		Env:     []string{"PATH=/usr/bin:/bin", "HOME=" + dir},
+		TempDir: filepath.Join(dir, "tmp"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Kill()
+	_, sid := attachPage(t, ctx, b)
+	if err := b.Call(ctx, sid, "Page.navigate", map[string]any{"url": "data:text/html,<input value=cnry-dump-test>"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
+	b.Call(cctx, sid, "Page.crash", nil, nil)
+	ccancel()
+	for deadline := time.Now().Add(10 * time.Second); b.SessionErr(sid) == nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if b.SessionErr(sid) == nil {
+		t.Fatal("the renderer did not crash: the test proves nothing")
+	}
+	time.Sleep(2 * time.Second) // a crash handler writes within moments
+	var dumps []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".dmp") || strings.Contains(p, "Crash Reports/")) {
+			dumps = append(dumps, p)
+		}
+		return nil
+	})
+	if len(dumps) != 0 {
+		t.Errorf("a crashed renderer left dumps: %v", dumps)
+	}
+}
