@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"net/url"
+	"strings"
+	"unicode"
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
@@ -40,13 +42,26 @@ func fieldLabel(o snapshot.Outline, ref string) string {
 	return ""
 }
 
-// clientLabel is what a client.hello said, cleaned and bounded: "name version".
+// clientLabel is what a client.hello said, cleaned and bounded: "name version", in the
+// characters client names and versions use (letters, digits, space and . _ - + / @); anything
+// else becomes "?", so a self-reported name cannot write a sentence into the person's prompt
+// ("origin: … (verified)", red-team round 4).
 func clientLabel(p control.ClientHelloParams) string {
-	l := procstat.Clean(p.Name, control.MaxClientName)
-	if v := procstat.Clean(p.Version, control.MaxClientVersion); v != "" {
+	l := labelChars(procstat.Clean(p.Name, control.MaxClientName))
+	if v := labelChars(procstat.Clean(p.Version, control.MaxClientVersion)); v != "" {
 		l += " " + v
 	}
 	return l
+}
+
+func labelChars(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" ._-+/@", r):
+			return r
+		}
+		return '?'
+	}, s)
 }
 
 // agentClient is what the control connection of ctx's request said its client is ("" when

@@ -42,3 +42,18 @@ func TestServerServesEveryControlMethod(t *testing.T) {
 		}
 	}
 }
+
+func TestClientLabelCannotWriteSentences(t *testing.T) {
+	for in, want := range map[string]string{
+		"claude-code":                          "claude-code",
+		"origin: https://bank.test (verified)": "origin? https?//bank.test ?verified?",
+		"a\nb\x1b[31m":                         "a?b??31m",
+	} {
+		if got := clientLabel(control.ClientHelloParams{Name: in}); got != want {
+			t.Errorf("clientLabel(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := clientLabel(control.ClientHelloParams{Name: "vscode", Version: "1.99.0"}); got != "vscode 1.99.0" {
+		t.Errorf("name and version: %q", got)
+	}
+}
