@@ -310,11 +310,11 @@ func TestMCP(t *testing.T) {
 		}
 		// The prompt names the MCP client, as self-reported, beside the process chain.
 		prompts := presencetest.Prompts(t, gateLog)
-		if len(prompts) == 0 || !strings.Contains(prompts[len(prompts)-1], `"mcp:e2e-agent 9.9" (self-reported`) {
+		if len(prompts) == 0 || !strings.Contains(prompts[len(prompts)-1], `"mcp/e2e-agent 9.9" (self-reported`) {
 			t.Errorf("the prompt does not name the MCP client as self-reported: %q", prompts)
 		}
 		audit, _ := os.ReadFile(filepath.Join(e.root, "data", "headless", "audit.jsonl"))
-		if !strings.Contains(string(audit), `"client":"mcp:e2e-agent 9.9"`) {
+		if !strings.Contains(string(audit), `"client":"mcp/e2e-agent 9.9"`) {
 			t.Errorf("the audit log does not carry the client: %s", audit)
 		}
 		// brokerd, started by headless mcp, did not hand the agent's display to the prompt.

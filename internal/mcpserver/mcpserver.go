@@ -200,7 +200,7 @@ func clientInfo(req *mcp.CallToolRequest) (name, version string) {
 	if ip == nil || ip.ClientInfo == nil {
 		return "", ""
 	}
-	return "mcp:" + ip.ClientInfo.Name, ip.ClientInfo.Version
+	return "mcp/" + ip.ClientInfo.Name, ip.ClientInfo.Version
 }
 
 // leaseClient is the connection that owns this client's sessions (created on first use; a
