@@ -99,7 +99,8 @@ func (h *Host) dispatch(ev cdp.Event) {
 	}
 	s := v.(*session)
 	switch ev.Method {
-	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated":
+	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated",
+		"Page.frameRequestedNavigation":
 		select {
 		case s.events <- ev:
 		default: // a waiter that is not there; drop

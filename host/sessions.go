@@ -28,6 +28,10 @@ func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session
 	if s == nil {
 		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "no session %q", name)
 	}
+	if s.fresh {
+		// A journey's own browser context: the run drives it, and nothing else may.
+		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "session %q is the fresh browser context of a running journey; no verb drives it", name)
+	}
 	return b, s, nil
 }
 
@@ -245,6 +249,9 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	s, ok := h.sessions[name]
 	if ok {
 		delete(h.sessions, name)
+		if s.stopRun != nil {
+			s.stopRun() // a journey runs in it: stop it rather than wait for its budget
+		}
 	}
 	h.mu.Unlock()
 	if !ok {
@@ -277,7 +284,7 @@ func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
 	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
 	for _, s := range ss {
-		info := SessionInfo{Name: s.name, Isolated: s.isolated, Owned: s.owner != nil, Responsive: true}
+		info := SessionInfo{Name: s.name, Isolated: s.isolated, Fresh: s.fresh, Owned: s.owner != nil, Responsive: true}
 		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
 			info.URL, info.Title = u, t
 		} else {

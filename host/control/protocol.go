@@ -26,6 +26,7 @@ const (
 	MethodScreenshot    = "screenshot"     // SessionParams → ScreenshotResult
 	MethodProfileClear  = "profile.clear"  // → ClearResult
 	MethodClientHello   = "client.hello"   // ClientHelloParams → struct{}: what this connection's client says it is
+	MethodJourneyRun    = "journey.run"    // JourneyRunParams → JourneyReport
 
 	MethodAuthLogin         = "auth.login"          // AuthParams → AuthResult
 	MethodAuthEnroll        = "auth.enroll"         // EnrollParams (a hand-built frame) → EnrollResult
@@ -84,6 +85,7 @@ type SessionClosed struct {
 type SessionInfo struct {
 	Name       string `json:"name"`
 	Isolated   bool   `json:"isolated"`
+	Fresh      bool   `json:"fresh,omitempty"` // a running journey's fresh browser context (no verb drives it)
 	Owned      bool   `json:"owned,omitempty"` // closed when the connection that created it ends
 	URL        string `json:"url"`
 	Title      string `json:"title"`

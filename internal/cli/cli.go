@@ -238,6 +238,11 @@ func (c *cmd) run(ctx context.Context, cmd *command, args []string) int {
 	} else if human != nil {
 		human(c.env.Stdout)
 	}
+	// A result may have an exit status of its own ('journey run': failed and could not
+	// look are results, not errors, with statuses of their own).
+	if s, ok := result.(interface{ ExitStatus() int }); ok {
+		return s.ExitStatus()
+	}
 	return 0
 }
 
