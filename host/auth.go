@@ -279,6 +279,11 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return res, err
 	}
+	// No other window may hold a reference to the page while the person decides and the host
+	// types (navguard.go): a popup of the page's could navigate it under the typing.
+	if _, err := h.closeOpened(ctx, b, s); err != nil {
+		return res, h.browserErr(err)
+	}
 	challengeID := p.Challenge
 	if challengeID == "" {
 		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
@@ -400,11 +405,21 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 		}
 	}
 	pw := fresh.refs[form.Password]
+	// From before the password field is focused (a focus handler may navigate) until the
+	// submit, no navigation of the page can start (navguard.go).
+	gate, err := h.holdNavigations(ctx, b, s)
+	if err != nil {
+		return false, h.browserErr(err)
+	}
+	defer gate.end(ctx)
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
 		return false, nodeErr(err)
 	}
 	if err := selectAll(ctx, b, s); err != nil {
 		return false, h.browserErr(err)
+	}
+	if err := navUnderWay(s, "password"); err != nil {
+		return false, err
 	}
 	// The last checks, as close to typing as the protocol allows: the same document (no
 	// navigation slipped in) and the focus on exactly the verified password field.
@@ -414,12 +429,29 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err := h.sameListener(credOrigin, listener); err != nil {
 		return false, err
 	}
+	if n, err := h.closeOpened(ctx, b, s); err != nil || n > 0 {
+		if err == nil {
+			err = wire.Errorf(wire.CodeDocumentChanged, "the login page opened a window since the person was asked (it could navigate the page); it was closed, and nothing was typed")
+		}
+		return false, err
+	}
+	if s.navPending.Load() || gate.tried(ctx) {
+		return false, wire.Errorf(wire.CodeDocumentChanged, "a navigation of the page was under way when the password was to be typed; nothing was typed")
+	}
 	s.addTaint(st.document, pw) // before the first character: every later path clears it
 	if err := b.InsertSecret(ctx, s.sid, secret); err != nil {
 		return true, h.browserErr(err)
 	}
+	if gate.tried(ctx) {
+		h.discardPage(ctx, b, s)
+		ev.PageDiscarded = true
+		return true, errNavDuringTyping
+	}
 	if err := h.focusedOn(ctx, b, s, pw, st.document, "password"); err != nil {
-		// Focus or document moved while typing: do not submit whatever received the text.
+		// Focus or document moved while typing: the text may have gone anywhere in the
+		// page, so the page goes, and nothing is submitted.
+		h.discardPage(ctx, b, s)
+		ev.PageDiscarded = true
 		return true, err
 	}
 	// Right before the submit, after typing: the page had a moment with the password in it.
@@ -427,6 +459,12 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err != nil {
 		return true, err
 	}
+	if gate.tried(ctx) {
+		h.discardPage(ctx, b, s)
+		ev.PageDiscarded = true
+		return true, errNavDuringTyping
+	}
+	gate.end(ctx) // the host's own submit navigates
 	s.drain()
 	if err := h.submit(ctx, b, s, after, form, form.Password); err != nil {
 		return true, err
@@ -598,13 +636,22 @@ func sameForm(old pageState, f snapshot.LoginForm, fresh pageState) (snapshot.Lo
 // host code, never the caller's), that the document still has focus and its focused element
 // is exactly t, and that the main frame still shows document. what names the field.
 func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document, what string) error {
+	// Bounded: a page with a navigation under way answers no fixed function until it ends.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	if now, err := h.documentID(ctx, b, s); err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
 		return err
 	} else if now != document {
 		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the %s was being typed", what)
 	}
 	focused, err := h.callFixed(ctx, b, s, t.BackendNodeID, t.FrameID, fnFocused)
 	if err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
 		return err
 	}
 	if !focused {
@@ -672,6 +719,9 @@ func (h *Host) typeAccount(ctx context.Context, b *cdp.Browser, s *session, t sn
 	}
 	if err := selectAll(ctx, b, s); err != nil {
 		return h.browserErr(err)
+	}
+	if err := navUnderWay(s, "account"); err != nil {
+		return err
 	}
 	if err := h.focusedOn(ctx, b, s, t, document, "account"); err != nil {
 		return err

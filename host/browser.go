@@ -99,6 +99,13 @@ func (h *Host) dispatch(ev cdp.Event) {
 	}
 	s := v.(*session)
 	switch ev.Method {
+	case "Page.frameStartedNavigating", "Fetch.requestPaused":
+		s.trackNavigation(ev)
+		return
+	case "Page.frameNavigated", "Page.frameStoppedLoading":
+		s.trackNavigation(ev)
+	}
+	switch ev.Method {
 	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated",
 		"Page.frameRequestedNavigation":
 		select {

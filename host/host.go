@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
@@ -104,6 +105,12 @@ type session struct {
 	// that closing it (session close, profile clear, the host's stop) does not wait for the
 	// run's budget.
 	stopRun context.CancelFunc
+	// navPending: a navigation of the main frame has started and not committed or stopped;
+	// heldNavs and paused: document requests held by the navigation gate (navguard.go).
+	// Written by the event reader.
+	navPending atomic.Bool
+	heldNavs   atomic.Int32
+	paused     chan cdp.Event
 
 	mu   sync.Mutex // one verb at a time; guards everything below
 	refs map[string]snapshot.Target

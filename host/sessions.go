@@ -90,7 +90,7 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 
 func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
 	b := h.browser
-	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), gone: b.Done(), refs: map[string]snapshot.Target{}}
+	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}}
 	if isolated && adopt == "" {
 		var r struct {
 			ID string `json:"browserContextId"`

@@ -4,9 +4,11 @@
 # the secret-service presence window vs a bare unlock, read and lock;
 # challenge issue throughput with 1, 8 and 64 connections; brokerd idle RSS; the browser host;
 # alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
-# the same page; 32 concurrent alias logins across 32 sessions (8 isolated).
-# The Playwright baseline needs Node.js 20+ and npm; playwright-core (pinned in
-# scripts/bench/package.json) is installed into scripts/bench/node_modules when missing.
+# the same page; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
+# Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes).
+# The Playwright baselines need Node.js 20+ and npm; playwright-core, @playwright/mcp and the MCP
+# SDK (pinned in scripts/bench/package.json and its lockfile) are installed into
+# scripts/bench/node_modules when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -18,9 +20,12 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 20 ] || { echo "bench: the Playwright baseline needs Node.js 20+, found $(node --version)" >&2; exit 1; }
-if [ ! -d scripts/bench/node_modules/playwright-core ]; then
-  npm ci --prefix scripts/bench --no-audit --no-fund
-fi
+for m in playwright-core @playwright/mcp @modelcontextprotocol/sdk; do
+  if [ ! -f "scripts/bench/node_modules/$m/package.json" ]; then
+    npm ci --prefix scripts/bench --no-audit --no-fund
+    break
+  fi
+done
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench 'Release|Baseline' -benchtime "${n}x" -count 1 ./tests/ | tee "$out"
@@ -31,6 +36,7 @@ go test -run '^$' -bench 'ProfileClear|BaselineStopStart' -benchtime "${BENCH_HO
 go test -run '^$' -bench 'HostIdleRSS' -benchtime 20x -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'AliasLogin|PlaywrightLogin' -benchtime "${BENCH_LOGIN_N:-20}x" -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'ConcurrentLogins32' -benchtime "${BENCH_CONC_N:-3}x" -count 1 ./tests/ | tee -a "$out"
+go test -run '^$' -bench '^BenchmarkMCP$' -benchtime "${BENCH_MCP_N:-30}x" -count 1 ./tests/ | tee -a "$out"
 awk '
   function metric(line, unit,   i, f) { n = split(line, f, /[ \t]+/); for (i = 2; i <= n; i++) if (f[i] == unit) return f[i-1]; return "" }
   /^BenchmarkRelease-/           { r50 = metric($0, "p50-ms"); r99 = metric($0, "p99-ms") }
@@ -51,6 +57,10 @@ awk '
   /^BenchmarkAliasLogin/         { al50 = metric($0, "p50-ms"); al99 = metric($0, "p99-ms") }
   /^BenchmarkPlaywrightLogin/    { pl50 = metric($0, "p50-ms"); pl99 = metric($0, "p99-ms") }
   /^BenchmarkConcurrentLogins32/ { ce = metric($0, "errors"); c50 = metric($0, "p50-ms"); c99 = metric($0, "p99-ms"); cr = metric($0, "round-ms") }
+  /^BenchmarkMCP-/               { for (k = 0; k < 2; k++) { s = k ? "pw-" : "headless-"
+                                     for (j = 1; j <= 3; j++) { op = j == 1 ? "nav" : j == 2 ? "click" : "clicknav"
+                                       m50[s op] = metric($0, s op "-p50-ms"); m99[s op] = metric($0, s op "-p99-ms") }
+                                     mb[s "login"] = metric($0, s "login-bytes"); mb[s "app"] = metric($0, s "app-bytes"); mb[s "tools"] = metric($0, s "tools-bytes") } }
   END {
     print ""
     print "== release latency (ms): brokerd vs GetSecret + pinentry alone, same run"
@@ -74,4 +84,11 @@ awk '
     printf "   p99: alias login %.0f ms  Playwright %.0f ms  ratio %.2f\n", al99, pl99, al99/pl99
     print "== 32 concurrent alias logins (32 sessions, 8 isolated; one presence prompt at a time)"
     printf "   errors %s (goal 0)  p50 %.0f ms  p99 %.0f ms  a round of 32 %.0f ms\n", ce, c50, c99, cr
+    print "== headless mcp vs Playwright MCP, one MCP client over stdio, same pages (ms; ratio headless/Playwright)"
+    split("nav click clicknav", ops, " ")
+    label["nav"] = "navigate + snapshot (goal <= 1.0)"; label["click"] = "click, in-page (goal <= 1.0)"; label["clicknav"] = "click, navigating link"
+    for (j = 1; j <= 3; j++) { op = ops[j]
+      printf "   %-34s p50 %.0f vs %.0f  ratio %.2f   p99 %.0f vs %.0f  ratio %.2f\n", label[op], m50["headless-" op], m50["pw-" op], m50["headless-" op]/m50["pw-" op], m99["headless-" op], m99["pw-" op], m99["headless-" op]/m99["pw-" op] }
+    printf "   snapshot bytes (text + structuredContent): console page %d vs %d  ratio %.2f (goal <= 0.7)   login page %d vs %d  ratio %.2f\n", mb["headless-app"], mb["pw-app"], mb["headless-app"]/mb["pw-app"], mb["headless-login"], mb["pw-login"], mb["headless-login"]/mb["pw-login"]
+    printf "   tool definitions (tools/list) bytes: %d vs %d  ratio %.2f\n", mb["headless-tools"], mb["pw-tools"], mb["headless-tools"]/mb["pw-tools"]
   }' "$out"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite, exactly as CI runs it (.ci/run calls this).
-# Installs what is missing (apt), then runs gofmt, go vet, the darwin build, and every test
-# with the race detector against the REAL components: each test starts its own private D-Bus
-# bus with gnome-keyring (scripts/with-secret-service.sh). HEADLESS_REAL=1 makes a missing
-# component a failure, never a skip.
+# Installs what is missing (apt, and the independent MCP client's node modules with npm ci),
+# then runs gofmt, go vet, the darwin build, and every test with the race detector against the
+# REAL components: each test starts its own private D-Bus bus with gnome-keyring
+# (scripts/with-secret-service.sh). HEADLESS_REAL=1 makes a missing component a failure, never
+# a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -20,6 +21,9 @@ go vet ./...
 echo "== darwin build and vet (Keychain backend)"
 GOOS=darwin go build ./...
 GOOS=darwin go vet ./...
+echo "== node modules of the independent MCP client (tests/mcpclient, pinned by its lockfile)"
+command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the TypeScript MCP client test needs Node.js 20+ and npm" >&2; exit 1; }
+npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
 echo "== tests (race detector, real components)"
 go test -race -count=1 -timeout 25m ./...
 # A count, not a duration: a time-bounded run can end in "context deadline exceeded" when the

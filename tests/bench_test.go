@@ -33,7 +33,11 @@ import (
 
 type samples []time.Duration
 
-func (s samples) report(b *testing.B) {
+func (s samples) report(b *testing.B) { s.reportAs(b, "") }
+
+// reportAs reports the percentiles as PREFIXp50-ms and PREFIXp99-ms (one benchmark that
+// measures several things).
+func (s samples) reportAs(b *testing.B, prefix string) {
 	if len(s) == 0 {
 		return
 	}
@@ -42,8 +46,8 @@ func (s samples) report(b *testing.B) {
 		i := int(p * float64(len(s)-1))
 		return float64(s[i].Microseconds()) / 1000
 	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(pct(0.50), prefix+"p50-ms")
+	b.ReportMetric(pct(0.99), prefix+"p99-ms")
 }
 
 func benchBroker(b *testing.B, mode string) (*env, *brokerapi.Client) {

@@ -39,7 +39,19 @@ func TestMain(m *testing.M) {
 	if helper := os.Getenv(helperEnv); helper != "" {
 		os.Exit(runHelper(helper))
 	}
-	if realtest.Enabled() {
+	ownBin := false
+	if dir := os.Getenv("HEADLESS_E2E_BIN"); realtest.Enabled() && dir != "" {
+		// Binaries built elsewhere by scripts/build.sh (another branch's, say): the tests run
+		// against those instead. brokerd trusts only a headless of its own build, so DIR must
+		// hold both, from one build.
+		binDir = dir
+		for _, name := range []string{"brokerd", "headless"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				buildErr = fmt.Errorf("HEADLESS_E2E_BIN=%s: %v", dir, err)
+			}
+		}
+	} else if realtest.Enabled() {
+		ownBin = true
 		dir, err := os.MkdirTemp("", "headless-e2e-bin-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -62,7 +74,9 @@ func TestMain(m *testing.M) {
 			}
 			code = 1
 		}
-		os.RemoveAll(binDir)
+		if ownBin {
+			os.RemoveAll(binDir)
+		}
 	}
 	os.Exit(code)
 }

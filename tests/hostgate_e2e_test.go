@@ -41,6 +41,8 @@ func runHelper(name string) int {
 		return attack()
 	case "listen6":
 		return listen6()
+	case "seccompexec":
+		return seccompExec()
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
 	return 2

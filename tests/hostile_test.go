@@ -170,11 +170,16 @@ func TestHostileAgent(t *testing.T) {
 	})
 
 	t.Run("a check fails after typing", func(t *testing.T) {
+		// The focus moved while the password was typed: the text may be anywhere in the
+		// page, so the page is discarded, not merely cleared.
 		run(t, "visit", hs.URL("/steal-focus"))
 		if code, a := loginCode(t, "--alias", "main"); code != "DOCUMENT_CHANGED" {
 			t.Errorf("auth login on a page that moves the focus while typing: code %q (%+v), want DOCUMENT_CHANGED", code, a)
 		}
-		cleared(t, "an error after typing")
+		if o := snap(t); o.URL != "about:blank" || len(o.Elements) != 0 {
+			t.Errorf("after the focus moved while typing, the page was not discarded: %s %+v", o.URL, o.Elements)
+		}
+		oracles(t, false)
 	})
 
 	t.Run("the page puts the value back", func(t *testing.T) {
@@ -217,25 +222,102 @@ func TestHostileAgent(t *testing.T) {
 		if r := run(t, "wait", "--url", "/spa-slow", "--timeout", "10s"); r.code != 0 {
 			t.Fatalf("the opener did not go to the site: %+v", r)
 		}
+		polls := func() int {
+			n := 0
+			for _, l := range hs.AgentLog() {
+				if strings.Contains(l, "/should-freeze") {
+					n++
+				}
+			}
+			return n
+		}
+		if !pollUntil(5*time.Second, func() bool { return polls() > 0 }) {
+			t.Fatal("the popup never ran: the test proves nothing")
+		}
 		began := time.Now()
 		code, a := loginCode(t, "--alias", "wrong")
 		took := time.Since(began)
-		t.Logf("auth login with a frozen renderer: code %q, %+v, after %v", code, a, took.Round(time.Millisecond))
+		t.Logf("auth login with the freezing popup: code %q, %+v, after %v", code, a, took.Round(time.Millisecond))
 		if took > 60*time.Second {
 			t.Errorf("auth login took %v with a frozen renderer", took)
 		}
-		if code == "" && a.Evidence["page_discarded"] != true {
+		// Since round 3 the popup (it holds window.opener) is closed before the person is
+		// asked, so it cannot freeze the renderer: the field is emptied as on any page. Had it
+		// frozen it anyway, the page must have been discarded.
+		n := polls()
+		time.Sleep(500 * time.Millisecond)
+		if polls() != n {
+			t.Error("the page's popup is still running after the sign-in")
+		}
+		if code == "" && a.Evidence["page_discarded"] != true && a.Evidence["cleared"] != true {
 			t.Fatalf("the attempt ended without emptying the field or discarding the page: %+v", a)
 		}
-		o := snap(t)
-		if o.URL != "about:blank" {
-			t.Errorf("after a discarded page the session shows %s", o.URL)
+		if a.Evidence["page_discarded"] == true {
+			if o := snap(t); o.URL != "about:blank" || len(o.Elements) != 0 {
+				t.Errorf("after a discarded page the session shows %s %+v", o.URL, o.Elements)
+			}
+		} else {
+			cleared(t, "a sign-in with the freezing popup closed")
 		}
-		for _, el := range o.Elements {
-			if el.Kind == "input" {
-				t.Errorf("the discarded page's fields are still there: %+v", o.Elements)
+	})
+
+	t.Run("round 3: a popup holding window.opener is closed before the person is asked", func(t *testing.T) {
+		// The red team's popup navigated the login page to a page of its own, timed on the
+		// audit log, so the password was typed there. Now no window the page opened survives
+		// to the prompt.
+		run(t, "visit", hs.AgentURL("/rt3-opener"))
+		run(t, "click", snap(t).ref(t, "button", "Continue"))
+		if r := run(t, "wait", "--url", "/login-reveal", "--timeout", "10s"); r.code != 0 {
+			t.Fatalf("the opener did not go to the site: %+v", r)
+		}
+		if !pollUntil(5*time.Second, func() bool { return hs.Ticks() > 3 }) {
+			t.Fatal("the popup never ran: the test proves nothing")
+		}
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login: %q %+v", code, a)
+		}
+		n := hs.Ticks()
+		time.Sleep(500 * time.Millisecond)
+		if hs.Ticks() != n {
+			t.Error("the popup that holds window.opener still runs after the sign-in: it could have navigated the page under the typing")
+		}
+	})
+
+	t.Run("round 3: a navigation under way when typing starts", func(t *testing.T) {
+		// Focusing the account field starts a navigation that the server holds: had the
+		// password been typed, the new document could have committed under it.
+		run(t, "visit", hs.URL("/login-slownav"))
+		p := len(hs.Posts())
+		code, a := loginCode(t, "--alias", "main")
+		hs.ReleaseSlow()
+		if code != "DOCUMENT_CHANGED" {
+			t.Errorf("auth login with a navigation under way: %q %+v, want DOCUMENT_CHANGED", code, a)
+		}
+
+		if got := hs.Posts()[p:]; len(got) != 0 {
+			t.Errorf("submitted with a navigation under way: %v", got)
+		}
+		if r := run(t, "wait", "--url", "/slow", "--timeout", "10s"); r.code == 0 {
+			oracles(t, false)
+		}
+	})
+
+	t.Run("round 3: a navigation started while typing is held and stopped", func(t *testing.T) {
+		// Focusing the password field sends the page to the agent's trap: the request never
+		// leaves the browser while the host types.
+		run(t, "visit", hs.URL("/login-navfocus"))
+		before := len(hs.AgentLog())
+		code, a := loginCode(t, "--alias", "main")
+		if code != "DOCUMENT_CHANGED" {
+			t.Errorf("auth login on a page that navigates when the password field is focused: %q %+v, want DOCUMENT_CHANGED", code, a)
+		}
+		time.Sleep(300 * time.Millisecond)
+		for _, l := range hs.AgentLog()[before:] {
+			if strings.Contains(l, "/trap") || strings.Contains(l, "/typed") {
+				t.Errorf("the agent's server got %q while the host typed", l)
 			}
 		}
+		oracles(t, false)
 	})
 
 	t.Run("back-forward cache restores a filled document", func(t *testing.T) {

@@ -45,6 +45,9 @@ import (
 //	                       POST /settings delivers the secret to that URL, server to server
 //	GET  /focus-iframe     focusing the account field moves the focus into an iframe of the
 //	                       agent's server
+//	GET  /login-slownav    focusing the account field starts a navigation to /slow, which the
+//	                       server holds until the test releases it (a navigation under way)
+//	GET  /login-navfocus   focusing the password field navigates to the agent's /trap
 //	GET  /home             "Welcome ACCOUNT" when signed in
 //	POST /api/login        JSON login for the script-driven pages
 //	POST /reveal?n=N       what the toggle saw: the length of the field's value when clicked
@@ -54,20 +57,26 @@ import (
 //	GET  /back2            runs history.go(-2) (back to the login document of a just signed-in
 //	                       session)
 //	GET  /typed-frame      an input that takes the focus and reports what is typed into it
+//	GET  /rt3-opener       a click opens the agent's popup /rt3-popup (it keeps a reference to
+//	                       this tab: window.opener) and takes the tab to the site's /login-reveal;
+//	                       the popup reports GET /tick every 50 ms
+//	GET  /trap             an autofocused textarea that reports what is typed into it
 type hostileSite struct {
 	site, agent *httptest.Server
 
 	mu       sync.Mutex
 	accounts map[string]string
 	sessions map[string]string
-	reveals  []int       // value lengths the toggle saw, in order
-	freeze   bool        // the agent's popup is to busy-loop now (see /spa-slow)
-	posts    []loginPost // credential submissions the site received
-	agentLog []string    // every request to the agent's server
+	reveals  []int         // value lengths the toggle saw, in order
+	freeze   bool          // the agent's popup is to busy-loop now (see /spa-slow)
+	slow     chan struct{} // closed to let GET /slow answer
+	ticks    int           // GET /tick requests from the agent's popup
+	posts    []loginPost   // credential submissions the site received
+	agentLog []string      // every request to the agent's server
 }
 
 func newHostileSite(t testing.TB) *hostileSite {
-	hs := &hostileSite{accounts: map[string]string{}, sessions: map[string]string{}}
+	hs := &hostileSite{accounts: map[string]string{}, sessions: map[string]string{}, slow: make(chan struct{})}
 	hs.agent = httptest.NewServer(hs.agentMux())
 	t.Cleanup(hs.agent.Close)
 	hs.site = httptest.NewServer(hs.siteMux())
@@ -337,6 +346,19 @@ func (hs *hostileSite) siteMux() *http.ServeMux {
 		}
 		hsPage(w, "Webhook settings", `<p>Saved. A test event was sent.</p>`)
 	})
+	mux.HandleFunc("GET /login-slownav", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", loginForm("")+`<script>document.getElementById("acct").addEventListener("focus", function () { location.href = "/slow"; });</script>`)
+	})
+	mux.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hs.slow:
+		case <-time.After(20 * time.Second):
+		}
+		hsPage(w, "Slow", `<textarea id="x" autofocus aria-label="notes"></textarea>`)
+	})
+	mux.HandleFunc("GET /login-navfocus", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", loginForm("")+`<script>document.querySelector("[name=pw]").addEventListener("focus", function () { location.href = "`+hs.agent.URL+`/trap"; });</script>`)
+	})
 	mux.HandleFunc("GET /focus-iframe", func(w http.ResponseWriter, r *http.Request) {
 		hsPage(w, "Sign in", `<h1>Sign in</h1>
 <form id="f" method="post" action="/login-reveal">`+hsFields+`
@@ -377,6 +399,21 @@ var t = setInterval(function () {
 			fmt.Fprint(w, "no")
 		}
 	})
+	mux.HandleFunc("GET /rt3-opener", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Start", `<button id="go" onclick="window.open('/rt3-popup', 'p', 'width=300,height=200'); location.href = '`+hs.site.URL+`/login-reveal';">Continue</button>`)
+	})
+	mux.HandleFunc("GET /rt3-popup", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Helper", `<p>helper</p><script>setInterval(function () { fetch("/tick"); }, 50);</script>`)
+	})
+	mux.HandleFunc("GET /tick", func(w http.ResponseWriter, r *http.Request) {
+		hs.mu.Lock()
+		hs.ticks++
+		hs.mu.Unlock()
+	})
+	mux.HandleFunc("GET /trap", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Notes", `<textarea id="x" autofocus aria-label="notes"></textarea>
+<script>var x = document.getElementById("x"); x.focus(); x.addEventListener("input", function () { navigator.sendBeacon("/typed?v=" + encodeURIComponent(x.value)); });</script>`)
+	})
 	mux.HandleFunc("GET /typed-frame", func(w http.ResponseWriter, r *http.Request) {
 		hsPage(w, "Help", `<input id="x" aria-label="help">
 <script>
@@ -395,6 +432,24 @@ x.addEventListener("input", function () { navigator.sendBeacon("/typed?v=" + enc
 		hs.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// Ticks is how many times the agent's popup reported in.
+func (hs *hostileSite) Ticks() int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.ticks
+}
+
+// ReleaseSlow lets GET /slow answer.
+func (hs *hostileSite) ReleaseSlow() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	select {
+	case <-hs.slow:
+	default:
+		close(hs.slow)
+	}
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

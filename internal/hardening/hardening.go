@@ -8,7 +8,11 @@
 //     undumpable: a same-user process that is not root can no longer ptrace it, nor open its
 //     /proc/PID/mem, environ, fd/ or exe, and it leaves no core dump. It stays so for the
 //     life of the process image; an exec resets it (Chromium, started by the host, is
-//     dumpable again).
+//     dumpable again). It then checks that the kernel agrees — a non-dumpable process's
+//     /proc/PID files belong to root — rather than trusting prctl's answer, which a seccomp
+//     filter installed by whoever execs headless can fake (red-team round 3 did, with
+//     PR_SET_NO_NEW_PRIVS and a filter returning 0 for prctl, inherited by brokerd and the
+//     host): under such a filter both programs refuse to run.
 //   - [Facts] reports, for a doctor: whether this process is undumpable, the kernel's Yama
 //     ptrace_scope ("absent" on a kernel without Yama), and for each of headless's binaries
 //     whether a process of the current user could replace it (a user-writable host binary

@@ -89,6 +89,8 @@ type Server struct {
 	o   Options
 	mcp *mcp.Server
 
+	registered []*mcp.Tool
+
 	leaseMu sync.Mutex
 	lease   *control.Client // the connection owning this client's sessions
 }
@@ -257,10 +259,27 @@ func (c *call) progress(ctx context.Context, message string) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
-// ErrorResult is the structured content of every error result.
+// ErrorResult is the structured content of every error result; every tool's output schema
+// admits it besides the tool's own result.
 type ErrorResult struct {
-	Error *wire.Error `json:"error"`
+	Error ErrorBody `json:"error"`
 }
+
+// ErrorBody is an error in its wire form: a code from the one error table, a message and a
+// hint a person can act on.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+var errorSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[ErrorResult](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // errorResult is err as a tool's error result: isError, {"error":{code,message,hint}}, and a
 // one-line text. An error no code claims (a bug) is INTERNAL with a bounded message.
@@ -277,7 +296,12 @@ func errorResult(err error) *mcp.CallToolResult {
 	if we.Hint != "" {
 		text += " (hint: " + we.Hint + ")"
 	}
-	r := &mcp.CallToolResult{IsError: true, StructuredContent: ErrorResult{Error: we}, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	hint := we.Hint
+	if hint == "" {
+		hint = wire.Hint(we.Code)
+	}
+	r := &mcp.CallToolResult{IsError: true, StructuredContent: ErrorResult{Error: ErrorBody{Code: string(we.Code), Message: we.Message, Hint: hint}},
+		Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 	return r
 }
 
@@ -326,7 +350,11 @@ func addTool[In, Out any](s *Server, name, title, desc string, h hints, fn func(
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: output schema of %s: %v", name, err))
 	}
-	t := &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: in, OutputSchema: out, Annotations: h.annotations(title)}
+	// Clients check every structured result against the output schema, an error result's
+	// too (the TypeScript SDK does): the schema admits both.
+	both := &jsonschema.Schema{Type: "object", AnyOf: []*jsonschema.Schema{out, errorSchema}}
+	t := &mcp.Tool{Name: name, Title: title, Description: desc, InputSchema: in, OutputSchema: both, Annotations: h.annotations(title)}
+	s.registered = append(s.registered, t)
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var v In
 		if err := decodeStrict(req.Params.Arguments, &v); err != nil {

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -90,13 +92,72 @@ func TestErrorsAreTyped(t *testing.T) {
 		}
 		b, _ := json.Marshal(res.StructuredContent)
 		var got ErrorResult
-		if err := json.Unmarshal(b, &got); err != nil || got.Error == nil {
+		if err := json.Unmarshal(b, &got); err != nil || got.Error.Code == "" {
 			t.Fatalf("%s: structured content %s", tc.tool, b)
 		}
-		if !res.IsError || got.Error.Code != tc.code || got.Error.Message == "" || got.Error.Hint == "" {
+		if !res.IsError || got.Error.Code != string(tc.code) || got.Error.Message == "" || got.Error.Hint == "" {
 			t.Errorf("%s %v: isError=%v %s, want code %s with message and hint", tc.tool, tc.args, res.IsError, b, tc.code)
 		}
+		// An error result is valid against the tool's output schema (clients check it).
+		valid(t, tc.tool, res.StructuredContent)
 	}
+}
+
+// valid checks v against the output schema of tool, as a client would.
+func valid(t *testing.T, tool string, v any) {
+	t.Helper()
+	s := New(Options{})
+	var schema *jsonschema.Schema
+	for _, tl := range s.registered {
+		if tl.Name == tool {
+			schema = tl.OutputSchema.(*jsonschema.Schema)
+		}
+	}
+	rs, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: output schema: %v", tool, err)
+	}
+	b, _ := json.Marshal(v)
+	var m any
+	json.Unmarshal(b, &m)
+	if err := rs.Validate(m); err != nil {
+		t.Errorf("%s: %s does not validate against the output schema: %v", tool, b, err)
+	}
+}
+
+func TestOutputsValidate(t *testing.T) {
+	r := control.SnapshotResult{Session: "default"}
+	r.URL, r.Origin, r.Title = "https://app.test/login?next=%2F", "https://app.test", "Sign in"
+	r.Elements = []snapshot.Element{
+		{Ref: "e1", Kind: "heading", Level: 1, Text: "Sign in"},
+		{Ref: "e2", Kind: "form", ID: "f", Method: "POST", Action: "https://app.test/login", ActionOrigin: "https://app.test"},
+		{Ref: "e3", Kind: "input", Type: "email", Text: "Email", Name: "username", Autocomplete: "username", Form: "e2"},
+		{Ref: "e4", Kind: "input", Type: "password", Text: "Password", Name: "pw", Form: "e2"},
+		{Ref: "e5", Kind: "button", Type: "submit", Text: "Sign in", Form: "e2"},
+		{Ref: "e6", Kind: "link", Text: "Partner \"sign\" in", Href: "https://partner.test/x y"},
+		{Ref: "e7", Kind: "link", Text: "Help", Href: "https://app.test/help#top"},
+	}
+	r.Elements = append(r.Elements[:6], snapshot.Element{Ref: "e7", Kind: "text", Text: "Help · Terms"}, snapshot.Element{Ref: "e8", Kind: "link", Text: "Help", Href: "https://app.test/help#top"},
+		snapshot.Element{Ref: "e9", Kind: "link", Text: "Terms", Href: "https://app.test/terms"}, snapshot.Element{Ref: "e10", Kind: "input", Name: "q", Placeholder: "Search"},
+		snapshot.Element{Ref: "e11", Kind: "form", Method: "GET", Action: "https://search.test/", ActionOrigin: "https://search.test"})
+	want := `e1 heading[h1] "Sign in"
+e2 form
+e3 input[email] "Email"
+e4 input[password] "Password"
+e5 button[submit] "Sign in"
+e6 link "Partner \"sign\" in" href="https://partner.test/x y"
+e8 link "Help" href=/help#top
+e9 link "Terms" href=/terms
+e10 input name=q placeholder=Search
+e11 form method=get action=https://search.test/
+`
+	out := compact(r)
+	if out.Outline != want || out.Count != 11 {
+		t.Errorf("compact outline:\n%s\nwant:\n%s", out.Outline, want)
+	}
+	valid(t, "snapshot", out)
+	valid(t, "visit", control.PageResult{Session: "default", URL: r.URL, AuthRequired: &control.AuthRequired{Challenge: "c", Origin: r.Origin, Aliases: []string{"a"}}})
+	valid(t, "auth_login", control.AuthResult{Status: "authenticated"})
 }
 
 func TestPNGSize(t *testing.T) {
