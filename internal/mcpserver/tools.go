@@ -15,10 +15,10 @@ import (
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-// Tool names, exactly these (issue 13; journey_run comes with journeys).
+// Tool names, exactly these (issue 13, and journey_run of issue 14).
 var ToolNames = []string{"status", "session_create", "session_list", "session_close", "visit", "back",
 	"snapshot", "click", "fill", "select", "press", "hover", "scroll", "wait", "screenshot",
-	"auth_login", "credentials_list"}
+	"auth_login", "credentials_list", "journey_run"}
 
 // Inputs. Every page tool names a session ("" or absent: default).
 
@@ -264,6 +264,7 @@ func (s *Server) register() {
 			return l, fmt.Sprintf("%d credential(s)", len(l.Credentials)), nil
 		})
 	s.registerNewVerbs()
+	s.registerJourney()
 }
 
 // page runs a verb that answers a PageResult, with its one-line summary.
