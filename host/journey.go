@@ -236,8 +236,12 @@ func (r *jrun) begin(ctx context.Context) error {
 			return r.h.browserErr(err)
 		}
 	}
-	if err := r.navigate(ctx, p.StartPath()); err != nil {
-		return err
+	// A fresh context starts on the plan's path ("/" by default); an existing session on its
+	// path when it has one, else where the session is now.
+	if p.Path != "" || r.s.fresh {
+		if err := r.navigate(ctx, p.StartPath()); err != nil {
+			return err
+		}
 	}
 	if err := r.ensureZoom(ctx); err != nil {
 		return err
@@ -373,11 +377,12 @@ func (r *jrun) step(i int, a journey.Action) bool {
 	if err != nil {
 		err = r.why(err)
 	}
-	// The state it reached, or failed in: looked at even when the budget is spent (bounded),
-	// not when the caller is gone.
+	// The state it reached, or failed in (its screenshot too, when the plan asks: a failed
+	// state is the one worth seeing): looked at even when the budget is spent (bounded), not
+	// when the caller is gone.
 	if r.caller.Err() == nil {
 		octx, cancel := context.WithTimeout(context.WithoutCancel(r.budget), journeyEvidence)
-		if oerr := r.observe(octx, &ev, target, a.Screenshot && err == nil); oerr != nil && err == nil {
+		if oerr := r.observe(octx, &ev, target, a.Screenshot); oerr != nil && err == nil {
 			err = oerr // the state could not be looked at: that stops the run
 		}
 		cancel()

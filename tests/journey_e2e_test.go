@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -391,6 +392,168 @@ func TestJourney(t *testing.T) {
 		}
 	})
 
+	t.Run("every kind of action", func(t *testing.T) {
+		rep, r := e.runJourney(t, jPlan{"journey_id": "kinds", "origin": ls.Origin(), "path": "/login",
+			"expected_states": []any{
+				map[string]any{"id": "tooltip", "expected": "the tooltip shows on hover"},
+				map[string]any{"id": "gift-checked", "expected": "gift wrap ticked"},
+				map[string]any{"id": "typed-more", "expected": "34 in the field"},
+				map[string]any{"id": "done-count", "expected": "two done items"},
+			},
+			"actions": []any{
+				jAction("kind", "login", "state_id", "signed-in", "alias", "main"),
+				jAction("kind", "navigate", "state_id", "shop", "path", "/shop"),
+				jAction("kind", "hover", "state_id", "hovered", "text", "Help", "exact", true),
+				jAction("kind", "assert", "state_id", "tooltip", "text", "Reservations hold", "assertion", "visible"),
+				jAction("kind", "click", "state_id", "gift", "role", "checkbox", "name", "Gift wrap"),
+				jAction("kind", "assert", "state_id", "gift-checked", "role", "checkbox", "name", "Gift wrap", "assertion", "checked"),
+				jAction("kind", "assert", "state_id", "cancel-disabled", "role", "button", "name", "Cancel", "assertion", "enabled", "not", true),
+				jAction("kind", "fill", "state_id", "typed", "role", "spinbutton", "name", "Quantity", "value", "3"),
+				jAction("kind", "press", "state_id", "pressed", "selector", "#quantity", "key", "4"),
+				jAction("kind", "assert", "state_id", "typed-more", "selector", "#quantity", "assertion", "value", "value", "34"),
+				jAction("kind", "scroll", "state_id", "footer", "text", "Footer"),
+				jAction("kind", "scroll", "state_id", "up", "by", -5000),
+				jAction("kind", "navigate", "state_id", "list", "path", "/list?page=1"),
+				jAction("kind", "wait", "state_id", "listed", "text", "Five"),
+				jAction("kind", "assert", "state_id", "route", "assertion", "route", "path", "/list"),
+				jAction("kind", "assert", "state_id", "done-count", "selector", "li.done", "assertion", "count", "count", 2),
+				jAction("kind", "assert", "state_id", "second", "selector", "li", "nth", 1, "assertion", "text", "value", "Two"),
+				jAction("kind", "assert", "state_id", "no-six", "text", "Six", "assertion", "hidden"),
+				jAction("kind", "wait", "state_id", "gone", "text", "Six", "not", true),
+			}})
+		keep(r)
+		wantStatus(t, rep, r, journey.StatusPassed)
+		if ev := evidenceOf(rep, "footer"); ev.Target == nil || ev.Target.Rect == nil || ev.Target.Rect.Y < 3000 {
+			t.Errorf("scroll target evidence %+v", ev.Target)
+		}
+		if ev := evidenceOf(rep, "pressed"); ev.Focused == nil || ev.Focused.Name != "Quantity" {
+			t.Errorf("press evidence: focused %+v", ev.Focused)
+		}
+		if ev := evidenceOf(rep, "list"); ev.Route != "/list" {
+			t.Errorf("the route of /list?page=1 is %q, want /list (never a query)", ev.Route)
+		}
+	})
+
+	t.Run("zoom is CSS zoom, viewport and theme emulated", func(t *testing.T) {
+		rep, r := e.runJourney(t, jPlan{"journey_id": "zoomed", "origin": ls.Origin(), "path": "/login",
+			"width": 800, "height": 600, "theme": "light", "zoom": 200,
+			"expected_states": []any{map[string]any{"id": "shop", "expected": "the shop, twice the size"}},
+			"actions": []any{
+				jAction("kind", "login", "state_id", "signed-in", "alias", "main"),
+				jAction("kind", "navigate", "state_id", "shop", "path", "/shop", "screenshot", true),
+			}})
+		keep(r)
+		wantStatus(t, rep, r, journey.StatusPassed)
+		ev := evidenceOf(rep, "shop")
+		var box *journey.Element
+		for i, el := range ev.Elements {
+			if el.Name == "Box" {
+				box = &ev.Elements[i]
+			}
+		}
+		if box == nil || box.Rect == nil || box.Rect.Width != 200 || box.Rect.Height != 80 {
+			t.Errorf("the 100x40 box at zoom 200: %+v", box)
+		}
+		if !slices.Contains(ev.Text, "theme light") || !slices.Contains(ev.Text, "width 800") {
+			t.Errorf("texts %q", ev.Text)
+		}
+		if len(rep.Artifacts) != 1 || rep.Artifacts[0].Name != "zoomed--shop--800x600--light--z200.png" {
+			t.Errorf("artifacts %+v", rep.Artifacts)
+		}
+	})
+
+	t.Run("value of a secret field is never read", func(t *testing.T) {
+		rep, r := e.runJourney(t, jPlan{"journey_id": "secret-value", "origin": ls.Origin(), "path": "/secret-fields",
+			"actions": []any{jAction("kind", "assert", "state_id", "a", "selector", "#door", "assertion", "value", "value", "")}})
+		keep(r)
+		wantStatus(t, rep, r, journey.StatusCouldNotLook)
+		if c := rep.CouldNotLook; c == nil || c.Reason != "SECRET_FIELD" {
+			t.Errorf("could_not_look %+v", c)
+		}
+		for _, el := range rep.Evidence[0].Elements {
+			if el.Name == "Door" && el.Rect != nil {
+				t.Errorf("a secret field's box is in the evidence: %+v", el)
+			}
+		}
+	})
+
+	t.Run("an isolated session signs in from its own store only", func(t *testing.T) {
+		e.ok(t, nil, "session", "create", "iso", "--isolated")
+		rep, r := e.runJourney(t, jPlan{"journey_id": "iso", "origin": ls.Origin(), "path": "/login", "session": "iso",
+			"actions": []any{jAction("kind", "login", "state_id", "signed-in", "alias", "main")}})
+		keep(r)
+		wantStatus(t, rep, r, journey.StatusCouldNotLook)
+		if c := rep.CouldNotLook; c == nil || c.Reason != "ALIAS_UNKNOWN" || rep.Context != journey.ContextIsolated {
+			t.Errorf("context %s, could_not_look %+v", rep.Context, c)
+		}
+		// A journey's fresh context is no session any verb can drive, nor one that exists
+		// for longer than its run: a name that looks like one is just unknown.
+		e.fails(t, "SESSION_UNKNOWN", "snapshot", "--session", "journey.kinds.00000000")
+	})
+
+	t.Run("a caller who hangs up withdraws the sign-in and the context", func(t *testing.T) {
+		hold := personLog + ".hold"
+		os.WriteFile(hold, nil, 0o600)
+		defer os.Remove(hold)
+		posts, typed := len(ls.Posts()), len(ls.Typed())
+		_, confirms := pinentryRuns(t, personLog)
+		raw, _ := json.Marshal(reservePlan(ls, "hangup"))
+		f := filepath.Join(t.TempDir(), "plan.json")
+		os.WriteFile(f, raw, 0o600)
+		cmd := e.command("headless", "journey", "run", f, "--json")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var pids []int
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			var n int
+			if pids, n = pinentryRuns(t, personLog); n > confirms {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatal("the journey's sign-in prompt never appeared")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		prompt := pids[len(pids)-1]
+		cmd.Process.Kill() // the caller goes away while the person is asked
+		cmd.Wait()
+		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(prompt, 0) == nil && !isZombie(prompt); {
+			if time.Now().After(deadline) {
+				t.Fatalf("the prompt (pid %d) is still up 10 s after the caller hung up", prompt)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		os.Remove(hold) // a late approval changes nothing
+		var list struct {
+			Sessions []struct{ Name string } `json:"sessions"`
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			e.ok(t, &list, "session", "list")
+			left := false
+			for _, s := range list.Sessions {
+				left = left || strings.HasPrefix(s.Name, "journey.hangup.")
+			}
+			if !left {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the journey's context outlived its caller: %+v", list)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		if len(ls.Posts()) != posts || len(ls.Typed()) != typed {
+			t.Errorf("something reached the site after the caller hung up: %v %v", ls.Posts()[posts:], ls.Typed()[typed:])
+		}
+		b, _ := os.ReadFile(filepath.Join(e.runDir(), "host.log"))
+		if !bytes.Contains(b, []byte(`journey ended`)) || !bytes.Contains(b, []byte(`hangup`)) {
+			t.Errorf("host.log does not record the journey's end")
+		}
+	})
+
 	t.Run("no canary", func(t *testing.T) {
 		var all []string
 		all = append(all, reports...)
@@ -425,4 +588,56 @@ func TestJourney(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestJourneySecretOnPage: a journey run in a session whose page holds a password the host
+// typed (a failed script login on a page that puts the value back), where the session is now
+// (no path: no navigation), looks at nothing: no text, no screenshot, no assertion;
+// could_not_look SECRET_ON_PAGE.
+func TestJourneySecretOnPage(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	hs := newHostileSite(t)
+	const account = "alice@example.test"
+	canary, wrongPW := newCanary(), newCanary()
+	hs.SetAccount(account, canary)
+	approve, _ := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	lsEnroll(t, e, hs.Origin(), "wrong", account, wrongPW)
+	e.start(t)
+	e.ok(t, nil, "session", "create", "s")
+	e.ok(t, nil, "visit", hs.URL("/sticky"), "--session", "s")
+	a := lsLoginOK(t, e, "failed", "--session", "s", "--alias", "wrong")
+	if a.Evidence["cleared"] != true {
+		t.Fatalf("the failed login did not clear the field: %+v", a)
+	}
+	// The page refills the field from its own copy a moment later.
+	if !pollUntil(10*time.Second, func() bool {
+		r := e.run("", "headless", "screenshot", "--session", "s", "--json")
+		return r.code != 0 && errCode(t, r) == "SECRET_ON_PAGE"
+	}) {
+		t.Fatal("the sticky page never refilled its field: the test proves nothing")
+	}
+	plan := jPlan{"journey_id": "sticky", "origin": hs.Origin(), "session": "s",
+		"expected_states": []any{map[string]any{"id": "form", "expected": "the sign-in form"}},
+		"actions": []any{
+			jAction("kind", "assert", "state_id", "form", "role", "button", "name", "Sign in", "assertion", "visible", "screenshot", true),
+		}}
+	rep, r := e.runJourney(t, plan)
+	wantStatus(t, rep, r, journey.StatusCouldNotLook)
+	if c := rep.CouldNotLook; c == nil || c.Reason != "SECRET_ON_PAGE" || c.Step != 1 {
+		t.Errorf("could_not_look %+v", c)
+	}
+	ev := rep.Evidence[0]
+	if ev.OK || ev.ScreenshotRefused != "SECRET_ON_PAGE" || len(ev.Text) != 0 || len(ev.Elements) != 0 || len(rep.Artifacts) != 0 {
+		t.Errorf("the evidence of a state with a typed password on the page: %+v, artifacts %+v", ev, rep.Artifacts)
+	}
+	for _, n := range append(lsNeedles("canary", canary), lsNeedles("wrong-password canary", wrongPW)...) {
+		if strings.Contains(r.stdout+r.stderr, string(n.b)) {
+			t.Errorf("LEAK: %s in the report", n.name)
+		}
+	}
+	// A path navigates first: the filled document is gone, the journey looks as usual.
+	plan["path"] = "/sticky"
+	rep, r = e.runJourney(t, plan)
+	wantStatus(t, rep, r, journey.StatusPassed)
 }

@@ -59,7 +59,7 @@ func (ls *loginSite) journeyRoutes(mux *http.ServeMux) {
 </form>
 <p id="status" role="status"></p>
 <div id="box">Box</div>
-<span id="help">Help</span><div id="tooltip" hidden>Reservations hold for ten minutes</div>
+<p id="help">Help</p><div id="tooltip" hidden>Reservations hold for ten minutes</div>
 <div style="height: 3000px"></div>
 <p id="footer">Footer</p>
 <script>

@@ -85,7 +85,7 @@ type Plan struct {
 	JourneyID string `json:"journey_id" jsonschema:"the journey's id: 1-48 letters, digits, '.', '_' or '-' (names its screenshots)"`
 	Name      string `json:"name,omitempty" jsonschema:"what the journey checks, in words"`
 	Origin    string `json:"origin" jsonschema:"the site's origin, such as https://staging.example.com (http only for localhost and loopback addresses)"`
-	Path      string `json:"path,omitempty" jsonschema:"the page the journey starts on, a path on origin (default /)"`
+	Path      string `json:"path,omitempty" jsonschema:"the page the journey starts on, a path on origin (default: / in a fresh context; in an existing session, the page it shows now)"`
 	Session   string `json:"session,omitempty" jsonschema:"run in this existing session instead of a fresh browser context (default: fresh: no cookies or storage of the durable profile, disposed at the end)"`
 	Width     int    `json:"width,omitempty" jsonschema:"viewport width in CSS pixels, 100-4096 (with height; default: the window's)"`
 	Height    int    `json:"height,omitempty" jsonschema:"viewport height in CSS pixels, 100-4096 (with width)"`
@@ -148,7 +148,8 @@ func (p Plan) ZoomPercent() int {
 	return p.Zoom
 }
 
-// StartPath is the path the journey starts on ("/" when unset).
+// StartPath is the path a fresh context's journey starts on ("/" when unset; a journey in an
+// existing session without a path starts where the session is).
 func (p Plan) StartPath() string {
 	if p.Path == "" {
 		return "/"

@@ -160,7 +160,14 @@ func confirm(mode, logPath string, stdout io.Writer, logf func(event, data strin
 		}
 		fmt.Fprintln(stdout, "OK")
 	case "switch":
-		// The person changes their mind between prompts: a test flips the file.
+		// The person changes their mind between prompts: a test flips the files. While
+		// ".hold" exists the person has not answered yet.
+		for {
+			if _, err := os.Stat(logPath + ".hold"); err != nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		if _, err := os.Stat(logPath + ".deny"); err == nil {
 			fmt.Fprintln(stdout, "ERR 83886179 Operation cancelled <Pinentry>")
 		} else {

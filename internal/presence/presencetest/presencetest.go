@@ -29,7 +29,8 @@ var modes = []string{
 // The modes (see the fakepinentry command for details): approve, deny, notconfirmed, timeout,
 // hang, crash, garbage, gate and switch answer CONFIRM (OK; cancelled; not confirmed; dialog
 // timeout; never, ignoring SIGTERM; exit 2; random bytes; OK once the file logFile+".gate"
-// exists; cancelled while the file logFile+".deny" exists, else OK),
+// exists; not before logFile+".hold" is gone, then cancelled while logFile+".deny" exists,
+// else OK),
 // while nogreeting, biggreeting and errsetup fail before it.
 func FakePinentry(t testing.TB, mode string) (program, logFile string) {
 	t.Helper()
