@@ -53,7 +53,7 @@ const (
 	journeyMatches    = 100  // matches of a selector or role looked at
 	journeyNameLen    = 80   // of an element's name in the evidence
 	journeyObserved   = 200  // of what an assertion saw
-	journeySettleWait = 150 * time.Millisecond
+	journeySettleWait = 50 * time.Millisecond
 	journeyPoll       = 50 * time.Millisecond
 	journeyEvidence   = 10 * time.Second // looking at the state an action reached
 	journeyTeardown   = 10 * time.Second

@@ -413,7 +413,7 @@ func TestJourney(t *testing.T) {
 				jAction("kind", "assert", "state_id", "typed-more", "selector", "#quantity", "assertion", "value", "value", "34"),
 				jAction("kind", "scroll", "state_id", "footer", "text", "Footer"),
 				jAction("kind", "scroll", "state_id", "up", "by", -5000),
-				jAction("kind", "navigate", "state_id", "list", "path", "/list?page=1"),
+				jAction("kind", "click", "state_id", "list", "role", "link", "name", "All lists"),
 				jAction("kind", "wait", "state_id", "listed", "text", "Five"),
 				jAction("kind", "assert", "state_id", "route", "assertion", "route", "path", "/list"),
 				jAction("kind", "assert", "state_id", "done-count", "selector", "li.done", "assertion", "count", "count", 2),

@@ -61,7 +61,7 @@ func (ls *loginSite) journeyRoutes(mux *http.ServeMux) {
 <div id="box">Box</div>
 <p id="help">Help</p><div id="tooltip" hidden>Reservations hold for ten minutes</div>
 <div style="height: 3000px"></div>
-<p id="footer">Footer</p>
+<p id="footer">Footer <a href="/list?page=1">All lists</a></p>
 <script>
 document.getElementById("theme").textContent = matchMedia("(prefers-color-scheme: dark)").matches ? "theme dark" : "theme light";
 document.getElementById("vw").textContent = "width " + window.innerWidth;
