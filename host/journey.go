@@ -530,3 +530,23 @@ func (r *jrun) login(ctx context.Context, a journey.Action, ev *journey.Evidence
 	ev.Message = "the sign-in's outcome could not be verified (unknown); the states after it say whether it took"
 	return nil
 }
+
+// browserContexts counts the browser's contexts besides the default one (Status), -1 when
+// the browser does not answer.
+func (h *Host) browserContexts(ctx context.Context) int {
+	h.mu.Lock()
+	b := h.browser
+	h.mu.Unlock()
+	if b == nil || b.Err() != nil {
+		return -1
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var r struct {
+		IDs []string `json:"browserContextIds"`
+	}
+	if err := b.Call(ctx, "", "Target.getBrowserContexts", nil, &r); err != nil {
+		return -1
+	}
+	return len(r.IDs)
+}

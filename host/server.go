@@ -55,6 +55,7 @@ func (s *Server) Methods() *rpc.Methods {
 		if d, err := hardening.Dumpable(); err == nil {
 			st.Undumpable = !d
 		}
+		st.BrowserContexts = h.browserContexts(ctx)
 		return st, nil
 	})
 	rpc.Handle(t, control.MethodClientHello, func(ctx context.Context, p control.ClientHelloParams) (struct{}, error) {

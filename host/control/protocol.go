@@ -207,6 +207,11 @@ type Status struct {
 
 	// Undumpable reports PR_GET_DUMPABLE of the host itself (a doctor's fact).
 	Undumpable bool `json:"undumpable"`
+
+	// BrowserContexts counts the browser's contexts besides the durable profile's own: one
+	// per isolated session and per running journey's fresh context (-1: the browser did
+	// not say). A context that outlived its session would show here.
+	BrowserContexts int `json:"browser_contexts"`
 }
 
 // Ready is the one JSON line the host writes to its notify file when it is serving (or
