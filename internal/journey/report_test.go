@@ -39,6 +39,7 @@ func TestFinish(t *testing.T) {
 	two := mustPlan(t, `{"journey_id":"j","origin":"https://x.test","expected_states":[{"id":"a","expected":"A"},{"id":"c","expected":"C"}],
 		"actions":[{"kind":"click","state_id":"a","text":"x"},{"kind":"click","state_id":"b","text":"y"},{"kind":"click","state_id":"c","text":"z"}]}`)
 	none := mustPlan(t, `{"journey_id":"j","origin":"https://x.test","actions":[{"kind":"click","state_id":"a","text":"x"}]}`)
+	noneTwo := mustPlan(t, `{"journey_id":"j","origin":"https://x.test","actions":[{"kind":"click","state_id":"a","text":"x"},{"kind":"click","state_id":"b","text":"y"}]}`)
 	for _, tc := range []struct {
 		name        string
 		r           Report
@@ -58,6 +59,7 @@ func TestFinish(t *testing.T) {
 		// Defensive: no stop recorded, yet not every action has evidence: never passed.
 		{"stopped silently", ran(p, 2, ""), StatusCouldNotLook, nil, []string{"reserved"}, wire.CodeInternal},
 		{"looked at nothing", ran(p, 0, ""), StatusCouldNotLook, nil, []string{"reserved"}, wire.CodeInternal},
+		{"stopped silently, nothing expected", ran(noneTwo, 1, ""), StatusCouldNotLook, nil, nil, wire.CodeInternal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.r
