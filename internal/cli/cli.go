@@ -72,7 +72,8 @@ With --json a command prints one JSON object on stdout (README, "JSON results", 
 Errors print "headless: error: CODE: MESSAGE" and "hint: HINT" on stderr (with --json:
 {"error":{"code":…,"message":…,"hint":…}} on stdout).
 
-Exit status: 0 success; 1 an error with a code (see below); 2 a usage error (USAGE).
+Exit status: 0 success; 1 an error with a code (see below); 2 a usage error (USAGE); 'journey
+run' also 3 (the journey failed) and 4 (it could not look).
 
 Error codes:
 `

@@ -29,11 +29,12 @@ const journeyAbout = `PLAN.json is a journey plan file: where it starts, how the
 and what it does, for example
 
     {"journey_id": "reserve-stock", "name": "Reserve two units",
-     "origin": "https://staging.example.com", "path": "/shop",
+     "origin": "https://staging.example.com", "path": "/login",
      "width": 390, "height": 844, "theme": "dark", "zoom": 100,
      "expected_states": [{"id": "reserved", "expected": "Reservation succeeds"}],
      "actions": [
        {"kind": "login", "state_id": "signed-in", "alias": "staging-admin"},
+       {"kind": "navigate", "state_id": "shop", "path": "/shop"},
        {"kind": "fill", "state_id": "quantity-entered", "role": "textbox", "name": "Quantity", "value": "2"},
        {"kind": "click", "state_id": "submitted", "role": "button", "name": "Reserve"},
        {"kind": "assert", "state_id": "reserved", "selector": "#status", "assertion": "text",
@@ -169,7 +170,7 @@ func writeJourneyOut(dir string, rep control.JourneyReport, read func(string) ([
 }
 
 func journeyHuman(w io.Writer, r control.JourneyReport, out string) {
-	fmt.Fprintf(w, "journey %s (%s, session %s): %s\n", r.JourneyID, r.Context, r.Session, r.Summary)
+	fmt.Fprintf(w, "journey %s (%s context, session %s)\nstatus: %s — %s\n", r.JourneyID, r.Context, r.Session, r.Status, r.Summary)
 	if c := r.CouldNotLook; c != nil {
 		fmt.Fprintf(w, "could not look: %s at step %d (%s): %s\n  hint: %s\n", c.Reason, c.Step, c.StateID, c.Message, c.Hint)
 	}
