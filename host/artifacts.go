@@ -4,24 +4,41 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-// Screenshot writes a PNG of the session's viewport to the private artifact store.
-func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, error) {
-	b, s, unlock, err := h.lockSession(ctx, name)
+// Screenshot writes a PNG to the private artifact store: of the session's viewport; with
+// p.Ref, of the element's box (scrolled into view); with p.FullPage, of the whole page. A
+// capture is cut to MaxShotWidth × MaxShotHeight CSS pixels (the result says so), and its
+// width and height are read from the PNG itself.
+func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
+	if p.Ref != "" && p.FullPage {
+		return ScreenshotResult{}, wire.Errorf(wire.CodeInvalidArgument, "screenshot takes a ref or full page, not both")
+	}
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return ScreenshotResult{}, err
 	}
 	defer unlock()
+	var t snapshot.Target
+	if p.Ref != "" {
+		if t, err = s.target(p.Ref); err != nil {
+			return ScreenshotResult{}, err
+		}
+	}
 	// Pixels show what a field holds (a revealed password, or its length in bullets): none
 	// while a field the host typed into still holds a value.
 	if left, err := h.secretOnPage(ctx, b, s); err != nil {
@@ -29,13 +46,30 @@ func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, e
 	} else if left {
 		return ScreenshotResult{}, errSecretOnPage()
 	}
+	params := map[string]any{"format": "png"}
+	truncated := false
+	switch {
+	case p.Ref != "":
+		c, cut, err := h.elementClip(ctx, b, s, t)
+		if err != nil {
+			return ScreenshotResult{}, err
+		}
+		params["clip"], params["captureBeyondViewport"], truncated = c, true, cut
+	case p.FullPage:
+		m, err := h.layout(ctx, b, s)
+		if err != nil {
+			return ScreenshotResult{}, err
+		}
+		c, cut := boundClip(clip{Width: m.Content.Width, Height: m.Content.Height, Scale: 1})
+		params["clip"], params["captureBeyondViewport"], truncated = c, true, cut
+	}
 	var r struct {
 		Data string `json:"data"`
 	}
 	// A page kept busy (by another page in its renderer process, say) never produces a frame:
 	// bounded, so the answer is TIMEOUT rather than the CLI's deadline.
 	sctx, scancel := context.WithTimeout(ctx, ScreenshotWait)
-	err = b.Call(sctx, s.sid, "Page.captureScreenshot", map[string]any{"format": "png"}, &r)
+	err = b.Call(sctx, s.sid, "Page.captureScreenshot", params, &r)
 	scancel()
 	if err != nil {
 		return ScreenshotResult{}, h.browserErr(err)
@@ -54,6 +88,10 @@ func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, e
 	if err != nil {
 		return ScreenshotResult{}, fmt.Errorf("decode screenshot: %w", err)
 	}
+	width, height, err := pngSize(png)
+	if err != nil {
+		return ScreenshotResult{}, err
+	}
 	dir := h.o.Layout.Artifacts()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ScreenshotResult{}, err
@@ -65,7 +103,90 @@ func (h *Host) Screenshot(ctx context.Context, name string) (ScreenshotResult, e
 		return ScreenshotResult{}, err
 	}
 	pruneArtifacts(dir, MaxScreenshots)
-	return ScreenshotResult{Session: s.name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png)}, nil
+	return ScreenshotResult{Session: s.name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png),
+		Width: width, Height: height, Truncated: truncated}, nil
+}
+
+// clip is Page.captureScreenshot's clip: a rectangle of the page (document coordinates, CSS
+// pixels) and a scale.
+type clip struct {
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+	Scale  float64 `json:"scale"`
+}
+
+// boundClip cuts c to MaxShotWidth × MaxShotHeight (keeping its top-left corner) and reports
+// whether it cut.
+func boundClip(c clip) (clip, bool) {
+	cut := false
+	if c.Width > control.MaxShotWidth {
+		c.Width, cut = control.MaxShotWidth, true
+	}
+	if c.Height > control.MaxShotHeight {
+		c.Height, cut = control.MaxShotHeight, true
+	}
+	return c, cut
+}
+
+// elementClip scrolls the element into view and returns its border box in document
+// coordinates, bounded.
+func (h *Host) elementClip(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) (clip, bool, error) {
+	node := map[string]any{"backendNodeId": t.BackendNodeID}
+	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
+		return clip{}, false, nodeErr(err)
+	}
+	var bm struct {
+		Model struct {
+			Border []float64 `json:"border"`
+		} `json:"model"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getBoxModel", node, &bm); err != nil {
+		return clip{}, false, nodeErr(err)
+	}
+	box, ok := quadBox(bm.Model.Border)
+	if !ok {
+		return clip{}, false, wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
+	}
+	m, err := h.layout(ctx, b, s)
+	if err != nil {
+		return clip{}, false, err
+	}
+	box.X += m.Viewport.X
+	box.Y += m.Viewport.Y
+	c, cut := boundClip(box)
+	return c, cut, nil
+}
+
+// quadBox is the bounding box of a quad (four x, y points), scale 1; false when it has no
+// area of at least one pixel either way.
+func quadBox(q []float64) (clip, bool) {
+	if len(q) != 8 {
+		return clip{}, false
+	}
+	x0, y0, x1, y1 := q[0], q[1], q[0], q[1]
+	for i := 2; i < 8; i += 2 {
+		x0, x1 = min(x0, q[i]), max(x1, q[i])
+		y0, y1 = min(y0, q[i+1]), max(y1, q[i+1])
+	}
+	if x1-x0 < 1 || y1-y0 < 1 {
+		return clip{}, false
+	}
+	return clip{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0, Scale: 1}, true
+}
+
+// pngSize reads a PNG's width and height from its header (the IHDR chunk, which must come
+// first).
+func pngSize(b []byte) (width, height int, err error) {
+	if len(b) < 24 || string(b[:8]) != "\x89PNG\r\n\x1a\n" || string(b[12:16]) != "IHDR" || binary.BigEndian.Uint32(b[8:12]) != 13 {
+		return 0, 0, errors.New("screenshot: not a PNG with an IHDR header")
+	}
+	w, h := binary.BigEndian.Uint32(b[16:20]), binary.BigEndian.Uint32(b[20:24])
+	if w == 0 || h == 0 || w > 1<<24 || h > 1<<24 {
+		return 0, 0, fmt.Errorf("screenshot: a PNG header of %d × %d pixels", w, h)
+	}
+	return int(w), int(h), nil
 }
 
 func pruneArtifacts(dir string, keep int) {

@@ -391,6 +391,7 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err != nil {
 		return false, err
 	}
+	s.markHistory(ctx, h, b)
 	for _, ref := range []string{form.Username, form.Password} {
 		if ref == "" {
 			continue
@@ -399,19 +400,19 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 			return false, err
 		}
 	}
+	// From before the first field is focused (a focus handler may navigate) until the submit,
+	// no navigation of the page can start (navguard.go).
+	gate, err := h.holdNavigations(ctx, b, s)
+	if err != nil {
+		return false, h.browserErr(err)
+	}
+	defer gate.end(ctx)
 	if form.Username != "" {
 		if err := h.typeAccount(ctx, b, s, fresh.refs[form.Username], st.document, account); err != nil {
 			return false, err
 		}
 	}
 	pw := fresh.refs[form.Password]
-	// From before the password field is focused (a focus handler may navigate) until the
-	// submit, no navigation of the page can start (navguard.go).
-	gate, err := h.holdNavigations(ctx, b, s)
-	if err != nil {
-		return false, h.browserErr(err)
-	}
-	defer gate.end(ctx)
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
 		return false, nodeErr(err)
 	}

@@ -106,7 +106,7 @@ func (h *Host) dispatch(ev cdp.Event) {
 		s.trackNavigation(ev)
 	}
 	switch ev.Method {
-	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated",
+	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated", "Page.navigatedWithinDocument",
 		"Page.frameRequestedNavigation":
 		select {
 		case s.events <- ev:

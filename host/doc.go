@@ -12,15 +12,17 @@
 //     (server.go) and its errors carry their own codes (wire.From).
 //   - No verb evaluates caller JavaScript, and no verb returns a secret. The host itself runs
 //     fixed functions of its own only, in an isolated world the page's scripts cannot reach:
-//     one confirms that the focus is on the verified field right before and after typing, one
-//     empties a field it typed a password into, and for journeys one sets CSS zoom (its
-//     validated factor passed as an argument) and one names the focused element. A caller's
-//     values reach a fixed function only as call arguments, never in its source; a test reads
-//     the host's source and fails on anything else (journey_test.go). Snapshots are built
-//     from DOMSnapshot data without running script, never include the value of a password
-//     field, and mark page-derived text as untrusted. fill refuses password fields unless
-//     the user-only config sets allow_direct_password_fill. Text typed by fill is never
-//     logged or echoed.
+//     one confirms that the focus is on the verified field right before and after typing (and
+//     on the element press --ref focused), one empties a field it typed a password into, one
+//     selects a native select's options (it answers only which value did not match), one
+//     turns the history entry a sign-in's submit made into one without its body, and for
+//     journeys one sets CSS zoom and one names the focused element. A caller's values (the
+//     options to select, the zoom factor) reach a fixed function only as call arguments, never
+//     in its source; a test reads the host's source and fails on anything else
+//     (journey_test.go). Snapshots are built from DOMSnapshot data without running script,
+//     never include the value of a password field, and mark page-derived text as untrusted.
+//     fill refuses password fields unless the user-only config sets
+//     allow_direct_password_fill. Text typed by fill is never logged or echoed.
 //   - Containment (taint.go): the password is in the page only between typing and submitting.
 //     Every node the host typed a secret into is tainted for the life of its document (by
 //     backend node id, whatever its type, name or id becomes): snapshot, wait and every other
@@ -29,8 +31,17 @@
 //     navigation, and every error after the first typed character) ends with the host
 //     emptying those fields before it answers, and the result says so; when that cannot be done
 //     in time (a busy renderer, a field that keeps its value) the page is discarded. While a
-//     tainted node holds a value, click, fill and press are refused too (SECRET_ON_PAGE). The
-//     back/forward cache is off, so no history step brings a filled document back.
+//     tainted node holds a value, every verb that can edit the page or run its handlers is
+//     refused too (click, fill, press, select, hover, scroll, back: SECRET_ON_PAGE), and every
+//     screenshot mode. wait (--text, --gone, --ref) reads the same taint-aware outline as
+//     snapshot, so it answers for a typed password as for a string on no page. The
+//     back/forward cache is off, so no history step brings a filled document back, and the
+//     entry a sign-in's submit made keeps no POST body (which Chromium would otherwise write
+//     to the profile's session files once a history step returned to it).
+//   - Verbs name elements only by refs of the session's last snapshot (never selectors,
+//     coordinates or paths); every string and list in their params is bounded. back goes only
+//     to http, https and about:blank entries; a screenshot is at most 4096×16384 CSS pixels
+//     (cut beyond, and the result says so).
 //   - A sign-in form is a sign-in form: only a form with evidence of one (an account field or
 //     autocomplete=current-password, exactly one password field, no other secret-looking
 //     field) is advertised or used. Before anyone is asked, and again after typing right

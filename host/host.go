@@ -118,6 +118,9 @@ type session struct {
 	// main-frame document taintDoc; see taint.go.
 	taint    map[int64]string
 	taintDoc string
+	// typedEntry is the id of the history entry the session showed when the host began an
+	// attempt that types a secret (0: none), for forgetSubmission.
+	typedEntry int
 }
 
 // Start opens and locks the durable profile, checks that the Secret Service holding

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -466,7 +467,12 @@ func (r *jrun) do(ctx context.Context, a journey.Action, ev *journey.Evidence) (
 		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 			return t.id, err
 		}
-		return t.id, r.hover(ctx, t)
+		s.drain()
+		if err := h.hoverNode(ctx, b, s, t.target()); err != nil {
+			return t.id, err
+		}
+		r.settle(ctx) // a hover may open a menu, or navigate
+		return t.id, nil
 
 	case journey.KindScroll:
 		var t match
@@ -479,7 +485,13 @@ func (r *jrun) do(ctx context.Context, a journey.Action, ev *journey.Evidence) (
 		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 			return t.id, err
 		}
-		return t.id, r.scroll(ctx, t, a.By)
+		var target *snapshot.Target
+		if t.id != 0 {
+			tg := t.target()
+			target = &tg
+		}
+		_, err := h.scrollNode(ctx, b, s, target, a.By)
+		return t.id, err
 
 	case journey.KindSelect:
 		t, err := r.one(ctx, a)
@@ -490,7 +502,7 @@ func (r *jrun) do(ctx context.Context, a journey.Action, ev *journey.Evidence) (
 			return t.id, err
 		}
 		s.drain()
-		if err := r.selectOptions(ctx, t, a.SelectValues()); err != nil {
+		if err := r.selectOptions(ctx, t, a); err != nil {
 			return t.id, err
 		}
 		r.settle(ctx)

@@ -75,72 +75,14 @@ func (r *jrun) focus(ctx context.Context, t match) error {
 	return nil
 }
 
-// centre scrolls t into view and returns the centre of its first content quad, in viewport
-// coordinates (as clickNode does).
-func (r *jrun) centre(ctx context.Context, id int64) (x, y float64, err error) {
-	b, s := r.b, r.s
-	node := map[string]any{"backendNodeId": id}
-	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
-		return 0, 0, nodeErr(err)
-	}
-	var q struct {
-		Quads [][]float64 `json:"quads"`
-	}
-	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", node, &q); err != nil {
-		return 0, 0, nodeErr(err)
-	}
-	if len(q.Quads) == 0 || len(q.Quads[0]) != 8 {
-		return 0, 0, wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
-	}
-	for i := 0; i < 8; i += 2 {
-		x += q.Quads[0][i] / 4
-		y += q.Quads[0][i+1] / 4
-	}
-	return x, y, nil
-}
-
-// hover moves the mouse over the centre of t (a trusted mouse event; no click).
-func (r *jrun) hover(ctx context.Context, t match) error {
-	x, y, err := r.centre(ctx, t.id)
-	if err != nil {
+// selectOptions selects values in the native select of t with the select verb's own fixed
+// function (selectNode), bounded as that verb bounds them.
+func (r *jrun) selectOptions(ctx context.Context, t match, a journey.Action) error {
+	p := SelectParams{Ref: describeTarget(a), Values: a.SelectValues()}
+	if err := checkSelect(p); err != nil {
 		return err
 	}
-	if err := r.b.Call(ctx, r.s.sid, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y}, nil); err != nil {
-		return r.h.browserErr(err)
-	}
-	r.settle(ctx)
-	return nil
-}
-
-// scroll scrolls t into view and, with by, turns the mouse wheel by that many CSS pixels over
-// it (over the viewport's centre without a target).
-func (r *jrun) scroll(ctx context.Context, t match, by int) error {
-	b, s := r.b, r.s
-	var x, y float64
-	if t.id != 0 {
-		var err error
-		if x, y, err = r.centre(ctx, t.id); err != nil {
-			return err
-		}
-	} else {
-		var m struct {
-			CSS struct {
-				Width  float64 `json:"clientWidth"`
-				Height float64 `json:"clientHeight"`
-			} `json:"cssLayoutViewport"`
-		}
-		if err := b.Call(ctx, s.sid, "Page.getLayoutMetrics", nil, &m); err != nil {
-			return r.h.browserErr(err)
-		}
-		x, y = m.CSS.Width/2, m.CSS.Height/2
-	}
-	if by != 0 {
-		if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", map[string]any{"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": by}, nil); err != nil {
-			return r.h.browserErr(err)
-		}
-	}
-	r.settle(ctx)
-	return nil
+	return r.h.selectNode(ctx, r.b, r.s, t.target(), p)
 }
 
 // route is the path of u, without its query or fragment, prefixed with u's origin when that

@@ -38,36 +38,6 @@ const (
 }`
 )
 
-// callFixedArgs calls fn (fnZoom) on the node of backend id id from an isolated world of the
-// main frame, with args as call arguments (JSON values, never spliced into its source), and
-// returns whether it answered true.
-func (h *Host) callFixedArgs(ctx context.Context, b *cdp.Browser, s *session, id int64, fn string, args ...any) (bool, error) {
-	obj, err := h.resolveIsolated(ctx, b, s, id)
-	if err != nil {
-		return false, err
-	}
-	defer b.Call(context.WithoutCancel(ctx), s.sid, "Runtime.releaseObject", map[string]any{"objectId": obj}, nil)
-	callArgs := make([]map[string]any, 0, len(args))
-	for _, a := range args {
-		callArgs = append(callArgs, map[string]any{"value": a})
-	}
-	var r struct {
-		Result struct {
-			Value bool `json:"value"`
-		} `json:"result"`
-		Exception any `json:"exceptionDetails"`
-	}
-	if err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
-		"objectId": obj, "functionDeclaration": fn, "arguments": callArgs, "returnByValue": true,
-	}, &r); err != nil {
-		return false, h.browserErr(err)
-	}
-	if r.Exception != nil {
-		return false, fmt.Errorf("a fixed function threw")
-	}
-	return r.Result.Value, nil
-}
-
 // resolveIsolated resolves a node into a fresh isolated world of the main frame.
 func (h *Host) resolveIsolated(ctx context.Context, b *cdp.Browser, s *session, id int64) (string, error) {
 	doc, err := h.documentID(ctx, b, s)
@@ -102,8 +72,8 @@ func (h *Host) setZoom(ctx context.Context, b *cdp.Browser, s *session, factor f
 	if err := b.Call(ctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, &d); err != nil {
 		return h.browserErr(err)
 	}
-	ok, err := h.callFixedArgs(ctx, b, s, d.Root.BackendID, fnZoom, factor)
-	if err != nil {
+	var ok bool
+	if err := h.callFixedWith(ctx, b, s, d.Root.BackendID, "", fnZoom, []any{factor}, &ok); err != nil {
 		return err
 	}
 	if !ok {
@@ -329,9 +299,4 @@ func (r *jrun) screenshot(ctx context.Context, ev *journey.Evidence) {
 	ev.Screenshot = name
 	r.rep.Artifacts = append(r.rep.Artifacts, journey.Artifact{Name: name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png),
 		Evidence: ev.ID, StateID: ev.StateID})
-}
-
-// selectOptions selects the options values name in the native select of t.
-func (r *jrun) selectOptions(ctx context.Context, t match, values []string) error {
-	return wire.Errorf(wire.CodeInternal, "select is not wired yet")
 }

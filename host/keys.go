@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -42,16 +44,24 @@ func KeyNames() []string {
 	return out
 }
 
+// lookupKey is the key press names: a named key, or one printable character.
+func lookupKey(name string) (keyDef, error) {
+	if k, ok := keys[name]; ok {
+		return k, nil
+	}
+	r := []rune(name)
+	if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
+		return keyDef{}, &wire.Error{Code: wire.CodeInvalidArgument,
+			Message: fmt.Sprintf("unknown key %q", bound(name, 32)),
+			Hint:    "press takes one printable character or one of " + strings.Join(KeyNames(), ", ") + " (no modifiers)"}
+	}
+	return keyDef{key: name, text: name}, nil
+}
+
 func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) error {
-	k, ok := keys[name]
-	if !ok {
-		r := []rune(name)
-		if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
-			return &wire.Error{Code: wire.CodeInvalidArgument,
-				Message: fmt.Sprintf("unknown key %q", bound(name, 32)),
-				Hint:    "press takes one printable character or one of " + strings.Join(KeyNames(), ", ") + " (no modifiers)"}
-		}
-		k = keyDef{key: name, text: name}
+	k, err := lookupKey(name)
+	if err != nil {
+		return err
 	}
 	down := map[string]any{"type": "keyDown", "key": k.key}
 	if k.code != "" {
@@ -75,15 +85,30 @@ func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) erro
 	return nil
 }
 
-// Press sends one key to the focused element.
+// Press sends one key to the focused element; with p.Ref, to the element of that ref, focused
+// first (NOT_INTERACTABLE when it does not take or keep the focus).
 func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return PageResult{}, err
 	}
 	defer unlock()
+	if _, err := lookupKey(p.Key); err != nil {
+		return PageResult{}, err
+	}
+	var t snapshot.Target
+	if p.Ref != "" {
+		if t, err = s.target(p.Ref); err != nil {
+			return PageResult{}, err
+		}
+	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 		return PageResult{}, err
+	}
+	if p.Ref != "" {
+		if err := h.focus(ctx, b, s, t, p.Ref); err != nil {
+			return PageResult{}, err
+		}
 	}
 	s.drain()
 	if err := pressKey(ctx, b, s, p.Key); err != nil {
@@ -92,4 +117,24 @@ func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
 	s.settle(ctx)
 	clear(s.refs)
 	return h.pageResult(ctx, b, s)
+}
+
+// focus gives the element of ref the focus and checks, with the host's fixed fnFocused, that
+// it has it.
+func (h *Host) focus(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, ref string) error {
+	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
+		var ce *cdp.Error
+		if errors.As(err, &ce) && strings.Contains(ce.Message, "not focusable") {
+			return wire.Errorf(wire.CodeNotInteractable, "the element of ref %s cannot take the focus", ref)
+		}
+		return nodeErr(err)
+	}
+	focused, err := h.callFixed(ctx, b, s, t.BackendNodeID, t.FrameID, fnFocused)
+	if err != nil {
+		return err
+	}
+	if !focused {
+		return wire.Errorf(wire.CodeNotInteractable, "the element of ref %s did not keep the focus; no key was pressed", ref)
+	}
+	return nil
 }

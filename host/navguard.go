@@ -159,22 +159,30 @@ func (g *navGate) tried(ctx context.Context) bool {
 				RequestID string `json:"requestId"`
 			}
 			json.Unmarshal(ev.Params, &p)
-			g.b.Call(ctx, g.s.sid, "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "BlockedByClient"}, nil)
+			g.b.Call(ctx, g.s.sid, "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "Aborted"}, nil)
 		default:
 			return g.s.heldNavs.Load() > 0
 		}
 	}
 }
 
-// end closes the gate (before the host's own submit).
+// end closes the gate (before the host's own submit, or when the attempt ends). Every
+// navigation tried while it was open is failed, never let through: one under way whose held
+// request has not been reported yet is waited for (briefly) first.
 func (g *navGate) end(ctx context.Context) {
 	if !g.open {
 		return
 	}
 	g.open = false
-	g.tried(ctx)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
+	for deadline := time.Now().Add(500 * time.Millisecond); ; {
+		g.tried(cctx)
+		if !g.s.navPending.Load() || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	g.b.Call(cctx, g.s.sid, "Fetch.disable", nil, nil)
 }
 

@@ -21,6 +21,12 @@ type (
 	FillResult              = control.FillResult
 	PressParams             = control.PressParams
 	WaitParams              = control.WaitParams
+	SelectParams            = control.SelectParams
+	SelectResult            = control.SelectResult
+	HoverResult             = control.HoverResult
+	ScrollParams            = control.ScrollParams
+	ScrollResult            = control.ScrollResult
+	ScreenshotParams        = control.ScreenshotParams
 	ScreenshotResult        = control.ScreenshotResult
 	Status                  = control.Status
 	Ready                   = control.Ready

@@ -105,9 +105,25 @@ func (s *Server) Methods() *rpc.Methods {
 		session(ctx, p.Session)
 		return h.Wait(ctx, p)
 	})
-	rpc.Handle(t, control.MethodScreenshot, func(ctx context.Context, p SessionParams) (ScreenshotResult, error) {
+	rpc.Handle(t, control.MethodScreenshot, func(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
 		session(ctx, p.Session)
-		return h.Screenshot(ctx, p.Session)
+		return h.Screenshot(ctx, p)
+	})
+	rpc.Handle(t, control.MethodBack, func(ctx context.Context, p SessionParams) (PageResult, error) {
+		session(ctx, p.Session)
+		return h.Back(ctx, p.Session)
+	})
+	rpc.Handle(t, control.MethodSelect, func(ctx context.Context, p SelectParams) (SelectResult, error) {
+		session(ctx, p.Session)
+		return h.Select(ctx, p)
+	})
+	rpc.Handle(t, control.MethodHover, func(ctx context.Context, p RefParams) (HoverResult, error) {
+		session(ctx, p.Session)
+		return h.Hover(ctx, p)
+	})
+	rpc.Handle(t, control.MethodScroll, func(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+		session(ctx, p.Session)
+		return h.Scroll(ctx, p)
 	})
 	rpc.Handle(t, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (ClearResult, error) {
 		return h.ClearProfile(ctx)

@@ -23,6 +23,7 @@ func TestServerServesEveryControlMethod(t *testing.T) {
 		control.MethodScreenshot, control.MethodProfileClear, control.MethodAuthLogin, control.MethodAuthEnroll,
 		control.MethodAuthEnrollSave, control.MethodAuthEnrollDiscard, control.MethodCredentialsList,
 		control.MethodCredentialsAdd, control.MethodCredentialsRemove, control.MethodCredentialsVerify,
+		control.MethodBack, control.MethodSelect, control.MethodHover, control.MethodScroll,
 	}
 	a, b := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -349,6 +349,44 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 	}
 }
 
+// waitHistory waits, at most NavigationWait, for a history step of the main frame (frame) to
+// land: a step within the document (Page.navigatedWithinDocument), or the load of the
+// document it commits.
+func (s *session) waitHistory(ctx context.Context, frame string) error {
+	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
+	defer cancel()
+	for {
+		select {
+		case ev := <-s.events:
+			switch ev.Method {
+			case "Page.navigatedWithinDocument":
+				var p struct {
+					FrameID string `json:"frameId"`
+				}
+				json.Unmarshal(ev.Params, &p)
+				if p.FrameID == frame {
+					return nil
+				}
+			case "Page.frameNavigated":
+				var p struct {
+					Frame struct {
+						ParentID string `json:"parentId"`
+						LoaderID string `json:"loaderId"`
+					} `json:"frame"`
+				}
+				json.Unmarshal(ev.Params, &p)
+				if p.Frame.ParentID == "" {
+					return s.waitLoad(ctx, p.Frame.LoaderID)
+				}
+			}
+		case <-s.gone:
+			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
+		case <-ctx.Done():
+			return wire.Errorf(wire.CodeTimeout, "the page did not go back within %s", NavigationWait)
+		}
+	}
+}
+
 // abortedRetryWait bounds the wait for the frame to stop loading before a navigation that was
 // aborted is retried.
 const abortedRetryWait = 2 * time.Second

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -35,6 +37,12 @@ import (
 //     an oracle for the password by editing the field and submitting it again.
 //   - The back/forward cache is off (package cdp), so no history step brings back a document
 //     with a filled field.
+//   - The host's submit leaves no body in the session's history (forgetSubmission): a history
+//     entry that is the answer to a POST keeps that POST's body, and Chromium writes it (the
+//     password URL-encoded in it) into the profile's session-restore files once a history step
+//     returns to that entry (back, or a page's history.back()). The entry the submit made is
+//     turned into a plain one (history.replaceState from an isolated world); if that cannot
+//     be done, the session's history is dropped.
 
 // taintOf returns the session's tainted nodes for the document now shown, dropping the taint
 // when the main frame shows another document (the tainted nodes died with theirs; with the
@@ -68,6 +76,12 @@ func (s *session) addTaint(document string, t snapshot.Target) {
 // the session's taint applied. The raw snapshot is zeroed after use: DOMSnapshot returns the
 // values of every field, a typed password's included.
 func (h *Host) capture(ctx context.Context, b *cdp.Browser, s *session) (string, snapshot.Outline, map[string]snapshot.Target, error) {
+	return h.captureWith(ctx, b, s, snapshot.Options{})
+}
+
+// captureWith is capture with other bounds (o.Tainted is always the session's own): the one
+// way the host reads a page's text, for what it shows and for what it searches.
+func (h *Host) captureWith(ctx context.Context, b *cdp.Browser, s *session, o snapshot.Options) (string, snapshot.Outline, map[string]snapshot.Target, error) {
 	doc, err := h.documentID(ctx, b, s)
 	if err != nil {
 		return "", snapshot.Outline{}, nil, err
@@ -77,7 +91,8 @@ func (h *Host) capture(ctx context.Context, b *cdp.Browser, s *session) (string,
 		return doc, snapshot.Outline{}, nil, h.browserErr(err)
 	}
 	defer clear(raw)
-	out, refs, err := snapshot.Build(raw, snapshot.Options{Tainted: s.taintOf(doc)})
+	o.Tainted = s.taintOf(doc)
+	out, refs, err := snapshot.Build(raw, o)
 	if err != nil {
 		return doc, snapshot.Outline{}, nil, fmt.Errorf("snapshot: %w", err)
 	}
@@ -107,9 +122,10 @@ func errSecretOnPage() error {
 		"a field the host typed a password into holds a value on this page again (the page put it back after the host emptied it)")
 }
 
-// refuseWhileSecret is the gate of every verb that can edit or submit the page (click, fill,
-// press; hover, select and scroll when they come): SECRET_ON_PAGE while a tainted node holds a
-// value, and the check's own error (a page that does not answer) otherwise.
+// refuseWhileSecret is the gate of every verb that can edit or submit the page or run its
+// handlers (click, fill, press, select, hover, scroll, back): SECRET_ON_PAGE while a tainted
+// node holds a value, and the check's own error (a page that does not answer) otherwise.
+// Hover is no exception: sites reveal a password while the mouse is over an eye icon.
 func (h *Host) refuseWhileSecret(ctx context.Context, b *cdp.Browser, s *session) error {
 	if len(s.taint) == 0 {
 		return nil
@@ -211,9 +227,9 @@ func (h *Host) clearField(ctx context.Context, b *cdp.Browser, s *session, id in
 	return err == nil && empty
 }
 
-// The only JavaScript the host ever runs: two fixed functions of its own, called on one node
-// from an isolated world the page's scripts cannot reach (never caller script, never with
-// arguments). Each returns a boolean.
+// The only JavaScript the host ever runs: four fixed functions of its own, called on one
+// node from an isolated world the page's scripts cannot reach (never caller script; what a
+// caller gives, fnSelect's values, travels as call arguments, never in the source).
 const (
 	// fnFocused: the node is connected, its document has the focus and the node is its
 	// focused element (checked right before and after typing into it).
@@ -230,15 +246,61 @@ const (
   }
   return this.value === "";
 }`
+	// fnForgetPost: on a document, replace its history entry by itself (same URL and state):
+	// what the entry held of the form submission that loaded it (its body) is gone, so no
+	// later history step returns to the submission, and Chromium never writes it to disk.
+	fnForgetPost = `function() {
+  var w = this.defaultView;
+  w.history.replaceState(w.history.state, "");
+  return true;
+}`
+	// fnSelect: on a native select that is connected and enabled, select the options that the
+	// values (an array of strings, the call's one argument) name, each by its label (what the
+	// snapshot lists), else by its value, never a hidden one (a person cannot pick it),
+	// replacing the selection, then fire input and change as a person's choice does. It answers {status, index}: "ok"; "not_select", "gone", "disabled",
+	// "not_multiple" (several values for a select that takes one); "unknown" or
+	// "option_disabled" for values[index]. It returns nothing read from the page.
+	fnSelect = `function(values) {
+  if (!(this instanceof HTMLSelectElement)) { return {status: "not_select", index: -1}; }
+  if (!this.isConnected) { return {status: "gone", index: -1}; }
+  if (this.matches(":disabled")) { return {status: "disabled", index: -1}; }
+  if (values.length > 1 && !this.multiple) { return {status: "not_multiple", index: -1}; }
+  var opts = Array.prototype.slice.call(this.options), picked = [];
+  for (var i = 0; i < values.length; i++) {
+    var o = null, k;
+    for (k = 0; k < opts.length && !o; k++) { if (!opts[k].hidden && opts[k].label === values[i]) { o = opts[k]; } }
+    for (k = 0; k < opts.length && !o; k++) { if (!opts[k].hidden && opts[k].value === values[i]) { o = opts[k]; } }
+    if (!o) { return {status: "unknown", index: i}; }
+    if (o.matches(":disabled")) { return {status: "option_disabled", index: i}; }
+    picked.push(o);
+  }
+  if (this.multiple) {
+    for (k = 0; k < opts.length; k++) { opts[k].selected = picked.indexOf(opts[k]) >= 0; }
+  } else {
+    picked[0].selected = true;
+  }
+  this.dispatchEvent(new Event("input", {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event("change", {bubbles: true}));
+  return {status: "ok", index: -1};
+}`
 )
 
 // callFixed resolves backend node id in an isolated world of frame (the page's main frame when
 // frame is "") and calls fn (fnFocused or fnEmpty) on it.
 func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int64, frame, fn string) (bool, error) {
+	var v bool
+	err := h.callFixedWith(ctx, b, s, id, frame, fn, nil, &v)
+	return v, err
+}
+
+// callFixedWith is callFixed with arguments (JSON values passed to fn as call arguments, never
+// spliced into its source) and fn's returned value decoded into out. A function that threw
+// is an error.
+func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id int64, frame, fn string, args []any, out any) error {
 	if frame == "" {
 		doc, err := h.documentID(ctx, b, s)
 		if err != nil {
-			return false, err
+			return err
 		}
 		frame, _, _ = strings.Cut(doc, "/")
 	}
@@ -246,7 +308,7 @@ func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int
 		ID int `json:"executionContextId"`
 	}
 	if err := b.Call(ctx, s.sid, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": "headless-check"}, &world); err != nil {
-		return false, h.browserErr(err)
+		return h.browserErr(err)
 	}
 	var node struct {
 		Object struct {
@@ -254,19 +316,35 @@ func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int
 		} `json:"object"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": world.ID}, &node); err != nil {
-		return false, nodeErr(err)
+		return nodeErr(err)
+	}
+	call := map[string]any{"objectId": node.Object.ObjectID, "functionDeclaration": fn, "returnByValue": true}
+	if len(args) > 0 {
+		cargs := make([]map[string]any, len(args))
+		for i, a := range args {
+			cargs[i] = map[string]any{"value": a}
+		}
+		call["arguments"] = cargs
 	}
 	var r struct {
 		Result struct {
-			Value bool `json:"value"`
+			Value json.RawMessage `json:"value"`
 		} `json:"result"`
+		Exception *struct{} `json:"exceptionDetails"`
 	}
-	if err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", map[string]any{
-		"objectId": node.Object.ObjectID, "functionDeclaration": fn, "returnByValue": true,
-	}, &r); err != nil {
-		return false, h.browserErr(err)
+	if err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", call, &r); err != nil {
+		return h.browserErr(err)
 	}
-	return r.Result.Value, nil
+	if r.Exception != nil {
+		return errors.New("a fixed function of the host threw")
+	}
+	if len(r.Result.Value) == 0 {
+		return errors.New("a fixed function of the host returned nothing")
+	}
+	if err := json.Unmarshal(r.Result.Value, out); err != nil {
+		return fmt.Errorf("a fixed function's result: %w", err)
+	}
+	return nil
 }
 
 // endAttempt runs after every attempt that typed a secret (whatever its outcome): if the page
@@ -274,6 +352,7 @@ func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int
 // when that cannot be done in time, the page is discarded; ev says which. It returns err with
 // that stated in its message.
 func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *Evidence, err error) error {
+	defer h.forgetSubmission(ctx, b, s)
 	var note string
 	switch h.clearTyped(ctx, b, s) {
 	case nothingLeft:
@@ -295,4 +374,69 @@ func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *E
 	out := *wireForm(err)
 	out.Message += note
 	return &out
+}
+
+// markHistory records the history entry the session shows before the host types a secret
+// (for forgetSubmission); an entry it cannot name leaves every entry suspect.
+func (s *session) markHistory(ctx context.Context, h *Host, b *cdp.Browser) {
+	s.typedEntry = -1
+	if hist, err := h.history(ctx, b, s); err == nil && hist.Current >= 0 && hist.Current < len(hist.Entries) {
+		s.typedEntry = hist.Entries[hist.Current].ID
+	}
+}
+
+// forgetSubmission runs after every attempt that typed a secret: a history entry the attempt
+// made that is the answer to a form submission itself (not a redirect's target: its URL is the
+// one the form asked for) holds the submission's body, the secret in it. The entry shown is
+// turned into a plain one (fnForgetPost); an earlier one (the page moved on by itself), or
+// one that could not be turned, has the whole history dropped (Page.resetNavigationHistory).
+// It runs even when ctx is done, within ClearWait.
+func (h *Host) forgetSubmission(ctx context.Context, b *cdp.Browser, s *session) {
+	mark := s.typedEntry
+	s.typedEntry = 0
+	if mark == 0 || b.SessionErr(s.sid) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearWait)
+	defer cancel()
+	hist, err := h.history(ctx, b, s)
+	if err != nil {
+		h.o.Log.Warn("history after a submit could not be read", "session", s.name, "code", wire.CodeOf(err))
+		return
+	}
+	first := 0 // the entries after the mark (all of them when the mark is gone)
+	for k, e := range hist.Entries {
+		if e.ID == mark {
+			first = k + 1
+		}
+	}
+	for k := first; k < len(hist.Entries); k++ {
+		if e := hist.Entries[k]; e.Transition != "form_submit" || e.URL != e.TypedURL {
+			continue
+		}
+		if k == hist.Current && h.forgetPost(ctx, b, s) == nil {
+			continue
+		}
+		err := b.Call(ctx, s.sid, "Page.resetNavigationHistory", nil, nil)
+		h.o.Log.Info("history dropped: it held a submission the host typed a secret into", "session", s.name, "ok", err == nil)
+		return
+	}
+}
+
+// forgetPost turns the history entry the session shows into one without a form submission's
+// body, with the host's fixed fnForgetPost on the main frame's document.
+func (h *Host) forgetPost(ctx context.Context, b *cdp.Browser, s *session) error {
+	var doc struct {
+		Root struct {
+			BackendNodeID int64 `json:"backendNodeId"`
+		} `json:"root"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, &doc); err != nil {
+		return h.browserErr(err)
+	}
+	ok, err := h.callFixed(ctx, b, s, doc.Root.BackendNodeID, "", fnForgetPost)
+	if err == nil && !ok {
+		err = errors.New("the entry was not replaced")
+	}
+	return err
 }

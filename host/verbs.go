@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -139,23 +141,9 @@ func (h *Host) Click(ctx context.Context, p RefParams) (PageResult, error) {
 
 // clickNode clicks the element with real mouse events at the centre of its box.
 func (h *Host) clickNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) error {
-	node := map[string]any{"backendNodeId": t.BackendNodeID}
-	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
-		return nodeErr(err)
-	}
-	var q struct {
-		Quads [][]float64 `json:"quads"`
-	}
-	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", node, &q); err != nil {
-		return nodeErr(err)
-	}
-	if len(q.Quads) == 0 || len(q.Quads[0]) != 8 {
-		return wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
-	}
-	var x, y float64
-	for i := 0; i < 8; i += 2 {
-		x += q.Quads[0][i] / 4
-		y += q.Quads[0][i+1] / 4
+	x, y, err := h.centre(ctx, b, s, t)
+	if err != nil {
+		return err
 	}
 	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
 		ev := map[string]any{"type": typ, "x": x, "y": y}
@@ -167,6 +155,29 @@ func (h *Host) clickNode(ctx context.Context, b *cdp.Browser, s *session, t snap
 		}
 	}
 	return nil
+}
+
+// centre scrolls the element into view and returns the centre of its first box, in the
+// viewport's CSS pixels.
+func (h *Host) centre(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) (x, y float64, err error) {
+	node := map[string]any{"backendNodeId": t.BackendNodeID}
+	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
+		return 0, 0, nodeErr(err)
+	}
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", node, &q); err != nil {
+		return 0, 0, nodeErr(err)
+	}
+	if len(q.Quads) == 0 || len(q.Quads[0]) != 8 {
+		return 0, 0, wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
+	}
+	for i := 0; i < 8; i += 2 {
+		x += q.Quads[0][i] / 4
+		y += q.Quads[0][i+1] / 4
+	}
+	return x, y, nil
 }
 
 // pageResult is result plus auth_required when the page holds a login form.
@@ -217,10 +228,16 @@ func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
 	return FillResult{Session: s.name, Ref: p.Ref, Filled: true}, nil
 }
 
-// Wait waits until the page's URL contains p.URL and its text contains p.Text.
+// Wait waits until every condition of p holds: the URL contains p.URL, the page text contains
+// p.Text and no longer contains p.Gone, the element of p.Ref is visible.
+//
+// The page text is the outline's (with the session's taint): never the raw snapshot, which
+// holds the values of password fields and of the fields the host typed a password into, so
+// that neither a wait for a password's text nor a wait for it to vanish tells anything about
+// it. The outline searched is wider than snapshot's (waitOutline) but built the same way.
 func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
-	if p.Text == "" && p.URL == "" {
-		return PageResult{}, wire.Errorf(wire.CodeInvalidArgument, "wait needs --text or --url")
+	if err := checkWait(p); err != nil {
+		return PageResult{}, err
 	}
 	d := time.Duration(p.TimeoutMS) * time.Millisecond
 	if d <= 0 {
@@ -232,34 +249,120 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 		return PageResult{}, err
 	}
 	defer unlock()
+	var ref snapshot.Target
+	if p.Ref != "" {
+		if ref, err = s.target(p.Ref); err != nil {
+			return PageResult{}, err
+		}
+	}
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	unsure := false // the last look could not tell whether p.Gone was gone (a cut outline)
 	for {
 		res, err := h.result(wctx, b, s)
 		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
 			return PageResult{}, err
 		}
 		if err == nil && strings.Contains(res.URL, p.URL) {
-			if p.Text == "" {
+			if p.Text == "" && p.Gone == "" && p.Ref == "" {
 				return res, nil
 			}
-			// Search the outline (with the session's taint), never the raw snapshot: the raw
-			// data holds the values of password fields, and a wait that matched them would be
-			// an oracle for them.
-			_, out, _, err := h.capture(wctx, b, s)
+			_, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
 			if wire.CodeOf(err) == wire.CodeBrowserCrashed {
 				return PageResult{}, err
 			}
-			if err == nil && outlineContains(out, p.Text) {
-				return res, nil
+			if err == nil {
+				met, cut := waitMet(out, p)
+				unsure = cut
+				if met && (p.Ref == "" || h.refVisible(wctx, b, s, ref, refs)) {
+					return res, nil
+				}
 			}
 		}
 		select {
 		case <-wctx.Done():
-			return PageResult{}, wire.Errorf(wire.CodeTimeout, "condition not met within %s", d)
+			err := wire.Errorf(wire.CodeTimeout, "condition not met within %s", d)
+			if unsure {
+				err.Message += " (the page is larger than wait reads, so the text's absence could not be confirmed)"
+			}
+			return PageResult{}, err
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// waitOutline bounds the outline wait searches: wider than snapshot's, since only "met or
+// not" leaves the host.
+var waitOutline = snapshot.Options{MaxElements: 5000, MaxText: 10000, MaxBytes: 16 << 20}
+
+// checkWait refuses a wait without a condition or with a string out of bounds.
+func checkWait(p WaitParams) error {
+	if p.Text == "" && p.URL == "" && p.Gone == "" && p.Ref == "" {
+		return wire.Errorf(wire.CodeInvalidArgument, "wait needs --text, --gone, --url or --ref")
+	}
+	for _, f := range []struct{ name, v string }{{"text", p.Text}, {"gone", p.Gone}, {"url", p.URL}} {
+		if len(f.v) > control.MaxWaitText {
+			return wire.Errorf(wire.CodeInvalidArgument, "wait --%s is longer than %d bytes", f.name, control.MaxWaitText)
+		}
+	}
+	return nil
+}
+
+// waitMet reports whether the text conditions of p hold in out, and whether out was cut (so
+// that p.Gone's absence could not be confirmed).
+func waitMet(out snapshot.Outline, p WaitParams) (met, unsure bool) {
+	if p.Text != "" && !outlineContains(out, p.Text) {
+		return false, false
+	}
+	if p.Gone != "" {
+		if outlineContains(out, p.Gone) {
+			return false, false
+		}
+		if out.Truncated {
+			return false, true
+		}
+	}
+	return true, false
+}
+
+// refVisible reports whether the element of t is visible: listed in refs, a fresh outline's
+// (rendered: a layout object, not display none or visibility hidden), with a box of some area.
+func (h *Host) refVisible(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, refs map[string]snapshot.Target) bool {
+	listed := false
+	for _, r := range refs {
+		if r.BackendNodeID == t.BackendNodeID {
+			listed = true
+			break
+		}
+	}
+	if !listed {
+		return false
+	}
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", map[string]any{"backendNodeId": t.BackendNodeID}, &q); err != nil {
+		return false
+	}
+	for _, quad := range q.Quads {
+		if quadArea(quad) >= 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// quadArea is the area of a quad (four x, y points), 0 for anything else.
+func quadArea(q []float64) float64 {
+	if len(q) != 8 {
+		return 0
+	}
+	a := 0.0
+	for i := 0; i < 8; i += 2 {
+		j := (i + 2) % 8
+		a += q[i]*q[j+1] - q[j]*q[i+1]
+	}
+	return math.Abs(a) / 2
 }
 
 func outlineContains(o snapshot.Outline, text string) bool {
@@ -273,3 +376,237 @@ func outlineContains(o snapshot.Outline, text string) bool {
 	}
 	return false
 }
+
+// Back goes one step back in the session's history and waits for the page: NO_HISTORY at the
+// first entry. Only http, https and about:blank entries are gone back to. The back/forward
+// cache is off (package cdp): the document is loaded afresh, never restored with what its
+// fields held.
+func (h *Host) Back(ctx context.Context, name string) (PageResult, error) {
+	b, s, unlock, err := h.lockSession(ctx, name)
+	if err != nil {
+		return PageResult{}, err
+	}
+	defer unlock()
+	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+		return PageResult{}, err
+	}
+	hist, err := h.history(ctx, b, s)
+	if err != nil {
+		return PageResult{}, err
+	}
+
+	if hist.Current <= 0 || hist.Current >= len(hist.Entries) {
+		return PageResult{}, wire.Errorf(wire.CodeNoHistory, "session %q has no earlier page", s.name)
+	}
+	prev := hist.Entries[hist.Current-1]
+	if !historyNavigable(prev.URL) {
+		return PageResult{}, wire.Errorf(wire.CodeUnsafeNav, "refusing to go back to a page that is not http, https or about:blank")
+	}
+	doc, err := h.documentID(ctx, b, s)
+	if err != nil {
+		return PageResult{}, err
+	}
+	frame, _, _ := strings.Cut(doc, "/")
+	s.drain()
+	if err := b.Call(ctx, s.sid, "Page.navigateToHistoryEntry", map[string]any{"entryId": prev.ID}, nil); err != nil {
+		return PageResult{}, h.browserErr(err)
+	}
+	clear(s.refs)
+	if err := s.waitHistory(ctx, frame); err != nil {
+		return PageResult{}, err
+	}
+	return h.pageResult(ctx, b, s)
+}
+
+// navHistory is Page.getNavigationHistory's answer.
+type navHistory struct {
+	Current int `json:"currentIndex"`
+	Entries []struct {
+		ID         int    `json:"id"`
+		URL        string `json:"url"`
+		TypedURL   string `json:"userTypedURL"`
+		Transition string `json:"transitionType"`
+	} `json:"entries"`
+}
+
+func (h *Host) history(ctx context.Context, b *cdp.Browser, s *session) (navHistory, error) {
+	var hist navHistory
+	if err := b.Call(ctx, s.sid, "Page.getNavigationHistory", nil, &hist); err != nil {
+		return hist, h.browserErr(err)
+	}
+	return hist, nil
+}
+
+// historyNavigable reports whether back may go to a history entry of this URL.
+func historyNavigable(raw string) bool {
+	if raw == "about:blank" {
+		return true
+	}
+	u, err := url.Parse(raw)
+	return err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// Hover moves the mouse over the centre of the element of p.Ref (scrolled into view first).
+func (h *Host) Hover(ctx context.Context, p RefParams) (HoverResult, error) {
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
+	if err != nil {
+		return HoverResult{}, err
+	}
+	defer unlock()
+	t, err := s.target(p.Ref)
+	if err != nil {
+		return HoverResult{}, err
+	}
+	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+		return HoverResult{}, err
+	}
+	if err := h.hoverNode(ctx, b, s, t); err != nil {
+		return HoverResult{}, err
+	}
+	return HoverResult{Session: s.name, Ref: p.Ref, Hovered: true}, nil
+}
+
+// hoverNode moves the mouse over the centre of t's element, scrolled into view first (hover,
+// and a journey's hover action, after the caller's refuseWhileSecret).
+func (h *Host) hoverNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) error {
+	x, y, err := h.centre(ctx, b, s, t)
+	if err != nil {
+		return err
+	}
+	if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y}, nil); err != nil {
+		return h.browserErr(err)
+	}
+	return nil
+}
+
+// Scroll scrolls the element of p.Ref into view; without a ref, or with p.By, it turns the
+// mouse wheel by p.By CSS pixels (0 without a ref: one viewport) over the viewport's centre,
+// or over the element's.
+func (h *Host) Scroll(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+	if p.By > control.MaxScrollBy || p.By < -control.MaxScrollBy {
+		return ScrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "scroll --by is at most %d pixels either way", control.MaxScrollBy)
+	}
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
+	if err != nil {
+		return ScrollResult{}, err
+	}
+	defer unlock()
+	var t snapshot.Target
+	if p.Ref != "" {
+		if t, err = s.target(p.Ref); err != nil {
+			return ScrollResult{}, err
+		}
+	}
+	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+		return ScrollResult{}, err
+	}
+	var target *snapshot.Target
+	if p.Ref != "" {
+		target = &t
+	}
+	after, err := h.scrollNode(ctx, b, s, target, p.By)
+	if err != nil {
+		return ScrollResult{}, err
+	}
+	r := after.result()
+	r.Session, r.Ref = s.name, p.Ref
+	return r, nil
+}
+
+// scrollNode scrolls t's element into view (t nil: none) and, with by, turns the mouse wheel
+// by that many CSS pixels over it (without t, over the viewport's centre, one viewport when
+// by is 0), then waits for the page to settle (scroll, and a journey's scroll action, after
+// the caller's refuseWhileSecret).
+func (h *Host) scrollNode(ctx context.Context, b *cdp.Browser, s *session, t *snapshot.Target, by int) (layoutMetrics, error) {
+	before, err := h.layout(ctx, b, s)
+	if err != nil {
+		return before, err
+	}
+	var x, y float64
+	if t != nil {
+		if x, y, err = h.centre(ctx, b, s, *t); err != nil {
+			return before, err
+		}
+	} else {
+		x, y = before.Viewport.Width/2, before.Viewport.Height/2
+		if by == 0 {
+			by = int(before.Viewport.Height)
+		}
+	}
+	if by != 0 {
+		wheel := map[string]any{"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": by}
+		if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", wheel, nil); err != nil {
+			return before, h.browserErr(err)
+		}
+	}
+	// Wait for the page to move unless it cannot (it is at that end already).
+	v := before.Viewport
+	canMove := t == nil && (by > 0 && v.Y+v.Height < before.Content.Height-1 || by < 0 && v.Y > 0)
+	return h.settleScroll(ctx, b, s, before, canMove)
+}
+
+// layoutMetrics is Page.getLayoutMetrics in CSS pixels: the visual viewport and the page.
+type layoutMetrics struct {
+	Viewport struct {
+		X      float64 `json:"pageX"`
+		Y      float64 `json:"pageY"`
+		Width  float64 `json:"clientWidth"`
+		Height float64 `json:"clientHeight"`
+	} `json:"cssVisualViewport"`
+	Content struct {
+		Width  float64 `json:"width"`
+		Height float64 `json:"height"`
+	} `json:"cssContentSize"`
+}
+
+func (m layoutMetrics) result() ScrollResult {
+	r := func(f float64) int { return int(math.Round(f)) }
+	return ScrollResult{
+		ScrollX: r(m.Viewport.X), ScrollY: r(m.Viewport.Y),
+		ViewportWidth: r(m.Viewport.Width), ViewportHeight: r(m.Viewport.Height),
+		ContentWidth: r(m.Content.Width), ContentHeight: r(m.Content.Height),
+	}
+}
+
+func (h *Host) layout(ctx context.Context, b *cdp.Browser, s *session) (layoutMetrics, error) {
+	var m layoutMetrics
+	if err := b.Call(ctx, s.sid, "Page.getLayoutMetrics", nil, &m); err != nil {
+		return m, h.browserErr(err)
+	}
+	return m, nil
+}
+
+// settleScroll waits, at most scrollSettle, for the page's scroll offset to stop changing (a
+// wheel's scroll lands a frame or more later, and may be animated); with moved, for it to
+// change at all first, unless it cannot (already at that end of the page).
+func (h *Host) settleScroll(ctx context.Context, b *cdp.Browser, s *session, before layoutMetrics, moved bool) (layoutMetrics, error) {
+	deadline := time.Now().Add(scrollSettle)
+	last := before
+	changed, still := false, 0
+	for {
+		select {
+		case <-ctx.Done():
+			return last, h.browserErr(ctx.Err())
+		case <-time.After(30 * time.Millisecond):
+		}
+		m, err := h.layout(ctx, b, s)
+		if err != nil {
+			return m, err
+		}
+		if m.Viewport.X != before.Viewport.X || m.Viewport.Y != before.Viewport.Y {
+			changed = true
+		}
+		if m.Viewport == last.Viewport {
+			still++
+		} else {
+			still = 0
+		}
+		last = m
+		if (changed || !moved) && still >= 3 || time.Now().After(deadline) {
+			return m, nil
+		}
+	}
+}
+
+// scrollSettle bounds settleScroll.
+const scrollSettle = 1500 * time.Millisecond

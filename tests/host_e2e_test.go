@@ -67,7 +67,9 @@ type outline struct {
 	Untrusted string `json:"untrusted"`
 	Elements  []struct {
 		Ref, Kind, Text, Type, Name, Value, Href, Form string
-		ActionOrigin                                   string `json:"action_origin"`
+		ActionOrigin                                   string   `json:"action_origin"`
+		Options                                        []string `json:"options"`
+		Multiple                                       bool     `json:"multiple"`
 	} `json:"elements"`
 	Truncated bool `json:"truncated"`
 }

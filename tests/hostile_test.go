@@ -93,23 +93,43 @@ func TestHostileAgent(t *testing.T) {
 		return got[len(got)-1]
 	}
 	// oracles reads the page every way an agent can after a reveal: snapshots (swept by run),
-	// a wait for each password's text (must time out), and a screenshot (refused while a typed
+	// a wait for each password's text (must time out) and for it to vanish (must answer as for
+	// a guess that is nowhere: at once), and screenshots of every mode (refused while a typed
 	// secret is on the page, else taken of an empty field).
 	oracles := func(t *testing.T, secretOnPage bool) {
 		t.Helper()
-		snap(t)
-		for _, s := range []string{canary, wrongPW, strings.TrimPrefix(canary, "cnry-")[:8], strings.TrimPrefix(wrongPW, "cnry-")[:8]} {
+		o := snap(t)
+		guesses := []string{canary, wrongPW, strings.TrimPrefix(canary, "cnry-")[:8], strings.TrimPrefix(wrongPW, "cnry-")[:8]}
+		for _, s := range guesses {
 			r := run(t, "wait", "--text", s, "--timeout", "1s")
 			if r.code == 0 || errCode(t, r) != "TIMEOUT" {
 				t.Errorf("wait --text for a password's characters: %+v (an oracle for the password)", r)
 			}
 		}
-		r := run(t, "screenshot")
-		switch {
-		case secretOnPage && (r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE"):
-			t.Errorf("screenshot of a page whose typed field holds a value: %+v, want SECRET_ON_PAGE", r)
-		case !secretOnPage && r.code != 0:
-			t.Errorf("screenshot: %+v", r)
+		// wait --gone answers for a password's characters exactly as for a string that is on
+		// no page; and it does read this page (the title is there: it must time out).
+		if r := run(t, "wait", "--gone", "Sign in", "--timeout", "300ms"); r.code == 0 || errCode(t, r) != "TIMEOUT" {
+			t.Errorf("wait --gone for text on the page: %+v (wait --gone does not read the page: the checks below prove nothing)", r)
+		}
+		for _, s := range append(guesses, "no-such-text-"+newCanary()) {
+			if r := run(t, "wait", "--gone", s, "--timeout", "1s"); r.code != 0 {
+				t.Errorf("wait --gone for %s… answers %+v, a string on no page answers at once (an oracle for the password)", s[:4], r)
+			}
+		}
+		shots := [][]string{{"screenshot"}, {"screenshot", "--full-page"}}
+		for _, el := range o.Elements {
+			if el.Kind == "input" && el.Name == "pw" {
+				shots = append(shots, []string{"screenshot", "--ref", el.Ref})
+			}
+		}
+		for _, args := range shots {
+			r := run(t, args...)
+			switch {
+			case secretOnPage && (r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE"):
+				t.Errorf("%v of a page whose typed field holds a value: %+v, want SECRET_ON_PAGE", args, r)
+			case !secretOnPage && r.code != 0:
+				t.Errorf("%v: %+v", args, r)
+			}
 		}
 	}
 	// cleared asserts what the page itself reports: the field the host typed into is empty.
@@ -119,6 +139,32 @@ func TestHostileAgent(t *testing.T) {
 			t.Errorf("%s: the password field still holds %d characters after the attempt, and the agent has revealed it", flow, n)
 		}
 		oracles(t, false)
+	}
+	// refusedWhileSecret: every verb that could edit the page or run its handlers is refused
+	// while a typed password is on it (the site's own sign-in, or a reveal on hover, would be
+	// an oracle for it).
+	refusedWhileSecret := func(t *testing.T, o outline) {
+		t.Helper()
+		field := fieldRef(t, o)
+		for _, args := range [][]string{
+			{"click", o.ref(t, "button", "Show password")},
+			{"click", field},
+			{"press", "Backspace"},
+			{"press", "Enter"},
+			{"press", "Enter", "--ref", field},
+			{"fill", field, "--", "x"},
+			{"hover", o.ref(t, "button", "Show password")},
+			{"hover", field},
+			{"select", field, "x"},
+			{"scroll"},
+			{"scroll", field},
+			{"scroll", field, "--by", "100"},
+			{"back"},
+		} {
+			if r := run(t, args...); r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE" {
+				t.Errorf("headless %v on a page that holds a typed password: %+v, want SECRET_ON_PAGE", args, r)
+			}
+		}
 	}
 	loginCode := func(t *testing.T, args ...string) (string, lsAuth) {
 		t.Helper()
@@ -179,7 +225,6 @@ func TestHostileAgent(t *testing.T) {
 		if o := snap(t); o.URL != "about:blank" || len(o.Elements) != 0 {
 			t.Errorf("after the focus moved while typing, the page was not discarded: %s %+v", o.URL, o.Elements)
 		}
-		oracles(t, false)
 	})
 
 	t.Run("the page puts the value back", func(t *testing.T) {
@@ -198,17 +243,31 @@ func TestHostileAgent(t *testing.T) {
 		}) {
 			t.Fatal("the sticky page never refilled its field (screenshot never refused): the test proves nothing")
 		}
-		for _, args := range [][]string{
-			{"click", o.ref(t, "button", "Show password")},
-			{"click", fieldRef(t, o)},
-			{"press", "Backspace"},
-			{"press", "Enter"},
-			{"fill", fieldRef(t, o), "--", "x"},
-		} {
-			if r := run(t, args...); r.code == 0 || errCode(t, r) != "SECRET_ON_PAGE" {
-				t.Errorf("headless %v on a page that holds a typed password: %+v, want SECRET_ON_PAGE", args, r)
+		refusedWhileSecret(t, o)
+		oracles(t, true)
+	})
+
+	t.Run("the page turns the typed field into a text field and puts the value back", func(t *testing.T) {
+		run(t, "visit", hs.URL("/sticky-text"))
+		code, a := loginCode(t, "--alias", "wrong")
+		if code != "" || a.Status != "failed" || a.Evidence["cleared"] != true {
+			t.Fatalf("auth login on the sticky-text page: %q %+v, want failed and cleared", code, a)
+		}
+		if !pollUntil(10*time.Second, func() bool {
+			r := run(t, "screenshot")
+			return r.code != 0 && errCode(t, r) == "SECRET_ON_PAGE"
+		}) {
+			t.Fatal("the page never refilled its field (screenshot never refused): the test proves nothing")
+		}
+		// Nothing about the field looks secret now (a text field, autocomplete off, named
+		// "pw"): only the taint keeps its value out of snapshots and wait.
+		o := snap(t)
+		for _, el := range o.Elements {
+			if el.Ref == fieldRef(t, o) && el.Type != "text" {
+				t.Fatalf("the page did not turn the field into a text field: %+v", el)
 			}
 		}
+		refusedWhileSecret(t, o)
 		oracles(t, true)
 	})
 
@@ -297,9 +356,12 @@ func TestHostileAgent(t *testing.T) {
 		if got := hs.Posts()[p:]; len(got) != 0 {
 			t.Errorf("submitted with a navigation under way: %v", got)
 		}
-		if r := run(t, "wait", "--url", "/slow", "--timeout", "10s"); r.code == 0 {
-			oracles(t, false)
+		// Nothing was typed: the account field's focus handler started the navigation, and it
+		// was stopped (the held request failed), so the page stays on the form.
+		if o := snap(t); !strings.Contains(o.URL, "/login-slownav") {
+			t.Errorf("the navigation tried while the host typed went through: the page is %s", o.URL)
 		}
+		oracles(t, false)
 	})
 
 	t.Run("round 3: a navigation started while typing is held and stopped", func(t *testing.T) {
@@ -330,6 +392,66 @@ func TestHostileAgent(t *testing.T) {
 			t.Fatalf("history.go(-2) did not return to the login document: %+v", r)
 		}
 		cleared(t, "history.go(-2) after a successful login")
+	})
+
+	t.Run("back after a successful login", func(t *testing.T) {
+		run(t, "visit", hs.URL("/login-reveal"))
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login: %q %+v", code, a)
+		}
+		r := run(t, "back")
+		var page struct {
+			URL          string `json:"url"`
+			AuthRequired *struct {
+				Aliases []string `json:"aliases"`
+			} `json:"auth_required"`
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &page) != nil || page.URL != hs.URL("/login-reveal") {
+			t.Fatalf("back after signing in: %+v, want the login page", r)
+		}
+		if page.AuthRequired == nil || strings.Join(page.AuthRequired.Aliases, ",") != "main,wrong" {
+			t.Errorf("back to a login page: auth_required %+v, want the aliases main and wrong", page.AuthRequired)
+		}
+		cleared(t, "back after a successful login")
+	})
+
+	// A history entry that is a POST's answer holds the POST's body, the password URL-encoded
+	// in it; once a history step returns to such an entry, Chromium writes that body into the
+	// profile's session-restore files (Sessions/). The host turns the entry its submit made
+	// into a plain one; the final sweep of the profile checks that neither way back (the back
+	// verb, a page's own history.back()) puts the password on disk, nor sends it again.
+	t.Run("back to a failed sign-in neither sends it again nor stores it", func(t *testing.T) {
+		run(t, "visit", hs.URL("/login-reveal"))
+		if code, a := loginCode(t, "--alias", "wrong"); code != "" || a.Status != "failed" || a.Evidence["navigated"] != true {
+			t.Fatalf("auth login with the wrong password: %q %+v, want failed after a navigation (the POST's answer)", code, a)
+		}
+		n := len(hs.Posts())
+		run(t, "visit", hs.AgentURL("/"))
+		if r := run(t, "back"); r.code != 0 || !strings.Contains(r.stdout, `"url":"`+hs.URL("/login-reveal")+`"`) {
+			t.Fatalf("back to the answer of the sign-in: %+v", r)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if got := hs.Posts()[n:]; len(got) != 0 {
+			t.Errorf("back sent the sign-in again: %v", got)
+		}
+		snap(t)
+	})
+
+	t.Run("a page goes back to a sign-in answered in place", func(t *testing.T) {
+		run(t, "visit", hs.URL("/login-direct"))
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login on a form answered in place: %q %+v", code, a)
+		}
+		n := len(hs.Posts())
+		run(t, "visit", hs.AgentURL("/back1"))
+		if r := run(t, "wait", "--url", "/login-direct", "--timeout", "10s"); r.code != 0 {
+			t.Fatalf("history.back() did not return to the sign-in's answer: %+v", r)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if got := hs.Posts()[n:]; len(got) != 0 {
+			t.Errorf("history.back() sent the sign-in again: %v", got)
+		}
+		snap(t)
 	})
 
 	t.Run("another submitter posts elsewhere", func(t *testing.T) {

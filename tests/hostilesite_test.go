@@ -33,6 +33,9 @@ import (
 //	                       shows an alert and leaves the field as it is
 //	GET  /sticky           like /spa-reveal, but the page puts the typed value back into the
 //	                       field whenever it is emptied (a framework restoring its state)
+//	GET  /sticky-text      like /sticky, but the field it puts the value back into is a plain
+//	                       text field by then (type text, autocomplete off): nothing about it
+//	                       looks secret but the host's taint
 //	GET  /validate         the form has a required checkbox: the browser refuses to submit
 //	GET  /steal-focus      typing into the password field moves the focus elsewhere
 //	GET  /two-buttons      script login on the default button, and a second visible submit
@@ -48,12 +51,15 @@ import (
 //	GET  /login-slownav    focusing the account field starts a navigation to /slow, which the
 //	                       server holds until the test releases it (a navigation under way)
 //	GET  /login-navfocus   focusing the password field navigates to the agent's /trap
+//	GET  /login-direct     the /login-reveal form, answered in place: POST /login-direct shows
+//	                       "Welcome ACCOUNT" (200, no redirect) or the form with an alert
 //	GET  /home             "Welcome ACCOUNT" when signed in
 //	POST /api/login        JSON login for the script-driven pages
 //	POST /reveal?n=N       what the toggle saw: the length of the field's value when clicked
 //
 // Agent server (origin AgentOrigin()): records every request (method, path, query, body).
 //
+//	GET  /back1            runs history.back()
 //	GET  /back2            runs history.go(-2) (back to the login document of a just signed-in
 //	                       session)
 //	GET  /typed-frame      an input that takes the focus and reports what is typed into it
@@ -166,7 +172,12 @@ const hsFields = `<label for="acct">Email</label> <input type="email" id="acct" 
 // hsScriptLogin submits the form with fetch when the submitter is the default button (id
 // main) and shows an alert on failure, leaving the fields as they are. With sticky, the page
 // keeps the typed password and puts it back whenever the field is emptied.
-func hsScriptLogin(sticky bool) string {
+func hsScriptLogin(sticky bool) string { return hsScriptLoginAs(sticky, false) }
+
+// hsScriptLoginAs is hsScriptLogin; with asText, a sticky page also turns the field into a
+// plain text field (type text, autocomplete off) as it puts the value back, so that nothing
+// about the field looks secret any more: only the host's taint keeps its value from the agent.
+func hsScriptLoginAs(sticky, asText bool) string {
 	s := `<script>
 var kept = "";
 document.getElementById("f").addEventListener("submit", function (ev) {
@@ -191,7 +202,10 @@ new MutationObserver(function () { if (!failedAt && document.querySelector("[rol
   .observe(document.getElementById("msg"), {childList: true, subtree: true});
 setInterval(function () {
   var p = document.querySelector("[name=pw]");
-  if (kept && failedAt && Date.now() - failedAt > 2000 && p.value === "") { p.value = kept; }
+  if (kept && failedAt && Date.now() - failedAt > 2000 && p.value === "") {
+    if (` + fmt.Sprint(asText) + `) { p.type = "text"; p.autocomplete = "off"; }
+    p.value = kept;
+  }
 }, 50);
 `
 	}
@@ -219,6 +233,22 @@ func (hs *hostileSite) siteMux() *http.ServeMux {
 		}
 		hs.signIn(w, u)
 		http.Redirect(w, r, "/home", http.StatusSeeOther)
+	})
+	// /login-direct answers the sign-in in place (200, no redirect): the history entry is the
+	// POST's answer, and holds its body.
+	mux.HandleFunc("GET /login-direct", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Sign in", strings.Replace(loginForm(""), `action="/login-reveal"`, `action="/login-direct"`, 1))
+	})
+	mux.HandleFunc("POST /login-direct", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, p := r.PostForm.Get("username"), r.PostForm.Get("pw")
+		hs.record(loginPost{"site", "/login-direct", u, p})
+		if !hs.check(u, p) {
+			hsPage(w, "Sign in", strings.Replace(loginForm(`<p role="alert">Invalid credentials</p>`), `action="/login-reveal"`, `action="/login-direct"`, 1))
+			return
+		}
+		hs.signIn(w, u)
+		hsPage(w, "Home", `<h1>Welcome `+html.EscapeString(u)+`</h1>`)
 	})
 	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
 		if a := hs.account(r); a != "" {
@@ -248,16 +278,17 @@ func (hs *hostileSite) siteMux() *http.ServeMux {
 		hs.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	scriptPage := func(sticky bool) http.HandlerFunc {
+	scriptPage := func(sticky, asText bool) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			hsPage(w, "Sign in", `<h1>Sign in (app)</h1><div id="msg"></div>
 <form id="f" method="post" action="/spa-reveal">`+hsFields+hsToggle+`
  <button type="submit" id="main">Sign in</button>
-</form>`+hsScriptLogin(sticky))
+</form>`+hsScriptLoginAs(sticky, asText))
 		}
 	}
-	mux.HandleFunc("GET /spa-reveal", scriptPage(false))
-	mux.HandleFunc("GET /sticky", scriptPage(true))
+	mux.HandleFunc("GET /spa-reveal", scriptPage(false, false))
+	mux.HandleFunc("GET /sticky", scriptPage(true, false))
+	mux.HandleFunc("GET /sticky-text", scriptPage(true, true))
 	// The red team's frozen renderer: /spa-slow is the script login, whose sign-in request
 	// tells the agent's popup (in the same renderer process: same site, same browsing
 	// instance) to busy-loop, and answers slowly, so that the page neither navigates nor
@@ -372,6 +403,9 @@ func (hs *hostileSite) siteMux() *http.ServeMux {
 
 func (hs *hostileSite) agentMux() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /back1", func(w http.ResponseWriter, r *http.Request) {
+		hsPage(w, "Elsewhere", `<h1>Elsewhere</h1><script>setTimeout(function () { history.back(); }, 50);</script>`)
+	})
 	mux.HandleFunc("GET /back2", func(w http.ResponseWriter, r *http.Request) {
 		hsPage(w, "Elsewhere", `<h1>Elsewhere</h1><script>setTimeout(function () { history.go(-2); }, 50);</script>`)
 	})

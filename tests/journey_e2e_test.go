@@ -455,6 +455,34 @@ func TestJourney(t *testing.T) {
 		}
 	})
 
+	t.Run("select", func(t *testing.T) {
+		rep, r := e.runJourney(t, jPlan{"journey_id": "select", "origin": ls.Origin(), "path": "/login",
+			"expected_states": []any{map[string]any{"id": "blue", "expected": "Blue chosen"}},
+			"actions": []any{
+				jAction("kind", "login", "state_id", "signed-in", "alias", "main"),
+				jAction("kind", "navigate", "state_id", "shop", "path", "/shop"),
+				jAction("kind", "select", "state_id", "colour", "role", "combobox", "name", "Colour", "value", "Blue"),
+				jAction("kind", "assert", "state_id", "blue", "selector", "#colour", "assertion", "value", "value", "Blue"),
+				jAction("kind", "select", "state_id", "red-by-value", "selector", "#colour", "value", "Red"),
+				jAction("kind", "select", "state_id", "blue-by-value", "selector", "#colour", "value", "b"),
+				jAction("kind", "assert", "state_id", "blue-again", "selector", "#colour", "assertion", "value", "value", "Blue"),
+				jAction("kind", "select", "state_id", "no-such", "selector", "#colour", "value", "Green"),
+			}})
+		keep(r)
+		wantStatus(t, rep, r, journey.StatusFailed)
+		if f := rep.Failure; f == nil || f.Reason != "OPTION_UNKNOWN" || f.Step != 8 || len(rep.Reviewed) != 1 {
+			t.Errorf("failure %+v, reviewed %v", f, rep.Reviewed)
+		}
+		// A select is not a text field, a text field is not a select.
+		rep, r = e.runJourney(t, jPlan{"journey_id": "select2", "origin": ls.Origin(), "path": "/secret-fields",
+			"actions": []any{jAction("kind", "select", "state_id", "a", "selector", "#display", "value", "x")}})
+		keep(r)
+		wantStatus(t, rep, r, journey.StatusFailed)
+		if f := rep.Failure; f == nil || f.Reason != "NOT_A_SELECT" {
+			t.Errorf("failure %+v", f)
+		}
+	})
+
 	t.Run("zoom is CSS zoom, viewport and theme emulated", func(t *testing.T) {
 		rep, r := e.runJourney(t, jPlan{"journey_id": "zoomed", "origin": ls.Origin(), "path": "/login",
 			"width": 800, "height": 600, "theme": "light", "zoom": 200,

@@ -256,6 +256,8 @@ func TestMCP(t *testing.T) {
 			"visit": {false, false, false, true}, "auth_login": {false, false, false, true},
 			"journey_run":    {false, true, false, true}, // a journey can click anything
 			"session_create": {false, false, false, false},
+			"back":           {false, false, false, true}, "scroll": {false, false, false, true},
+			"select": {false, false, true, true}, "hover": {false, false, true, true}, "fill": {false, false, true, true},
 		}
 		for _, tl := range raw.Result.Tools {
 			var got [4]bool

@@ -49,6 +49,57 @@ func site(t testing.TB) *httptest.Server {
 		fmt.Fprintf(w, `<!doctype html><title>Echo</title><p>cookie=%s</p><p id="ls">storage=?</p>
 <script>document.getElementById("ls").textContent = "storage=" + (localStorage.getItem("ls") || "none");</script>`, html.EscapeString(v))
 	})
+	// The pages of the page verbs (verbs_e2e_test.go).
+	mux.HandleFunc("/choose", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Choose</title><h1>Choose</h1>
+<label>Colour <select id="colour" name="colour">
+ <option value="">Pick one</option><option value="r">Red</option><option value="g">Green</option>
+ <option value="b" disabled>Blue</option><option value="Green">Lime</option>
+</select></label>
+<label>Toppings <select id="top" name="top" multiple size="4">
+ <optgroup label="Classic"><option value="ch">Cheese</option><option value="ol" label="Olives">olive (black)</option></optgroup>
+ <option value="mu" selected>Mushroom</option><option value="x" hidden>Secret menu</option>
+</select></label>
+<label>Frozen <select name="frozen" disabled><option>Only</option></select></label>
+<label>Go to <select name="go" onchange="location.href = '/next'"><option value="stay">Here</option><option value="next">Next page</option></select></label>
+<label>Note <input name="note"></label>
+<p id="log">events:</p>
+<script>
+for (const id of ["colour", "top"]) {
+  for (const type of ["input", "change"]) {
+    document.getElementById(id).addEventListener(type, function (ev) {
+      const sel = Array.from(ev.target.selectedOptions).map(function (o) { return o.value; }).join("+");
+      document.getElementById("log").textContent += " " + id + "." + type + "=" + sel;
+    });
+  }
+}
+</script>`)
+	})
+	mux.HandleFunc("/long", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Long</title><style>body { margin: 0 } .gap { height: 3000px }</style>
+<h1>Top of the long page</h1><a href="#part2">Part 2</a>
+<div class="gap"></div>
+<h2 id="part2">Part 2</h2>
+<button id="box" style="display:block; width:120px; height:80px; margin:0; padding:0; border:0; background:rgb(255,0,0); color:rgb(255,0,0)">Red box</button>
+<div id="pane" style="height:100px; overflow:auto"><p>Pane top</p><div style="height:2000px"></div><p>Pane bottom</p></div>
+<div class="gap"></div>
+<button>Bottom button</button>`)
+	})
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Huge</title><style>body { margin: 0 }</style><h1>Huge</h1><div style="height:40000px"></div><p>End</p>`)
+	})
+	mux.HandleFunc("/hover", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Hover</title>
+<button id="eye" onmouseover="document.getElementById('tip').style.display = 'block'; document.getElementById('flash').style.visibility = 'hidden'"
+ onmouseout="document.getElementById('tip').style.display = 'none'; document.getElementById('flash').style.visibility = 'visible'">Hover me</button>
+<p id="tip" style="display:none; position:absolute; top:0; right:0; margin:0">Revealed on hover</p>
+<p id="flash">Hidden while hovering</p>
+<p id="later" style="height:0; overflow:hidden; margin:0">Shown later</p>
+<button onclick="setTimeout(function () { document.getElementById('later').style.height = 'auto'; document.getElementById('spin').remove(); }, 700)">Load</button>
+<p id="spin">Loading the panel</p>
+<label>Search <input id="q" name="q" onkeydown="if (event.key === 'Enter') { document.getElementById('hit').textContent = 'searched ' + this.value; }"></label>
+<p id="hit">not searched</p>`)
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv

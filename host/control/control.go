@@ -169,19 +169,46 @@ func (c *Client) Fill(ctx context.Context, p FillParams) (FillResult, error) {
 	return call[FillResult](ctx, c, MethodFill, p)
 }
 
-// Press sends one key to the focused element.
+// Press sends one key to the focused element (with p.Ref, to that element, focused first).
 func (c *Client) Press(ctx context.Context, p PressParams) (PageResult, error) {
 	return call[PageResult](ctx, c, MethodPress, p)
 }
 
-// Wait waits until the page's text and/or URL contain what p names.
+// Wait waits until every condition p names holds: the page's text contains (or no longer
+// contains) a string, its URL contains one, an element of the last snapshot is visible.
 func (c *Client) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 	return call[PageResult](ctx, c, MethodWait, p)
 }
 
-// Screenshot writes a PNG of the session's viewport to the private artifact store.
-func (c *Client) Screenshot(ctx context.Context, session string) (ScreenshotResult, error) {
-	return call[ScreenshotResult](ctx, c, MethodScreenshot, SessionParams{Session: session})
+// Screenshot writes a PNG of the session's viewport (or of an element's box, or of the whole
+// page) to the private artifact store.
+func (c *Client) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
+	return call[ScreenshotResult](ctx, c, MethodScreenshot, p)
+}
+
+// Back goes one step back in the session's history (NO_HISTORY when there is none) and waits
+// for the page.
+func (c *Client) Back(ctx context.Context, session string) (PageResult, error) {
+	return call[PageResult](ctx, c, MethodBack, SessionParams{Session: session})
+}
+
+// Select selects options of a native <select> by value or label.
+func (c *Client) Select(ctx context.Context, p SelectParams) (SelectResult, error) {
+	r, err := call[SelectResult](ctx, c, MethodSelect, p)
+	if err == nil && r.Selected == nil {
+		r.Selected = []string{}
+	}
+	return r, err
+}
+
+// Hover moves the mouse over the centre of the element of a ref.
+func (c *Client) Hover(ctx context.Context, p RefParams) (HoverResult, error) {
+	return call[HoverResult](ctx, c, MethodHover, p)
+}
+
+// Scroll scrolls an element into view, or the page (or a box) with the mouse wheel.
+func (c *Client) Scroll(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+	return call[ScrollResult](ctx, c, MethodScroll, p)
 }
 
 // ProfileClear closes every session, clears the durable profile and recreates the default

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -150,4 +151,66 @@ func TestSocketFailuresAreHostUnavailable(t *testing.T) {
 	defer c.Close()
 	_, err = c.Status(context.Background())
 	check("a result of the wrong shape", err)
+}
+
+// TestPageVerbCalls: back, select, hover, scroll, wait and screenshot send their params types
+// and decode their result types; a select result never has a null "selected".
+func TestPageVerbCalls(t *testing.T) {
+	m := &rpc.Methods{}
+	var got []any
+	rpc.Handle(m, MethodBack, func(ctx context.Context, p SessionParams) (PageResult, error) {
+		got = append(got, p)
+		return PageResult{Session: p.Session, URL: "https://a.example/1"}, nil
+	})
+	rpc.Handle(m, MethodSelect, func(ctx context.Context, p SelectParams) (SelectResult, error) {
+		got = append(got, p)
+		return SelectResult{PageResult: PageResult{Session: p.Session}, Ref: p.Ref}, nil // Selected nil
+	})
+	rpc.Handle(m, MethodHover, func(ctx context.Context, p RefParams) (HoverResult, error) {
+		got = append(got, p)
+		return HoverResult{Session: p.Session, Ref: p.Ref, Hovered: true}, nil
+	})
+	rpc.Handle(m, MethodScroll, func(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+		got = append(got, p)
+		return ScrollResult{Session: p.Session, Ref: p.Ref, ScrollY: p.By}, nil
+	})
+	rpc.Handle(m, MethodWait, func(ctx context.Context, p WaitParams) (PageResult, error) {
+		got = append(got, p)
+		return PageResult{Session: p.Session}, nil
+	})
+	rpc.Handle(m, MethodScreenshot, func(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
+		got = append(got, p)
+		return ScreenshotResult{Session: p.Session, Width: 3, Height: 4, Truncated: p.FullPage}, nil
+	})
+	c := serve(t, m)
+	ctx := context.Background()
+	if r, err := c.Back(ctx, "s"); err != nil || r.URL != "https://a.example/1" {
+		t.Fatalf("back: %+v %v", r, err)
+	}
+	if r, err := c.Select(ctx, SelectParams{Session: "s", Ref: "e1", Values: []string{"a", "b"}}); err != nil || r.Ref != "e1" || r.Selected == nil {
+		t.Fatalf("select: %+v %v", r, err)
+	}
+	if r, err := c.Hover(ctx, RefParams{Session: "s", Ref: "e2"}); err != nil || !r.Hovered {
+		t.Fatalf("hover: %+v %v", r, err)
+	}
+	if r, err := c.Scroll(ctx, ScrollParams{Session: "s", Ref: "e3", By: -40}); err != nil || r.ScrollY != -40 || r.Ref != "e3" {
+		t.Fatalf("scroll: %+v %v", r, err)
+	}
+	if _, err := c.Wait(ctx, WaitParams{Session: "s", Gone: "x", Ref: "e4"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Screenshot(ctx, ScreenshotParams{Session: "s", FullPage: true}); err != nil || r.Width != 3 || r.Height != 4 || !r.Truncated {
+		t.Fatalf("screenshot: %+v %v", r, err)
+	}
+	want := []any{
+		SessionParams{Session: "s"},
+		SelectParams{Session: "s", Ref: "e1", Values: []string{"a", "b"}},
+		RefParams{Session: "s", Ref: "e2"},
+		ScrollParams{Session: "s", Ref: "e3", By: -40},
+		WaitParams{Session: "s", Gone: "x", Ref: "e4"},
+		ScreenshotParams{Session: "s", FullPage: true},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the host got %v, want %v", got, want)
+	}
 }

@@ -23,7 +23,11 @@ const (
 	MethodFill          = "fill"           // FillParams → FillResult
 	MethodPress         = "press"          // PressParams → PageResult
 	MethodWait          = "wait"           // WaitParams → PageResult
-	MethodScreenshot    = "screenshot"     // SessionParams → ScreenshotResult
+	MethodScreenshot    = "screenshot"     // ScreenshotParams → ScreenshotResult
+	MethodBack          = "back"           // SessionParams → PageResult
+	MethodSelect        = "select"         // SelectParams → SelectResult
+	MethodHover         = "hover"          // RefParams → HoverResult
+	MethodScroll        = "scroll"         // ScrollParams → ScrollResult
 	MethodProfileClear  = "profile.clear"  // → ClearResult
 	MethodClientHello   = "client.hello"   // ClientHelloParams → struct{}: what this connection's client says it is
 	MethodJourneyRun    = "journey.run"    // JourneyRunParams → JourneyReport
@@ -103,8 +107,8 @@ type VisitParams struct {
 	URL     string `json:"url"`
 }
 
-// PageResult answers visit, click, press and wait: where the session is now, and, when the
-// page holds a login form, a challenge to answer with auth.login.
+// PageResult answers visit, back, click, press and wait: where the session is now, and, when
+// the page holds a login form, a challenge to answer with auth.login.
 type PageResult struct {
 	Session      string        `json:"session"`
 	URL          string        `json:"url"`
@@ -127,7 +131,7 @@ type SnapshotResult struct {
 	snapshot.Outline
 }
 
-// RefParams is click.
+// RefParams is click and hover.
 type RefParams struct {
 	Session string `json:"session,omitempty"`
 	Ref     string `json:"ref"`
@@ -148,18 +152,25 @@ type FillResult struct {
 	Filled  bool   `json:"filled"`
 }
 
-// PressParams is press: Key is one printable character or a named key (host.KeyNames).
+// PressParams is press: Key is one printable character or a named key (host.KeyNames). With
+// Ref, the element of that ref is focused first.
 type PressParams struct {
 	Session string `json:"session,omitempty"`
 	Key     string `json:"key"`
+	Ref     string `json:"ref,omitempty"`
 }
 
-// WaitParams is wait: until the page text contains Text and/or the URL contains URL, for
-// TimeoutMS at most (0: DefaultWait; at most MaxWait).
+// WaitParams is wait: until every condition given holds — the page text contains Text, it no
+// longer contains Gone, the URL contains URL, the element of Ref (from the session's last
+// snapshot) is visible — for TimeoutMS at most (0: DefaultWait; at most MaxWait). At least
+// one condition; each string at most MaxWaitText bytes. The page text is the text a snapshot
+// shows: never the value of a password field or of a field the host typed a password into.
 type WaitParams struct {
 	Session   string `json:"session,omitempty"`
 	Text      string `json:"text,omitempty"`
+	Gone      string `json:"gone,omitempty"`
 	URL       string `json:"url,omitempty"`
+	Ref       string `json:"ref,omitempty"`
 	TimeoutMS int    `json:"timeout_ms,omitempty"`
 }
 
@@ -167,14 +178,94 @@ type WaitParams struct {
 const (
 	DefaultWait = 10 * time.Second
 	MaxWait     = 5 * time.Minute
+	MaxWaitText = 1024 // bytes of Text, Gone and URL each
 )
 
-// ScreenshotResult answers screenshot: a PNG in the private artifact store.
-type ScreenshotResult struct {
+// SelectParams is select: the options of a native <select> (the element of Ref) to select,
+// replacing its selection, each named by its label (the visible text; the snapshot lists a
+// select's labels under "options") or its value, matched exactly, label first; hidden options
+// are not chosen. More than one only for a select that takes several (multiple). At most MaxSelectValues values of at
+// most MaxSelectValue bytes each.
+type SelectParams struct {
+	Session string   `json:"session,omitempty"`
+	Ref     string   `json:"ref"`
+	Values  []string `json:"values"`
+}
+
+// Bounds of select.
+const (
+	MaxSelectValues = 32
+	MaxSelectValue  = 1024
+)
+
+// SelectResult answers select: where the session is now (a select's change handler may
+// navigate) and the values it was given (Selected), every one of which selected an option.
+type SelectResult struct {
+	PageResult
+	Ref      string   `json:"ref"`
+	Selected []string `json:"selected"`
+}
+
+// HoverResult answers hover: the mouse is over the centre of the element of Ref.
+type HoverResult struct {
 	Session string `json:"session"`
-	Path    string `json:"path"`
-	SHA256  string `json:"sha256"`
-	Bytes   int    `json:"bytes"`
+	Ref     string `json:"ref"`
+	Hovered bool   `json:"hovered"`
+}
+
+// ScrollParams is scroll. With Ref alone, the element of that ref is scrolled into view;
+// without Ref, the page is scrolled by By CSS pixels (0: one viewport height; negative: up)
+// with the mouse wheel at the viewport's centre; with both, the element is scrolled into view
+// and the wheel turned by By over its centre (what scrolls a scrollable box). |By| is at most
+// MaxScrollBy.
+type ScrollParams struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref,omitempty"`
+	By      int    `json:"by,omitempty"`
+}
+
+// MaxScrollBy bounds scroll's By, in CSS pixels.
+const MaxScrollBy = 100_000
+
+// ScrollResult answers scroll: where the page's viewport is now, in CSS pixels: its scroll
+// offset, its size and the size of the whole page (content).
+type ScrollResult struct {
+	Session        string `json:"session"`
+	Ref            string `json:"ref,omitempty"`
+	ScrollX        int    `json:"scroll_x"`
+	ScrollY        int    `json:"scroll_y"`
+	ViewportWidth  int    `json:"viewport_width"`
+	ViewportHeight int    `json:"viewport_height"`
+	ContentWidth   int    `json:"content_width"`
+	ContentHeight  int    `json:"content_height"`
+}
+
+// ScreenshotParams is screenshot: of the viewport; with Ref, of the box of the element of
+// that ref; with FullPage, of the whole page (not both). A capture is at most
+// MaxShotWidth × MaxShotHeight CSS pixels: beyond that it is cut (ScreenshotResult.Truncated).
+type ScreenshotParams struct {
+	Session  string `json:"session,omitempty"`
+	Ref      string `json:"ref,omitempty"`
+	FullPage bool   `json:"full_page,omitempty"`
+}
+
+// Bounds of a screenshot, in CSS pixels.
+const (
+	MaxShotWidth  = 4096
+	MaxShotHeight = 16384
+)
+
+// ScreenshotResult answers screenshot: a PNG in the private artifact store. Width and Height
+// are the PNG's own (from its header). Truncated: the page or element was larger than the
+// bounds, and the picture shows its top-left part only.
+type ScreenshotResult struct {
+	Session   string `json:"session"`
+	Path      string `json:"path"`
+	SHA256    string `json:"sha256"`
+	Bytes     int    `json:"bytes"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+	Truncated bool   `json:"truncated,omitempty"`
 }
 
 // ShutdownResult answers shutdown: the host that is stopping.

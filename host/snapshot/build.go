@@ -279,6 +279,8 @@ func (b *builder) control(el *Element, d *document, i int, t tag) {
 		}
 	case tagSelect:
 		el.Value = b.selected(d, i)
+		el.Options = b.options(d, i)
+		el.Multiple = d.hasAttr(i, "multiple")
 	}
 }
 
@@ -342,19 +344,44 @@ func (b *builder) selected(d *document, i int) string {
 		if d.tag(j) != tagOption || !d.selected[j] {
 			continue
 		}
-		text := d.attrVal(j, "label")
-		if text == "" {
-			var sb strings.Builder
-			for k := j + 1; k < d.end[j] && sb.Len() < b.textBytes(); k++ {
-				if d.nodeType[k] == nodeText {
-					sb.WriteString(d.s.str(d.nodeValue[k]))
-				}
-			}
-			text = sb.String()
-		}
-		parts = append(parts, text)
+		parts = append(parts, b.optionLabel(d, j))
 	}
 	return b.clip(strings.Join(parts, ", "), b.o.MaxText)
+}
+
+// options lists the labels of a select's options (in optgroups too), without the hidden ones
+// (a person does not see them in the list either).
+func (b *builder) options(d *document, i int) []string {
+	var out []string
+	for j := i + 1; j < d.end[i]; j++ {
+		if b.walked++; b.walked > maxWalkTotal {
+			b.truncated = true
+			break
+		}
+		if d.tag(j) != tagOption || d.hasAttr(j, "hidden") {
+			continue
+		}
+		if len(out) == maxOptions {
+			b.truncated = true
+			break
+		}
+		out = append(out, b.clip(b.optionLabel(d, j), min(b.o.MaxText, maxOptionText)))
+	}
+	return out
+}
+
+// optionLabel is what an option shows: its label attribute, else its text.
+func (b *builder) optionLabel(d *document, j int) string {
+	if text := d.attrVal(j, "label"); text != "" {
+		return text
+	}
+	var sb strings.Builder
+	for k := j + 1; k < d.end[j] && sb.Len() < b.textBytes(); k++ {
+		if d.nodeType[k] == nodeText {
+			sb.WriteString(d.s.str(d.nodeValue[k]))
+		}
+	}
+	return sb.String()
 }
 
 // label is a form control's name: aria-labelledby, aria-label, a label for its id, a label

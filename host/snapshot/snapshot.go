@@ -18,7 +18,8 @@
 //     label of submit, reset and button inputs.
 //   - Only rendered elements are listed: a layout object, display not none, visibility not
 //     hidden or collapse. Text of script, style, template, noscript and of the internals of
-//     input, textarea and select is never read.
+//     input, textarea and select is never read as page text; a select lists its options'
+//     labels (bounded) in [Element.Options], what a person sees on opening it.
 //   - Everything is bounded: element count ([Options.MaxElements]), every string
 //     ([Options.MaxText] characters, URLs 1024 bytes, whitespace collapsed, control and bidi
 //     formatting characters removed) and the JSON encoding of the outline ([Options.MaxBytes]).
@@ -66,6 +67,8 @@ const (
 	MinMaxBytes = 16 << 10
 
 	maxURL        = 1024    // bytes of any URL or origin in the outline
+	maxOptions    = 200     // options listed per select
+	maxOptionText = 80      // characters of an option's label
 	maxTitle      = 256     // characters of the page title
 	maxFrameDepth = 8       // nested frames followed
 	maxDocuments  = 4096    // documents in one snapshot
@@ -110,14 +113,18 @@ type Element struct {
 	ID           string `json:"id,omitempty"` // forms and form controls
 	Placeholder  string `json:"placeholder,omitempty"`
 	Autocomplete string `json:"autocomplete,omitempty"`
-	Value        string `json:"value,omitempty"` // never for secret fields
-	Checked      bool   `json:"checked,omitempty"`
-	Form         string `json:"form,omitempty"` // ref of the control's form
-	Action       string `json:"action,omitempty"`
-	ActionOrigin string `json:"action_origin,omitempty"`
-	Method       string `json:"method,omitempty"`
-	Frame        string `json:"frame,omitempty"` // "" in the top document, else the frame's origin
-	Disabled     bool   `json:"disabled,omitempty"`
+	Value        string `json:"value,omitempty"` // never for secret fields; selects: the selected options' labels
+	// Options are a select's option labels (what select takes), in order, without hidden
+	// ones: at most maxOptions, each at most maxOptionText characters.
+	Options      []string `json:"options,omitempty"`
+	Multiple     bool     `json:"multiple,omitempty"` // a select that takes several options
+	Checked      bool     `json:"checked,omitempty"`
+	Form         string   `json:"form,omitempty"` // ref of the control's form
+	Action       string   `json:"action,omitempty"`
+	ActionOrigin string   `json:"action_origin,omitempty"`
+	Method       string   `json:"method,omitempty"`
+	Frame        string   `json:"frame,omitempty"` // "" in the top document, else the frame's origin
+	Disabled     bool     `json:"disabled,omitempty"`
 
 	// Submitters are, for a form, every submit button whose form owner it is, rendered or not
 	// (a hidden one still submits on Enter or by script), in tree order. For the host's

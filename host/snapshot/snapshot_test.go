@@ -237,8 +237,15 @@ func TestBasic(t *testing.T) {
 	if e := find(t, out, "input", "Remember me"); !e.Checked || e.Type != "checkbox" || e.Value != "" {
 		t.Errorf("label[for] checkbox = %+v", e)
 	}
-	if e := find(t, out, "select", "Colour"); e.Value != "Green" {
+	// A select lists its options' labels (what a person sees on opening it, and what select
+	// takes), beside the selected one; never as text of the page.
+	if e := find(t, out, "select", "Colour"); e.Value != "Green" || strings.Join(e.Options, "|") != "Red|Green" || e.Multiple {
 		t.Errorf("select = %+v", e)
+	}
+	for _, e := range out.Elements {
+		if e.Kind != "select" && strings.Contains(e.Text, "Red") {
+			t.Errorf("an option's label listed as page text: %+v", e)
+		}
 	}
 	if e := find(t, out, "textarea", "Your message"); e.Value != "Hello textarea" || e.Placeholder != "Your message" {
 		t.Errorf("textarea = %+v", e)
@@ -253,7 +260,7 @@ func TestBasic(t *testing.T) {
 
 	b, _ := json.Marshal(out)
 	for _, s := range []string{"Hidden link", "hidden-link", "Hidden heading", "Ghost button", "ghost link", "IGNORE ALL",
-		"SCRIPT-TEXT", "Template link", "display:none", "Red", "R0lGOD"} {
+		"SCRIPT-TEXT", "Template link", "display:none", "R0lGOD"} {
 		if bytes.Contains(b, []byte(s)) {
 			t.Errorf("outline holds %q, which is not visible", s)
 		}
@@ -735,5 +742,43 @@ func TestNamingWorkBounded(t *testing.T) {
 	}
 	if !out.Truncated {
 		t.Error("walk budget not reported as truncation")
+	}
+}
+
+// TestSelectOptions: a select lists its options' labels (the label attribute, else the text,
+// in optgroups too, without hidden ones), bounded in number and length, and says whether it
+// takes several.
+func TestSelectOptions(t *testing.T) {
+	d := newTDoc("https://a.example/")
+	sel := d.el(body, "SELECT", "aria-label", "Size", "multiple", "")
+	for _, o := range []struct{ label, text string }{{"", "  Small\n size "}, {"Medium", "M"}, {"", "Large"}} {
+		op := d.el(sel, "OPTION", "label", o.label)
+		d.text(op, o.text)
+	}
+	hidden := d.el(sel, "OPTION", "hidden", "")
+	d.text(hidden, "Hidden choice")
+	grp := d.el(sel, "OPTGROUP", "label", "More")
+	d.text(d.el(grp, "OPTION"), strings.Repeat("x", 100))
+	one := d.el(body, "SELECT", "aria-label", "One")
+	d.text(d.el(one, "OPTION"), "Only")
+	many := d.el(body, "SELECT", "aria-label", "Many")
+	for i := 0; i < maxOptions+1; i++ {
+		d.text(d.el(many, "OPTION"), "o")
+	}
+	out, targets, err := Build(synth(t, d), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, out, targets, Options{})
+	e := find(t, out, "select", "Size")
+	want := []string{"Small size", "Medium", "Large", strings.Repeat("x", maxOptionText-1) + "…"}
+	if !e.Multiple || strings.Join(e.Options, "|") != strings.Join(want, "|") {
+		t.Errorf("select Size = %+v, want options %q and multiple", e, want)
+	}
+	if e := find(t, out, "select", "One"); e.Multiple || len(e.Options) != 1 || e.Options[0] != "Only" {
+		t.Errorf("select One = %+v", e)
+	}
+	if e := find(t, out, "select", "Many"); len(e.Options) != maxOptions || !out.Truncated {
+		t.Errorf("select Many lists %d options (truncated %v), want %d and truncated", len(e.Options), out.Truncated, maxOptions)
 	}
 }

@@ -195,7 +195,7 @@ func (c *cmd) run(ctx context.Context, cmd *command, args []string) int {
 	}
 	if err == nil && (len(p.args) < cmd.nargs[0] || cmd.nargs[1] >= 0 && len(p.args) > cmd.nargs[1]) {
 		switch {
-		case len(p.args) > cmd.nargs[1]:
+		case cmd.nargs[1] >= 0 && len(p.args) > cmd.nargs[1]:
 			err = usagef("unexpected argument %q", bounded(p.args[cmd.nargs[1]], 64))
 		default:
 			err = usagef("%s needs %s", cmd.name, cmd.args)

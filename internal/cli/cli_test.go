@@ -89,8 +89,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"visit", "x", "--session"}, false, "--session needs a value", "headless visit --help"},
 		{[]string{"visit", "x", "--nope"}, false, "unknown flag --nope", "headless visit --help"},
 		{[]string{"wait", "--timeout", "soon", "--json"}, true, `invalid value "soon" for --timeout`, "headless wait --help"},
-		{[]string{"wait", "--json"}, true, "wait needs --text or --url", "headless wait --help"},
+		{[]string{"wait", "--json"}, true, "wait needs --text, --gone, --url or --ref", "headless wait --help"},
 		{[]string{"fill", "e1", "text", "--json"}, true, `fill takes REF, then "--", then TEXT`, "headless fill --help"},
+		{[]string{"select", "e1", "--json"}, true, "select needs REF VALUE…", "headless select --help"},
+		{[]string{"hover", "--json"}, true, "hover needs REF", "headless hover --help"},
+		{[]string{"scroll", "e1", "e2", "--json"}, true, `unexpected argument "e2"`, "headless scroll --help"},
+		{[]string{"scroll", "--by", "far", "--json"}, true, `invalid value "far" for --by`, "headless scroll --help"},
+		{[]string{"back", "x", "--json"}, true, `unexpected argument "x"`, "headless back --help"},
+		{[]string{"screenshot", "--ref", "e1", "--full-page", "--json"}, true, "not both", "headless screenshot --help"},
 		{[]string{"fill", "--", "e1", "text"}, false, `fill takes REF, then "--", then TEXT`, "headless fill --help"},
 		{[]string{"session", "create", "--isolated"}, false, "session create needs NAME", "headless session create --help"},
 		{[]string{"credentials", "add", "--origin", "https://a.example", "--alias", "a", "--json"}, true, "--account is required", "headless credentials add --help"},
@@ -152,6 +158,19 @@ func TestArgumentParsing(t *testing.T) {
 		{[]string{"press", "--", "-"}, control.MethodPress, `{"session":"default","key":"-"}`, false},
 		{[]string{"press", "-"}, control.MethodPress, `{"session":"default","key":"-"}`, false},
 		{[]string{"wait", "--text=-5", "--timeout", "3s"}, control.MethodWait, `{"session":"default","text":"-5","timeout_ms":3000}`, false},
+		{[]string{"wait", "--gone", "Loading", "--ref", "e2"}, control.MethodWait, `{"session":"default","gone":"Loading","ref":"e2","timeout_ms":10000}`, false},
+		{[]string{"select", "e3", "red", "green", "--json"}, control.MethodSelect, `{"session":"default","ref":"e3","values":["red","green"]}`, true},
+		{[]string{"select", "e3", "--", "-1", "--json"}, control.MethodSelect, `{"session":"default","ref":"e3","values":["-1","--json"]}`, false},
+		{[]string{"select", "--session", "s1", "e3", "United Kingdom"}, control.MethodSelect, `{"session":"s1","ref":"e3","values":["United Kingdom"]}`, false},
+		{[]string{"hover", "e2"}, control.MethodHover, `{"session":"default","ref":"e2"}`, false},
+		{[]string{"scroll"}, control.MethodScroll, `{"session":"default"}`, false},
+		{[]string{"scroll", "e4", "--by=-300", "--json"}, control.MethodScroll, `{"session":"default","ref":"e4","by":-300}`, true},
+		{[]string{"scroll", "--by", "700"}, control.MethodScroll, `{"session":"default","by":700}`, false},
+		{[]string{"back", "--session", "s1"}, control.MethodBack, `{"session":"s1"}`, false},
+		{[]string{"press", "Enter", "--ref", "e5"}, control.MethodPress, `{"session":"default","key":"Enter","ref":"e5"}`, false},
+		{[]string{"screenshot"}, control.MethodScreenshot, `{"session":"default"}`, false},
+		{[]string{"screenshot", "--ref", "e1"}, control.MethodScreenshot, `{"session":"default","ref":"e1"}`, false},
+		{[]string{"screenshot", "--full-page", "--json"}, control.MethodScreenshot, `{"session":"default","full_page":true}`, true},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -591,5 +610,34 @@ func TestHostResultPassesThrough(t *testing.T) {
 	var got control.PageResult
 	if err := json.Unmarshal(w.stdout.Bytes(), &got); err != nil || got.URL != "https://a.example/x" || got.Session != "default" {
 		t.Fatalf("%+v %v", got, err)
+	}
+}
+
+// TestPageVerbResults: the objects select, hover, scroll, back and screenshot print with
+// --json (control.sock's, field for field), and what their human output says.
+func TestPageVerbResults(t *testing.T) {
+	w := newWorld(t)
+	w.host = fakeHost()
+	for _, c := range []struct {
+		args  []string
+		want  string // the --json line
+		human string // in the human output
+	}{
+		{[]string{"select", "e3", "red", "green"}, `{"session":"default","url":"https://a.example/","title":"T","ref":"e3","selected":["red","green"]}`, `selected ["red" "green"] in e3`},
+		{[]string{"hover", "e2"}, `{"session":"default","ref":"e2","hovered":true}`, "hovered e2 in default"},
+		{[]string{"scroll"}, `{"session":"default","scroll_x":0,"scroll_y":600,"viewport_width":800,"viewport_height":600,"content_width":800,"content_height":5000}`, "at 0,600 (viewport 800×600 of a 800×5000 page)"},
+		{[]string{"back"}, `{"session":"default","url":"https://a.example/before","title":"T"}`, "default: https://a.example/before"},
+		{[]string{"screenshot", "--full-page"}, `{"session":"default","path":"/p/s.png","sha256":"ab","bytes":10,"width":800,"height":16384,"truncated":true}`, "800×16384 pixels"},
+		{[]string{"screenshot"}, `{"session":"default","path":"/p/s.png","sha256":"ab","bytes":10,"width":800,"height":16384}`, "/p/s.png"},
+	} {
+		if code := w.run(append(c.args, "--json")...); code != 0 || strings.TrimSpace(w.stdout.String()) != c.want {
+			t.Errorf("%v --json: exit %d: %s, want %s", c.args, code, w.stdout.String(), c.want)
+		}
+		if code := w.run(c.args...); code != 0 || !strings.Contains(w.stdout.String(), c.human) {
+			t.Errorf("%v: exit %d: %q, want it to say %q", c.args, code, w.stdout.String(), c.human)
+		}
+	}
+	if code := w.run("screenshot", "--full-page"); code != 0 || !strings.Contains(w.stdout.String(), "cut to 4096×16384") {
+		t.Errorf("a cut screenshot does not say so: %q", w.stdout.String())
 	}
 }

@@ -90,11 +90,41 @@ password field, or of a field the host typed a password into, is never shown.`},
 
 Example:
     headless fill e4 -- some text`},
-		{name: "press", args: "KEY", nargs: [2]int{1, 1}, summary: "Enter, Tab, Escape, Backspace, Arrow…, or one character", setup: c.press,
+		{name: "select", args: "REF VALUE…", nargs: [2]int{2, -1}, summary: "choose options of a native <select> by value or label", setup: c.selectOptions,
+			about: `Each VALUE is an option's label as the snapshot lists it under "options", or its value
+(exactly; label first); several only for a select that takes several ("multiple": true). The
+selection is replaced, with the input and change events a person's choice fires. Values that
+begin with "-" come after "--". At most 32 values of at most 1 KiB each.
+
+Examples:
+    headless select e6 "United Kingdom"
+    headless select e9 red green -- -1`},
+		{name: "press", args: "KEY", nargs: [2]int{1, 1}, shows: "[--ref REF]", summary: "Enter, Tab, Escape, Backspace, Arrow…, or one character", setup: c.press,
 			about: keysNote()},
-		{name: "wait", shows: "[--text T] [--url U]", summary: "wait until the page text and/or URL contain these", setup: c.wait, timeout: 6 * time.Minute},
-		{name: "screenshot", summary: "PNG in the private artifact store: path and SHA-256", setup: c.screenshot,
-			about: `SECRET_ON_PAGE while a field the host typed a password into still holds a value.`},
+		{name: "hover", args: "REF", nargs: [2]int{1, 1}, summary: "move the mouse over the element of a ref (scrolled into view)", setup: c.hover},
+		{name: "scroll", args: "[REF]", nargs: [2]int{0, 1}, shows: "[--by N]", summary: "scroll an element into view, or the page by N pixels (default one viewport)", setup: c.scroll,
+			about: `Without REF, the mouse wheel turns by N CSS pixels over the viewport's centre (negative: up;
+write --by=-N). With REF, the element is scrolled into view, and with --by the wheel turns over
+it (what scrolls a scrollable box). |N| is at most 100000. The result says where the viewport
+is and how large the page is.
+
+Examples:
+    headless scroll
+    headless scroll e12
+    headless scroll --by=-400`},
+		{name: "wait", shows: "[--text T] [--gone T] [--url U] [--ref REF]", summary: "wait until the page text, URL or an element are as these say", setup: c.wait, timeout: 6 * time.Minute,
+			about: `Every condition given must hold at once. The page text is what a snapshot shows (never the
+value of a password field or of a field the host typed a password into).
+
+Example:
+    headless wait --gone "Loading…" --ref e4 --timeout 30s`},
+		{name: "back", summary: "go one page back in the session's history", setup: c.back,
+			about: `NO_HISTORY on the session's first page. The page is loaded afresh (the back/forward cache is
+off), so it never comes back with what its fields held.`},
+		{name: "screenshot", shows: "[--ref REF | --full-page]", summary: "PNG in the private artifact store: path, SHA-256, width and height", setup: c.screenshot,
+			about: `Of the viewport, of an element's box (--ref) or of the whole page (--full-page); at most
+4096×16384 CSS pixels: a larger page or element is cut to that ("truncated": true).
+SECRET_ON_PAGE while a field the host typed a password into still holds a value.`},
 
 		{name: "auth login", shows: "--alias NAME | --interactive", summary: "sign the session in: by alias (a presence prompt asks you), or typed here", setup: c.authLogin, timeout: 15 * time.Minute,
 			about: `With --alias, brokerd asks you at a presence prompt, and the password is typed into the verified

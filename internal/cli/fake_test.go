@@ -246,6 +246,21 @@ func fakeHost(sessions ...string) *rpc.Methods {
 	rpc.Handle(t, control.MethodWait, func(ctx context.Context, p control.WaitParams) (control.PageResult, error) {
 		return page(p.Session, "https://a.example/"), nil
 	})
+	rpc.Handle(t, control.MethodBack, func(ctx context.Context, p control.SessionParams) (control.PageResult, error) {
+		return page(p.Session, "https://a.example/before"), nil
+	})
+	rpc.Handle(t, control.MethodSelect, func(ctx context.Context, p control.SelectParams) (control.SelectResult, error) {
+		return control.SelectResult{PageResult: page(p.Session, "https://a.example/"), Ref: p.Ref, Selected: p.Values}, nil
+	})
+	rpc.Handle(t, control.MethodHover, func(ctx context.Context, p control.RefParams) (control.HoverResult, error) {
+		return control.HoverResult{Session: page(p.Session, "").Session, Ref: p.Ref, Hovered: true}, nil
+	})
+	rpc.Handle(t, control.MethodScroll, func(ctx context.Context, p control.ScrollParams) (control.ScrollResult, error) {
+		return control.ScrollResult{Session: page(p.Session, "").Session, Ref: p.Ref, ScrollY: 600, ViewportWidth: 800, ViewportHeight: 600, ContentWidth: 800, ContentHeight: 5000}, nil
+	})
+	rpc.Handle(t, control.MethodScreenshot, func(ctx context.Context, p control.ScreenshotParams) (control.ScreenshotResult, error) {
+		return control.ScreenshotResult{Session: page(p.Session, "").Session, Path: "/p/s.png", SHA256: "ab", Bytes: 10, Width: 800, Height: 16384, Truncated: p.FullPage}, nil
+	})
 	rpc.Handle(t, control.MethodFill, func(ctx context.Context, p control.FillParams) (control.FillResult, error) {
 		return control.FillResult{Session: p.Session, Ref: p.Ref, Filled: true}, nil
 	})

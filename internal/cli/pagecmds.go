@@ -111,40 +111,116 @@ func (c *cmd) fill(fs *flag.FlagSet) run {
 
 func (c *cmd) press(fs *flag.FlagSet) run {
 	s := sessionFlag(fs)
+	ref := fs.String("ref", "", "focus the element of `REF` first")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		return c.page(ctx, func(cl *control.Client) (control.PageResult, error) {
-			return cl.Press(ctx, control.PressParams{Session: *s, Key: args[0]})
+			return cl.Press(ctx, control.PressParams{Session: *s, Key: args[0], Ref: *ref})
 		})
 	}
 }
 
 // keysNote names the keys press takes, for its --help.
 func keysNote() string {
-	return "KEY is one printable character or one of " + strings.Join(host.KeyNames(), ", ") + " (no modifiers)."
+	return "KEY is one printable character or one of " + strings.Join(host.KeyNames(), ", ") + ` (no modifiers).
+With --ref, the element of that ref (from the last snapshot) is focused first; NOT_INTERACTABLE
+when it cannot take or keep the focus.
+
+Example:
+    headless press Enter --ref e5`
 }
 
 func (c *cmd) wait(fs *flag.FlagSet) run {
 	s := sessionFlag(fs)
 	text := fs.String("text", "", "wait until the page text contains `TEXT`")
+	gone := fs.String("gone", "", "wait until the page text no longer contains `TEXT`")
 	u := fs.String("url", "", "wait until the URL contains `TEXT`")
+	ref := fs.String("ref", "", "wait until the element of `REF` (from the last snapshot) is visible")
 	timeout := fs.Duration("timeout", control.DefaultWait, "give up after this `DURATION` (at most 5m)")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		if *text == "" && *u == "" {
-			return nil, nil, usagef("wait needs --text or --url")
+		if *text == "" && *u == "" && *gone == "" && *ref == "" {
+			return nil, nil, usagef("wait needs --text, --gone, --url or --ref")
 		}
 		return c.page(ctx, func(cl *control.Client) (control.PageResult, error) {
-			return cl.Wait(ctx, control.WaitParams{Session: *s, Text: *text, URL: *u, TimeoutMS: int(timeout.Milliseconds())})
+			return cl.Wait(ctx, control.WaitParams{Session: *s, Text: *text, Gone: *gone, URL: *u, Ref: *ref, TimeoutMS: int(timeout.Milliseconds())})
 		})
 	}
 }
 
 func (c *cmd) screenshot(fs *flag.FlagSet) run {
 	s := sessionFlag(fs)
+	ref := fs.String("ref", "", "only the box of the element of `REF` (from the last snapshot)")
+	full := fs.Bool("full-page", false, "the whole page, not only the viewport")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		r, err := withHost(ctx, c, func(cl *control.Client) (control.ScreenshotResult, error) { return cl.Screenshot(ctx, *s) })
+		if *ref != "" && *full {
+			return nil, nil, usagef("screenshot takes --ref or --full-page, not both")
+		}
+		r, err := withHost(ctx, c, func(cl *control.Client) (control.ScreenshotResult, error) {
+			return cl.Screenshot(ctx, control.ScreenshotParams{Session: *s, Ref: *ref, FullPage: *full})
+		})
 		if err != nil {
 			return nil, nil, err
 		}
-		return r, func(w io.Writer) { fmt.Fprintf(w, "%s\nsha256 %s (%d bytes)\n", r.Path, r.SHA256, r.Bytes) }, nil
+		return r, func(w io.Writer) {
+			fmt.Fprintf(w, "%s\nsha256 %s (%d bytes, %d×%d pixels)\n", r.Path, r.SHA256, r.Bytes, r.Width, r.Height)
+			if r.Truncated {
+				fmt.Fprintf(w, "cut to %d×%d CSS pixels: the page or element is larger\n", control.MaxShotWidth, control.MaxShotHeight)
+			}
+		}, nil
+	}
+}
+
+func (c *cmd) back(fs *flag.FlagSet) run {
+	s := sessionFlag(fs)
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		return c.page(ctx, func(cl *control.Client) (control.PageResult, error) { return cl.Back(ctx, *s) })
+	}
+}
+
+// select REF VALUE…: values that begin with "-" come after "--".
+func (c *cmd) selectOptions(fs *flag.FlagSet) run {
+	s := sessionFlag(fs)
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		r, err := withHost(ctx, c, func(cl *control.Client) (control.SelectResult, error) {
+			return cl.Select(ctx, control.SelectParams{Session: *s, Ref: args[0], Values: args[1:]})
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func(w io.Writer) {
+			fmt.Fprintf(w, "selected %q in %s\n", r.Selected, r.Ref)
+			pageHuman(&r.PageResult)(w)
+		}, nil
+	}
+}
+
+func (c *cmd) hover(fs *flag.FlagSet) run {
+	s := sessionFlag(fs)
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		r, err := withHost(ctx, c, func(cl *control.Client) (control.HoverResult, error) {
+			return cl.Hover(ctx, control.RefParams{Session: *s, Ref: args[0]})
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func(w io.Writer) { fmt.Fprintf(w, "hovered %s in %s\n", r.Ref, r.Session) }, nil
+	}
+}
+
+func (c *cmd) scroll(fs *flag.FlagSet) run {
+	s := sessionFlag(fs)
+	by := fs.Int("by", 0, "turn the mouse wheel by `PIXELS` (negative: up; without REF, default one viewport)")
+	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
+		p := control.ScrollParams{Session: *s, By: *by}
+		if len(args) == 1 {
+			p.Ref = args[0]
+		}
+		r, err := withHost(ctx, c, func(cl *control.Client) (control.ScrollResult, error) { return cl.Scroll(ctx, p) })
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func(w io.Writer) {
+			fmt.Fprintf(w, "%s: at %d,%d (viewport %d×%d of a %d×%d page)\n", r.Session, r.ScrollX, r.ScrollY,
+				r.ViewportWidth, r.ViewportHeight, r.ContentWidth, r.ContentHeight)
+		}, nil
 	}
 }

@@ -63,6 +63,12 @@ func compact(r control.SnapshotResult) snapshotOut {
 		if e.Value != "" {
 			b.WriteString(" value=" + quote(e.Value))
 		}
+		if len(e.Options) > 0 {
+			b.WriteString(" options=" + strings.Join(quoteAll(e.Options), ","))
+		}
+		if e.Multiple {
+			b.WriteString(" multiple")
+		}
 		if e.Checked {
 			b.WriteString(" checked")
 		}

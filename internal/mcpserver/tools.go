@@ -57,12 +57,15 @@ type fillIn struct {
 type pressIn struct {
 	sessionIn
 	Key string `json:"key" jsonschema:"one printable character or a named key: Enter, Tab, Escape, Backspace, Delete, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, End, PageUp, PageDown, Space"`
+	Ref string `json:"ref,omitempty" jsonschema:"focus this element (a ref from the latest snapshot) first"`
 }
 
 type waitIn struct {
 	sessionIn
 	Text      string `json:"text,omitempty" jsonschema:"wait until the page's visible text contains this"`
+	Gone      string `json:"gone,omitempty" jsonschema:"wait until the page's visible text no longer contains this"`
 	URL       string `json:"url,omitempty" jsonschema:"wait until the page's URL contains this"`
+	Ref       string `json:"ref,omitempty" jsonschema:"wait until the element of this ref (from the latest snapshot) is visible"`
 	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"at most this long (default 10000, at most 300000)"`
 }
 
@@ -70,6 +73,12 @@ type authIn struct {
 	sessionIn
 	Alias     string `json:"alias" jsonschema:"the saved credential's alias (auth_required and credentials_list name them)"`
 	Challenge string `json:"challenge,omitempty" jsonschema:"the challenge from the latest auth_required (default: a fresh one for the page shown now)"`
+}
+
+type screenshotIn struct {
+	sessionIn
+	Ref      string `json:"ref,omitempty" jsonschema:"only the box of this element (a ref from the latest snapshot)"`
+	FullPage bool   `json:"full_page,omitempty" jsonschema:"the whole page rather than the viewport (cut at 4096x16384 CSS pixels: truncated)"`
 }
 
 type credsIn struct {
@@ -95,12 +104,13 @@ type snapshotOut struct {
 }
 
 type screenshotOut struct {
-	Session string `json:"session"`
-	Path    string `json:"path" jsonschema:"the PNG in headless's private artifact store"`
-	SHA256  string `json:"sha256" jsonschema:"hex SHA-256 of the PNG bytes (the inline image is the same bytes)"`
-	Width   int    `json:"width"`
-	Height  int    `json:"height"`
-	Bytes   int    `json:"bytes"`
+	Session   string `json:"session"`
+	Path      string `json:"path" jsonschema:"the PNG in headless's private artifact store"`
+	SHA256    string `json:"sha256" jsonschema:"hex SHA-256 of the PNG bytes (the inline image is the same bytes)"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+	Bytes     int    `json:"bytes"`
+	Truncated bool   `json:"truncated,omitempty" jsonschema:"a full page larger than the bound was cut"`
 }
 
 var (
@@ -212,27 +222,27 @@ func (s *Server) register() {
 			}
 			return r, fmt.Sprintf("filled %s", r.Ref), nil
 		})
-	addTool(s, "press", "Press a key", "Press one key in the page (at the focused element), such as Enter or Tab.",
+	addTool(s, "press", "Press a key", "Press one key in the page, such as Enter or Tab: at the focused element, or at the element of ref (focused first).",
 		pageAction, func(ctx context.Context, c *call, in pressIn) (control.PageResult, string, error) {
 			return page(ctx, c, func(cl *control.Client) (control.PageResult, error) {
-				return cl.Press(ctx, control.PressParams{Session: in.Session, Key: in.Key})
+				return cl.Press(ctx, control.PressParams{Session: in.Session, Key: in.Key, Ref: in.Ref})
 			})
 		})
-	addTool(s, "wait", "Wait for the page", "Wait until the page's visible text contains text and/or its URL contains url, for timeout_ms at most (TIMEOUT otherwise).",
+	addTool(s, "wait", "Wait for the page", "Wait until every condition given holds: the page's visible text contains text, no longer contains gone, its URL contains url, the element of ref is visible; for timeout_ms at most (TIMEOUT otherwise).",
 		readOnlyPage, func(ctx context.Context, c *call, in waitIn) (control.PageResult, string, error) {
 			stop := c.progress(ctx, "waiting for the page")
 			defer stop()
 			return page(ctx, c, func(cl *control.Client) (control.PageResult, error) {
-				return cl.Wait(ctx, control.WaitParams{Session: in.Session, Text: in.Text, URL: in.URL, TimeoutMS: in.TimeoutMS})
+				return cl.Wait(ctx, control.WaitParams{Session: in.Session, Text: in.Text, Gone: in.Gone, URL: in.URL, Ref: in.Ref, TimeoutMS: in.TimeoutMS})
 			})
 		})
-	addTool(s, "screenshot", "Screenshot the page", "A PNG of the session's viewport, returned inline as an image, with its path, SHA-256 and size. Refused while a password the host typed may still be on the page (SECRET_ON_PAGE).",
-		readOnlyPage, func(ctx context.Context, c *call, in sessionIn) (screenshotOut, string, error) {
+	addTool(s, "screenshot", "Screenshot the page", "A PNG of the session's viewport (or of one element's box, or of the whole page), returned inline as an image, with its path, SHA-256 and size. Refused while a password the host typed may still be on the page (SECRET_ON_PAGE).",
+		readOnlyPage, func(ctx context.Context, c *call, in screenshotIn) (screenshotOut, string, error) {
 			cl, err := c.client(ctx)
 			if err != nil {
 				return screenshotOut{}, "", err
 			}
-			r, err := cl.Screenshot(ctx, in.Session)
+			r, err := cl.Screenshot(ctx, control.ScreenshotParams{Session: in.Session, Ref: in.Ref, FullPage: in.FullPage})
 			if err != nil {
 				return screenshotOut{}, "", err
 			}
@@ -297,7 +307,7 @@ func pageSummary(r control.PageResult) string {
 // screenshot reads the PNG the host wrote, checks it is the one the host hashed, and returns
 // it inline.
 func (s *Server) screenshot(c *call, r control.ScreenshotResult) (screenshotOut, string, error) {
-	out := screenshotOut{Session: r.Session, Path: r.Path, SHA256: r.SHA256, Bytes: r.Bytes}
+	out := screenshotOut{Session: r.Session, Path: r.Path, SHA256: r.SHA256, Bytes: r.Bytes, Truncated: r.Truncated}
 	if s.o.ReadArtifact == nil {
 		return out, "", wire.Errorf(wire.CodeInternal, "no artifact reader")
 	}
@@ -310,8 +320,8 @@ func (s *Server) screenshot(c *call, r control.ScreenshotResult) (screenshotOut,
 		return out, "", wire.Errorf(wire.CodeInternal, "the screenshot on disk is not the one the host took (SHA-256 differs)")
 	}
 	w, h, ok := pngSize(png)
-	if !ok {
-		return out, "", wire.Errorf(wire.CodeInternal, "the screenshot is not a PNG")
+	if !ok || w != r.Width || h != r.Height {
+		return out, "", wire.Errorf(wire.CodeInternal, "the screenshot is not the PNG the host described")
 	}
 	out.Width, out.Height = w, h
 	c.extra = append(c.extra, &mcp.ImageContent{MIMEType: "image/png", Data: png})

@@ -156,12 +156,23 @@ func TestMethodsTable(t *testing.T) {
 func TestClientDeadlineIsTheContexts(t *testing.T) {
 	errSock := wire.Sentinel(wire.CodeHostUnavail, "thing unreachable")
 	m := &Methods{}
+	// hang answers only once every call has given up (a sleep of its own was a race with the
+	// callers' timers: under load a 1 ms deadline can fire after a 10 ms sleep ends).
+	answer := make(chan struct{})
 	Handle(m, "hang", func(ctx context.Context, _ struct{}) (struct{}, error) {
-		time.Sleep(10 * time.Millisecond) // answers after every caller's deadline
+		<-answer
 		return struct{}{}, nil
 	})
 	Handle(m, "ping", func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
-	c := pipeClient(t, m, errSock)
+	a, b := net.Pipe()
+	sctx, scancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		(&Server{Handler: m.Serve, MaxInflight: 64}).ServeConn(sctx, b, Peer{PID: 7}) // room for every hanging call
+	}()
+	c := NewClient(a, errSock)
+	t.Cleanup(func() { c.Close(); scancel(); <-done })
 	for i := 0; i < 50; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+i%5)*time.Millisecond)
 		err := c.Call(ctx, "hang", nil, nil)
@@ -170,6 +181,7 @@ func TestClientDeadlineIsTheContexts(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
+	close(answer)
 	// The connection still works: no late deadline from an earlier call hits the next one.
 	if err := c.Call(context.Background(), "ping", nil, nil); err != nil {
 		t.Fatal(err)

@@ -64,6 +64,9 @@ const (
 	CodeDirectFillOff   Code = "DIRECT_FILL_DISABLED" // typing into a password field is off
 	CodeTimeout         Code = "TIMEOUT"              // wait ended without its condition
 	CodeNotInteractable Code = "NOT_INTERACTABLE"     // the element has no visible box to click
+	CodeNotASelect      Code = "NOT_A_SELECT"         // select was given a ref that is not a native <select>
+	CodeOptionUnknown   Code = "OPTION_UNKNOWN"       // no option of the select has the value or label given
+	CodeNoHistory       Code = "NO_HISTORY"           // back: the session has no earlier page
 	CodeProfileClear    Code = "PROFILE_CLEAR_FAILED" // profile clear failed; the profile is whole (old or fresh)
 
 	// Alias login.
@@ -140,13 +143,16 @@ var hints = map[Code]string{
 	CodeRefStale:        "the page changed; take a fresh 'headless snapshot'",
 	CodeDirectFillOff:   "sign in with 'headless auth login --alias NAME'; direct password fill is off unless allow_direct_password_fill is set in the config",
 	CodeTimeout:         "increase --timeout or check the condition",
-	CodeNotInteractable: "the element is not visible; scroll or take a fresh snapshot",
+	CodeNotInteractable: "the element is not visible or cannot be used (disabled, or it cannot take the focus); 'headless scroll REF' brings it into view, or take a fresh snapshot",
+	CodeNotASelect:      "select works on native <select> elements only; for a custom dropdown, click it, take a fresh snapshot and click the option",
+	CodeOptionUnknown:   "give an option's label exactly as the snapshot lists it under \"options\", or its value (case and spaces matter)",
+	CodeNoHistory:       "the session has no earlier page to go back to; visit one with 'headless visit URL'",
 	CodeProfileClear:    "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
 	CodeNoLoginForm:     "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
 	CodeDocumentChanged: "the page navigated or reloaded; visit the login page again and retry",
 	CodeFormCrossOrigin: "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
 	CodeFormMethodGet:   "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
-	CodeSecretOnPage:    "navigate the session elsewhere ('headless visit URL') first; screenshots are refused while a typed password is on the page",
+	CodeSecretOnPage:    "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page",
 	CodeAuditTampered:   "the audit log was edited, reordered, or had records inserted or deleted at the record named",
 	CodePlanInvalid:     "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
 	CodeUnsafeSelector:  "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
