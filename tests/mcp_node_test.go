@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/mcpserver"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -117,7 +118,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	if !out.OK || len(out.Mismatches) > 0 {
 		t.Fatalf("client.mjs saw mismatches: %q\nstderr %s", out.Mismatches, se.String())
 	}
-	if len(out.Tools) != 17 || len(out.Annotations) != len(out.Tools) {
+	if len(out.Tools) != len(mcpserver.ToolNames) || len(out.Annotations) != len(out.Tools) {
 		t.Errorf("tools %q, annotations for %d", out.Tools, len(out.Annotations))
 	}
 	if out.Visit == nil || out.Visit.AuthRequired == nil || !out.Visit.AuthRequired.Challenge ||
