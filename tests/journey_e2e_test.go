@@ -135,6 +135,8 @@ func TestJourney(t *testing.T) {
 	}
 	lsPresence(e, person, 10)
 	lsEnroll(t, e, ls.Origin(), "main", account, canary)
+	wrongPW := newCanary() // alias "wrong": the same account, a password the site refuses
+	lsEnroll(t, e, ls.Origin(), "wrong", account, wrongPW)
 	e.start(t)
 
 	// The durable profile's own sign-in: the default session is signed in before any journey,
@@ -283,6 +285,29 @@ func TestJourney(t *testing.T) {
 			t.Errorf("ran %d actions, evidence %+v", rep.ActionsRun, rep.Evidence)
 		}
 		lsNothingTyped(t, ls, posts, typed)
+	})
+
+	t.Run("a refused credential could not look", func(t *testing.T) {
+		for _, path := range []string{"/login", "/spa"} { // a form post, and a script login that leaves the field filled
+			rep, r := e.runJourney(t, jPlan{"journey_id": "refused", "origin": ls.Origin(), "path": path,
+				"expected_states": []any{map[string]any{"id": "home", "expected": "signed in"}},
+				"actions": []any{
+					jAction("kind", "login", "state_id", "signed-in", "alias", "wrong", "screenshot", true),
+					jAction("kind", "assert", "state_id", "home", "role", "heading", "name", "Welcome", "assertion", "visible"),
+				}})
+			keep(r)
+			wantStatus(t, rep, r, journey.StatusCouldNotLook)
+			ev := rep.Evidence[0]
+			if c := rep.CouldNotLook; c == nil || c.Reason != "LOGIN_FAILED" || ev.Login == nil || ev.Login.Status != "failed" {
+				t.Errorf("%s: could_not_look %+v, login %+v", path, c, ev.Login)
+			}
+			if path == "/spa" && !ev.Login.Cleared {
+				t.Errorf("the script login left the typed field as it was: %+v", ev.Login)
+			}
+			if ev.Screenshot == "" || len(rep.Artifacts) != 1 {
+				t.Errorf("%s: the failed sign-in's state has no screenshot: %+v", path, ev)
+			}
+		}
 	})
 
 	t.Run("failing assertion", func(t *testing.T) {
@@ -626,7 +651,8 @@ func TestJourney(t *testing.T) {
 		if !strings.Contains(sweep, `"status":"passed"`) {
 			t.Error("no passed report in the sweep: it proves little")
 		}
-		for _, n := range lsNeedles("canary", canary) {
+		needles := append(lsNeedles("canary", canary), lsNeedles("wrong-password canary", wrongPW)...)
+		for _, n := range needles {
 			if bytes.Contains([]byte(sweep), n.b) {
 				t.Errorf("LEAK: %s in a report, the CLI's output or a log", n.name)
 			}
@@ -638,7 +664,7 @@ func TestJourney(t *testing.T) {
 		}
 		for _, p := range arts {
 			b, _ := os.ReadFile(p)
-			for _, n := range lsNeedles("canary", canary) {
+			for _, n := range needles {
 				if bytes.Contains(b, n.b) {
 					t.Errorf("LEAK: %s in %s", n.name, p)
 				}
