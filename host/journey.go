@@ -153,6 +153,9 @@ func (r *jrun) open(ctx context.Context, name string, stop context.CancelFunc) (
 		if s.isolated {
 			r.rep.Context = journey.ContextIsolated
 		}
+		// The run changes the page: refs of the session's last snapshot are not to be
+		// trusted after it (the next verb that names one answers REF_UNKNOWN: snapshot again).
+		clear(s.refs)
 		h.mu.Lock()
 		s.stopRun = stop
 		h.mu.Unlock()

@@ -596,6 +596,26 @@ func TestJourney(t *testing.T) {
 		if n := contexts(t); n != 1 {
 			t.Errorf("%d browser contexts while the journey runs, want its own", n)
 		}
+		// While it runs its fresh context is listed, and no verb can drive it.
+		var running struct {
+			Sessions []struct {
+				Name  string `json:"name"`
+				Fresh bool   `json:"fresh"`
+			} `json:"sessions"`
+		}
+		e.ok(t, &running, "session", "list")
+		fresh := ""
+		for _, s := range running.Sessions {
+			if strings.HasPrefix(s.Name, "journey.hangup.") && s.Fresh {
+				fresh = s.Name
+			}
+		}
+		if fresh == "" {
+			t.Errorf("the running journey's fresh context is not listed: %+v", running)
+		} else {
+			e.fails(t, "SESSION_UNKNOWN", "snapshot", "--session", fresh)
+			e.fails(t, "SESSION_UNKNOWN", "visit", ls.URL("/home"), "--session", fresh)
+		}
 		cmd.Process.Kill() // the caller goes away while the person is asked
 		cmd.Wait()
 		// At once, not after the control socket's 2 s drain grace: the run is withdrawn
