@@ -174,34 +174,46 @@ func (r *jrun) open(ctx context.Context, name string, stop context.CancelFunc) (
 	if err != nil {
 		return nil, err
 	}
+	// may says whether the host takes one more session named name on browser b (asked
+	// before the context is made, and again when it is listed).
+	may := func() error {
+		switch {
+		case h.closed:
+			return wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
+		case h.clearing:
+			return wire.Errorf(wire.CodeBusy, "the profile is being cleared; retry when 'headless profile clear' has finished")
+		case h.browser != b:
+			return wire.Errorf(wire.CodeBrowserCrashed, "the browser was restarted while the journey started")
+		case len(h.sessions) >= MaxSessions:
+			return wire.Errorf(wire.CodeSessionLimit, "at most %d sessions (journeys' fresh contexts included)", MaxSessions)
+		case h.sessions[name] != nil:
+			return wire.Errorf(wire.CodeSessionExists, "session %q exists", name)
+		}
+		return nil
+	}
 	h.mu.Lock()
-	switch {
-	case h.closed:
-		h.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
-	case h.clearing:
-		h.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeBusy, "the profile is being cleared; retry when 'headless profile clear' has finished")
-	case len(h.sessions) >= MaxSessions:
-		h.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions (journeys' fresh contexts included)", MaxSessions)
-	case h.sessions[name] != nil:
-		h.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeSessionExists, "session %q exists", name)
-	}
-	if h.browser != b {
-		h.mu.Unlock()
-		return nil, wire.Errorf(wire.CodeBrowserCrashed, "the browser was restarted while the journey started")
-	}
-	// Its own browser context (newSession creates one for a session that asks for it), then
-	// marked fresh and not isolated: brokerd is never told of it.
-	s, err := h.newSession(ctx, name, true, "")
+	err = may()
+	h.mu.Unlock()
 	if err != nil {
-		h.mu.Unlock()
+		return nil, err
+	}
+	// Its own browser context (makeSession makes one for a session that asks for it), made
+	// without holding h.mu (other verbs and journeys need not wait for a window to open),
+	// then marked fresh and not isolated: brokerd is never told of it.
+	s, err := h.makeSession(ctx, b, name, true, "")
+	if err != nil {
 		return nil, h.browserErr(fmt.Errorf("open the journey's browser context: %w", err))
 	}
 	s.isolated, s.fresh, s.stopRun = false, true, stop
 	s.mu.Lock()
+	h.mu.Lock()
+	if err := may(); err != nil {
+		h.mu.Unlock()
+		s.mu.Unlock()
+		h.disposeFresh(ctx, b, s)
+		return nil, err
+	}
+	h.sessions[name] = s
 	h.mu.Unlock()
 	r.b, r.s = b, s
 	return func() {
@@ -211,17 +223,22 @@ func (r *jrun) open(ctx context.Context, name string, stop context.CancelFunc) (
 		}
 		s.stopRun = nil
 		h.mu.Unlock()
-		h.routes.Delete(s.sid)
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journeyTeardown)
-		defer cancel()
-		// Closing the window, then disposing the context, on the browser it was made in.
-		b.Call(tctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
-		if err := b.Call(tctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil); err != nil && b.Err() == nil {
-			h.o.Log.Warn("a journey's browser context was not disposed", "session", name, "err", err)
-		}
+		h.disposeFresh(ctx, b, s)
 		s.taint, s.taintDoc = nil, ""
 		s.mu.Unlock()
 	}, nil
+}
+
+// disposeFresh closes a fresh context's window and disposes the context, on the browser it
+// was made in, even when ctx is done (the caller went away: the context must go anyway).
+func (h *Host) disposeFresh(ctx context.Context, b *cdp.Browser, s *session) {
+	h.routes.Delete(s.sid)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journeyTeardown)
+	defer cancel()
+	b.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+	if err := b.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil); err != nil && b.Err() == nil {
+		h.o.Log.Warn("a journey's browser context was not disposed", "session", s.name, "err", err)
+	}
 }
 
 // begin applies the emulation and opens the plan's start page.

@@ -89,7 +89,19 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 }
 
 func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
-	b := h.browser
+	s, err := h.makeSession(ctx, h.browser, name, isolated, adopt)
+	if err != nil {
+		return nil, err
+	}
+	h.sessions[name] = s
+	return s, nil
+}
+
+// makeSession opens a session's page on b (in a browser context of its own when isolated
+// and not adopting a target) without listing it; it needs no lock. newSession lists it; a
+// journey makes its fresh context with it outside h.mu, so that other verbs and other
+// journeys do not wait for the window to open.
+func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, isolated bool, adopt string) (*session, error) {
 	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}}
 	if isolated && adopt == "" {
 		var r struct {
@@ -101,10 +113,13 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt
 		s.contextID = r.ID
 	}
 	if err := h.openPage(ctx, b, s, adopt); err != nil {
-		h.disposeContext(s)
+		if s.contextID != "" {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			b.Call(cctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil)
+			cancel()
+		}
 		return nil, err
 	}
-	h.sessions[name] = s
 	return s, nil
 }
 
