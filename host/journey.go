@@ -84,7 +84,7 @@ func (h *Host) JourneyRun(ctx context.Context, p JourneyRunParams) (journey.Repo
 	start := time.Now()
 	runID := strings.ToLower(rand.Text()[:12])
 	r := &jrun{h: h, plan: plan, caller: ctx}
-	kind, name := journey.ContextFresh, "journey."+bound(plan.JourneyID, 32)+"."+runID[:8]
+	kind, name := journey.ContextFresh, freshName(plan.JourneyID, runID)
 	if plan.Session != "" {
 		kind, name = journey.ContextNormal, plan.Session
 	}
@@ -116,6 +116,13 @@ func (h *Host) JourneyRun(ctx context.Context, p JourneyRunParams) (journey.Repo
 	r.rep.ElapsedMS = time.Since(start).Milliseconds()
 	h.o.Log.Info("journey ended", "journey", plan.JourneyID, "run", runID, "status", r.rep.Status, "actions_run", r.rep.ActionsRun)
 	return r.rep, nil
+}
+
+// freshName names a run's fresh context, as the person's prompt and the audit show it:
+// "journey.", the journey's id (its first 32 bytes: ids are ASCII) and 8 characters of the run
+// id; always a valid session name (credential.ValidSession).
+func freshName(journeyID, runID string) string {
+	return "journey." + journeyID[:min(len(journeyID), 32)] + "." + runID[:min(len(runID), 8)]
 }
 
 // why maps an error that ended the run to its report form. When the run's context ended, an

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -156,6 +157,15 @@ func enclosing(af *ast.File, pos token.Pos) string {
 		}
 	}
 	return ""
+}
+
+func TestFreshNameIsASessionName(t *testing.T) {
+	for _, id := range []string{"j", "reserve-stock", strings.Repeat("a", journey.MaxIDLen), strings.Repeat("a.", journey.MaxIDLen/2-1) + "b"} {
+		n := freshName(id, "k3x9q2wa7b1c")
+		if err := credential.ValidSession(n); err != nil || !strings.HasPrefix(n, "journey.") {
+			t.Errorf("freshName(%q) = %q: %v", id, n, err)
+		}
+	}
 }
 
 func TestKeysAreJourneyKeys(t *testing.T) {
