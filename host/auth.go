@@ -242,6 +242,15 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		return AuthResult{}, err
 	}
 	defer unlock()
+	return h.authLogin(ctx, b, s, p)
+}
+
+// authLogin is AuthLogin in session s, whose verb lock the caller holds (a journey's login
+// action takes this same path: the same challenge, presence, checks and containment).
+func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p AuthParams) (AuthResult, error) {
+	if err := credential.ValidAlias(p.Alias); err != nil {
+		return AuthResult{}, err
+	}
 	clear(s.refs)
 	res := AuthResult{Alias: p.Alias, Session: s.name}
 

@@ -110,7 +110,8 @@ func (h *Host) dispatch(ev cdp.Event) {
 		s.trackNavigation(ev)
 	}
 	switch ev.Method {
-	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated", "Page.navigatedWithinDocument":
+	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated", "Page.navigatedWithinDocument",
+		"Page.frameRequestedNavigation":
 		select {
 		case s.events <- ev:
 		default: // a waiter that is not there; drop

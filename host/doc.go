@@ -11,15 +11,18 @@
 //     typed client are package host/control; the host serves it from one rpc.Methods table
 //     (server.go) and its errors carry their own codes (wire.From).
 //   - No verb evaluates caller JavaScript, and no verb returns a secret. The host itself runs
-//     four fixed functions of its own, in an isolated world the page's scripts cannot reach: one
-//     confirms that the focus is on the verified field right before and after typing (and on
-//     the element press --ref focused), one empties a field it typed a password into, one
-//     selects a native select's options (the caller's values are its call argument, never
-//     source; it answers only which value did not match), one turns the history entry a
-//     sign-in's submit made into one without its body. Snapshots are built from DOMSnapshot data
-//     without running script, never include the value of a password field, and mark
-//     page-derived text as untrusted. fill refuses password fields unless the user-only config
-//     sets allow_direct_password_fill. Text typed by fill is never logged or echoed.
+//     fixed functions of its own only, in an isolated world the page's scripts cannot reach:
+//     one confirms that the focus is on the verified field right before and after typing (and
+//     on the element press --ref focused), one empties a field it typed a password into, one
+//     selects a native select's options (it answers only which value did not match), one
+//     turns the history entry a sign-in's submit made into one without its body, and for
+//     journeys one sets CSS zoom and one names the focused element. A caller's values (the
+//     options to select, the zoom factor) reach a fixed function only as call arguments, never
+//     in its source; a test reads the host's source and fails on anything else
+//     (journey_test.go). Snapshots are built from DOMSnapshot data without running script,
+//     never include the value of a password field, and mark page-derived text as untrusted.
+//     fill refuses password fields unless the user-only config sets
+//     allow_direct_password_fill. Text typed by fill is never logged or echoed.
 //   - Containment (taint.go): the password is in the page only between typing and submitting.
 //     Every node the host typed a secret into is tainted for the life of its document (by
 //     backend node id, whatever its type, name or id becomes): snapshot, wait and every other
@@ -60,6 +63,16 @@
 //     the plaintext ("basic") password store is never used.
 //   - Isolated sessions are separate Chromium browser contexts: no cookies or storage shared
 //     with the default session or each other; closing one disposes its context.
+//   - Journeys (journey*.go, control.sock journey.run) walk a plan of package internal/journey
+//     with the verbs' own means (trusted input events, DOM and accessibility queries,
+//     DOMSnapshot): nothing of the plan's is evaluated. By default each run gets a fresh
+//     browser context of its own, disposed on every path (the caller hanging up, the session
+//     closed, the host stopping included), never registered with brokerd as isolated (its
+//     login signs in from the vault, with the person's approval of each use) and reachable by
+//     no verb. A login action is auth.login's path; every look of a run is refused while a
+//     field the host typed a password into holds a value again (SECRET_ON_PAGE); a journey
+//     never types into or reads the value of a password or secret-looking field, or reports
+//     its box.
 //   - Each isolated session is registered with brokerd over the host's broker connection
 //     (session.open) on every new connection before any other request, and closed there
 //     (session.close) with the session, so it only ever sees its own in-memory credential

@@ -103,6 +103,13 @@ type session struct {
 	// CreateParams.Owned: the session is closed when that connection ends (an MCP client
 	// disconnected, crashed or was killed).
 	owner *rpc.Conn
+	// fresh: a journey's throwaway browser context (journey.go), not reachable by name from
+	// any verb, disposed when its run ends; not isolated: it signs in with vault aliases.
+	fresh bool
+	// stopRun, when set (guarded by Host.mu), cancels the journey running in the session, so
+	// that closing it (session close, profile clear, the host's stop) does not wait for the
+	// run's budget.
+	stopRun context.CancelFunc
 	// navPending: a navigation of the main frame has started and not committed or stopped;
 	// heldNavs and paused: document requests held by the navigation gate (navguard.go).
 	// Written by the event reader.
@@ -205,7 +212,10 @@ func (h *Host) Close(ctx context.Context) error {
 	var err error
 	if h.browser != nil {
 		for _, s := range h.sessions {
-			if s.isolated {
+			if s.stopRun != nil {
+				s.stopRun()
+			}
+			if s.isolated || s.fresh {
 				h.closeTarget(s)
 			}
 		}

@@ -46,6 +46,7 @@ type (
 	CredentialsRemoveParams = control.CredentialsRemoveParams
 	VerifyParams            = control.VerifyParams
 	VerifyResult            = control.VerifyResult
+	JourneyRunParams        = control.JourneyRunParams
 )
 
 // DefaultSession always exists.

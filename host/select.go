@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -30,26 +32,12 @@ func (h *Host) Select(ctx context.Context, p SelectParams) (SelectResult, error)
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 		return SelectResult{}, err
 	}
-	if t.Kind != "select" {
-		return SelectResult{}, wire.Errorf(wire.CodeNotASelect, "ref %s is a %s, not a select", p.Ref, t.Kind)
-	}
 	doc, err := h.documentID(ctx, b, s)
 	if err != nil {
 		return SelectResult{}, err
 	}
-	// A person's choice starts with the focus on the select (a disabled one takes none: the
-	// fixed function says so).
-	b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil)
-	s.drain()
 	t0 := time.Now()
-	var r struct {
-		Status string `json:"status"`
-		Index  int    `json:"index"`
-	}
-	if err := h.callFixedWith(ctx, b, s, t.BackendNodeID, t.FrameID, fnSelect, []any{p.Values}, &r); err != nil {
-		return SelectResult{}, err
-	}
-	if err := selectErr(p, r.Status, r.Index); err != nil {
+	if err := h.selectNode(ctx, b, s, t, p); err != nil {
 		return SelectResult{}, err
 	}
 	s.settle(ctx)
@@ -64,6 +52,27 @@ func (h *Host) Select(ctx context.Context, p SelectParams) (SelectResult, error)
 		return SelectResult{}, err
 	}
 	return SelectResult{PageResult: page, Ref: p.Ref, Selected: p.Values}, nil
+}
+
+// selectNode selects p.Values in the native select of t with the fixed fnSelect (select, and
+// a journey's select action, after the caller's checkSelect and refuseWhileSecret); p.Ref
+// names the select in errors. The events are drained first: the caller settles after it.
+func (h *Host) selectNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, p SelectParams) error {
+	if t.Kind != "select" {
+		return wire.Errorf(wire.CodeNotASelect, "ref %s is a %s, not a select", p.Ref, t.Kind)
+	}
+	// A person's choice starts with the focus on the select (a disabled one takes none: the
+	// fixed function says so).
+	b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil)
+	s.drain()
+	var r struct {
+		Status string `json:"status"`
+		Index  int    `json:"index"`
+	}
+	if err := h.callFixedWith(ctx, b, s, t.BackendNodeID, t.FrameID, fnSelect, []any{p.Values}, &r); err != nil {
+		return err
+	}
+	return selectErr(p, r.Status, r.Index)
 }
 
 // checkSelect bounds select's values: one at least, at most MaxSelectValues of at most

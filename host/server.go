@@ -42,7 +42,10 @@ func (s *Server) Methods() *rpc.Methods {
 	t := &rpc.Methods{Log: s.Log, Internal: internalMessage,
 		// A sign-in, a verify or a wait whose caller hung up (or cancelled, which closes
 		// the connection) is withdrawn at once: its prompt goes away, nothing is typed.
-		CancelOnHangup: map[string]bool{control.MethodAuthLogin: true, control.MethodCredentialsVerify: true, control.MethodWait: true}}
+		// A journey too: it may be waiting for a person's approval of its login, and its
+		// browser context is disposed of as soon as it stops.
+		CancelOnHangup: map[string]bool{control.MethodAuthLogin: true, control.MethodCredentialsVerify: true, control.MethodWait: true,
+			control.MethodJourneyRun: true}}
 	// session notes the session a request names on its log line.
 	session := func(ctx context.Context, name string) { rpc.Note(ctx, "session", name) }
 
@@ -52,6 +55,7 @@ func (s *Server) Methods() *rpc.Methods {
 		if d, err := hardening.Dumpable(); err == nil {
 			st.Undumpable = !d
 		}
+		st.BrowserContexts = h.browserContexts(ctx)
 		return st, nil
 	})
 	rpc.Handle(t, control.MethodClientHello, func(ctx context.Context, p control.ClientHelloParams) (struct{}, error) {
@@ -164,6 +168,13 @@ func (s *Server) Methods() *rpc.Methods {
 	})
 	rpc.Handle(t, control.MethodCredentialsVerify, func(ctx context.Context, p VerifyParams) (VerifyResult, error) {
 		return h.CredentialsVerify(ctx, p)
+	})
+	rpc.Handle(t, control.MethodJourneyRun, func(ctx context.Context, p JourneyRunParams) (control.JourneyReport, error) {
+		r, err := h.JourneyRun(ctx, p)
+		if err == nil {
+			rpc.Note(ctx, "journey", r.JourneyID, "session", r.Session, "status", r.Status)
+		}
+		return r, err
 	})
 	return t
 }

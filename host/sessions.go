@@ -28,6 +28,10 @@ func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session
 	if s == nil {
 		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "no session %q", name)
 	}
+	if s.fresh {
+		// A journey's own browser context: the run drives it, and nothing else may.
+		return nil, nil, wire.Errorf(wire.CodeSessionUnknown, "session %q is the fresh browser context of a running journey; no verb drives it", name)
+	}
 	return b, s, nil
 }
 
@@ -85,7 +89,19 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 }
 
 func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt string) (*session, error) {
-	b := h.browser
+	s, err := h.makeSession(ctx, h.browser, name, isolated, adopt)
+	if err != nil {
+		return nil, err
+	}
+	h.sessions[name] = s
+	return s, nil
+}
+
+// makeSession opens a session's page on b (in a browser context of its own when isolated
+// and not adopting a target) without listing it; it needs no lock. newSession lists it; a
+// journey makes its fresh context with it outside h.mu, so that other verbs and other
+// journeys do not wait for the window to open.
+func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, isolated bool, adopt string) (*session, error) {
 	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}}
 	if isolated && adopt == "" {
 		var r struct {
@@ -97,10 +113,13 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt
 		s.contextID = r.ID
 	}
 	if err := h.openPage(ctx, b, s, adopt); err != nil {
-		h.disposeContext(s)
+		if s.contextID != "" {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			b.Call(cctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil)
+			cancel()
+		}
 		return nil, err
 	}
-	h.sessions[name] = s
 	return s, nil
 }
 
@@ -245,6 +264,9 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	s, ok := h.sessions[name]
 	if ok {
 		delete(h.sessions, name)
+		if s.stopRun != nil {
+			s.stopRun() // a journey runs in it: stop it rather than wait for its budget
+		}
 	}
 	h.mu.Unlock()
 	if !ok {
@@ -277,7 +299,7 @@ func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
 	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
 	for _, s := range ss {
-		info := SessionInfo{Name: s.name, Isolated: s.isolated, Owned: s.owner != nil, Responsive: true}
+		info := SessionInfo{Name: s.name, Isolated: s.isolated, Fresh: s.fresh, Owned: s.owner != nil, Responsive: true}
 		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
 			info.URL, info.Title = u, t
 		} else {

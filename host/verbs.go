@@ -474,14 +474,23 @@ func (h *Host) Hover(ctx context.Context, p RefParams) (HoverResult, error) {
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 		return HoverResult{}, err
 	}
-	x, y, err := h.centre(ctx, b, s, t)
-	if err != nil {
+	if err := h.hoverNode(ctx, b, s, t); err != nil {
 		return HoverResult{}, err
 	}
-	if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y}, nil); err != nil {
-		return HoverResult{}, h.browserErr(err)
-	}
 	return HoverResult{Session: s.name, Ref: p.Ref, Hovered: true}, nil
+}
+
+// hoverNode moves the mouse over the centre of t's element, scrolled into view first (hover,
+// and a journey's hover action, after the caller's refuseWhileSecret).
+func (h *Host) hoverNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) error {
+	x, y, err := h.centre(ctx, b, s, t)
+	if err != nil {
+		return err
+	}
+	if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y}, nil); err != nil {
+		return h.browserErr(err)
+	}
+	return nil
 }
 
 // Scroll scrolls the element of p.Ref into view; without a ref, or with p.By, it turns the
@@ -505,15 +514,32 @@ func (h *Host) Scroll(ctx context.Context, p ScrollParams) (ScrollResult, error)
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
 		return ScrollResult{}, err
 	}
-	before, err := h.layout(ctx, b, s)
+	var target *snapshot.Target
+	if p.Ref != "" {
+		target = &t
+	}
+	after, err := h.scrollNode(ctx, b, s, target, p.By)
 	if err != nil {
 		return ScrollResult{}, err
 	}
+	r := after.result()
+	r.Session, r.Ref = s.name, p.Ref
+	return r, nil
+}
+
+// scrollNode scrolls t's element into view (t nil: none) and, with by, turns the mouse wheel
+// by that many CSS pixels over it (without t, over the viewport's centre, one viewport when
+// by is 0), then waits for the page to settle (scroll, and a journey's scroll action, after
+// the caller's refuseWhileSecret).
+func (h *Host) scrollNode(ctx context.Context, b *cdp.Browser, s *session, t *snapshot.Target, by int) (layoutMetrics, error) {
+	before, err := h.layout(ctx, b, s)
+	if err != nil {
+		return before, err
+	}
 	var x, y float64
-	by := p.By
-	if p.Ref != "" {
-		if x, y, err = h.centre(ctx, b, s, t); err != nil {
-			return ScrollResult{}, err
+	if t != nil {
+		if x, y, err = h.centre(ctx, b, s, *t); err != nil {
+			return before, err
 		}
 	} else {
 		x, y = before.Viewport.Width/2, before.Viewport.Height/2
@@ -524,19 +550,13 @@ func (h *Host) Scroll(ctx context.Context, p ScrollParams) (ScrollResult, error)
 	if by != 0 {
 		wheel := map[string]any{"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": by}
 		if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", wheel, nil); err != nil {
-			return ScrollResult{}, h.browserErr(err)
+			return before, h.browserErr(err)
 		}
 	}
 	// Wait for the page to move unless it cannot (it is at that end already).
 	v := before.Viewport
-	canMove := p.Ref == "" && (by > 0 && v.Y+v.Height < before.Content.Height-1 || by < 0 && v.Y > 0)
-	after, err := h.settleScroll(ctx, b, s, before, canMove)
-	if err != nil {
-		return ScrollResult{}, err
-	}
-	r := after.result()
-	r.Session, r.Ref = s.name, p.Ref
-	return r, nil
+	canMove := t == nil && (by > 0 && v.Y+v.Height < before.Content.Height-1 || by < 0 && v.Y > 0)
+	return h.settleScroll(ctx, b, s, before, canMove)
 }
 
 // layoutMetrics is Page.getLayoutMetrics in CSS pixels: the visual viewport and the page.

@@ -5,7 +5,9 @@
 # challenge issue throughput with 1, 8 and 64 connections; brokerd idle RSS; the browser host;
 # alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
 # the same page; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
-# Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes).
+# Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes); a
+# six-action journey with a login (headless journey run) vs the same steps as a Playwright
+# script filling the plaintext password, interleaved run by run.
 # The Playwright baselines need Node.js 20+ and npm; playwright-core, @playwright/mcp and the MCP
 # SDK (pinned in scripts/bench/package.json and its lockfile) are installed into
 # scripts/bench/node_modules when missing.
@@ -37,6 +39,7 @@ go test -run '^$' -bench 'HostIdleRSS' -benchtime 20x -count 1 ./tests/ | tee -a
 go test -run '^$' -bench 'AliasLogin|PlaywrightLogin' -benchtime "${BENCH_LOGIN_N:-20}x" -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench 'ConcurrentLogins32' -benchtime "${BENCH_CONC_N:-3}x" -count 1 ./tests/ | tee -a "$out"
 go test -run '^$' -bench '^BenchmarkMCP$' -benchtime "${BENCH_MCP_N:-30}x" -count 1 ./tests/ | tee -a "$out"
+go test -run '^$' -bench '^BenchmarkJourney$' -benchtime "${BENCH_JOURNEY_N:-20}x" -count 1 ./tests/ | tee -a "$out"
 awk '
   function metric(line, unit,   i, f) { n = split(line, f, /[ \t]+/); for (i = 2; i <= n; i++) if (f[i] == unit) return f[i-1]; return "" }
   /^BenchmarkRelease-/           { r50 = metric($0, "p50-ms"); r99 = metric($0, "p99-ms") }
@@ -57,6 +60,7 @@ awk '
   /^BenchmarkAliasLogin/         { al50 = metric($0, "p50-ms"); al99 = metric($0, "p99-ms") }
   /^BenchmarkPlaywrightLogin/    { pl50 = metric($0, "p50-ms"); pl99 = metric($0, "p99-ms") }
   /^BenchmarkConcurrentLogins32/ { ce = metric($0, "errors"); c50 = metric($0, "p50-ms"); c99 = metric($0, "p99-ms"); cr = metric($0, "round-ms") }
+  /^BenchmarkJourney-/           { j50 = metric($0, "p50-ms"); j99 = metric($0, "p99-ms"); jp50 = metric($0, "pw-p50-ms"); jp99 = metric($0, "pw-p99-ms") }
   /^BenchmarkMCP-/               { for (k = 0; k < 2; k++) { s = k ? "pw-" : "headless-"
                                      for (j = 1; j <= 3; j++) { op = j == 1 ? "nav" : j == 2 ? "click" : "clicknav"
                                        m50[s op] = metric($0, s op "-p50-ms"); m99[s op] = metric($0, s op "-p99-ms") }
@@ -91,4 +95,7 @@ awk '
       printf "   %-34s p50 %.0f vs %.0f  ratio %.2f   p99 %.0f vs %.0f  ratio %.2f\n", label[op], m50["headless-" op], m50["pw-" op], m50["headless-" op]/m50["pw-" op], m99["headless-" op], m99["pw-" op], m99["headless-" op]/m99["pw-" op] }
     printf "   snapshot bytes (text + structuredContent): console page %d vs %d  ratio %.2f (goal <= 0.7)   login page %d vs %d  ratio %.2f\n", mb["headless-app"], mb["pw-app"], mb["headless-app"]/mb["pw-app"], mb["headless-login"], mb["pw-login"], mb["headless-login"]/mb["pw-login"]
     printf "   tool definitions (tools/list) bytes: %d vs %d  ratio %.2f\n", mb["headless-tools"], mb["pw-tools"], mb["headless-tools"]/mb["pw-tools"]
+    print "== a six-action journey with a login (headless journey run, fresh context) vs the same steps in Playwright (fresh context, plaintext fill), interleaved"
+    printf "   p50: journey %.0f ms  Playwright %.0f ms  ratio %.2f (goal <= 1.0)\n", j50, jp50, j50/jp50
+    printf "   p99: journey %.0f ms  Playwright %.0f ms  ratio %.2f\n", j99, jp99, j99/jp99
   }' "$out"

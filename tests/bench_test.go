@@ -35,6 +35,16 @@ type samples []time.Duration
 
 func (s samples) report(b *testing.B) { s.reportAs(b, "") }
 
+// p50 is the median in milliseconds.
+func (s samples) p50() float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return float64(c[(len(c)-1)/2].Microseconds()) / 1000
+}
+
 // reportAs reports the percentiles as PREFIXp50-ms and PREFIXp99-ms (one benchmark that
 // measures several things).
 func (s samples) reportAs(b *testing.B, prefix string) {

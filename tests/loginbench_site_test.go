@@ -5,8 +5,10 @@ package tests
 import (
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -24,6 +26,7 @@ type benchSite struct {
 	*httptest.Server
 	accepted atomic.Int64
 	refused  atomic.Int64
+	reserved atomic.Int64 // reservations the shop accepted (the journey benchmark)
 }
 
 func newBenchSite(t testing.TB, account, password string) *benchSite {
@@ -83,6 +86,43 @@ func newBenchSite(t testing.TB, account, password string) *benchSite {
 			return
 		}
 		fmt.Fprintf(w, `<!doctype html><title>Home</title><h1>Welcome %s</h1><a href="/logout">Sign out</a>`, html.EscapeString(account))
+	})
+	// The journey benchmark's pages (journey_bench_test.go): a shop with a quantity field and
+	// a Reserve button whose script posts to /api/reserve and shows "Reserved" and the stock
+	// left (10 less the quantity: every page starts at 10, so runs never run out).
+	mux.HandleFunc("GET /shop", func(w http.ResponseWriter, r *http.Request) {
+		if !signedIn(r) {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		fmt.Fprint(w, `<!doctype html><title>Shop</title><h1>Shop</h1><p id="stock">Stock: 10</p>
+<label>Quantity <input type="number" name="quantity" id="quantity"></label>
+<button type="button" id="reserve">Reserve</button>
+<p id="status" role="status"></p>
+<script>
+document.getElementById("reserve").addEventListener("click", function () {
+  var q = Number(document.getElementById("quantity").value);
+  fetch("/api/reserve", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({quantity: q})})
+  .then(function (r) { return r.json(); })
+  .then(function (j) {
+    document.getElementById("status").textContent = j.ok ? "Reserved" : "Not enough stock";
+    document.getElementById("stock").textContent = "Stock: " + j.stock;
+  });
+});
+</script>`)
+	})
+	mux.HandleFunc("POST /api/reserve", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Quantity int `json:"quantity"`
+		}
+		json.NewDecoder(io.LimitReader(r.Body, 1<<10)).Decode(&in)
+		w.Header().Set("Content-Type", "application/json")
+		if !signedIn(r) || in.Quantity < 1 || in.Quantity > 10 {
+			fmt.Fprint(w, `{"ok":false,"stock":10}`)
+			return
+		}
+		s.reserved.Add(1)
+		fmt.Fprintf(w, `{"ok":true,"stock":%d}`, 10-in.Quantity)
 	})
 	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
 		if c, err := r.Cookie("bench_session"); err == nil {

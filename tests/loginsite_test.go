@@ -34,6 +34,7 @@ import (
 //	                   shows the alert on failure, leaving the typed password in the field
 //	GET  /hostile      no form of its own: only an iframe of the other origin's /frame
 //	GET  /crossaction  a password form on this origin whose action is the other origin
+//	GET  /shop …       the journey pages (journeysite_test.go)
 //
 // Other server (origin OtherOrigin()):
 //
@@ -51,6 +52,7 @@ type loginSite struct {
 	sessions map[string]string // session cookie → account
 	posts    []loginPost
 	typed    []string
+	stock    map[string]int // journey pages: units left per account (journeysite_test.go)
 }
 
 // loginPost is one credential submission received by the site.
@@ -279,6 +281,7 @@ document.getElementById("f").addEventListener("submit", function (ev) {
 	mux.HandleFunc("GET /crossaction", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Sign in", lsLoginForm(ls.other.URL+"/collect", ""))
 	})
+	ls.journeyRoutes(mux) // journeysite_test.go
 	return mux
 }
 

@@ -254,6 +254,7 @@ func TestMCP(t *testing.T) {
 			"snapshot": {true, false, true, true}, "screenshot": {true, false, true, true}, "wait": {true, false, true, true},
 			"click": {false, true, false, true}, "press": {false, true, false, true},
 			"visit": {false, false, false, true}, "auth_login": {false, false, false, true},
+			"journey_run":    {false, true, false, true}, // a journey can click anything
 			"session_create": {false, false, false, false},
 			"back":           {false, false, false, true}, "scroll": {false, false, false, true},
 			"select": {false, false, true, true}, "hover": {false, false, true, true}, "fill": {false, false, true, true},
@@ -376,6 +377,57 @@ func TestMCP(t *testing.T) {
 		if out.Width <= 0 || out.Height <= 0 {
 			t.Errorf("screenshot size %dx%d", out.Width, out.Height)
 		}
+	})
+
+	t.Run("journey", func(t *testing.T) {
+		// Issue 14 over MCP: the plan inline, a sign-in in a fresh context, progress while
+		// it runs, the screenshot inline with the hash the report gives.
+		posts := len(ls.Posts())
+		plan := map[string]any{"journey_id": "mcp-journey", "origin": ls.Origin(), "path": "/login",
+			"expected_states": []any{map[string]any{"id": "home", "expected": "the account's welcome"}},
+			"actions": []any{
+				map[string]any{"kind": "login", "state_id": "signed-in", "alias": "main"},
+				map[string]any{"kind": "assert", "state_id": "home", "role": "heading", "name": "Welcome", "assertion": "visible", "screenshot": true},
+			}}
+		p := &mcp.CallToolParams{Name: "journey_run", Arguments: map[string]any{"plan": plan}}
+		p.SetProgressToken("journey-1")
+		res, err := c.cs.CallTool(ctx, p)
+		if err != nil || res.IsError {
+			t.Fatalf("journey_run: %v %s", err, text(res))
+		}
+		var rep struct {
+			Status    string                `json:"status"`
+			Context   string                `json:"context"`
+			Reviewed  []struct{ ID string } `json:"reviewed"`
+			Artifacts []struct {
+				SHA256 string `json:"sha256"`
+				Path   string `json:"path"`
+			} `json:"artifacts"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &rep)
+		if rep.Status != "passed" || rep.Context != "fresh" || len(rep.Reviewed) != 1 || len(rep.Artifacts) != 1 {
+			t.Fatalf("journey_run: %s", b)
+		}
+		var img *mcp.ImageContent
+		for _, ct := range res.Content {
+			if ic, ok := ct.(*mcp.ImageContent); ok {
+				img = ic
+			}
+		}
+		if img == nil {
+			t.Fatalf("no inline screenshot: %s", text(res))
+		}
+		if sum := sha256.Sum256(img.Data); hex.EncodeToString(sum[:]) != rep.Artifacts[0].SHA256 {
+			t.Errorf("the inline screenshot is not the one the report hashes")
+		}
+		if n := len(ls.Posts()) - posts; n != 1 {
+			t.Errorf("the site received %d sign-ins, want 1", n)
+		}
+		// A script-like selector is refused by the host, typed.
+		bad := map[string]any{"journey_id": "bad", "origin": ls.Origin(),
+			"actions": []any{map[string]any{"kind": "click", "state_id": "a", "selector": "a[href=javascript:alert(1)]"}}}
+		c.callErr(t, ctx, "journey_run", map[string]any{"plan": bad}, "UNSAFE_SELECTOR")
 	})
 
 	t.Run("errors", func(t *testing.T) {

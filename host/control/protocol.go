@@ -30,6 +30,7 @@ const (
 	MethodScroll        = "scroll"         // ScrollParams → ScrollResult
 	MethodProfileClear  = "profile.clear"  // → ClearResult
 	MethodClientHello   = "client.hello"   // ClientHelloParams → struct{}: what this connection's client says it is
+	MethodJourneyRun    = "journey.run"    // JourneyRunParams → JourneyReport
 
 	MethodAuthLogin         = "auth.login"          // AuthParams → AuthResult
 	MethodAuthEnroll        = "auth.enroll"         // EnrollParams (a hand-built frame) → EnrollResult
@@ -88,6 +89,7 @@ type SessionClosed struct {
 type SessionInfo struct {
 	Name       string `json:"name"`
 	Isolated   bool   `json:"isolated"`
+	Fresh      bool   `json:"fresh,omitempty"` // a running journey's fresh browser context (no verb drives it)
 	Owned      bool   `json:"owned,omitempty"` // closed when the connection that created it ends
 	URL        string `json:"url"`
 	Title      string `json:"title"`
@@ -299,6 +301,10 @@ type Status struct {
 
 	// Allow is the navigation allowlist the host enforces (canonical; absent: every host).
 	Allow []string `json:"allow,omitempty"`
+	// BrowserContexts counts the browser's contexts besides the durable profile's own: one
+	// per isolated session and per running journey's fresh context (-1: the browser did
+	// not say). A context that outlived its session would show here.
+	BrowserContexts int `json:"browser_contexts"`
 }
 
 // Ready is the one JSON line the host writes to its notify file when it is serving (or

@@ -602,12 +602,14 @@ func (b *builder) finish(out *Outline) ([]Element, map[string]Target) {
 			it.el.Submitters = b.submitters(it.d, it.node, it.el, listed)
 		}
 		els[k] = it.el
+		t := it.d.tag(it.node)
 		targets[it.el.Ref] = Target{
 			BackendNodeID: int64(it.d.backend[it.node]),
 			FrameID:       it.d.frameID,
 			DocumentURL:   it.d.url,
 			Kind:          it.el.Kind,
 			Type:          it.el.Type,
+			Secret:        (t == tagInput || t == tagTextarea) && secretField(it.d, it.node) || b.tainted(it.d, it.node),
 		}
 	}
 	return els, targets

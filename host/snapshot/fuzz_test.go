@@ -46,6 +46,16 @@ func FuzzBuild(f *testing.F) {
 		if _, err := json.Marshal(LoginForms(out)); err != nil {
 			t.Fatal(err)
 		}
+		// Describe reads the same bytes (and the layout boxes Build skips): never a panic,
+		// and a malformed box is ErrMalformed.
+		var ids []int64
+		for _, tg := range targets {
+			ids = append(ids, tg.BackendNodeID)
+		}
+		ids = append(ids, int64(limits))
+		if _, err := Describe(raw, ids, Options{MaxText: o.MaxText}); err != nil && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("Describe: error does not wrap ErrMalformed: %v", err)
+		}
 	})
 }
 

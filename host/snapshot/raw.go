@@ -44,6 +44,8 @@ type rawNodes struct {
 type rawLayout struct {
 	NodeIndex ints     `json:"nodeIndex"`
 	Styles    intLists `json:"styles"`
+	// Bounds are kept undecoded: only Describe reads them (document.bounds).
+	Bounds json.RawMessage `json:"bounds"`
 }
 
 type rareString struct {
@@ -88,7 +90,8 @@ type document struct {
 	attrs      [][]int
 	layout     []int32 // layout index per node, -1 for none
 	styles     [][]int // per layout index: display, visibility (string indexes)
-	end        []int   // end[i]: one past the last node of i's subtree
+	rawBounds  json.RawMessage
+	end        []int // end[i]: one past the last node of i's subtree
 	inputValue map[int]int
 	textValue  map[int]int
 	contentDoc map[int]int
@@ -264,6 +267,7 @@ func (s *snap) newDocument(index int, r *rawDocument, ndocs int) (*document, err
 		d.layout[i] = int32(l)
 	}
 	d.styles = ly.Styles
+	d.rawBounds = ly.Bounds
 	return d, nil
 }
 

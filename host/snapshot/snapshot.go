@@ -146,6 +146,9 @@ type Target struct {
 	FrameID       string // the CDP frame id of the element's document
 	DocumentURL   string
 	Kind, Type    string
+	// Secret: a field whose value the outline never shows (a password or secret-looking
+	// field), or a node the host typed a secret into (Options.Tainted).
+	Secret bool
 }
 
 // Options bound the outline. Zero fields take the defaults.

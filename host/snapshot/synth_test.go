@@ -83,6 +83,7 @@ func synth(t testing.TB, docs ...*tdoc) []byte {
 			clickable                rare
 			layoutNode               = []int{}
 			styles                   = [][]int{}
+			bounds                   = [][]float64{}
 		)
 		for i, n := range d.nodes {
 			parent = append(parent, n.parent)
@@ -116,6 +117,7 @@ func synth(t testing.TB, docs ...*tdoc) []byte {
 			if n.display != "" {
 				layoutNode = append(layoutNode, i)
 				styles = append(styles, []int{str(n.display), str(n.visibility)})
+				bounds = append(bounds, []float64{float64(10 * i), float64(20 * i), 100, 20})
 			}
 		}
 		out.Documents = append(out.Documents, map[string]any{
@@ -125,7 +127,7 @@ func synth(t testing.TB, docs ...*tdoc) []byte {
 				"backendNodeId": backend, "attributes": attrs, "inputValue": inputValue,
 				"contentDocumentIndex": contentDoc, "isClickable": clickable,
 			},
-			"layout": map[string]any{"nodeIndex": layoutNode, "styles": styles},
+			"layout": map[string]any{"nodeIndex": layoutNode, "styles": styles, "bounds": bounds},
 		})
 	}
 	out.Strings = strs

@@ -291,3 +291,43 @@ func TestIsolatedStoreBounds(t *testing.T) {
 		t.Fatalf("oversize secret: %v, want INVALID_ARGUMENT", err)
 	}
 }
+
+// TestFreshSessionUsesTheVault: a journey's fresh browser context (host/journey.go) is a third
+// kind of session, beside normal and isolated, that brokerd never hears of: the host names it
+// (journey.ID.RUN) in challenges and releases without registering it and without claiming it
+// is isolated. brokerd then answers it as a normal session: from the vault, behind the same
+// presence gate, never from an isolated store — not even one of the same host connection.
+func TestFreshSessionUsesTheVault(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	hostc, _ := isoFixture(t, f)
+	rc := f.client(t)
+	const fresh = "journey.reserve-stock.k3x9q2wa"
+	ch, err := hostc.Challenge(ctx, brokerapi.ChallengeParams{Session: fresh, Document: "d1", Origin: "https://app.example"})
+	if err != nil || !slices.Contains(ch.Aliases, "staging-admin") || slices.Contains(ch.Aliases, "iso-admin") {
+		t.Fatalf("a fresh context's challenge: %+v %v, want the vault's aliases only", ch, err)
+	}
+	asked := f.pres.asked.Load()
+	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: fresh, Document: "d1"})
+	if err != nil || rel.Alias != "staging-admin" || len(secret) == 0 {
+		t.Fatalf("a fresh context's release of a vault alias: %+v %v", rel, err)
+	}
+	credential.Zero(secret)
+	if f.pres.asked.Load() != asked+1 || f.pres.last.Load().Session != fresh {
+		t.Fatal("presence was not asked for the fresh context's release, naming it")
+	}
+	// The isolated store's alias is not the fresh context's.
+	ch, _ = hostc.Challenge(ctx, brokerapi.ChallengeParams{Session: fresh, Document: "d2", Origin: "https://app.example"})
+	if _, _, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "iso-admin", Session: fresh, Document: "d2"}); code(err) != wire.CodeAliasUnknown {
+		t.Fatalf("an isolated alias in a fresh context: %v, want ALIAS_UNKNOWN", err)
+	}
+	// Had the host registered it as isolated (it must not), its store would be empty: the
+	// vault alias would be unknown, which is what the journey tests would see.
+	if err := hostc.OpenSession(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	ch, err = hostc.Challenge(ctx, brokerapi.ChallengeParams{Session: fresh, Document: "d3", Origin: "https://app.example", Isolated: true})
+	if err != nil || len(ch.Aliases) != 0 {
+		t.Fatalf("registered as isolated: %+v %v", ch, err)
+	}
+}

@@ -73,7 +73,8 @@ With --json a command prints one JSON object on stdout (README, "JSON results", 
 Errors print "headless: error: CODE: MESSAGE" and "hint: HINT" on stderr (with --json:
 {"error":{"code":…,"message":…,"hint":…}} on stdout).
 
-Exit status: 0 success; 1 an error with a code (see below); 2 a usage error (USAGE).
+Exit status: 0 success; 1 an error with a code (see below); 2 a usage error (USAGE); 'journey
+run' also 3 (the journey failed) and 4 (it could not look).
 
 Error codes:
 `
@@ -244,6 +245,11 @@ func (c *cmd) run(ctx context.Context, cmd *command, args []string) int {
 	}
 	if cmd.exit != nil {
 		return cmd.exit(result)
+	}
+	// A result may have an exit status of its own ('journey run': failed and could not
+	// look are results, not errors, with statuses of their own).
+	if s, ok := result.(interface{ ExitStatus() int }); ok {
+		return s.ExitStatus()
 	}
 	return 0
 }

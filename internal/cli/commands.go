@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/headless-dev/headless/host/control"
 )
 
 // command is one row of the command table: its name ("session create"), what its positional
@@ -49,6 +51,7 @@ var groups = map[string]string{
 	"auth":        "Sign a session in.",
 	"profile":     "The durable browser profile.",
 	"audit":       "The audit log of every release, refusal, add and remove.",
+	"journey":     "Declarative UI journeys: one call walks a plan (sign-in included) in a fresh browser context and reports what it reviewed, did not review, and could not look at.",
 }
 
 // commands is the command table.
@@ -152,6 +155,9 @@ Examples:
     headless auth login --alias staging-admin --session checkout
     headless auth login --interactive`},
 
+		{name: "journey run", args: "PLAN.json", nargs: [2]int{1, 1}, shows: "[--out DIR]", summary: "walk a journey plan; report passed, failed, could_not_look or nothing_to_report", setup: c.journeyRun,
+			timeout: control.JourneyWait + time.Minute, about: journeyAbout},
+
 		{name: "credentials init", summary: "create the locked 'headless' keyring (secret-service presence)", setup: c.credInit, timeout: 15 * time.Minute,
 			about: `The keyring itself asks you for the new keyring's password; headless never sees it.`},
 		{name: "credentials repair", summary: "the way out of PRESENCE_AUTO_UNLOCK: new keyring password, stored copy discarded", setup: c.credRepair, timeout: 15 * time.Minute,
@@ -195,7 +201,7 @@ Exit status 1 only when a check failed. Also the MCP tool "doctor".`},
 		{name: "mcp", summary: "serve the Model Context Protocol on stdio (for agents' MCP clients)", setup: c.mcp, timeout: -1, raw: true,
 			about: `Serves every browser verb as an MCP tool over stdio: status, session_create, session_list,
 session_close, visit, back, snapshot, click, fill, select, press, hover, scroll, wait,
-screenshot, auth_login, credentials_list. Starts brokerd and the host when they are not running
+screenshot, auth_login, credentials_list, journey_run. Starts brokerd and the host when they are not running
 (never handing them this process's stdio or display). Nothing but the protocol is written to
 stdout; sessions this client creates are closed when it disconnects, unless created with keep.
 There is no tool that evaluates JavaScript or returns a secret, and the server never asks the

@@ -16,11 +16,11 @@ import (
 	"github.com/headless-dev/headless/internal/wire"
 )
 
-// Tool names, exactly these (issue 13; journey_run comes with journeys; doctor with the
-// operator issue, 15).
+// Tool names, exactly these (issue 13; journey_run of issue 14; the read-only doctor of issue
+// 15).
 var ToolNames = []string{"status", "session_create", "session_list", "session_close", "visit", "back",
 	"snapshot", "click", "fill", "select", "press", "hover", "scroll", "wait", "screenshot",
-	"auth_login", "credentials_list", "doctor"}
+	"auth_login", "credentials_list", "journey_run", "doctor"}
 
 // Inputs. Every page tool names a session ("" or absent: default).
 
@@ -284,6 +284,7 @@ func (s *Server) register() {
 			return l, fmt.Sprintf("%d credential(s)", len(l.Credentials)), nil
 		})
 	s.registerNewVerbs()
+	s.registerJourney()
 }
 
 // page runs a verb that answers a PageResult, with its one-line summary.

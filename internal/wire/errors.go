@@ -81,6 +81,17 @@ const (
 
 	// The audit log.
 	CodeAuditTampered Code = "AUDIT_TAMPERED" // the audit log's hash chain is broken at the record named
+
+	// Journeys (journey.run). Plan errors refuse the run; the others end it and are its report's
+	// failure (the page did not do what the plan expects) or could_not_look reason.
+	CodePlanInvalid     Code = "PLAN_INVALID"     // the journey plan is malformed, has an unknown field or is out of bounds
+	CodeUnsafeSelector  Code = "UNSAFE_SELECTOR"  // a plan's CSS selector looks like script, or tests a field's value
+	CodeTargetNotFound  Code = "TARGET_NOT_FOUND" // no visible element matches an action's target
+	CodeTargetAmbiguous Code = "TARGET_AMBIGUOUS" // several visible elements match an action's target
+	CodeAssertionFailed Code = "ASSERTION_FAILED" // the page did not show what an assertion expects in time
+	CodeBudgetExceeded  Code = "BUDGET_EXCEEDED"  // the journey's time budget ran out before its last action
+	CodeLoginFailed     Code = "LOGIN_FAILED"     // the site refused the saved credential of a journey's login
+	CodeSecretField     Code = "SECRET_FIELD"     // a journey step would read a password or secret field's value
 )
 
 var hints = map[Code]string{
@@ -142,6 +153,14 @@ var hints = map[Code]string{
 	CodeFormMethodGet:   "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
 	CodeSecretOnPage:    "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page",
 	CodeAuditTampered:   "the audit log was edited, reordered, or had records inserted or deleted at the record named",
+	CodePlanInvalid:     "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
+	CodeUnsafeSelector:  "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
+	CodeTargetNotFound:  "no visible element matched within the action's timeout; compare the target with the evidence of the previous state (or a snapshot)",
+	CodeTargetAmbiguous: "make the target more specific (role and name, exact: true) or pick one match with nth (0 is the first in page order)",
+	CodeAssertionFailed: "the evidence of this state shows what the page showed instead; the states after it were not reviewed",
+	CodeBudgetExceeded:  "raise budget_seconds (at most 300) or split the journey; the states after this step were not reviewed",
+	CodeLoginFailed:     "the site answered the saved password with its login form or an error: check the credential ('headless credentials verify') or the site's sign-in",
+	CodeSecretField:     "a journey never reads or types a password or secret field; sign in with a login action, and assert on what the page shows after it",
 	CodeEnrollUnknown:   "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
 }
 

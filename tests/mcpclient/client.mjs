@@ -37,12 +37,12 @@ function outlineElements(outline) {
 }
 
 
-// The tool surface of issue 13, exactly, and the operator issue's read-only doctor.
-// journey_run joins it with the journeys issue.
+// The tool surface of issue 13, exactly, journey_run of issue 14 and the read-only doctor of
+// issue 15.
 const expectedTools = [
   'status', 'session_create', 'session_list', 'session_close', 'visit', 'back', 'snapshot',
   'click', 'fill', 'select', 'press', 'hover', 'scroll', 'wait', 'screenshot', 'auth_login',
-  'credentials_list', 'doctor',
+  'credentials_list', 'journey_run', 'doctor',
 ];
 const hints = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
 // What the issue says of the annotations' values, where it says it.
@@ -64,6 +64,8 @@ const expectedHints = {
   hover: { readOnlyHint: false, destructiveHint: false },
   scroll: { readOnlyHint: false, destructiveHint: false },
   auth_login: { readOnlyHint: false, destructiveHint: false },
+  // A journey can click anything.
+  journey_run: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
 };
 const passEnv = ['XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'DBUS_SESSION_BUS_ADDRESS', 'HOME', 'PATH', 'LANG'];
 

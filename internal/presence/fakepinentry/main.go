@@ -44,7 +44,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 var modes = map[string]bool{
 	"approve": true, "deny": true, "notconfirmed": true, "timeout": true, "hang": true,
-	"crash": true, "garbage": true, "gate": true, "nogreeting": true, "biggreeting": true,
+	"crash": true, "garbage": true, "gate": true, "switch": true, "nogreeting": true, "biggreeting": true,
 	"errsetup": true, "sleeper": true,
 }
 
@@ -159,6 +159,20 @@ func confirm(mode, logPath string, stdout io.Writer, logf func(event, data strin
 			time.Sleep(5 * time.Millisecond)
 		}
 		fmt.Fprintln(stdout, "OK")
+	case "switch":
+		// The person changes their mind between prompts: a test flips the files. While
+		// ".hold" exists the person has not answered yet.
+		for {
+			if _, err := os.Stat(logPath + ".hold"); err != nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if _, err := os.Stat(logPath + ".deny"); err == nil {
+			fmt.Fprintln(stdout, "ERR 83886179 Operation cancelled <Pinentry>")
+		} else {
+			fmt.Fprintln(stdout, "OK")
+		}
 	default: // approve, biggreeting, errsetup
 		fmt.Fprintln(stdout, "OK")
 	}

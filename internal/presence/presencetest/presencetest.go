@@ -17,7 +17,7 @@ import (
 
 // modes are the modes FakePinentry accepts.
 var modes = []string{
-	"approve", "deny", "notconfirmed", "timeout", "hang", "crash", "garbage", "gate",
+	"approve", "deny", "notconfirmed", "timeout", "hang", "crash", "garbage", "gate", "switch",
 	"nogreeting", "biggreeting", "errsetup",
 }
 
@@ -27,8 +27,10 @@ var modes = []string{
 // a build failure or an unknown mode fails t.
 //
 // The modes (see the fakepinentry command for details): approve, deny, notconfirmed, timeout,
-// hang, crash, garbage and gate answer CONFIRM (OK; cancelled; not confirmed; dialog timeout;
-// never, ignoring SIGTERM; exit 2; random bytes; OK once the file logFile+".gate" exists),
+// hang, crash, garbage, gate and switch answer CONFIRM (OK; cancelled; not confirmed; dialog
+// timeout; never, ignoring SIGTERM; exit 2; random bytes; OK once the file logFile+".gate"
+// exists; not before logFile+".hold" is gone, then cancelled while logFile+".deny" exists,
+// else OK),
 // while nogreeting, biggreeting and errsetup fail before it.
 func FakePinentry(t testing.TB, mode string) (program, logFile string) {
 	t.Helper()

@@ -1,0 +1,692 @@
+package journey
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// Bounds of a plan.
+const (
+	MaxPlanBytes    = 64 << 10 // of the plan's JSON
+	MaxActions      = 20
+	MaxExpected     = 20
+	MaxIDLen        = 48   // journey_id and every state id: [A-Za-z0-9._-], no ".."
+	MaxNameLen      = 200  // the journey's name
+	MaxExpectedLen  = 500  // what an expected state expects, in words
+	MaxPathLen      = 1024 // a path on the plan's origin
+	MaxTargetLen    = 200  // a role's name, a text
+	MaxRoleLen      = 32
+	MaxSelectorLen  = 256
+	MaxValueLen     = 1024 // what fill types, what an assertion compares, one select value
+	MaxSelectValues = 32
+	MaxNth          = 99
+	MaxCount        = 1000
+	MaxScrollBy     = 100_000 // CSS pixels
+	MinViewport     = 100     // CSS pixels, each way
+	MaxViewport     = 4096
+	MinZoom         = 25 // percent
+	MaxZoom         = 500
+	maxDepth        = 6 // of nested JSON objects and arrays
+
+	DefaultBudget      = 120 * time.Second
+	MaxBudget          = 300 * time.Second
+	DefaultTimeout     = 5 * time.Second  // an assertion's or a target's wait
+	DefaultWaitTimeout = 10 * time.Second // a wait action's
+	MaxTimeout         = 60 * time.Second
+)
+
+// Action kinds.
+const (
+	KindNavigate = "navigate"
+	KindClick    = "click"
+	KindFill     = "fill"
+	KindSelect   = "select"
+	KindPress    = "press"
+	KindHover    = "hover"
+	KindScroll   = "scroll"
+	KindWait     = "wait"
+	KindAssert   = "assert"
+	KindLogin    = "login"
+)
+
+// Assertions.
+const (
+	AssertVisible = "visible" // a match is visible
+	AssertHidden  = "hidden"  // no match is visible
+	AssertText    = "text"    // the target's visible text is (or contains) value
+	AssertValue   = "value"   // the target field's value is (or contains) value; never a secret field
+	AssertEnabled = "enabled" // the target is enabled (not: disabled)
+	AssertChecked = "checked" // the target is checked (not: unchecked)
+	AssertCount   = "count"   // exactly count matches are visible
+	AssertRoute   = "route"   // the page is on the plan's origin at exactly path
+)
+
+// Themes (prefers-color-scheme).
+const (
+	ThemeLight = "light"
+	ThemeDark  = "dark"
+)
+
+// Plan is one journey: where it starts, how the page is emulated, what it does and which of
+// the states it reaches are the ones to review.
+type Plan struct {
+	JourneyID string `json:"journey_id" jsonschema:"the journey's id: 1-48 letters, digits, '.', '_' or '-' (names its screenshots)"`
+	Name      string `json:"name,omitempty" jsonschema:"what the journey checks, in words"`
+	Origin    string `json:"origin" jsonschema:"the site's origin, such as https://staging.example.com (http only for localhost and loopback addresses)"`
+	Path      string `json:"path,omitempty" jsonschema:"the page the journey starts on, a path on origin (default: / in a fresh context; in an existing session, the page it shows now)"`
+	Session   string `json:"session,omitempty" jsonschema:"run in this existing session instead of a fresh browser context (default: fresh: no cookies or storage of the durable profile, disposed at the end)"`
+	Width     int    `json:"width,omitempty" jsonschema:"viewport width in CSS pixels, 100-4096 (with height; default: the window's)"`
+	Height    int    `json:"height,omitempty" jsonschema:"viewport height in CSS pixels, 100-4096 (with width)"`
+	Theme     string `json:"theme,omitempty" jsonschema:"prefers-color-scheme to emulate: light or dark (default: none)"`
+	Zoom      int    `json:"zoom,omitempty" jsonschema:"zoom in percent, 25-500 (default 100), applied as CSS zoom on the page's root element"`
+	// BudgetSeconds bounds the whole run, a person's approval of a login included.
+	BudgetSeconds  int             `json:"budget_seconds,omitempty" jsonschema:"the whole run's time budget in seconds, 1-300 (default 120), a person's approval of a login included"`
+	ExpectedStates []ExpectedState `json:"expected_states,omitempty" jsonschema:"the states to review (at most 20): each names the state_id of an action"`
+	Actions        []Action        `json:"actions" jsonschema:"what the journey does, in order (1-20 actions); it stops at the first that fails"`
+}
+
+// ExpectedState is a state the plan wants reviewed: the state an action with this StateID
+// reaches.
+type ExpectedState struct {
+	ID       string `json:"id" jsonschema:"the state_id of the action that reaches this state"`
+	Expected string `json:"expected" jsonschema:"what the state should show, in words (for the report)"`
+}
+
+// Action is one step. Which fields apply depends on Kind (see [Decode]); the target is either
+// Role (with Name), Text or Selector.
+type Action struct {
+	Kind    string `json:"kind" jsonschema:"navigate, click, fill, select, press, hover, scroll, wait, assert or login"`
+	StateID string `json:"state_id" jsonschema:"the id of the state this action reaches: 1-48 letters, digits, '.', '_' or '-', unique in the plan"`
+
+	Role     string `json:"role,omitempty" jsonschema:"target: an accessible role (button, link, textbox, checkbox, combobox, heading, …), with name"`
+	Name     string `json:"name,omitempty" jsonschema:"target: the accessible name of the element of role"`
+	Text     string `json:"text,omitempty" jsonschema:"target: the element showing this visible text"`
+	Selector string `json:"selector,omitempty" jsonschema:"target: a CSS selector, resolved with a DOM query and never run as script"`
+	Exact    bool   `json:"exact,omitempty" jsonschema:"match name or text exactly, case included (default: whole text ignoring case, else a part of it)"`
+	Nth      *int   `json:"nth,omitempty" jsonschema:"pick this match (0 is the first visible one in page order) when several match (default: several matches are TARGET_AMBIGUOUS)"`
+
+	Value     string   `json:"value,omitempty" jsonschema:"fill: the text to type; select: an option's label or value; assert text/value: the expected text"`
+	Values    []string `json:"values,omitempty" jsonschema:"select: several options' labels or values (a select that takes several)"`
+	Key       string   `json:"key,omitempty" jsonschema:"press: one printable character or Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, End, PageUp, PageDown"`
+	Path      string   `json:"path,omitempty" jsonschema:"navigate: the path on the plan's origin to go to; wait and assert route: the exact path expected"`
+	Alias     string   `json:"alias,omitempty" jsonschema:"login: the saved credential's alias; a person approves its use, headless types it, you never see it"`
+	Assertion string   `json:"assertion,omitempty" jsonschema:"assert: visible, hidden, text, value, enabled, checked, count or route"`
+	Match     string   `json:"match,omitempty" jsonschema:"assert text or value: exact (default) or contains"`
+	Not       bool     `json:"not,omitempty" jsonschema:"assert enabled or checked: the opposite (disabled, unchecked); wait: until no match is visible"`
+	Count     *int     `json:"count,omitempty" jsonschema:"assert count: how many matches are visible"`
+	By        int      `json:"by,omitempty" jsonschema:"scroll: CSS pixels to turn the mouse wheel by (negative: up); without a target, over the page"`
+
+	TimeoutMS  int  `json:"timeout_ms,omitempty" jsonschema:"how long to wait for the target or the assertion (default 5000, wait 10000; at most 60000)"`
+	Screenshot bool `json:"screenshot,omitempty" jsonschema:"keep a screenshot of the state this action reaches (refused while a typed password is on the page)"`
+}
+
+// Budget is the plan's time budget.
+func (p Plan) Budget() time.Duration {
+	if p.BudgetSeconds == 0 {
+		return DefaultBudget
+	}
+	return time.Duration(p.BudgetSeconds) * time.Second
+}
+
+// ZoomPercent is the plan's zoom (100 when unset).
+func (p Plan) ZoomPercent() int {
+	if p.Zoom == 0 {
+		return 100
+	}
+	return p.Zoom
+}
+
+// StartPath is the path a fresh context's journey starts on ("/" when unset; a journey in an
+// existing session without a path starts where the session is).
+func (p Plan) StartPath() string {
+	if p.Path == "" {
+		return "/"
+	}
+	return p.Path
+}
+
+// HasTarget reports whether the action names an element.
+func (a Action) HasTarget() bool { return a.Role != "" || a.Text != "" || a.Selector != "" }
+
+// Timeout is how long the action waits for its target or its condition.
+func (a Action) Timeout() time.Duration {
+	switch {
+	case a.TimeoutMS > 0:
+		return time.Duration(a.TimeoutMS) * time.Millisecond
+	case a.Kind == KindWait:
+		return DefaultWaitTimeout
+	}
+	return DefaultTimeout
+}
+
+// SelectValues is what a select action selects: Values, or Value alone.
+func (a Action) SelectValues() []string {
+	if len(a.Values) > 0 {
+		return a.Values
+	}
+	return []string{a.Value}
+}
+
+// Decode decodes and validates a plan: one JSON object, strictly (see the package doc). Every
+// error is PLAN_INVALID or UNSAFE_SELECTOR and names the field.
+func Decode(raw []byte) (Plan, error) {
+	var p Plan
+	if len(raw) > MaxPlanBytes {
+		return p, invalid("the plan is %d bytes, more than %d", len(raw), MaxPlanBytes)
+	}
+	if !utf8.Valid(raw) {
+		return p, invalid("the plan is not valid UTF-8")
+	}
+	if err := checkKeys(raw); err != nil {
+		return p, err
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&p); err != nil {
+		return Plan{}, invalid("%s", jsonError(err))
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return Plan{}, invalid("trailing data after the plan")
+	}
+	if err := p.Validate(); err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
+
+func invalid(format string, args ...any) error {
+	return wire.Errorf(wire.CodePlanInvalid, "journey plan: "+format, args...)
+}
+
+// jsonError shortens a decode error to what names the field (encoding/json's messages name
+// the Go type, which means nothing to the plan's author).
+func jsonError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		f := te.Field
+		if f == "" {
+			f = "the plan"
+		}
+		return fmt.Sprintf("%s: wrong type (%s)", bound(f, 80), te.Value)
+	}
+	m := err.Error()
+	m = strings.TrimPrefix(m, "json: ")
+	return bound(m, 160)
+}
+
+// checkKeys walks the JSON tokens once before decoding: nesting at most maxDepth, every object
+// key lower-case letters and '_' only (so a case variant of a field name, which encoding/json
+// would accept, is refused), and no key twice in one object (encoding/json would keep the
+// last).
+func checkKeys(raw []byte) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		expect bool // object: the next token is a key
+	}
+	var stack []frame
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			if len(stack) > 0 {
+				return invalid("unexpected end of the plan")
+			}
+			return nil
+		}
+		if err != nil {
+			return invalid("%s", jsonError(err))
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].object && stack[top].expect {
+			if k, ok := tok.(string); ok {
+				if k == "" || strings.TrimLeft(k, "abcdefghijklmnopqrstuvwxyz_") != "" {
+					return invalid("unknown field %q", bound(k, 40))
+				}
+				if stack[top].keys[k] {
+					return invalid("field %q given twice", k)
+				}
+				stack[top].keys[k] = true
+				stack[top].expect = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) >= maxDepth {
+				return invalid("nested more than %d deep", maxDepth)
+			}
+			if top >= 0 && stack[top].object {
+				stack[top].expect = true
+			}
+			stack = append(stack, frame{object: tok == json.Delim('{'), keys: map[string]bool{}, expect: tok == json.Delim('{')})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:top]
+		default:
+			if top >= 0 && stack[top].object {
+				stack[top].expect = true
+			}
+		}
+		if len(stack) == 0 && d.More() {
+			return invalid("trailing data after the plan")
+		}
+	}
+}
+
+// Validate checks every bound and rule of a decoded plan (Decode calls it).
+func (p Plan) Validate() error {
+	if err := validID("journey_id", p.JourneyID); err != nil {
+		return err
+	}
+	if err := text("name", p.Name, MaxNameLen); err != nil {
+		return err
+	}
+	if p.Origin == "" {
+		return invalid("origin is required")
+	}
+	c, err := origin.Canonical(p.Origin)
+	if err != nil {
+		return invalid("origin: %v", err)
+	}
+	if c != p.Origin {
+		return invalid("origin %q is not in canonical form; write %q", bound(p.Origin, 100), c)
+	}
+	if p.Path != "" {
+		if err := validPath("path", p.Path); err != nil {
+			return err
+		}
+	}
+	if p.Session != "" && credential.ValidSession(p.Session) != nil {
+		return invalid("session: %s", credential.SessionRule)
+	}
+	if (p.Width == 0) != (p.Height == 0) {
+		return invalid("width and height go together")
+	}
+	if p.Width != 0 && (p.Width < MinViewport || p.Width > MaxViewport || p.Height < MinViewport || p.Height > MaxViewport) {
+		return invalid("width and height are %d to %d CSS pixels", MinViewport, MaxViewport)
+	}
+	switch p.Theme {
+	case "", ThemeLight, ThemeDark:
+	default:
+		return invalid("theme is light or dark, not %q", bound(p.Theme, 20))
+	}
+	if p.Zoom != 0 && (p.Zoom < MinZoom || p.Zoom > MaxZoom) {
+		return invalid("zoom is %d to %d (percent)", MinZoom, MaxZoom)
+	}
+	if p.BudgetSeconds < 0 || time.Duration(p.BudgetSeconds)*time.Second > MaxBudget {
+		return invalid("budget_seconds is 1 to %d", int(MaxBudget/time.Second))
+	}
+	if len(p.Actions) == 0 {
+		return invalid("actions: at least one")
+	}
+	if len(p.Actions) > MaxActions {
+		return invalid("actions: at most %d, not %d", MaxActions, len(p.Actions))
+	}
+	if len(p.ExpectedStates) > MaxExpected {
+		return invalid("expected_states: at most %d", MaxExpected)
+	}
+	states := map[string]bool{}
+	for i, a := range p.Actions {
+		if err := a.validate(); err != nil {
+			return fmt.Errorf("action %d (%s): %w", i+1, bound(a.Kind, 16), err)
+		}
+		if states[a.StateID] {
+			return invalid("action %d: state_id %q is used twice", i+1, a.StateID)
+		}
+		states[a.StateID] = true
+	}
+	seen := map[string]bool{}
+	for i, e := range p.ExpectedStates {
+		if err := validID(fmt.Sprintf("expected_states[%d].id", i), e.ID); err != nil {
+			return err
+		}
+		if !states[e.ID] {
+			return invalid("expected state %q is the state_id of no action: it could never be reviewed", e.ID)
+		}
+		if seen[e.ID] {
+			return invalid("expected state %q is listed twice", e.ID)
+		}
+		seen[e.ID] = true
+		if e.Expected == "" {
+			return invalid("expected_states[%d].expected: say what the state should show", i)
+		}
+		if err := text(fmt.Sprintf("expected_states[%d].expected", i), e.Expected, MaxExpectedLen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fields of an action that a kind may take (kind and state_id always).
+type field uint16
+
+const (
+	fTarget field = 1 << iota // role/name/text/selector, exact, nth
+	fValue
+	fValues
+	fKey
+	fPath
+	fAlias
+	fAssertion // assertion, match, not, count
+	fNot
+	fBy
+	fTimeout
+)
+
+var kindFields = map[string]field{
+	KindNavigate: fPath,
+	KindClick:    fTarget | fTimeout,
+	KindFill:     fTarget | fValue | fTimeout,
+	KindSelect:   fTarget | fValue | fValues | fTimeout,
+	KindPress:    fTarget | fKey | fTimeout,
+	KindHover:    fTarget | fTimeout,
+	KindScroll:   fTarget | fBy | fTimeout,
+	KindWait:     fTarget | fPath | fNot | fTimeout,
+	KindAssert:   fTarget | fValue | fPath | fAssertion | fNot | fTimeout,
+	KindLogin:    fAlias,
+}
+
+// present lists the fields a is given (beyond kind, state_id and screenshot).
+func (a Action) present() field {
+	var f field
+	if a.HasTarget() || a.Name != "" || a.Exact || a.Nth != nil {
+		f |= fTarget
+	}
+	if a.Value != "" {
+		f |= fValue
+	}
+	if a.Values != nil {
+		f |= fValues
+	}
+	if a.Key != "" {
+		f |= fKey
+	}
+	if a.Path != "" {
+		f |= fPath
+	}
+	if a.Alias != "" {
+		f |= fAlias
+	}
+	if a.Assertion != "" || a.Match != "" || a.Count != nil {
+		f |= fAssertion
+	}
+	if a.Not {
+		f |= fNot
+	}
+	if a.By != 0 {
+		f |= fBy
+	}
+	if a.TimeoutMS != 0 {
+		f |= fTimeout
+	}
+	return f
+}
+
+var fieldNames = []struct {
+	f    field
+	name string
+}{{fTarget, "a target (role, name, text, selector, exact, nth)"}, {fValue, "value"}, {fValues, "values"}, {fKey, "key"},
+	{fPath, "path"}, {fAlias, "alias"}, {fAssertion, "assertion, match or count"}, {fNot, "not"}, {fBy, "by"}, {fTimeout, "timeout_ms"}}
+
+func (a Action) validate() error {
+	allowed, ok := kindFields[a.Kind]
+	if !ok {
+		return invalid("kind is one of navigate, click, fill, select, press, hover, scroll, wait, assert, login; not %q", bound(a.Kind, 20))
+	}
+	if err := validID("state_id", a.StateID); err != nil {
+		return err
+	}
+	if extra := a.present() &^ allowed; extra != 0 {
+		for _, fn := range fieldNames {
+			if extra&fn.f != 0 {
+				return invalid("%s does not apply to %s", fn.name, a.Kind)
+			}
+		}
+	}
+	if err := a.validTarget(); err != nil {
+		return err
+	}
+	if a.TimeoutMS < 0 || time.Duration(a.TimeoutMS)*time.Millisecond > MaxTimeout {
+		return invalid("timeout_ms is 1 to %d", int(MaxTimeout/time.Millisecond))
+	}
+	if err := text("value", a.Value, MaxValueLen); err != nil {
+		return err
+	}
+	switch a.Kind {
+	case KindNavigate:
+		return validPath("path", a.Path)
+	case KindClick, KindHover:
+		return needTarget(a)
+	case KindFill:
+		return needTarget(a) // an empty value empties the field
+	case KindSelect:
+		if err := needTarget(a); err != nil {
+			return err
+		}
+		if a.Values != nil && a.Value != "" {
+			return invalid("select takes value or values, not both")
+		}
+		if a.Values == nil && a.Value == "" {
+			return invalid("select needs value (an option's label or value) or values")
+		}
+		if a.Values != nil && (len(a.Values) == 0 || len(a.Values) > MaxSelectValues) {
+			return invalid("values: 1 to %d", MaxSelectValues)
+		}
+		for i, v := range a.Values {
+			if err := text(fmt.Sprintf("values[%d]", i), v, MaxValueLen); err != nil {
+				return err
+			}
+		}
+	case KindPress:
+		if a.Key == "" {
+			return invalid("press needs key")
+		}
+		if !ValidKey(a.Key) {
+			return invalid("key %q: one printable character or one of %s (no modifiers)", bound(a.Key, 20), strings.Join(KeyNames(), ", "))
+		}
+	case KindScroll:
+		if !a.HasTarget() && a.By == 0 {
+			return invalid("scroll needs a target (scrolled into view) or by")
+		}
+		if a.By < -MaxScrollBy || a.By > MaxScrollBy {
+			return invalid("by is at most %d either way", MaxScrollBy)
+		}
+	case KindWait:
+		if a.HasTarget() == (a.Path != "") {
+			return invalid("wait needs a target (until it is visible, or with not until it is not) or path (until the page is there), not both")
+		}
+		if a.Path != "" {
+			if a.Not {
+				return invalid("not does not apply to a wait for a path")
+			}
+			return validPath("path", a.Path)
+		}
+	case KindAssert:
+		return a.validAssertion()
+	case KindLogin:
+		if a.Alias == "" {
+			return invalid("login needs alias")
+		}
+		if err := credential.ValidAlias(a.Alias); err != nil {
+			return invalid("alias: %v", err)
+		}
+	}
+	return nil
+}
+
+func (a Action) validAssertion() error {
+	if a.Match != "" && a.Match != "exact" && a.Match != "contains" {
+		return invalid("match is exact or contains")
+	}
+	if a.Match != "" && a.Assertion != AssertText && a.Assertion != AssertValue {
+		return invalid("match applies to text and value assertions")
+	}
+	if a.Not && a.Assertion != AssertEnabled && a.Assertion != AssertChecked {
+		return invalid("not applies to enabled and checked assertions (visible has hidden)")
+	}
+	if a.Count != nil && a.Assertion != AssertCount {
+		return invalid("count applies to the count assertion")
+	}
+	if a.Path != "" && a.Assertion != AssertRoute {
+		return invalid("path applies to the route assertion")
+	}
+	if a.Value != "" && a.Assertion != AssertText && a.Assertion != AssertValue {
+		return invalid("value applies to text and value assertions")
+	}
+	switch a.Assertion {
+	case AssertVisible, AssertHidden, AssertEnabled, AssertChecked:
+		return needTarget(a)
+	case AssertText, AssertValue:
+		// An empty expected value is allowed for exact ("the field is empty"); contains "" is
+		// always true and says nothing.
+		if a.Value == "" && a.Match == "contains" {
+			return invalid("contains needs a value")
+		}
+		return needTarget(a)
+	case AssertCount:
+		if a.Count == nil || *a.Count < 0 || *a.Count > MaxCount {
+			return invalid("count assertion needs count, 0 to %d", MaxCount)
+		}
+		return needTarget(a)
+	case AssertRoute:
+		if a.HasTarget() {
+			return invalid("a route assertion takes no target")
+		}
+		return validPath("path", a.Path)
+	case "":
+		return invalid("assert needs assertion: visible, hidden, text, value, enabled, checked, count or route")
+	}
+	return invalid("assertion is one of visible, hidden, text, value, enabled, checked, count, route; not %q", bound(a.Assertion, 20))
+}
+
+func needTarget(a Action) error {
+	if !a.HasTarget() {
+		return invalid("%s needs a target: role (with name), text or selector", a.Kind)
+	}
+	return nil
+}
+
+func (a Action) validTarget() error {
+	n := 0
+	for _, s := range []string{a.Role, a.Text, a.Selector} {
+		if s != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return invalid("a target is role (with name), text or selector: one of them")
+	}
+	if a.Name != "" && a.Role == "" {
+		return invalid("name goes with role")
+	}
+	if a.Exact && a.Role == "" && a.Text == "" {
+		return invalid("exact applies to role names and texts")
+	}
+	if a.Nth != nil && (*a.Nth < 0 || *a.Nth > MaxNth) {
+		return invalid("nth is 0 to %d", MaxNth)
+	}
+	if a.Role != "" {
+		if len(a.Role) > MaxRoleLen || strings.TrimLeft(a.Role, "abcdefghijklmnopqrstuvwxyz") != "" {
+			return invalid("role is an ARIA role in lower-case letters (button, link, textbox, …), not %q", bound(a.Role, 40))
+		}
+	}
+	if err := text("name", a.Name, MaxTargetLen); err != nil {
+		return err
+	}
+	if err := text("text", a.Text, MaxTargetLen); err != nil {
+		return err
+	}
+	if a.Selector != "" {
+		return CheckSelector(a.Selector)
+	}
+	return nil
+}
+
+// validID is the rule of journey ids and state ids: they name files.
+func validID(what, id string) error {
+	if id == "" {
+		return invalid("%s is required", what)
+	}
+	if len(id) > MaxIDLen || strings.Contains(id, "..") || !isWordStart(id[0]) {
+		return invalid("%s %q: 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'", what, bound(id, 60), MaxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !isWordStart(c) && c != '.' && c != '_' && c != '-' {
+			return invalid("%s %q: 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'", what, bound(id, 60), MaxIDLen)
+		}
+	}
+	return nil
+}
+
+func isWordStart(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// text bounds a string field and refuses control characters (a name or a value is one line).
+func text(what, s string, max int) error {
+	if len(s) > max {
+		return invalid("%s is longer than %d bytes", what, max)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' {
+			return invalid("%s holds a control character", what)
+		}
+	}
+	return nil
+}
+
+// validPath accepts a path on the plan's origin: it starts with one "/", has no backslash, no
+// control or space characters and no fragment. A query is allowed (navigate only matters).
+func validPath(what, p string) error {
+	switch {
+	case p == "":
+		return invalid("%s is required", what)
+	case len(p) > MaxPathLen:
+		return invalid("%s is longer than %d bytes", what, MaxPathLen)
+	case p[0] != '/' || strings.HasPrefix(p, "//"):
+		return invalid("%s %q is a path on the plan's origin: it starts with one '/'", what, bound(p, 60))
+	case strings.ContainsAny(p, "\\#"):
+		return invalid("%s %q: no backslash or fragment", what, bound(p, 60))
+	}
+	for _, r := range p {
+		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) {
+			return invalid("%s %q: no spaces or control characters (percent-encode them)", what, bound(p, 60))
+		}
+	}
+	return nil
+}
+
+// The named keys press takes (host/keys.go has one entry for each; a test keeps them equal).
+var keyNames = []string{"ArrowDown", "ArrowLeft", "ArrowRight", "ArrowUp", "Backspace", "Delete", "End", "Enter",
+	"Escape", "Home", "PageDown", "PageUp", "Space", "Tab"}
+
+// KeyNames lists the named keys, sorted.
+func KeyNames() []string { return slices.Clone(keyNames) }
+
+// ValidKey reports whether k is a named key or one printable character.
+func ValidKey(k string) bool {
+	if slices.Contains(keyNames, k) {
+		return true
+	}
+	r := []rune(k)
+	return len(r) == 1 && r[0] >= 0x20 && r[0] != 0x7f && r[0] != utf8.RuneError && unicode.IsPrint(r[0])
+}
+
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
