@@ -1,0 +1,140 @@
+//go:build linux
+
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// TestKill9WhilePresencePending kills brokerd, the host or Chromium with SIGKILL while a
+// sign-in's presence prompt is pending (the scripted pinentry holds its answer until a gate
+// file exists), then lets the prompt approve. Each time: the sign-in ends with its exact typed
+// error, nothing reaches the site, the vault holds exactly its one record, the next
+// 'headless start' works (no stale lock or socket), the next sign-in succeeds, and the
+// password is on no file under the test's root (the durable profile after the SIGKILL
+// included) and in no output.
+func TestKill9WhilePresencePending(t *testing.T) {
+	for _, c := range []struct {
+		victim string
+		code   string // the pending auth login's error code
+	}{
+		{"brokerd", "BROKER_UNAVAILABLE"},
+		{"host", "HOST_UNAVAILABLE"},
+		{"chromium", "BROWSER_CRASHED"},
+	} {
+		t.Run(c.victim, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			program, plog := presencetest.FakePinentry(t, "gate")
+			e.pinentryConfig(program)
+			pw := newCanary()
+			srv := newBenchSite(t, benchAccount, pw)
+			e.start(t)
+			if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+				"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json"); r.code != 0 {
+				t.Fatalf("add: %+v", r)
+			}
+			var st struct {
+				Host struct {
+					PID        int `json:"pid"`
+					BrowserPID int `json:"browser_pid"`
+				} `json:"host"`
+			}
+			e.ok(t, &st, "status")
+			brokerPID := e.brokerPID()
+			if st.Host.PID == 0 || st.Host.BrowserPID == 0 || brokerPID == 0 {
+				t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
+			}
+			var p pageJSON
+			e.ok(t, &p, "visit", srv.URL+"/login")
+			if p.AuthRequired == nil {
+				t.Fatal("no auth_required")
+			}
+
+			cmd := e.command("headless", "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench", "--json")
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if !pollUntil(20*time.Second, func() bool { return len(presencetest.Prompts(t, plog)) == 1 }) {
+				t.Fatal("the prompt never appeared")
+			}
+			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			// The person approves now: nothing may be typed anywhere.
+			if err := os.WriteFile(plog+".gate", nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("auth login did not end 60s after %s was killed", c.victim)
+			}
+			r := result{stdout: so.String(), stderr: se.String(), code: exitCode(t, err)}
+			e.record(r.stdout, r.stderr)
+			if r.code == 0 || errCode(t, r) != c.code {
+				t.Errorf("auth login with %s killed during the prompt: %+v, want %s", c.victim, r, c.code)
+			}
+			if got := srv.accepted.Load(); got != 0 {
+				t.Fatalf("the site accepted %d sign-ins after %s was killed", got, c.victim)
+			}
+			if !pollUntil(10*time.Second, func() bool { return !procAlive(victim) }) {
+				t.Fatalf("%s (pid %d) survived SIGKILL", c.victim, victim)
+			}
+
+			// The password is on no file: the durable profile, the audit log, the runtime dir.
+			sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}
+			sweep.tree("root", e.root)
+			if sweep.files["root"] == 0 {
+				t.Fatal("the sweep searched no file")
+			}
+
+			// Recovery: start works, the vault holds exactly its record, and a sign-in succeeds.
+			e.start(t)
+			var l struct {
+				Credentials []struct{ Origin, Account, Alias string } `json:"credentials"`
+			}
+			e.ok(t, &l, "credentials", "list", "--origin", srv.URL)
+			if len(l.Credentials) != 1 || l.Credentials[0].Alias != "bench" || l.Credentials[0].Account != benchAccount {
+				t.Fatalf("the vault after the kill: %+v", l.Credentials)
+			}
+			e.ok(t, &p, "visit", srv.URL+"/login")
+			if p.AuthRequired == nil || !slices.Equal(p.AuthRequired.Aliases, []string{"bench"}) {
+				t.Fatalf("after recovery: %+v", p.AuthRequired)
+			}
+			var a authJSON
+			e.ok(t, &a, "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench")
+			if a.Status != "authenticated" || srv.accepted.Load() != 1 {
+				t.Fatalf("sign-in after recovery: %+v, accepted %d", a, srv.accepted.Load())
+			}
+			for _, f := range []string{"broker.sock", "control.sock"} {
+				if _, err := os.Lstat(filepath.Join(e.runDir(), f)); err != nil {
+					t.Errorf("%s after recovery: %v", f, err)
+				}
+			}
+			if out := e.allOutput(); strings.Contains(out, pw) {
+				t.Error("the password is in an output")
+			}
+			b, _ := json.Marshal(presencetest.Prompts(t, plog))
+			if n := len(presencetest.Prompts(t, plog)); n != 2 {
+				t.Errorf("prompts %s, want 2 (the killed sign-in's and the recovery's)", b)
+			}
+		})
+	}
+}
