@@ -55,12 +55,12 @@ step() {
     failed+=(-failed "$2")
   fi
 }
-step ./tests/ 'Release|Baseline' "${BENCH_N:-300}"
+step ./tests/ '^Benchmark(Release|ReleaseInProcess|BaselineGetSecret|BaselinePinentry)$' "${BENCH_N:-300}"
 step ./internal/presence/ 'SecretService(Release|BaselineUnlock)' "${BENCH_SS_N:-100}"
-step ./tests/ 'ChallengeIssue|BrokerdIdleRSS' "${BENCH_CH_N:-2000}"
-step ./tests/ 'HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose' "${BENCH_HOST_N:-8}"
-step ./tests/ 'ProfileClear|BaselineStopStart' "${BENCH_HOST_N:-8}"
-step ./tests/ 'HostIdleRSS' "${BENCH_RSS_N:-20}"
+step ./tests/ '^Benchmark(ChallengeIssue|BrokerdIdleRSS)$' "${BENCH_CH_N:-2000}"
+step ./tests/ '^Benchmark(HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose)$' "${BENCH_HOST_N:-8}"
+step ./tests/ '^Benchmark(ProfileClear|BaselineStopStart)$' "${BENCH_HOST_N:-8}"
+step ./tests/ '^BenchmarkHostIdleRSS$' "${BENCH_RSS_N:-20}"
 step ./tests/ '^Benchmark(AliasLogin|PlaywrightLogin)$' "${BENCH_LOGIN_N:-20}"
 step ./tests/ '^Benchmark(Playwright)?ConcurrentLogins32$' "${BENCH_CONC_N:-3}"
 step ./tests/ '^BenchmarkMCP$' "${BENCH_MCP_N:-30}"
