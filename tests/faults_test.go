@@ -16,23 +16,27 @@ import (
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
 
-// TestKill9WhilePresencePending kills brokerd, the host or Chromium with SIGKILL while a
-// sign-in's presence prompt is pending (the scripted pinentry holds its answer until a gate
-// file exists), then lets the prompt approve. Each time: the sign-in ends with its exact typed
+// TestKill9WhilePresencePending kills brokerd, the host or Chromium with SIGKILL at two points
+// of a sign-in: before presence (the challenge issued with the page, auth login not yet run)
+// and while its presence prompt is pending (the scripted pinentry holds its answer until a
+// gate file exists, created after the kill: a late approval). Each time: the sign-in ends with its exact typed
 // error, nothing reaches the site, the vault holds exactly its one record, the next
 // 'headless start' works (no stale lock or socket), the next sign-in succeeds, and the
 // password is on no file under the test's root (the durable profile after the SIGKILL
 // included) and in no output.
 func TestKill9WhilePresencePending(t *testing.T) {
 	for _, c := range []struct {
-		victim string
-		code   string // the pending auth login's error code
+		point, victim string
+		code          string // the auth login's error code
 	}{
-		{"brokerd", "BROKER_UNAVAILABLE"},
-		{"host", "HOST_UNAVAILABLE"},
-		{"chromium", "BROWSER_CRASHED"},
+		{"pending", "brokerd", "BROKER_UNAVAILABLE"},
+		{"pending", "host", "HOST_UNAVAILABLE"},
+		{"pending", "chromium", "BROWSER_CRASHED"},
+		{"before", "brokerd", "HOST_UNAVAILABLE"}, // the host follows brokerd (its lifeline)
+		{"before", "host", "HOST_UNAVAILABLE"},
+		{"before", "chromium", "BROWSER_CRASHED"},
 	} {
-		t.Run(c.victim, func(t *testing.T) {
+		t.Run(c.point+"/"+c.victim, func(t *testing.T) {
 			e := newEnv(t, envOptions{})
 			program, plog := presencetest.FakePinentry(t, "gate")
 			e.pinentryConfig(program)
@@ -60,6 +64,18 @@ func TestKill9WhilePresencePending(t *testing.T) {
 				t.Fatal("no auth_required")
 			}
 
+			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			if c.point == "before" {
+				if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				if !pollUntil(10*time.Second, func() bool { return !procAlive(victim) }) {
+					t.Fatalf("%s (pid %d) survived SIGKILL", c.victim, victim)
+				}
+				if err := os.WriteFile(plog+".gate", nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			cmd := e.command("headless", "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench", "--json")
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
@@ -68,16 +84,17 @@ func TestKill9WhilePresencePending(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			if !pollUntil(20*time.Second, func() bool { return len(presencetest.Prompts(t, plog)) == 1 }) {
-				t.Fatal("the prompt never appeared")
-			}
-			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
-			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			// The person approves now: nothing may be typed anywhere.
-			if err := os.WriteFile(plog+".gate", nil, 0o600); err != nil {
-				t.Fatal(err)
+			if c.point == "pending" {
+				if !pollUntil(20*time.Second, func() bool { return len(presencetest.Prompts(t, plog)) == 1 }) {
+					t.Fatal("the prompt never appeared")
+				}
+				if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				// The person approves now: nothing may be typed anywhere.
+				if err := os.WriteFile(plog+".gate", nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			var err error
 			select {
@@ -89,7 +106,7 @@ func TestKill9WhilePresencePending(t *testing.T) {
 			r := result{stdout: so.String(), stderr: se.String(), code: exitCode(t, err)}
 			e.record(r.stdout, r.stderr)
 			if r.code == 0 || errCode(t, r) != c.code {
-				t.Errorf("auth login with %s killed during the prompt: %+v, want %s", c.victim, r, c.code)
+				t.Errorf("auth login with %s killed %s presence: %+v, want %s", c.victim, c.point, r, c.code)
 			}
 			if got := srv.accepted.Load(); got != 0 {
 				t.Fatalf("the site accepted %d sign-ins after %s was killed", got, c.victim)
@@ -105,6 +122,15 @@ func TestKill9WhilePresencePending(t *testing.T) {
 				t.Fatal("the sweep searched no file")
 			}
 
+			// The host brokerd started follows it; until it is gone it owns the profile
+			// (start would be PROFILE_LOCKED), so it must go within a bound.
+			if c.victim == "brokerd" {
+				t0 := time.Now()
+				if !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
+					t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", st.Host.PID)
+				}
+				t.Logf("the host exited %v after its brokerd was killed", time.Since(t0).Round(100*time.Millisecond))
+			}
 			// Recovery: start works, the vault holds exactly its record, and a sign-in succeeds.
 			e.start(t)
 			var l struct {
@@ -132,8 +158,9 @@ func TestKill9WhilePresencePending(t *testing.T) {
 				t.Error("the password is in an output")
 			}
 			b, _ := json.Marshal(presencetest.Prompts(t, plog))
-			if n := len(presencetest.Prompts(t, plog)); n != 2 {
-				t.Errorf("prompts %s, want 2 (the killed sign-in's and the recovery's)", b)
+			want := map[string]int{"pending": 2, "before": 1}[c.point]
+			if n := len(presencetest.Prompts(t, plog)); n != want {
+				t.Errorf("prompts %s, want %d (the killed sign-in's when it was pending, and the recovery's)", b, want)
 			}
 		})
 	}
