@@ -165,3 +165,90 @@ func TestKill9WhilePresencePending(t *testing.T) {
 		})
 	}
 }
+
+// TestKill9DuringProfileClear kills brokerd, the host or Chromium with SIGKILL while 'headless
+// profile clear' runs: the clear ends with its exact typed error (a Chromium that dies while
+// the clear replaces it anyway does not stop the clear: cleared, exit 0), the next start works and
+// opens the durable profile (not moved aside), the vault keeps its record, the isolated
+// session and its store are gone, and the isolated password is on no file and in no output.
+func TestKill9DuringProfileClear(t *testing.T) {
+	for _, c := range []struct{ victim, code string }{
+		{"brokerd", "HOST_UNAVAILABLE"},
+		{"host", "HOST_UNAVAILABLE"},
+		{"chromium", ""},
+	} {
+		t.Run(c.victim, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			approve, _ := presencetest.FakePinentry(t, "approve")
+			e.pinentryConfig(approve)
+			srv := site(t)
+			pw := newCanary()
+			if r := e.addCredential("ops", "ops@example.test", newCanary()); r.code != 0 {
+				t.Fatalf("add: %+v", r)
+			}
+			e.profStart(t)
+			e.setCookie(t, srv.URL, randomValue())
+			e.ok(t, nil, "session", "create", "iso", "--isolated")
+			if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+				"headless", "credentials", "add", "--session", "iso", "--origin", origin, "--account", "i@x", "--alias", "isoops", "--json"); r.code != 0 {
+				t.Fatalf("add --session iso: %+v", r)
+			}
+			st := e.profStatus(t)
+			brokerPID := e.brokerPID()
+			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			if victim == 0 || st.Host.PID == 0 {
+				t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
+			}
+			cmd := e.command("headless", "profile", "clear", "--yes", "--json")
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if !pollUntil(10*time.Second, func() bool { return hasSocket(cmd.Process.Pid) }) {
+				t.Fatal("profile clear never connected to control.sock")
+			}
+			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("profile clear did not end 60s after %s was killed", c.victim)
+			}
+			r := result{stdout: so.String(), stderr: se.String(), code: exitCode(t, err)}
+			e.record(r.stdout, r.stderr)
+			if c.code == "" {
+				if r.code != 0 || !strings.Contains(r.stdout, `"cleared":true`) {
+					t.Errorf("profile clear with %s killed: %+v, want cleared", c.victim, r)
+				}
+			} else if r.code == 0 || errCode(t, r) != c.code {
+				t.Errorf("profile clear with %s killed: %+v, want %s", c.victim, r, c.code)
+			}
+			if c.victim != "chromium" {
+				if !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
+					t.Fatalf("the host (pid %d) still runs 45s after %s was killed", st.Host.PID, c.victim)
+				}
+			}
+			sweep := &lsSweep{t: t, needles: lsNeedles("isolated password", pw), files: map[string]int{}, seen: map[string]bool{}}
+			sweep.tree("root", e.root)
+
+			s := e.profStart(t)
+			if s.Host.MovedAside != "" {
+				t.Errorf("the profile was moved aside after the kill: %+v", s)
+			}
+			e.ok(t, nil, "visit", srv.URL+"/next")
+			if got := aliasesIn(t, e); !slices.Equal(got, []string{"ops"}) {
+				t.Errorf("the vault after the kill: %v", got)
+			}
+			e.fails(t, "SESSION_UNKNOWN", "credentials", "list", "--session", "iso")
+			if strings.Contains(e.allOutput(), pw) {
+				t.Error("the isolated password is in an output")
+			}
+		})
+	}
+}
