@@ -48,6 +48,9 @@ done
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 load1=$(cut -d' ' -f1 /proc/loadavg)
+# The commit measured is the one the run starts from (a commit made meanwhile is not it).
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
 failed=()
 # step PKG BENCH N: one go test -bench run; a failing step is recorded, the others still run.
 step() {
@@ -68,4 +71,4 @@ q=()
 [ $quick = 1 ] && q=(-quick)
 readme=(-readme README.md)
 [ -n "${BENCH_OUT:-}" ] && readme=()
-BENCH_LOAD1=$load1 go run ./scripts/benchreport -in "$out" -out "$out_dir" "${readme[@]}" "${q[@]}" "${failed[@]}"
+BENCH_LOAD1=$load1 BENCH_COMMIT=$commit go run ./scripts/benchreport -in "$out" -out "$out_dir" "${readme[@]}" "${q[@]}" "${failed[@]}"

@@ -445,7 +445,12 @@ func updateReadme(path, svg, md string) error {
 	return os.WriteFile(path, []byte(s[:i]+block+s[j:]), 0o644)
 }
 
+// gitCommit is the commit the run measured: $BENCH_COMMIT (scripts/bench.sh records it when
+// the run starts), else HEAD now; "-dirty" when tracked files differ from it.
 func gitCommit() string {
+	if c := os.Getenv("BENCH_COMMIT"); c != "" {
+		return c
+	}
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		return "unknown"
