@@ -401,8 +401,13 @@ func (e *env) startBrokerd() *proc {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
+		// The socket file appears at bind, a moment before listen: until then a connect is
+		// refused (seen on a loaded machine), so brokerd is up when a connect succeeds.
 		if fi, err := os.Stat(e.sockPath()); err == nil && fi.Mode().Type() == os.ModeSocket && e.brokerPID() == cmd.Process.Pid {
-			return p
+			if c, err := net.Dial("unix", e.sockPath()); err == nil {
+				c.Close()
+				return p
+			}
 		}
 		select {
 		case <-done:

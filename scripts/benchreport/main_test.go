@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkRelease-2   	     300	   1000 ns/op	    2.000 p50-ms	    4.000 p99-ms
+BenchmarkChallengeIssue/conns=1-2         	    2000	  100.0 challenges/s
+BenchmarkChallengeIssue/conns=8-2         	    2000	  400.0 challenges/s
+BenchmarkConcurrentLogins32-2   	       3	  16.00 errors	  900.0 p50-ms	 1500 p99-ms	 1200 round-ms
+--- FAIL: BenchmarkHostStart
+`
+
+func TestBuildFailsLoudly(t *testing.T) {
+	res, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Metrics["BenchmarkChallengeIssue/conns=8"]["challenges/s"]; got != 400 {
+		t.Fatalf("conns=8: %v", got)
+	}
+	rep := Build(res, true)
+	want := []string{
+		"benchmark failed: BenchmarkHostStart",
+		"BenchmarkConcurrentLogins32 reported errors 16 (must be 0)",
+		"figure release_p50: baseline p50-ms from BenchmarkBaselineGetSecret is missing",
+		"figure brokerd_idle_rss: no rss-MB from BenchmarkBrokerdIdleRSS",
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range rep.Problems {
+			found = found || p == w
+		}
+		if !found {
+			t.Errorf("problem %q not reported; got %q", w, rep.Problems)
+		}
+	}
+	var ch8 *Figure
+	for i := range rep.Figures {
+		if rep.Figures[i].ID == "challenges_8" {
+			ch8 = &rep.Figures[i]
+		}
+	}
+	if ch8 == nil || ch8.Ratio == nil || *ch8.Ratio != 4 {
+		t.Fatalf("challenges_8: %+v", ch8)
+	}
+}
+
+func TestRunExitsNonZeroOnErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(in, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var so, se strings.Builder
+	if code := run([]string{"-in", in, "-out", dir}, &so, &se); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", code, se.String())
+	}
+	if !strings.Contains(se.String(), "bench: FAILED") || !strings.Contains(se.String(), "errors 16") {
+		t.Fatalf("stderr %q", se.String())
+	}
+	for _, f := range []string{"bench.json", "bench.md", "bench.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+//go:build linux
+
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// TestKill9WhilePresencePending kills brokerd, the host or Chromium with SIGKILL at two points
+// of a sign-in: before presence (the challenge issued with the page, auth login not yet run)
+// and while its presence prompt is pending (the scripted pinentry holds its answer until a
+// gate file exists, created after the kill: a late approval). Each time: the sign-in ends with its exact typed
+// error, nothing reaches the site, the vault holds exactly its one record, the next
+// 'headless start' works (no stale lock or socket), the next sign-in succeeds, and the
+// password is on no file under the test's root (the durable profile after the SIGKILL
+// included) and in no output.
+func TestKill9WhilePresencePending(t *testing.T) {
+	for _, c := range []struct {
+		point, victim string
+		code          string // the auth login's error code
+	}{
+		{"pending", "brokerd", "BROKER_UNAVAILABLE"},
+		{"pending", "host", "HOST_UNAVAILABLE"},
+		{"pending", "chromium", "BROWSER_CRASHED"},
+		{"before", "brokerd", "HOST_UNAVAILABLE"}, // the host follows brokerd (its lifeline)
+		{"before", "host", "HOST_UNAVAILABLE"},
+		{"before", "chromium", "BROWSER_CRASHED"},
+	} {
+		t.Run(c.point+"/"+c.victim, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			program, plog := presencetest.FakePinentry(t, "gate")
+			e.pinentryConfig(program)
+			pw := newCanary()
+			srv := newBenchSite(t, benchAccount, pw)
+			e.start(t)
+			if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+				"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json"); r.code != 0 {
+				t.Fatalf("add: %+v", r)
+			}
+			var st struct {
+				Host struct {
+					PID        int `json:"pid"`
+					BrowserPID int `json:"browser_pid"`
+				} `json:"host"`
+			}
+			e.ok(t, &st, "status")
+			brokerPID := e.brokerPID()
+			if st.Host.PID == 0 || st.Host.BrowserPID == 0 || brokerPID == 0 {
+				t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
+			}
+			var p pageJSON
+			e.ok(t, &p, "visit", srv.URL+"/login")
+			if p.AuthRequired == nil {
+				t.Fatal("no auth_required")
+			}
+
+			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			if c.point == "before" {
+				if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				if !pollUntil(10*time.Second, func() bool { return !procAlive(victim) }) {
+					t.Fatalf("%s (pid %d) survived SIGKILL", c.victim, victim)
+				}
+				// The host follows its brokerd. (A request that reaches it while it winds
+				// down is cut short as TIMEOUT "its caller went away": not what this point
+				// tests, and a misleading code — see the issue 16 note.)
+				if c.victim == "brokerd" && !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
+					t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", st.Host.PID)
+				}
+				if err := os.WriteFile(plog+".gate", nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := e.command("headless", "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench", "--json")
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if c.point == "pending" {
+				if !pollUntil(20*time.Second, func() bool { return len(presencetest.Prompts(t, plog)) == 1 }) {
+					t.Fatal("the prompt never appeared")
+				}
+				if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				// The person approves now: nothing may be typed anywhere.
+				if err := os.WriteFile(plog+".gate", nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("auth login did not end 60s after %s was killed", c.victim)
+			}
+			r := result{stdout: so.String(), stderr: se.String(), code: exitCode(t, err)}
+			e.record(r.stdout, r.stderr)
+			if r.code == 0 || errCode(t, r) != c.code {
+				t.Errorf("auth login with %s killed %s presence: %+v, want %s", c.victim, c.point, r, c.code)
+			}
+			if got := srv.accepted.Load(); got != 0 {
+				t.Fatalf("the site accepted %d sign-ins after %s was killed", got, c.victim)
+			}
+			if !pollUntil(10*time.Second, func() bool { return !procAlive(victim) }) {
+				t.Fatalf("%s (pid %d) survived SIGKILL", c.victim, victim)
+			}
+
+			// The password is on no file: the durable profile, the audit log, the runtime dir.
+			sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}
+			sweep.tree("root", e.root)
+			if sweep.files["root"] == 0 {
+				t.Fatal("the sweep searched no file")
+			}
+
+			// The host brokerd started follows it; until it is gone it owns the profile
+			// (start would be PROFILE_LOCKED), so it must go within a bound.
+			if c.victim == "brokerd" {
+				t0 := time.Now()
+				if !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
+					t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", st.Host.PID)
+				}
+				t.Logf("the host exited %v after its brokerd was killed", time.Since(t0).Round(100*time.Millisecond))
+			}
+			// Recovery: start works, the vault holds exactly its record, and a sign-in succeeds.
+			e.start(t)
+			var l struct {
+				Credentials []struct{ Origin, Account, Alias string } `json:"credentials"`
+			}
+			e.ok(t, &l, "credentials", "list", "--origin", srv.URL)
+			if len(l.Credentials) != 1 || l.Credentials[0].Alias != "bench" || l.Credentials[0].Account != benchAccount {
+				t.Fatalf("the vault after the kill: %+v", l.Credentials)
+			}
+			e.ok(t, &p, "visit", srv.URL+"/login")
+			if p.AuthRequired == nil || !slices.Equal(p.AuthRequired.Aliases, []string{"bench"}) {
+				t.Fatalf("after recovery: %+v", p.AuthRequired)
+			}
+			var a authJSON
+			e.ok(t, &a, "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench")
+			if a.Status != "authenticated" || srv.accepted.Load() != 1 {
+				t.Fatalf("sign-in after recovery: %+v, accepted %d", a, srv.accepted.Load())
+			}
+			for _, f := range []string{"broker.sock", "control.sock"} {
+				if _, err := os.Lstat(filepath.Join(e.runDir(), f)); err != nil {
+					t.Errorf("%s after recovery: %v", f, err)
+				}
+			}
+			if out := e.allOutput(); strings.Contains(out, pw) {
+				t.Error("the password is in an output")
+			}
+			b, _ := json.Marshal(presencetest.Prompts(t, plog))
+			want := map[string]int{"pending": 2, "before": 1}[c.point]
+			if n := len(presencetest.Prompts(t, plog)); n != want {
+				t.Errorf("prompts %s, want %d (the killed sign-in's when it was pending, and the recovery's)", b, want)
+			}
+		})
+	}
+}
+
+// TestKill9DuringProfileClear kills brokerd, the host or Chromium with SIGKILL while 'headless
+// profile clear' runs: the clear ends with its exact typed error (a Chromium that dies while
+// the clear replaces it anyway does not stop the clear: cleared, exit 0), the next start works and
+// opens the durable profile (not moved aside), the vault keeps its record, the isolated
+// session and its store are gone, and the isolated password is on no file and in no output.
+func TestKill9DuringProfileClear(t *testing.T) {
+	for _, c := range []struct{ victim, code string }{
+		{"brokerd", "HOST_UNAVAILABLE"},
+		{"host", "HOST_UNAVAILABLE"},
+		{"chromium", ""},
+	} {
+		t.Run(c.victim, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			approve, _ := presencetest.FakePinentry(t, "approve")
+			e.pinentryConfig(approve)
+			srv := site(t)
+			pw := newCanary()
+			if r := e.addCredential("ops", "ops@example.test", newCanary()); r.code != 0 {
+				t.Fatalf("add: %+v", r)
+			}
+			e.profStart(t)
+			e.setCookie(t, srv.URL, randomValue())
+			e.ok(t, nil, "session", "create", "iso", "--isolated")
+			if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+				"headless", "credentials", "add", "--session", "iso", "--origin", origin, "--account", "i@x", "--alias", "isoops", "--json"); r.code != 0 {
+				t.Fatalf("add --session iso: %+v", r)
+			}
+			st := e.profStatus(t)
+			brokerPID := e.brokerPID()
+			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			if victim == 0 || st.Host.PID == 0 {
+				t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
+			}
+			cmd := e.command("headless", "profile", "clear", "--yes", "--json")
+			var so, se bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &so, &se
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if !pollUntil(10*time.Second, func() bool { return hasSocket(cmd.Process.Pid) }) {
+				t.Fatal("profile clear never connected to control.sock")
+			}
+			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("profile clear did not end 60s after %s was killed", c.victim)
+			}
+			r := result{stdout: so.String(), stderr: se.String(), code: exitCode(t, err)}
+			e.record(r.stdout, r.stderr)
+			if c.code == "" {
+				if r.code != 0 || !strings.Contains(r.stdout, `"cleared":true`) {
+					t.Errorf("profile clear with %s killed: %+v, want cleared", c.victim, r)
+				}
+			} else if r.code == 0 || errCode(t, r) != c.code {
+				t.Errorf("profile clear with %s killed: %+v, want %s", c.victim, r, c.code)
+			}
+			if c.victim != "chromium" {
+				if !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
+					t.Fatalf("the host (pid %d) still runs 45s after %s was killed", st.Host.PID, c.victim)
+				}
+			}
+			sweep := &lsSweep{t: t, needles: lsNeedles("isolated password", pw), files: map[string]int{}, seen: map[string]bool{}}
+			sweep.tree("root", e.root)
+
+			s := e.profStart(t)
+			if s.Host.MovedAside != "" {
+				t.Errorf("the profile was moved aside after the kill: %+v", s)
+			}
+			e.ok(t, nil, "visit", srv.URL+"/next")
+			if got := aliasesIn(t, e); !slices.Equal(got, []string{"ops"}) {
+				t.Errorf("the vault after the kill: %v", got)
+			}
+			e.fails(t, "SESSION_UNKNOWN", "credentials", "list", "--session", "iso")
+			if strings.Contains(e.allOutput(), pw) {
+				t.Error("the isolated password is in an output")
+			}
+		})
+	}
+}

@@ -1,0 +1,377 @@
+//go:build linux
+
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// Hostile requests on both sockets, against the real brokerd and host: every malformed,
+// oversize, deep, wrong-typed, replayed or foreign request gets its exact typed error or a
+// closed connection; both daemons stay up (same pids), a listing afterwards shows no state
+// changed, and their RSS stays bounded.
+
+// hostileExchange sends payload on a fresh connection to sock, half-closes, and returns the
+// error code of every reply frame in order ("" for a result) and whether the server closed
+// the connection by itself before the peer half-closed (closeFirst: payload is sent, then the
+// reader waits for EOF without half-closing).
+func hostileExchange(t *testing.T, sock string, payload []byte, closeFirst bool) []string {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatalf("dial %s: %v", sock, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	go func() {
+		c.Write(payload)
+		if !closeFirst {
+			c.(*net.UnixConn).CloseWrite()
+		}
+	}()
+	var codes []string
+	r := bufio.NewReaderSize(c, 1<<16)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			var reply struct {
+				ID     uint64          `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Code, Message, Hint string
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(line, &reply); err != nil {
+				t.Fatalf("reply is not JSON: %q", line)
+			}
+			if reply.Error != nil {
+				if reply.Error.Hint == "" || reply.Error.Message == "" {
+					t.Errorf("error without message or hint: %q", line)
+				}
+				codes = append(codes, reply.Error.Code)
+			} else {
+				codes = append(codes, "")
+			}
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("%s: no EOF within 20s (replies %v)", sock, codes)
+			}
+			return codes
+		}
+	}
+}
+
+func rssKB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatalf("pid %d: %v", pid, err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	t.Fatalf("pid %d: no VmRSS", pid)
+	return 0
+}
+
+func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
+func TestHostileRequests(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	program, plog := presencetest.FakePinentry(t, "approve")
+	e.pinentryConfig(program)
+	canary := newCanary()
+	if r := e.addCredential("ops", "ops@example.test", canary); r.code != 0 {
+		t.Fatalf("add: %+v", r)
+	}
+	e.start(t)
+	e.ok(t, nil, "session", "create", "iso", "--isolated")
+	if r := e.runTTY([]step{{"Password for", canary + "\n"}, {"Repeat the password", canary + "\n"}},
+		"headless", "credentials", "add", "--session", "iso", "--origin", origin, "--account", "i@x", "--alias", "isoops", "--json"); r.code != 0 {
+		t.Fatalf("add --session iso: %+v", r)
+	}
+	var st lsStatus
+	e.ok(t, &st, "status")
+	brokerPID := e.brokerPID()
+	if brokerPID == 0 || st.Host.PID == 0 {
+		t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
+	}
+	// Replayed and mismatched challenges through the real sign-in path (control.sock, the
+	// host's own broker connection): a used challenge is CHALLENGE_USED; another session's is
+	// CHALLENGE_MISMATCH; nothing is typed for either.
+	srv := newBenchSite(t, benchAccount, benchPassword)
+	var add result
+	add = e.runTTY([]step{{"Password for", benchPassword + "\n"}, {"Repeat the password", benchPassword + "\n"}},
+		"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json")
+	if add.code != 0 {
+		t.Fatalf("add bench: %+v", add)
+	}
+	visit := func(session string) string {
+		var p pageJSON
+		e.ok(t, &p, "visit", srv.URL+"/login", "--session", session)
+		if p.AuthRequired == nil {
+			t.Fatalf("no auth_required in %s", session)
+		}
+		return p.AuthRequired.Challenge
+	}
+	e.ok(t, nil, "session", "create", "other")
+	chOther := visit("other")
+	ch := visit("default")
+	e.fails(t, "CHALLENGE_UNKNOWN", "auth", "login", "--challenge", "nosuch", "--alias", "bench")
+	e.fails(t, "CHALLENGE_MISMATCH", "auth", "login", "--challenge", chOther, "--alias", "bench")
+	var a authJSON
+	e.ok(t, &a, "auth", "login", "--challenge", ch, "--alias", "bench")
+	if a.Status != "authenticated" {
+		t.Fatalf("login: %+v", a)
+	}
+	e.ok(t, nil, "visit", srv.URL+"/logout")
+	e.ok(t, nil, "visit", srv.URL+"/login")
+	e.fails(t, "CHALLENGE_USED", "auth", "login", "--challenge", ch, "--alias", "bench")
+	if got := srv.accepted.Load(); got != 1 {
+		t.Errorf("the site accepted %d sign-ins, want 1 (only the valid challenge)", got)
+	}
+	n := 3
+	// The sign-in's state is part of the listing taken below.
+	if prompts := len(presencetest.Prompts(t, plog)); prompts != 1 {
+		t.Errorf("the person was prompted %d times, want 1 (the one valid sign-in)", prompts)
+	}
+
+	listing := func() string {
+		var creds, sessions any
+		e.ok(t, &creds, "credentials", "list")
+		e.ok(t, &sessions, "session", "list")
+		b, _ := json.Marshal([]any{creds, sessions, aliasesIn(t, e, "--session", "iso")})
+		return string(b)
+	}
+	before := listing()
+	rss0 := map[string]int{"brokerd": rssKB(t, brokerPID), "host": rssKB(t, st.Host.PID)}
+	broker, control := e.sockPath(), filepath.Join(e.runDir(), "control.sock")
+
+	huge := `{"id":9,"method":"credentials.list","params":{"origin":[` + strings.Repeat(`"https://a.example",`, 40000) + `"x"]}}` + "\n"
+	manyKeys := `{"id":9,"method":"ping","params":{` + strings.Repeat(`"k":1,`, 60000) + `"k":1}}` + "\n"
+	type tc struct {
+		name    string
+		payload string
+		want    []string // codes of the replies, in order ("" a result); nil: no reply, closed
+		// closeFirst: the server must close the connection without the peer half-closing
+		closeFirst bool
+	}
+	// Cases that mean the same on both sockets.
+	common := []tc{
+		{"garbage", "garbage\n", []string{"BAD_REQUEST"}, false},
+		{"truncated JSON", `{"id":1,"method":"ping"` + "\n", []string{"BAD_REQUEST"}, false},
+		{"truncated frame without newline", `{"id":1,"method":"ping"`, nil, false},
+		// JSON decoding makes the byte U+FFFD: a method nobody serves.
+		{"invalid UTF-8 method", "{\"id\":1,\"method\":\"pi\xffng\"}\n", []string{"UNKNOWN_METHOD"}, false},
+		{"invalid UTF-8 in params", "{\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xc3\x28\"}}\n", []string{"BAD_REQUEST"}, false},
+		{"NUL byte", "{\"id\":1,\"method\":\"ping\"}\x00\n", []string{"BAD_REQUEST"}, false},
+		{"unknown top-level field", `{"id":1,"method":"ping","x":1}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"unknown params field", `{"id":1,"method":"ping","params":{"x":1}}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"unknown method", `{"id":1,"method":"eval","params":{"js":"1"}}` + "\n", []string{"UNKNOWN_METHOD"}, false},
+		{"id of the wrong type", `{"id":"1","method":"ping"}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"negative id", `{"id":-1,"method":"ping"}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"method of the wrong type", `{"id":1,"method":7}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"params of the wrong type", `{"id":1,"method":"ping","params":[1,2]}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"a top-level array", `[{"id":1,"method":"ping"}]` + "\n", []string{"BAD_REQUEST"}, false},
+		{"trailing data", `{"id":1,"method":"ping"} {"id":2,"method":"ping"}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"deep nesting in params", `{"id":1,"method":"ping","params":{"x":` + deep(20000) + `}}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"huge array in params", huge, []string{"BAD_REQUEST"}, false},
+		{"60000 duplicate keys", manyKeys, []string{"BAD_REQUEST"}, false},
+		{"oversize frame", strings.Repeat("x", 2<<20), []string{"FRAME_TOO_LARGE"}, true},
+		{"oversize frame after a good one", `{"id":1,"method":"ping"}` + "\n" + strings.Repeat(" ", 2<<20), []string{"", "FRAME_TOO_LARGE"}, true},
+		{"empty lines then ping", "\n\n\n" + `{"id":1,"method":"ping"}` + "\n", []string{""}, false},
+		{"a good request after garbage", "}{\n" + `{"id":2,"method":"ping"}` + "\n", []string{"BAD_REQUEST", ""}, false},
+	}
+	type sockCase struct {
+		sock string
+		tc
+	}
+	var cases []sockCase
+	for _, c := range common {
+		cases = append(cases, sockCase{broker, c}, sockCase{control, c})
+	}
+	// broker.sock's own methods, from a script (not the host brokerd started).
+	for _, c := range []tc{
+		{"release of an unknown challenge", `{"id":1,"method":"release","params":{"challenge":"nosuch","alias":"ops","session":"default","document":"d"}}` + "\n", []string{"PEER_NOT_HOST"}, false},
+		{"release with a missing alias", `{"id":1,"method":"release","params":{"challenge":"x"}}` + "\n", []string{"PEER_NOT_HOST"}, false},
+		{"add with a secret of the wrong type", `{"id":1,"method":"credentials.add","params":{"origin":"https://a.example","account":"a","alias":"b","secret":7}}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"add with a bad origin", `{"id":1,"method":"credentials.add","params":{"origin":"javascript:alert(1)","account":"a","alias":"b","secret":"cHc="}}` + "\n", []string{"INVALID_ORIGIN"}, false},
+		{"list another connection's isolated store", `{"id":1,"method":"credentials.list","params":{"session":"iso"}}` + "\n", []string{"SESSION_UNKNOWN"}, false},
+		{"remove from another connection's isolated store", `{"id":1,"method":"credentials.remove","params":{"session":"iso","origin":"` + origin + `","alias":"isoops"}}` + "\n", []string{"SESSION_UNKNOWN"}, false},
+		{"close another connection's isolated session", `{"id":1,"method":"session.close","params":{"session":"iso"}}` + "\n", []string{"SESSION_UNKNOWN"}, false},
+		{"challenge with an oversize origin", `{"id":1,"method":"challenge.issue","params":{"session":"s","document":"d","origin":"https://` + strings.Repeat("a", 5000) + `.example"}}` + "\n", []string{"INVALID_ORIGIN"}, false},
+	} {
+		cases = append(cases, sockCase{broker, c})
+	}
+	// control.sock's own methods.
+	for _, c := range []tc{
+		{"visit with a url of the wrong type", `{"id":1,"method":"visit","params":{"url":7}}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"visit javascript:", `{"id":1,"method":"visit","params":{"url":"javascript:alert(1)"}}` + "\n", []string{"UNSAFE_NAVIGATION"}, false},
+		{"visit in an unknown session", `{"id":1,"method":"visit","params":{"url":"https://a.example/","session":"nosuch"}}` + "\n", []string{"SESSION_UNKNOWN"}, false},
+		{"click an unknown ref", `{"id":1,"method":"click","params":{"ref":"e999999"}}` + "\n", []string{"REF_UNKNOWN"}, false},
+		{"credentials.add over the socket (no terminal)", `{"id":1,"method":"credentials.add","params":{"origin":"` + origin + `","account":"a","alias":"planted","secret":"cHc="}}` + "\n", []string{"NO_TTY"}, false},
+		{"session.create with a name of the wrong type", `{"id":1,"method":"session.create","params":{"name":["a"]}}` + "\n", []string{"BAD_REQUEST"}, false},
+		{"session.close of an unknown session", `{"id":1,"method":"session.close","params":{"name":"nosuch"}}` + "\n", []string{"SESSION_UNKNOWN"}, false},
+	} {
+		cases = append(cases, sockCase{control, c})
+	}
+	for _, c := range cases {
+		name := filepath.Base(c.sock) + ": " + c.name
+		got := hostileExchange(t, c.sock, []byte(c.payload), c.closeFirst)
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: replies %q, want %q", name, got, c.want)
+		}
+	}
+	n += len(cases)
+
+	// Another uid is refused by the kernel-checked peer credentials on both sockets, even with
+	// the directories and socket modes opened to it (restored at once).
+	pdir, err := os.MkdirTemp("", "headless-probe-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(pdir) })
+	must(t, os.Chmod(pdir, 0o755))
+	self, _ := os.Executable()
+	b, err := os.ReadFile(self)
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(pdir, "probe"), b, 0o755))
+	for _, sock := range []string{broker, control} {
+		opened := []string{e.root, filepath.Dir(e.runDir()), e.runDir()}
+		for _, d := range opened {
+			must(t, os.Chmod(d, 0o711))
+		}
+		must(t, os.Chmod(sock, 0o666))
+		other := exec.Command(filepath.Join(pdir, "probe"))
+		other.Dir = "/"
+		other.Env = []string{helperEnv + "=peerprobe", "PROBE_SOCK=" + sock}
+		other.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, _ := other.CombinedOutput()
+		must(t, os.Chmod(sock, 0o600))
+		for _, d := range opened {
+			must(t, os.Chmod(d, 0o700))
+		}
+		if !strings.Contains(string(out), "connected") || !strings.Contains(string(out), "PEER_REFUSED") {
+			t.Errorf("%s: another uid: %s", filepath.Base(sock), out)
+		}
+		n++
+	}
+
+	// 1000 half-open connections per socket (a partial frame each, held open): the ones over
+	// the connection limit (128) are refused BUSY at once and closed; once the held ones
+	// close, the daemon serves everyone again.
+	for _, sock := range []string{broker, control} {
+		var conns []net.Conn
+		busy := 0
+		for i := 0; i < 1000; i++ {
+			c, err := net.Dial("unix", sock)
+			if err != nil {
+				t.Fatalf("%s: half-open connection %d: %v", filepath.Base(sock), i, err)
+			}
+			c.Write([]byte(`{"id":1,"method":`))
+			conns = append(conns, c)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.SetReadDeadline(time.Now().Add(3 * time.Second))
+				line, _ := bufio.NewReader(c).ReadBytes('\n')
+				if bytes.Contains(line, []byte(`"BUSY"`)) {
+					mu.Lock()
+					busy++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if busy < 1000-128 || busy > 1000-1 {
+			t.Errorf("%s: %d of 1000 half-open connections refused BUSY, want those over the limit of 128", filepath.Base(sock), busy)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+		n++
+	}
+	// The limit frees as the held connections close.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := e.run("", "headless", "status", "--json")
+		if r.code == 0 && strings.Contains(r.stdout, `"broker"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status after the half-open connections closed: %+v", r)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// A slow writer (one byte every 20 ms) holds its connection; another client is served
+	// meanwhile, and the slow frame is answered once complete.
+	for _, sock := range []string{broker, control} {
+		c, err := net.Dial("unix", sock)
+		must(t, err)
+		frame := []byte(`{"id":5,"method":"ping"}` + "\n")
+		done := make(chan string, 1)
+		go func() {
+			for _, ch := range frame {
+				c.Write([]byte{ch})
+				time.Sleep(20 * time.Millisecond)
+			}
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			line, _ := bufio.NewReader(c).ReadBytes('\n')
+			done <- string(line)
+		}()
+		time.Sleep(100 * time.Millisecond)
+		if got := hostileExchange(t, sock, []byte(`{"id":1,"method":"ping"}`+"\n"), false); strings.Join(got, ",") != "" || len(got) != 1 {
+			t.Errorf("%s: a client next to a slow writer got %q", filepath.Base(sock), got)
+		}
+		if line := <-done; !strings.Contains(line, `"id":5,"result"`) {
+			t.Errorf("%s: the slow writer's frame: %q", filepath.Base(sock), line)
+		}
+		c.Close()
+		n++
+	}
+
+	t.Logf("%d hostile cases across broker.sock and control.sock", n)
+	if n < 50 {
+		t.Fatalf("only %d hostile cases", n)
+	}
+	// Both daemons are the same processes, the state is unchanged, RSS is bounded.
+	var after lsStatus
+	e.ok(t, &after, "status")
+	if e.brokerPID() != brokerPID || after.Host.PID != st.Host.PID || !procAlive(brokerPID) {
+		t.Fatalf("a daemon restarted: brokerd %d then %d, host %d then %d", brokerPID, e.brokerPID(), st.Host.PID, after.Host.PID)
+	}
+	if got := listing(); got != before {
+		t.Errorf("state changed:\nbefore %s\nafter  %s", before, got)
+	}
+	for name, pid := range map[string]int{"brokerd": brokerPID, "host": st.Host.PID} {
+		kb := rssKB(t, pid)
+		t.Logf("%s RSS %d kB before, %d kB after", name, rss0[name], kb)
+		if kb > rss0[name]+64*1024 {
+			t.Errorf("%s RSS grew from %d to %d kB", name, rss0[name], kb)
+		}
+	}
+	assertNoCanary(t, "the hostile run's outputs", e.allOutput(), canary)
+}
