@@ -174,5 +174,8 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if err := s.record("release", nil, peer, ar); err != nil {
 		return nil, err // not audited, not released
 	}
-	return brokerapi.ReleaseFrame(id, brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}, secret)
+	// The stored secret may carry a second factor after the password (credential.JoinFactor):
+	// only the password leaves here.
+	pw, _ := credential.SplitFactor(secret)
+	return brokerapi.ReleaseFrame(id, brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}, pw)
 }

@@ -159,6 +159,7 @@ type Credential struct {
 	Account string    `json:"account"`
 	Alias   string    `json:"alias"`
 	Created time.Time `json:"created"`
+	TOTP    bool      `json:"totp,omitempty"` // a second factor (TOTP seed) is stored with the password
 }
 
 // ListResult answers "credentials.list".
