@@ -363,6 +363,9 @@ type Evidence struct {
 	// PageDiscarded: as Cleared, but the page would not let the host empty the fields in time
 	// (or kept a value), so the host destroyed it: the session now shows a blank page.
 	PageDiscarded bool `json:"page_discarded,omitempty"`
+	// CodeTyped: the credential's one-time code (released with the password under the same
+	// approval) was typed into the same origin's code step and submitted. Never the code.
+	CodeTyped bool `json:"code_typed,omitempty"`
 }
 
 // EnrollParams is auth.enroll. Clients build the frame by hand ([Client.Enroll]) so that no

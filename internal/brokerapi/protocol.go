@@ -248,6 +248,9 @@ type Released struct {
 	Account  string `json:"account"`
 	Alias    string `json:"alias"`
 	Listener string `json:"listener,omitempty"`
+	// Code says the secret is the password, a NUL byte and the current one-time code
+	// (credential.SplitFactor), released under the same approval.
+	Code bool `json:"code,omitempty"`
 }
 
 // ProfileClearedParams is "profile.cleared".

@@ -64,6 +64,9 @@ type Request struct {
 	Client string
 	// Listener names the process listening on a loopback origin's port.
 	Listener string
+	// Code: the release includes the current one-time code of the credential's TOTP seed
+	// (the seed itself never leaves brokerd).
+	Code bool
 }
 
 // Description is the text a prompt shows for r.
@@ -77,7 +80,11 @@ func (r Request) Description() string {
 		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
 			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
 	} else {
-		fmt.Fprintf(&b, "Release the saved password for %q at %s (alias %q) to browser session %q?", r.Account, r.Origin, r.Alias, r.Session)
+		what := "password"
+		if r.Code {
+			what = "password and one-time code"
+		}
+		fmt.Fprintf(&b, "Release the saved %s for %q at %s (alias %q) to browser session %q?", what, r.Account, r.Origin, r.Alias, r.Session)
 	}
 	if r.Path != "" || r.Field != "" {
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
