@@ -246,6 +246,13 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	clear(s.refs)
 	res := AuthResult{Alias: p.Alias, Session: s.name}
 
+	// The page is the 401 answer of a Basic challenge of its server: answer that (basicauth.go).
+	if u, _, err := h.pageInfo(ctx, b, s); err == nil {
+		if seen := s.basicPending(u); seen != nil {
+			return res, h.basicLogin(ctx, b, s, p, seen, &res)
+		}
+	}
+
 	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
 	res.Origin = pageOrigin
 	if err != nil {

@@ -116,6 +116,9 @@ type PageResult struct {
 
 // AuthRequired is attached to a page result when the page holds a login form.
 type AuthRequired struct {
+	// Kind is "basic" for an HTTP Basic challenge of the page's server (the page is its 401
+	// answer); "" for a login form.
+	Kind      string    `json:"kind,omitempty"`
 	Challenge string    `json:"challenge"`
 	Origin    string    `json:"origin"`
 	Aliases   []string  `json:"aliases"`

@@ -136,7 +136,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		// The one-time code goes with the password under this one approval, and the prompt
 		// says so. (The record's metadata says whether a seed is stored; a record read
 		// inside the grant that disagrees is refused below.)
-		Code: rec.TOTP && p.Purpose != brokerapi.PurposeVerify}
+		Code: rec.TOTP && p.Purpose == brokerapi.PurposeLogin, Basic: p.Purpose == brokerapi.PurposeBasic}
 	// A loopback origin is only as trustworthy as whatever listens there: name it, and refuse
 	// one served by different processes, before anyone is asked.
 	listenerKey := ""

@@ -67,6 +67,8 @@ type Request struct {
 	// Code: the release includes the current one-time code of the credential's TOTP seed
 	// (the seed itself never leaves brokerd).
 	Code bool
+	// Basic: the password answers one HTTP Basic authentication challenge of the origin.
+	Basic bool
 }
 
 // Description is the text a prompt shows for r.
@@ -84,7 +86,11 @@ func (r Request) Description() string {
 		if r.Code {
 			what = "password and one-time code"
 		}
-		fmt.Fprintf(&b, "Release the saved %s for %q at %s (alias %q) to browser session %q?", what, r.Account, r.Origin, r.Alias, r.Session)
+		how := ""
+		if r.Basic {
+			how = " for HTTP Basic authentication (one challenge of that origin's server)"
+		}
+		fmt.Fprintf(&b, "Release the saved %s for %q at %s (alias %q) to browser session %q%s?", what, r.Account, r.Origin, r.Alias, r.Session, how)
 	}
 	if r.Path != "" || r.Field != "" {
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
