@@ -246,6 +246,9 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 	clear(s.refs)
 	res := AuthResult{Alias: p.Alias, Session: s.name}
 
+	if p.CodeOnly {
+		return res, h.stepUp(ctx, b, s, p, &res)
+	}
 	// The page is the 401 answer of a Basic challenge of its server: answer that (basicauth.go).
 	if u, _, err := h.pageInfo(ctx, b, s); err == nil {
 		if seen := s.basicPending(u); seen != nil {
@@ -937,4 +940,89 @@ func looksLikeLoginError(t string) bool {
 		}
 	}
 	return false
+}
+
+// stepUp types only the alias's one-time code into the one-time-code field of the session's
+// page (a verification step of a signed-in site): a release of its own (purpose code, whose
+// prompt says only the code is released), then the code-step rules of codeStep.
+func (h *Host) stepUp(ctx context.Context, b *cdp.Browser, s *session, p AuthParams, res *AuthResult) error {
+	st, err := h.look(ctx, b, s)
+	if err != nil {
+		return err
+	}
+	res.Evidence.URLBefore = bound(withoutQuery(st.outline.URL), 512)
+	o, err := origin.Canonical(st.outline.Origin)
+	if err != nil {
+		return wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)
+	}
+	res.Origin = o
+	var form snapshot.LoginForm
+	found := false
+	for _, f := range snapshot.CodeForms(st.outline) {
+		if f.Frame == "" || f.Frame == o {
+			form, found = f, true
+			break
+		}
+	}
+	if !found {
+		return wire.Errorf(wire.CodeNoLoginForm, "no one-time-code field in this page or a same-origin frame")
+	}
+	st.forms = snapshot.CodeForms(st.outline)
+	if err := checkForm(st, form, o); err != nil {
+		return err
+	}
+	if _, err := h.closeOpened(ctx, b, s); err != nil {
+		return h.browserErr(err)
+	}
+	challengeID := p.Challenge
+	if challengeID == "" {
+		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
+			challengeID = ch.Challenge
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if h.o.Broker == nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	}
+	rc, err := h.o.Broker(ctx)
+	if err != nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
+	}
+	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+		Purpose: brokerapi.PurposeCode, Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx), Client: agentClient(ctx)})
+	rc.Close()
+	defer func() { credential.Zero(secret) }()
+	if err != nil {
+		if ctx.Err() != nil {
+			return errWithdrawn
+		}
+		return err
+	}
+	if ctx.Err() != nil {
+		return errWithdrawn
+	}
+	pw, code := credential.SplitFactor(secret)
+	if !rel.Code || len(pw) != 0 || !validCode(code) {
+		return wire.Errorf(wire.CodeInvalidArgument, "brokerd's one-time code for alias %q is malformed; nothing was typed", rel.Alias)
+	}
+	if rel.Origin != o {
+		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, o)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
+	typed, err := h.fillVerified(tctx, b, s, st, form, o, "", rel.Listener, code, &res.Evidence, codePage)
+	tcancel()
+	credential.Zero(secret)
+	if err == nil {
+		res.Evidence.CodeTyped = true
+		h.o.Log.Info("one-time code typed and submitted (step-up)", "session", s.name, "alias", rel.Alias, "origin", o)
+		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, o)
+	}
+	if typed {
+		err = h.endAttempt(ctx, b, s, &res.Evidence, err)
+	}
+	return err
 }

@@ -41,6 +41,7 @@ type mfaSite struct {
 	pending  map[string]string    // pending cookie → account
 	sessions map[string]string    // session cookie → account
 	codes    []string             // every code received at /verify
+	stepups  []string             // every code received at /stepup
 	posts    []string             // every credential post, "path account"
 	typed    []string             // input reports (field and length)
 }
@@ -118,6 +119,36 @@ func newMFASite(t testing.TB) *mfaSite {
 			}
 		}
 		verifyPage(w, `<p role="alert" id="error">Invalid code</p>`)
+	})
+	// Step-up: a signed-in page that asks for a fresh code before the admin area.
+	mux.HandleFunc("GET /stepup", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Verify it's you", `<h1>Enter your verification code</h1>
+<form method="post" action="/stepup">
+ <label>Code <input type="text" name="otp" autocomplete="one-time-code" inputmode="numeric" maxlength="6"></label>
+ <button type="submit">Continue</button>
+</form>`)
+	})
+	mux.HandleFunc("POST /stepup", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		code := r.PostForm.Get("otp")
+		c, err := r.Cookie("mfa_sid")
+		s.mu.Lock()
+		s.stepups = append(s.stepups, code)
+		a := ""
+		if err == nil {
+			a = s.sessions[c.Value]
+		}
+		k := s.keys[a]
+		s.mu.Unlock()
+		if k != nil {
+			for _, d := range []time.Duration{0, -30 * time.Second, 30 * time.Second} {
+				if string(k.AppendCode(nil, time.Now().Add(d))) == code {
+					lsPage(w, "Admin", "<h1>Admin area</h1>")
+					return
+				}
+			}
+		}
+		lsPage(w, "Verify it's you", `<p role="alert">Invalid code</p>`)
 	})
 	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie("mfa_sid")
@@ -246,6 +277,30 @@ func TestTOTPLogin(t *testing.T) {
 			t.Fatalf("the prompt does not say the code is released: %s", prompts)
 		}
 	})
+	t.Run("step-up", func(t *testing.T) {
+		p := lsVisit(t, e, site.URL+"/login")
+		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		lsVisit(t, e, site.URL+"/stepup")
+		n := len(presencetest.Prompts(t, approveLog))
+		a := lsLoginOK(t, e, "authenticated", "--alias", "otp", "--code-only")
+		if a.Evidence["code_typed"] != true {
+			t.Fatalf("evidence %v", a.Evidence)
+		}
+		site.mu.Lock()
+		got := len(site.stepups)
+		site.mu.Unlock()
+		if got != 1 {
+			t.Fatalf("the step-up page received %d codes, want 1", got)
+		}
+		prompts := presencetest.Prompts(t, approveLog)
+		if len(prompts) == n || !strings.Contains(strings.Join(prompts[n:], "\n"), "only the one-time code (not the password)") {
+			t.Fatalf("the step-up prompt: %v", prompts[n:])
+		}
+		// An alias without a seed: refused before anyone is asked.
+		lsVisit(t, e, site.URL+"/stepup")
+		lsLoginFails(t, e, []string{"INVALID_ARGUMENT"}, "--alias", "plain", "--code-only")
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+	})
 	t.Run("wrong seed", func(t *testing.T) {
 		before, _, _ := site.received()
 		login(t, "badseed", "failed")
@@ -298,6 +353,9 @@ func TestTOTPLogin(t *testing.T) {
 	// The leak sweep for the seeds and the codes: every agent-visible output, brokerd's and
 	// the host's files (profile, logs, audit), and the pinentry logs.
 	codes, _, _ := site.received()
+	site.mu.Lock()
+	codes = append(codes, site.stepups...)
+	site.mu.Unlock()
 	sweep := &lsSweep{t: t, files: map[string]int{}, seen: map[string]bool{}}
 	for _, sec := range []struct{ label, s string }{{"seed", seedB32}, {"wrong seed", wrongB32}, {"raw seed", string(key.Seed)}, {"otp password", otpPW}, {"plain password", plainPW}} {
 		sweep.needles = append(sweep.needles, lsNeedle{sec.label, []byte(sec.s)})

@@ -338,6 +338,9 @@ type AuthParams struct {
 	Session   string `json:"session,omitempty"`
 	Alias     string `json:"alias"`
 	Challenge string `json:"challenge,omitempty"`
+	// CodeOnly: step-up in a signed-in session. Only the alias's one-time code is released
+	// (its own prompt says so) and typed into the page's one-time-code field.
+	CodeOnly bool `json:"code_only,omitempty"`
 }
 
 // AuthResult answers auth.login. Status is "authenticated", "failed" or "unknown": never a

@@ -136,7 +136,11 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		// The one-time code goes with the password under this one approval, and the prompt
 		// says so. (The record's metadata says whether a seed is stored; a record read
 		// inside the grant that disagrees is refused below.)
-		Code: rec.TOTP && p.Purpose == brokerapi.PurposeLogin, Basic: p.Purpose == brokerapi.PurposeBasic}
+		Code: rec.TOTP && p.Purpose == brokerapi.PurposeLogin, Basic: p.Purpose == brokerapi.PurposeBasic,
+		CodeOnly: p.Purpose == brokerapi.PurposeCode}
+	if req.CodeOnly && !rec.TOTP {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "alias %q has no TOTP seed; nothing was asked or released", rec.Alias)
+	}
 	// A loopback origin is only as trustworthy as whatever listens there: name it, and refuse
 	// one served by different processes, before anyone is asked.
 	listenerKey := ""
@@ -185,7 +189,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	// (password, NUL, digits: credential.SplitFactor on the host).
 	pw, factor := credential.SplitFactor(secret)
 	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}
-	if !req.Code {
+	if !req.Code && !req.CodeOnly {
 		return brokerapi.ReleaseFrame(id, rel, pw)
 	}
 	if factor == nil {
@@ -198,7 +202,9 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	defer key.Zero()
 	out := make([]byte, 0, len(pw)+1+8)
 	defer func() { credential.Zero(out) }()
-	out = append(out, pw...)
+	if !req.CodeOnly {
+		out = append(out, pw...)
+	}
 	out = append(out, 0)
 	out = key.AppendCode(out, s.now())
 	rel.Code = true

@@ -762,6 +762,29 @@ func TestReleaseWithOneTimeCode(t *testing.T) {
 	if d := f.pres.last.Load().Description(); strings.Contains(d, "one-time code") {
 		t.Fatalf("plain prompt: %s", d)
 	}
+	// Step-up: the code alone, under a prompt of its own; an alias without a seed is refused
+	// before anyone is asked.
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	rel, secret, err = c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "with-otp", Session: "s", Document: "d", Purpose: brokerapi.PurposeCode})
+	if pw, code := credential.SplitFactor(secret); err != nil || !rel.Code || len(pw) != 0 || string(code) != "07081804" {
+		t.Fatalf("step-up release: %+v %v (%d bytes)", rel, err, len(secret))
+	}
+	if d := f.pres.last.Load().Description(); !strings.Contains(d, "only the one-time code (not the password)") {
+		t.Fatalf("step-up prompt: %s", d)
+	}
+	asked := f.pres.asked.Load()
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if _, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d", Purpose: brokerapi.PurposeCode}); wire.CodeOf(err) != wire.CodeInvalidArgument || secret != nil || f.pres.asked.Load() != asked {
+		t.Fatalf("step-up of an alias without a seed: %v, asked %d times more", err, f.pres.asked.Load()-asked)
+	}
+	// Basic: the password only, and the prompt says what for.
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "with-otp", Session: "s", Document: "d", Purpose: brokerapi.PurposeBasic}); err != nil || rel.Code || string(secret) != "otp-pw" {
+		t.Fatalf("basic release: %+v %v", rel, err)
+	}
+	if d := f.pres.last.Load().Description(); !strings.Contains(d, "HTTP Basic authentication") || strings.Contains(d, "one-time") {
+		t.Fatalf("basic prompt: %s", d)
+	}
 	// Denied: nothing.
 	f.pres.decide = func(context.Context, presence.Request) error { return presence.ErrDenied }
 	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})

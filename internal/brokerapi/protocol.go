@@ -65,6 +65,7 @@ var ChromiumEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", 
 // Release purposes.
 const (
 	PurposeLogin  = ""       // typed into the verified login field
+	PurposeCode   = "code"   // step-up: the one-time code alone, typed into the page's code field
 	PurposeBasic  = "basic"  // the answer to one HTTP Basic challenge of the page's origin (Fetch.continueWithAuth)
 	PurposeVerify = "verify" // 'credentials verify': received by the host and zeroed
 )

@@ -67,6 +67,8 @@ type Request struct {
 	// Code: the release includes the current one-time code of the credential's TOTP seed
 	// (the seed itself never leaves brokerd).
 	Code bool
+	// CodeOnly: step-up; only the one-time code is released, never the password.
+	CodeOnly bool
 	// Basic: the password answers one HTTP Basic authentication challenge of the origin.
 	Basic bool
 }
@@ -81,6 +83,8 @@ func (r Request) Description() string {
 	if r.Verify {
 		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
 			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
+	} else if r.CodeOnly {
+		fmt.Fprintf(&b, "Release only the one-time code (not the password) for %q at %s (alias %q) to browser session %q, for a verification step of a signed-in page?", r.Account, r.Origin, r.Alias, r.Session)
 	} else {
 		what := "password"
 		if r.Code {
