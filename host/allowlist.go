@@ -188,25 +188,45 @@ func (h *Host) popupJudged(id string) string {
 }
 
 // enforceAllowlist has browser b pause every document request for the list's verdict.
+//
+// The same browser-wide interception also takes every authentication challenge of a document
+// (handleAuthRequests; see basicauth.go): one Fetch.enable on the browser target serves both,
+// so neither can switch the other off. Without a list, paused document requests simply go on.
 func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
-	if h.o.Allow.Empty() {
-		return nil
-	}
 	b.Subscribe(func(ev cdp.Event) {
 		switch {
 		case ev.SessionID != "":
+		case ev.Method == "Fetch.requestPaused" && h.o.Allow.Empty():
+			go continuePaused(b, ev.Params)
 		case ev.Method == "Fetch.requestPaused":
 			go h.navPaused(b, ev.Params) // the reader must not wait for our calls
-		case ev.Method == "Target.targetCreated":
+		case ev.Method == "Fetch.authRequired":
+			go h.authChallenged(b, ev.Params)
+		case ev.Method == "Target.targetCreated" && !h.o.Allow.Empty():
 			h.popupOpened(ev.Params)
 		}
 	})
-	if err := b.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
-		return err
+	if !h.o.Allow.Empty() {
+		if err := b.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
+			return err
+		}
 	}
-	return b.Call(ctx, "", "Fetch.enable", map[string]any{"patterns": []map[string]any{
+	return b.Call(ctx, "", "Fetch.enable", map[string]any{"handleAuthRequests": true, "patterns": []map[string]any{
 		{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
 	}}, nil)
+}
+
+// continuePaused lets a paused document request go on (no allowlist).
+func continuePaused(b *cdp.Browser, params json.RawMessage) {
+	var p struct {
+		RequestID string `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.Call(ctx, "", "Fetch.continueRequest", map[string]any{"requestId": p.RequestID}, nil)
 }
 
 // navPaused answers one paused document request: on the list it goes on; otherwise it fails

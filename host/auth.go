@@ -178,6 +178,7 @@ func (h *Host) look(ctx context.Context, b *cdp.Browser, s *session) (pageState,
 const (
 	firstPage  = iota // a sign-in form, or the username-only first step of a two-step one
 	secondPage        // the password page of a two-step sign-in: a password form may lack an account field
+	codePage          // the one-time-code step after the password (snapshot.CodeForms)
 )
 
 // usable picks the first sign-in form whose fields live in the top document or a frame of the
@@ -254,6 +255,16 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	clear(s.refs)
 	res := AuthResult{Alias: p.Alias, Session: s.name}
 
+	if p.CodeOnly {
+		return res, h.stepUp(ctx, b, s, p, &res)
+	}
+	// The page is the 401 answer of a Basic challenge of its server: answer that (basicauth.go).
+	if u, _, err := h.pageInfo(ctx, b, s); err == nil {
+		if seen := s.basicPending(u); seen != nil {
+			return res, h.basicLogin(ctx, b, s, p, seen, &res)
+		}
+	}
+
 	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
 	res.Origin = pageOrigin
 	if err != nil {
@@ -322,6 +333,19 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 		// The caller hung up or cancelled while the person was asked: nothing is typed.
 		return res, errWithdrawn
 	}
+	// With a one-time code (released under the same approval), the secret is the password,
+	// NUL, the code: the code gets a buffer of its own, zeroed when the attempt ends.
+	var code []byte
+	defer func() { credential.Zero(code) }()
+	if rel.Code {
+		pw, c := credential.SplitFactor(secret)
+		if !validCode(c) {
+			return res, wire.Errorf(wire.CodeInvalidArgument, "brokerd's one-time code for alias %q is malformed; nothing was typed", rel.Alias)
+		}
+		code = append(make([]byte, 0, len(c)), c...)
+		credential.Zero(secret[len(pw):])
+		secret = pw
+	}
 	// An item another program wrote into the keyring may hold what headless cannot type as it
 	// is (not UTF-8 text, see credential.ValidSecret): refused before anything is focused.
 	if err := credential.ValidSecret(secret); err != nil {
@@ -336,12 +360,99 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	credential.Zero(secret)
 	if err == nil {
 		h.o.Log.Info("credential typed and submitted", "session", s.name, "alias", rel.Alias, "origin", rel.Origin)
-		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
+		if code != nil {
+			// The same origin's next step may ask for the one-time code: typed there under
+			// every rule the password was, else zeroed unused.
+			var codeTyped bool
+			st, codeTyped, err = h.codeStep(ctx, b, s, st, rel.Origin, rel.Listener, code, &res.Evidence)
+			credential.Zero(code)
+			typed = typed || codeTyped
+			res.Evidence.CodeTyped = codeTyped && err == nil
+		}
+		if err == nil {
+			h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
+		}
 	}
 	if typed {
 		err = h.endAttempt(ctx, b, s, &res.Evidence, err)
 	}
 	return res, err
+}
+
+// looksSettled counts the looks at st's document without a code field; the third one (about
+// half a second after the page settled) ends the wait.
+func looksSettled(seen *map[string]int, st pageState) bool {
+	(*seen)[st.document]++
+	return (*seen)[st.document] >= 3 && !st.outline.Truncated
+}
+
+// validCode reports whether c is a one-time code as brokerd computes them: 6 to 8 ASCII digits.
+func validCode(c []byte) bool {
+	if len(c) < 6 || len(c) > 8 {
+		return false
+	}
+	for _, d := range c {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// codeStep waits (bounded by VerifyWait) for the page the password's submit led to. When it
+// is another document of credOrigin showing a one-time-code field (snapshot.CodeForms) in the
+// top document or a same-origin frame, the code is typed there and submitted with every
+// containment rule of the password (fillVerified: checks before and after typing, taint,
+// navigation gate, the form's action and submitters on credOrigin by POST); it returns that
+// page's state, for verify. A page that shows the sign-in form again, an error, or no code
+// field returns with nothing typed (verify then tells the outcome).
+func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before pageState, credOrigin, listener string, code []byte, ev *Evidence) (pageState, bool, error) {
+	wctx, cancel := context.WithTimeout(ctx, VerifyWait)
+	defer cancel()
+	s.settle(wctx)
+	seen := map[string]int{}
+	for {
+		st, err := h.look(wctx, b, s)
+		if err == nil && st.document != before.document {
+			o, oerr := origin.Canonical(st.outline.Origin)
+			if oerr != nil || o != credOrigin {
+				return before, false, nil // another origin: never typed there
+			}
+			for _, f := range snapshot.CodeForms(st.outline) {
+				if f.Frame != "" && f.Frame != credOrigin {
+					continue
+				}
+				if err := checkForm(st, f, credOrigin); err != nil {
+					return st, false, err
+				}
+				st.forms = snapshot.CodeForms(st.outline)
+				if _, err := h.closeOpened(ctx, b, s); err != nil {
+					return st, false, h.browserErr(err)
+				}
+				tctx, tcancel := context.WithTimeout(ctx, TypeWait)
+				typed, err := h.fillVerified(tctx, b, s, st, f, credOrigin, "", listener, code, ev, codePage)
+				tcancel()
+				if err == nil {
+					h.o.Log.Info("one-time code typed and submitted", "session", s.name, "origin", credOrigin)
+				}
+				return st, typed, err
+			}
+			// The sign-in again, or a new page that still shows no code field a moment after
+			// it settled: no code step (a site that remembers this browser asks for none).
+			if len(st.forms) > 0 || looksSettled(&seen, st) {
+				return before, false, nil
+			}
+		}
+		select {
+		case e := <-s.events:
+			if e.Method == "Page.frameStartedLoading" || e.Method == "Page.frameNavigated" {
+				s.waitLoad(wctx, "")
+			}
+		case <-time.After(200 * time.Millisecond):
+		case <-wctx.Done():
+			return before, false, nil
+		}
+	}
 }
 
 // firstStep types account into the username-only first step of a two-step login, submits it
@@ -501,6 +612,9 @@ func (h *Host) recheck(ctx context.Context, b *cdp.Browser, s *session, st pageS
 	if err != nil {
 		return fresh, form, err
 	}
+	if page == codePage {
+		fresh.forms = snapshot.CodeForms(fresh.outline)
+	}
 	if fresh.document != st.document {
 		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the page changed %s", when)
 	}
@@ -508,7 +622,7 @@ func (h *Host) recheck(ctx context.Context, b *cdp.Browser, s *session, st pageS
 	if !ok {
 		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the login form changed %s", when)
 	}
-	if g.Password != "" && fresh.refs[g.Password].Type != "password" {
+	if page != codePage && g.Password != "" && fresh.refs[g.Password].Type != "password" {
 		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the password field is no longer a password field %s", when)
 	}
 	if !g.SignIn && !(page == secondPage && g.NotSignIn == snapshot.NoAccountField) {
@@ -835,4 +949,89 @@ func looksLikeLoginError(t string) bool {
 		}
 	}
 	return false
+}
+
+// stepUp types only the alias's one-time code into the one-time-code field of the session's
+// page (a verification step of a signed-in site): a release of its own (purpose code, whose
+// prompt says only the code is released), then the code-step rules of codeStep.
+func (h *Host) stepUp(ctx context.Context, b *cdp.Browser, s *session, p AuthParams, res *AuthResult) error {
+	st, err := h.look(ctx, b, s)
+	if err != nil {
+		return err
+	}
+	res.Evidence.URLBefore = bound(withoutQuery(st.outline.URL), 512)
+	o, err := origin.Canonical(st.outline.Origin)
+	if err != nil {
+		return wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)
+	}
+	res.Origin = o
+	var form snapshot.LoginForm
+	found := false
+	for _, f := range snapshot.CodeForms(st.outline) {
+		if f.Frame == "" || f.Frame == o {
+			form, found = f, true
+			break
+		}
+	}
+	if !found {
+		return wire.Errorf(wire.CodeNoLoginForm, "no one-time-code field in this page or a same-origin frame")
+	}
+	st.forms = snapshot.CodeForms(st.outline)
+	if err := checkForm(st, form, o); err != nil {
+		return err
+	}
+	if _, err := h.closeOpened(ctx, b, s); err != nil {
+		return h.browserErr(err)
+	}
+	challengeID := p.Challenge
+	if challengeID == "" {
+		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
+			challengeID = ch.Challenge
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if h.o.Broker == nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	}
+	rc, err := h.o.Broker(ctx)
+	if err != nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
+	}
+	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+		Purpose: brokerapi.PurposeCode, Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx), Client: agentClient(ctx)})
+	rc.Close()
+	defer func() { credential.Zero(secret) }()
+	if err != nil {
+		if ctx.Err() != nil {
+			return errWithdrawn
+		}
+		return err
+	}
+	if ctx.Err() != nil {
+		return errWithdrawn
+	}
+	pw, code := credential.SplitFactor(secret)
+	if !rel.Code || len(pw) != 0 || !validCode(code) {
+		return wire.Errorf(wire.CodeInvalidArgument, "brokerd's one-time code for alias %q is malformed; nothing was typed", rel.Alias)
+	}
+	if rel.Origin != o {
+		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, o)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
+	typed, err := h.fillVerified(tctx, b, s, st, form, o, "", rel.Listener, code, &res.Evidence, codePage)
+	tcancel()
+	credential.Zero(secret)
+	if err == nil {
+		res.Evidence.CodeTyped = true
+		h.o.Log.Info("one-time code typed and submitted (step-up)", "session", s.name, "alias", rel.Alias, "origin", o)
+		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, o)
+	}
+	if typed {
+		err = h.endAttempt(ctx, b, s, &res.Evidence, err)
+	}
+	return err
 }

@@ -62,7 +62,7 @@ func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (brok
 	if err := h.isolatedSession(p.Session); err != nil {
 		return brokerapi.Credential{}, err
 	}
-	if err := credential.ValidSecret(p.Secret); err != nil {
+	if _, err := credential.ValidStored(p.Secret); err != nil {
 		return brokerapi.Credential{}, err
 	}
 	var cred brokerapi.Credential

@@ -116,6 +116,8 @@ type session struct {
 	navPending atomic.Bool
 	heldNavs   atomic.Int32
 	paused     chan cdp.Event
+	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
+	basic basicState
 
 	mu   sync.Mutex // one verb at a time; guards everything below
 	refs map[string]snapshot.Target

@@ -201,6 +201,9 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (Page
 		return r, err
 	}
 	r.AuthRequired = h.authRequired(ctx, b, s)
+	if r.AuthRequired == nil {
+		r.AuthRequired = h.basicAuthRequired(ctx, b, s)
+	}
 	return r, nil
 }
 

@@ -174,7 +174,7 @@ func (s *kvStore) Add(ctx context.Context, rec Record, secret []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("add: %w", err)
 	}
-	if err := validRecord(rec, secret); err != nil {
+	if err := validRecord(&rec, secret); err != nil {
 		return fmt.Errorf("add: %w", err)
 	}
 	s.mu.Lock()

@@ -87,7 +87,7 @@ func (m *Memory) Add(ctx context.Context, rec Record, secret []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("add: %w", err)
 	}
-	if err := validRecord(rec, secret); err != nil {
+	if err := validRecord(&rec, secret); err != nil {
 		return fmt.Errorf("add: %w", err)
 	}
 	k := memKeyOf(rec.Origin, rec.Alias)

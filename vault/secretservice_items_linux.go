@@ -53,7 +53,7 @@ func (s *SecretService) List(ctx context.Context, origin string) ([]Record, erro
 
 // Add implements Store.
 func (s *SecretService) Add(ctx context.Context, rec Record, secret []byte) error {
-	if err := validRecord(rec, secret); err != nil {
+	if err := validRecord(&rec, secret); err != nil {
 		return fmt.Errorf("add: %w", err)
 	}
 	unlock, err := s.lockWrites(ctx)
@@ -230,6 +230,9 @@ func (c *ssConn) items(ctx context.Context, paths []dbus.ObjectPath) ([]ssItem, 
 	return out, nil
 }
 
+// factorAttr is the item attribute that says a second factor is stored with the password.
+const factorAttr = "second_factor"
+
 // itemFromProps builds the record of an item from its properties.
 func itemFromProps(path dbus.ObjectPath, props map[string]dbus.Variant) (ssItem, bool) {
 	it := ssItem{path: path}
@@ -245,6 +248,7 @@ func itemFromProps(path dbus.ObjectPath, props map[string]dbus.Variant) (ssItem,
 		it.rec.Created = time.Unix(int64(created), 0)
 	}
 	it.rec.Origin, it.rec.Account, it.rec.Alias = attrs["origin"], attrs["account"], attrs["alias"]
+	it.rec.TOTP = attrs[factorAttr] == "totp"
 	ok := attrs["xdg:schema"] == SecretServiceSchema && validOrigin(it.rec.Origin) == nil &&
 		credential.ValidAlias(it.rec.Alias) == nil && credential.ValidAccount(it.rec.Account) == nil
 	return it, ok
@@ -340,14 +344,19 @@ func (c *ssConn) create(ctx context.Context, rec Record, secret []byte, random i
 		return err
 	}
 	defer clear(ct)
+	attrs := map[string]string{
+		"xdg:schema": SecretServiceSchema,
+		"origin":     rec.Origin,
+		"account":    rec.Account,
+		"alias":      rec.Alias,
+	}
+	if rec.TOTP {
+		// Only that a second factor exists: the seed is in the item's secret, with the password.
+		attrs[factorAttr] = "totp"
+	}
 	props := map[string]dbus.Variant{
-		ifItem + ".Label": dbus.MakeVariant(fmt.Sprintf("headless: %s (%s) at %s", rec.Alias, rec.Account, rec.Origin)),
-		ifItem + ".Attributes": dbus.MakeVariant(map[string]string{
-			"xdg:schema": SecretServiceSchema,
-			"origin":     rec.Origin,
-			"account":    rec.Account,
-			"alias":      rec.Alias,
-		}),
+		ifItem + ".Label":      dbus.MakeVariant(fmt.Sprintf("headless: %s (%s) at %s", rec.Alias, rec.Account, rec.Origin)),
+		ifItem + ".Attributes": dbus.MakeVariant(attrs),
 	}
 	sec := ssSecret{Session: c.session, Parameters: iv, Value: ct, ContentType: secretContentType}
 	var item, prompt dbus.ObjectPath

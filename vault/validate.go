@@ -36,13 +36,17 @@ func validKey(origin, alias string) error {
 	return credential.ValidAlias(alias)
 }
 
-// validRecord checks a record and its secret before Add.
-func validRecord(rec Record, secret []byte) error {
+// validRecord checks a record and its stored secret before Add (a password, or a password and
+// a second factor: [credential.ValidStored]) and sets rec.TOTP from the secret: the flag is
+// the store's own record of what it holds, never the caller's claim.
+func validRecord(rec *Record, secret []byte) error {
 	if err := validKey(rec.Origin, rec.Alias); err != nil {
 		return err
 	}
 	if err := credential.ValidAccount(rec.Account); err != nil {
 		return err
 	}
-	return credential.ValidSecret(secret)
+	totp, err := credential.ValidStored(secret)
+	rec.TOTP = totp
+	return err
 }

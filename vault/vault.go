@@ -20,8 +20,12 @@
 //
 // Origins match exactly (the caller canonicalises them); aliases are unique per origin and
 // looked up case-insensitively. Every Add validates its input ([credential.ValidAlias],
-// [credential.ValidAccount], [credential.ValidSecret], a non-empty origin) and answers an error
+// [credential.ValidAccount], [credential.ValidStored], a non-empty origin) and answers an error
 // wrapping [credential.ErrInvalid] otherwise.
+//
+// A stored secret is a password, or a password and a TOTP seed ([credential.JoinFactor]): the
+// seed lives in the same item as the password, never in an attribute, the index or a listing;
+// [Record.TOTP] (an item attribute) says only that it exists.
 //
 // Record metadata (origin, account, alias, creation time) is not secret: attributes of items in a
 // locked Secret Service collection are readable by any same-user process, and List works while

@@ -486,6 +486,44 @@ func (b *Browser) InsertSecret(ctx context.Context, sessionID string, secret []b
 	return b.send(ctx, id, sessionID, "Input.insertText", msg, nil)
 }
 
+// ContinueWithAuth answers the paused authentication challenge requestID (Fetch.authRequired
+// on sessionID, "" for the browser target) with username and password, in a message built by
+// hand (no encoder buffer keeps the password) and zeroed after sending. It is the HTTP Basic
+// equivalent of InsertSecret: the password's only way into Chromium for a Basic challenge.
+func (b *Browser) ContinueWithAuth(ctx context.Context, sessionID, requestID, username string, password []byte) error {
+	id := b.next.Add(1)
+	head, err := json.Marshal(message{ID: id, Method: "Fetch.continueWithAuth", SessionID: sessionID})
+	if err != nil {
+		return err
+	}
+	meta, err := json.Marshal(struct {
+		RequestID string `json:"requestId"`
+	}{requestID})
+	if err != nil {
+		return err
+	}
+	user, err := json.Marshal(username)
+	if err != nil {
+		return err
+	}
+	msg := make([]byte, 0, len(head)+len(meta)+len(user)+len(password)*6+96)
+	msg = append(msg, head[:len(head)-1]...)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, meta[:len(meta)-1]...)
+	msg = append(msg, `,"authChallengeResponse":{"response":"ProvideCredentials","username":`...)
+	msg = append(msg, user...)
+	msg = append(msg, `,"password":"`...)
+	msg, ok := AppendJSONString(msg, password)
+	if !ok {
+		clear(msg)
+		return ErrNotText
+	}
+	msg = append(msg, `"}}}`...)
+	msg = append(msg, 0)
+	defer clear(msg)
+	return b.send(ctx, id, sessionID, "Fetch.continueWithAuth", msg, nil)
+}
+
 // ErrNotText is InsertSecret's refusal of a secret that is not UTF-8: JSON (and so CDP) carries
 // only text, and any escape of a raw byte would type another character than the one stored.
 var ErrNotText = errors.New("the secret is not UTF-8 text; nothing was typed")

@@ -118,6 +118,9 @@ type PageResult struct {
 
 // AuthRequired is attached to a page result when the page holds a login form.
 type AuthRequired struct {
+	// Kind is "basic" for an HTTP Basic challenge of the page's server (the page is its 401
+	// answer); "" for a login form.
+	Kind      string    `json:"kind,omitempty"`
 	Challenge string    `json:"challenge"`
 	Origin    string    `json:"origin"`
 	Aliases   []string  `json:"aliases"`
@@ -341,6 +344,9 @@ type AuthParams struct {
 	Session   string `json:"session,omitempty"`
 	Alias     string `json:"alias"`
 	Challenge string `json:"challenge,omitempty"`
+	// CodeOnly: step-up in a signed-in session. Only the alias's one-time code is released
+	// (its own prompt says so) and typed into the page's one-time-code field.
+	CodeOnly bool `json:"code_only,omitempty"`
 }
 
 // AuthResult answers auth.login. Status is "authenticated", "failed" or "unknown": never a
@@ -369,6 +375,9 @@ type Evidence struct {
 	// PageDiscarded: as Cleared, but the page would not let the host empty the fields in time
 	// (or kept a value), so the host destroyed it: the session now shows a blank page.
 	PageDiscarded bool `json:"page_discarded,omitempty"`
+	// CodeTyped: the credential's one-time code (released with the password under the same
+	// approval) was typed into the same origin's code step and submitted. Never the code.
+	CodeTyped bool `json:"code_typed,omitempty"`
 }
 
 // EnrollParams is auth.enroll. Clients build the frame by hand ([Client.Enroll]) so that no

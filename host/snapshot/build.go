@@ -181,6 +181,10 @@ func (b *builder) button(el *Element, d *document, i int, t tag) {
 	case tagInput:
 		typ := inputType(d.attrVal(i, "type"))
 		el.Type = typ
+		el.InputMode = b.clip(asciiLower(strings.TrimSpace(d.attrVal(i, "inputmode"))), 16)
+		if n, err := strconv.Atoi(strings.TrimSpace(d.attrVal(i, "maxlength"))); err == nil && n > 0 && n < 1<<20 {
+			el.MaxLength = n
+		}
 		el.Name = b.clip(d.attrVal(i, "name"), b.o.MaxText)
 		el.ID = b.clip(d.attrVal(i, "id"), b.o.MaxText)
 		el.Text = b.ariaName(d, i)
@@ -262,6 +266,10 @@ func (b *builder) control(el *Element, d *document, i int, t tag) {
 	case tagInput:
 		typ := inputType(d.attrVal(i, "type"))
 		el.Type = typ
+		el.InputMode = b.clip(asciiLower(strings.TrimSpace(d.attrVal(i, "inputmode"))), 16)
+		if n, err := strconv.Atoi(strings.TrimSpace(d.attrVal(i, "maxlength"))); err == nil && n > 0 && n < 1<<20 {
+			el.MaxLength = n
+		}
 		switch {
 		case typ == "checkbox" || typ == "radio":
 			el.Checked = d.checked[i]

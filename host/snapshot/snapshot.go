@@ -130,6 +130,10 @@ type Element struct {
 	// (a hidden one still submits on Enter or by script), in tree order. For the host's
 	// checks only: never in the agent's JSON.
 	Submitters []Submitter `json:"-"`
+	// InputMode and MaxLength are an input's inputmode and maxlength attributes (0: none),
+	// for finding one-time-code fields (CodeForms). Host only.
+	InputMode string `json:"-"`
+	MaxLength int    `json:"-"`
 }
 
 // Submitter is one submit button of a form and where pressing it sends the form.

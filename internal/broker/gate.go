@@ -12,6 +12,7 @@ import (
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/totp"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
@@ -131,7 +132,15 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	ar.Account, ar.Alias = rec.Account, rec.Alias
 	_, hostExe := s.Hosts.Running()
 	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: hostExe, Host: true,
-		Verify: p.Purpose == brokerapi.PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent, Client: p.Client}
+		Verify: p.Purpose == brokerapi.PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent, Client: p.Client,
+		// The one-time code goes with the password under this one approval, and the prompt
+		// says so. (The record's metadata says whether a seed is stored; a record read
+		// inside the grant that disagrees is refused below.)
+		Code: rec.TOTP && p.Purpose == brokerapi.PurposeLogin, Basic: p.Purpose == brokerapi.PurposeBasic,
+		CodeOnly: p.Purpose == brokerapi.PurposeCode}
+	if req.CodeOnly && !rec.TOTP {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "alias %q has no TOTP seed; nothing was asked or released", rec.Alias)
+	}
 	// A loopback origin is only as trustworthy as whatever listens there: name it, and refuse
 	// one served by different processes, before anyone is asked.
 	listenerKey := ""
@@ -174,5 +183,30 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if err := s.record("release", nil, peer, ar); err != nil {
 		return nil, err // not audited, not released
 	}
-	return brokerapi.ReleaseFrame(id, brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}, secret)
+	// The stored secret may carry a TOTP seed after the password (credential.JoinFactor): the
+	// seed never leaves brokerd. With one, and a sign-in the person was told includes the
+	// one-time code, the current code travels after the password in the same frame
+	// (password, NUL, digits: credential.SplitFactor on the host).
+	pw, factor := credential.SplitFactor(secret)
+	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}
+	if !req.Code && !req.CodeOnly {
+		return brokerapi.ReleaseFrame(id, rel, pw)
+	}
+	if factor == nil {
+		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q no longer holds a TOTP seed; nothing was released", p.Alias)
+	}
+	key, err := totp.Unmarshal(factor)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "the TOTP seed saved for alias %q is unusable (%w); nothing was released", p.Alias, err)
+	}
+	defer key.Zero()
+	out := make([]byte, 0, len(pw)+1+8)
+	defer func() { credential.Zero(out) }()
+	if !req.CodeOnly {
+		out = append(out, pw...)
+	}
+	out = append(out, 0)
+	out = key.AppendCode(out, s.now())
+	rel.Code = true
+	return brokerapi.ReleaseFrame(id, rel, out)
 }

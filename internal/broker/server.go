@@ -118,6 +118,8 @@ type Server struct {
 	Facts func() hardening.Report
 	// Loopback names the process serving a loopback origin; nil means loopback.Finder{}.
 	Loopback LoopbackFinder
+	// Now is the clock of one-time codes; nil means time.Now.
+	Now func() time.Time
 
 	isoMu sync.Mutex
 	iso   map[string]*isoStore // by session name
@@ -163,6 +165,13 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 
 func (s *Server) rpc(uid int) *rpc.Server {
 	return &rpc.Server{Handler: s.methods().Serve, Log: s.log(), UID: uid, MaxConns: s.MaxConns, OnClose: s.connClosed}
+}
+
+func (s *Server) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
 }
 
 func (s *Server) log() *slog.Logger {

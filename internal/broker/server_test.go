@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"path/filepath"
@@ -721,5 +722,78 @@ func TestReleaseRefusesAChangedRecord(t *testing.T) {
 	}
 	if r := f.pres.last.Load(); r == nil || r.Account != "admin@example" {
 		t.Fatalf("presence was asked about %+v", r)
+	}
+}
+
+// TestReleaseWithOneTimeCode: a credential with a TOTP seed releases the password and the
+// current code under the one approval, whose prompt says so; the seed never leaves; a verify
+// releases the password only; a denial releases nothing.
+func TestReleaseWithOneTimeCode(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.srv.Now = func() time.Time { return time.Unix(1111111109, 0) }
+	c := f.client(t)
+	const factor = "totp1:SHA1:8:30:GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ" // RFC 6238's SHA-1 seed
+	stored := credential.JoinFactor([]byte("otp-pw"), []byte(factor))
+	cred, err := c.Add(ctx, "https://app.example", "otp@example", "with-otp", stored)
+	if err != nil || !cred.TOTP {
+		t.Fatalf("add: %+v %v", cred, err)
+	}
+	ch, _ := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "with-otp", Session: "s", Document: "d"})
+	if err != nil || !rel.Code {
+		t.Fatalf("release: %+v %v", rel, err)
+	}
+	pw, code := credential.SplitFactor(secret)
+	if string(pw) != "otp-pw" || string(code) != "07081804" { // RFC 6238 appendix B, T=1111111109
+		t.Fatalf("released %d bytes, not password + code", len(secret))
+	}
+	if bytes.Contains(secret, []byte("GEZD")) {
+		t.Fatal("the seed left brokerd")
+	}
+	if d := f.pres.last.Load().Description(); !strings.Contains(d, "password and one-time code") {
+		t.Fatalf("prompt: %s", d)
+	}
+	// The plain credential's prompt still says "password" only.
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if rel, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || rel.Code {
+		t.Fatalf("plain release: %+v %v", rel, err)
+	}
+	if d := f.pres.last.Load().Description(); strings.Contains(d, "one-time code") {
+		t.Fatalf("plain prompt: %s", d)
+	}
+	// Step-up: the code alone, under a prompt of its own; an alias without a seed is refused
+	// before anyone is asked.
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	rel, secret, err = c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "with-otp", Session: "s", Document: "d", Purpose: brokerapi.PurposeCode})
+	if pw, code := credential.SplitFactor(secret); err != nil || !rel.Code || len(pw) != 0 || string(code) != "07081804" {
+		t.Fatalf("step-up release: %+v %v (%d bytes)", rel, err, len(secret))
+	}
+	if d := f.pres.last.Load().Description(); !strings.Contains(d, "only the one-time code (not the password)") {
+		t.Fatalf("step-up prompt: %s", d)
+	}
+	asked := f.pres.asked.Load()
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if _, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d", Purpose: brokerapi.PurposeCode}); wire.CodeOf(err) != wire.CodeInvalidArgument || secret != nil || f.pres.asked.Load() != asked {
+		t.Fatalf("step-up of an alias without a seed: %v, asked %d times more", err, f.pres.asked.Load()-asked)
+	}
+	// Basic: the password only, and the prompt says what for.
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "with-otp", Session: "s", Document: "d", Purpose: brokerapi.PurposeBasic}); err != nil || rel.Code || string(secret) != "otp-pw" {
+		t.Fatalf("basic release: %+v %v", rel, err)
+	}
+	if d := f.pres.last.Load().Description(); !strings.Contains(d, "HTTP Basic authentication") || strings.Contains(d, "one-time") {
+		t.Fatalf("basic prompt: %s", d)
+	}
+	// Denied: nothing.
+	f.pres.decide = func(context.Context, presence.Request) error { return presence.ErrDenied }
+	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if _, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "with-otp", Session: "s", Document: "d"}); err == nil || secret != nil {
+		t.Fatalf("denied release: %v", err)
+	}
+	for _, r := range f.audit.records() {
+		if strings.Contains(fmt.Sprintf("%+v", r), "07081804") || strings.Contains(fmt.Sprintf("%+v", r), "GEZD") {
+			t.Fatal("the audit holds the code or the seed")
+		}
 	}
 }

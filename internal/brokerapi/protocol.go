@@ -65,6 +65,8 @@ var ChromiumEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", 
 // Release purposes.
 const (
 	PurposeLogin  = ""       // typed into the verified login field
+	PurposeCode   = "code"   // step-up: the one-time code alone, typed into the page's code field
+	PurposeBasic  = "basic"  // the answer to one HTTP Basic challenge of the page's origin (Fetch.continueWithAuth)
 	PurposeVerify = "verify" // 'credentials verify': received by the host and zeroed
 )
 
@@ -159,6 +161,7 @@ type Credential struct {
 	Account string    `json:"account"`
 	Alias   string    `json:"alias"`
 	Created time.Time `json:"created"`
+	TOTP    bool      `json:"totp,omitempty"` // a second factor (TOTP seed) is stored with the password
 }
 
 // ListResult answers "credentials.list".
@@ -247,6 +250,9 @@ type Released struct {
 	Account  string `json:"account"`
 	Alias    string `json:"alias"`
 	Listener string `json:"listener,omitempty"`
+	// Code says the secret is the password, a NUL byte and the current one-time code
+	// (credential.SplitFactor), released under the same approval.
+	Code bool `json:"code,omitempty"`
 }
 
 // ProfileClearedParams is "profile.cleared".

@@ -11,6 +11,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -639,5 +640,41 @@ func TestPageVerbResults(t *testing.T) {
 	}
 	if code := w.run("screenshot", "--full-page"); code != 0 || !strings.Contains(w.stdout.String(), "cut to 4096×16384") {
 		t.Errorf("a cut screenshot does not say so: %q", w.stdout.String())
+	}
+}
+
+// TestCredentialsAddTOTP: with --totp the seed is read from the terminal after the password
+// and travels with it as one stored secret; a malformed seed saves nothing; neither is printed.
+func TestCredentialsAddTOTP(t *testing.T) {
+	const seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+	w := newWorld(t)
+	w.broker = fakeBroker(200, brokerapi.StartedAuto)
+	var got []byte
+	rpc.Handle(w.broker, brokerapi.MethodCredentialsAdd, func(ctx context.Context, p brokerapi.AddParams) (brokerapi.Credential, error) {
+		got = append([]byte(nil), p.Secret...)
+		return brokerapi.Credential{Origin: p.Origin, Account: p.Account, Alias: p.Alias, TOTP: true}, nil
+	})
+	w.tty = &fakeTTY{answers: []string{"pw-1", "pw-1", "otpauth://totp/x:u?secret=" + seed + "&digits=8&algorithm=SHA256"}}
+	if code := w.run("credentials", "add", "--origin", "https://a.example", "--account", "u", "--alias", "al", "--totp", "--json"); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, w.stdout.String(), w.stderr.String())
+	}
+	pw, factor := credential.SplitFactor(got)
+	if string(pw) != "pw-1" || string(factor) != "totp1:SHA256:8:30:"+seed {
+		t.Fatalf("stored secret not password + factor (%d bytes)", len(got))
+	}
+	if m := w.jsonOut(); m["totp"] != true {
+		t.Fatalf("%v", m)
+	}
+	out := w.stdout.String() + w.stderr.String()
+	if strings.Contains(out, "pw-1") || strings.Contains(out, seed) {
+		t.Fatal("the password or the seed was printed")
+	}
+	got = nil
+	w.tty = &fakeTTY{answers: []string{"pw-1", "pw-1", "not a seed!"}}
+	if code := w.run("credentials", "add", "--origin", "https://a.example", "--account", "u", "--alias", "al", "--totp", "--json"); code != 1 {
+		t.Fatal(code)
+	}
+	if code, _, _ := w.errOut(); code != "INVALID_ARGUMENT" || got != nil {
+		t.Fatalf("code %s, saved %v", code, got != nil)
 	}
 }

@@ -173,7 +173,13 @@ Nothing is read or released. 'headless doctor' reports the state (keyring_auto_u
 			about: sessionStoreNote + `
 
 Example:
-    headless credentials add --origin https://staging.example.com --account admin@example.com --alias staging-admin`},
+    headless credentials add --origin https://staging.example.com --account admin@example.com --alias staging-admin
+    headless credentials add --origin https://staging.example.com --account admin@example.com --alias staging-admin --totp
+
+With --totp, the terminal then asks (echo off) for the site's TOTP seed: the otpauth://totp/
+URI of its authenticator set-up (SHA1/SHA256/SHA512, 6-8 digits, any period) or the bare
+base32 seed. It is stored in the vault with the password, never listed; 'credentials list'
+shows only that the alias has one.`},
 		{name: "credentials list", summary: "saved credentials' origins, accounts and aliases (never a password)", setup: c.credList,
 			about: sessionStoreNote},
 		{name: "credentials remove", shows: "--origin O --alias NAME", summary: "remove a credential (asks on this terminal)", setup: c.credRemove, timeout: 15 * time.Minute,

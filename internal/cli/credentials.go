@@ -14,6 +14,7 @@ import (
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/totp"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -157,9 +158,13 @@ func (c *cmd) credList(fs *flag.FlagSet) run {
 				return
 			}
 			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "ORIGIN\tALIAS\tACCOUNT\tCREATED")
+			fmt.Fprintln(tw, "ORIGIN\tALIAS\tACCOUNT\t2FA\tCREATED")
 			for _, r := range creds {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Origin, r.Alias, r.Account, r.Created.Local().Format(time.DateTime))
+				factor := "-"
+				if r.TOTP {
+					factor = "totp"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Origin, r.Alias, r.Account, factor, r.Created.Local().Format(time.DateTime))
 			}
 			tw.Flush()
 		}, nil
@@ -180,6 +185,7 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 	o := fs.String("origin", "", "the exact `ORIGIN` the credential is for")
 	account := fs.String("account", "", "the `ACCOUNT` (user name or e-mail)")
 	alias := fs.String("alias", "", "the `ALIAS` agents will use")
+	withTOTP := fs.Bool("totp", false, "after the password, read a TOTP seed (otpauth://totp/ URI or base32) from the terminal")
 	session := storeFlag(fs)
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		if err := required([2]string{"origin", *o}, [2]string{"account", *account}, [2]string{"alias", *alias}); err != nil {
@@ -222,6 +228,17 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 		if err := credential.ValidSecret(pw); err != nil {
 			return nil, nil, err
 		}
+		if *withTOTP {
+			// The seed, like the password, only from the terminal with echo off; it travels
+			// with the password as one stored secret (credential.JoinFactor).
+			stored, err := readTOTP(tty, pw)
+			if err != nil {
+				return nil, nil, err
+			}
+			credential.Zero(pw)
+			pw = stored
+			defer credential.Zero(stored)
+		}
 		var cred brokerapi.Credential
 		if st.isolated != "" {
 			// One hand-built frame to the host (never a JSON encoder buffer; zeroed after
@@ -244,6 +261,26 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 			fmt.Fprintf(w, "saved alias %s for %s at %s in %s\n", cred.Alias, cred.Account, cred.Origin, st)
 		}, nil
 	}
+}
+
+// readTOTP reads a TOTP seed (an otpauth://totp/ URI or a base32 seed) from the terminal with
+// echo off and returns a fresh stored secret holding pw and the seed. Nothing it prints or
+// answers quotes the seed.
+func readTOTP(tty TTY, pw []byte) ([]byte, error) {
+	in, err := tty.Secret("TOTP seed (otpauth://totp/... URI or base32 seed; not echoed): ", totp.MaxURILen)
+	if err != nil {
+		return nil, err
+	}
+	defer credential.Zero(in)
+	k, err := totp.Parse(in)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "%w; nothing was saved", err).
+			WithHint("paste the otpauth://totp/ URI or the base32 seed the site showed (SHA1/SHA256/SHA512, 6-8 digits)")
+	}
+	defer k.Zero()
+	factor := k.Marshal(nil)
+	defer credential.Zero(factor)
+	return credential.JoinFactor(pw, factor), nil
 }
 
 // originAlias declares --origin and --alias of a credential command; its check returns the

@@ -47,6 +47,9 @@ type Record struct {
 	Account string    `json:"account"`
 	Alias   string    `json:"alias"`
 	Created time.Time `json:"created"`
+	// TOTP says that the record's stored secret carries a TOTP seed next to the password
+	// (a second factor exists; the seed itself is never part of a Record).
+	TOTP bool `json:"totp,omitempty"`
 }
 
 // SessionRule says what a session name is, for messages.
@@ -121,6 +124,64 @@ func ValidSecret(secret []byte) error {
 		return fmt.Errorf("%w: password is not UTF-8 text (it is typed into the page as text)", ErrInvalid)
 	}
 	return nil
+}
+
+// A stored secret is the password, or the password, one NUL byte (which no password holds, see
+// [ValidSecret]) and the stored form of a second factor (package internal/totp: "totp1:…").
+// Every store keeps it as one secret, so the seed lives in the same item, under the same lock,
+// as the password, and is never part of a record's metadata.
+const (
+	factorSep = 0
+	// MaxFactorLen bounds the stored form of a second factor.
+	MaxFactorLen = 256
+	// MaxStoredLen bounds a stored secret.
+	MaxStoredLen = MaxSecretLen + 1 + MaxFactorLen
+	totpPrefix   = "totp1:"
+)
+
+// JoinFactor returns a fresh stored secret holding password and the stored form of a second
+// factor (factor nil: the password alone). The caller zeroes it.
+func JoinFactor(password, factor []byte) []byte {
+	out := make([]byte, 0, len(password)+1+len(factor))
+	out = append(out, password...)
+	if factor != nil {
+		out = append(out, factorSep)
+		out = append(out, factor...)
+	}
+	return out
+}
+
+// SplitFactor cuts a stored secret into the password and the second factor's stored form (nil
+// when there is none). Both alias stored; nothing is copied.
+func SplitFactor(stored []byte) (password, factor []byte) {
+	for i, c := range stored {
+		if c == factorSep {
+			return stored[:i], stored[i+1:]
+		}
+	}
+	return stored, nil
+}
+
+// ValidStored reports whether stored is acceptable as a stored secret: a valid password,
+// optionally followed by a second factor's stored form of a known kind (1–MaxFactorLen bytes).
+// It answers whether a second factor is present. The error never quotes the secret.
+func ValidStored(stored []byte) (totp bool, err error) {
+	pw, factor := SplitFactor(stored)
+	if err := ValidSecret(pw); err != nil {
+		return false, err
+	}
+	if factor == nil {
+		return false, nil
+	}
+	if len(factor) > MaxFactorLen || len(factor) <= len(totpPrefix) || string(factor[:len(totpPrefix)]) != totpPrefix {
+		return false, fmt.Errorf("%w: the second factor is not a stored TOTP key", ErrInvalid)
+	}
+	for _, c := range factor {
+		if c < 0x21 || c > 0x7e {
+			return false, fmt.Errorf("%w: the second factor is not a stored TOTP key", ErrInvalid)
+		}
+	}
+	return true, nil
 }
 
 // Zero overwrites b with zeros.

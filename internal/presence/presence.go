@@ -64,6 +64,13 @@ type Request struct {
 	Client string
 	// Listener names the process listening on a loopback origin's port.
 	Listener string
+	// Code: the release includes the current one-time code of the credential's TOTP seed
+	// (the seed itself never leaves brokerd).
+	Code bool
+	// CodeOnly: step-up; only the one-time code is released, never the password.
+	CodeOnly bool
+	// Basic: the password answers one HTTP Basic authentication challenge of the origin.
+	Basic bool
 }
 
 // Description is the text a prompt shows for r.
@@ -76,8 +83,18 @@ func (r Request) Description() string {
 	if r.Verify {
 		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
 			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
+	} else if r.CodeOnly {
+		fmt.Fprintf(&b, "Release only the one-time code (not the password) for %q at %s (alias %q) to browser session %q, for a verification step of a signed-in page?", r.Account, r.Origin, r.Alias, r.Session)
 	} else {
-		fmt.Fprintf(&b, "Release the saved password for %q at %s (alias %q) to browser session %q?", r.Account, r.Origin, r.Alias, r.Session)
+		what := "password"
+		if r.Code {
+			what = "password and one-time code"
+		}
+		how := ""
+		if r.Basic {
+			how = " for HTTP Basic authentication (one challenge of that origin's server)"
+		}
+		fmt.Fprintf(&b, "Release the saved %s for %q at %s (alias %q) to browser session %q%s?", what, r.Account, r.Origin, r.Alias, r.Session, how)
 	}
 	if r.Path != "" || r.Field != "" {
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)

@@ -35,6 +35,51 @@ func Run(t *testing.T, newStore func(t *testing.T) vault.Store) {
 	t.Run("NonASCII", func(t *testing.T) { testNonASCII(t, newStore(t)) })
 	t.Run("MaxSecretLen", func(t *testing.T) { testMaxSecretLen(t, newStore(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newStore(t)) })
+	t.Run("SecondFactor", func(t *testing.T) { testSecondFactor(t, newStore(t)) })
+}
+
+// testSecondFactor: a TOTP seed stored with the password comes back with it from Secret, and
+// List says only that it exists; a malformed second factor is refused.
+func testSecondFactor(t *testing.T, s vault.Store) {
+	o := origin(t)
+	const factor = "totp1:SHA1:6:30:GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+	stored := credential.JoinFactor([]byte("pw-with-factor"), []byte(factor))
+	if err := s.Add(ctx(t), vault.Record{Origin: o, Account: "a", Alias: "otp"}, stored); err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	mustAdd(t, s, vault.Record{Origin: o, Account: "a", Alias: "plain"}, "pw")
+	recs, err := s.List(ctx(t), o)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("List: %v %v", recs, err)
+	}
+	for _, r := range recs {
+		if r.TOTP != (r.Alias == "otp") {
+			t.Errorf("List: %s has TOTP=%v", r.Alias, r.TOTP)
+		}
+		if strings.Contains(fmt.Sprintf("%+v", r), "GEZD") {
+			t.Errorf("List carries the seed: %+v", r)
+		}
+	}
+	rec, got, err := s.Secret(ctx(t), o, "otp")
+	if err != nil {
+		t.Fatalf("Secret: %v", err)
+	}
+	defer credential.Zero(got)
+	pw, f := credential.SplitFactor(got)
+	if string(pw) != "pw-with-factor" || string(f) != factor || !rec.TOTP {
+		t.Fatalf("Secret: record %+v, password/factor not as stored", rec)
+	}
+	for _, bad := range [][]byte{
+		credential.JoinFactor([]byte("pw"), []byte("hotp1:x")),
+		credential.JoinFactor([]byte("pw"), []byte("totp1:")),
+		credential.JoinFactor([]byte("pw"), []byte("totp1:a b")),
+		credential.JoinFactor([]byte("pw"), bytes.Repeat([]byte("A"), credential.MaxFactorLen+1)),
+		credential.JoinFactor(nil, []byte(factor)),
+	} {
+		if err := s.Add(ctx(t), vault.Record{Origin: o, Account: "a", Alias: "bad"}, bad); !errors.Is(err, credential.ErrInvalid) {
+			t.Errorf("Add of a malformed second factor: %v", err)
+		}
+	}
 }
 
 // uniq returns a random label so subtests sharing a store never collide.

@@ -1,0 +1,257 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// HTTP Basic authentication by alias.
+//
+// Every authentication challenge of a document request reaches the host (Fetch.authRequired,
+// browser-wide: allowlist.go). None is ever answered with a saved password unless it is
+//
+//   - a server challenge (never a proxy's) with scheme Basic,
+//   - for the main frame of a session's page (never a frame inside it, whatever its origin),
+//   - on the origin whose challenge the person approved, and
+//   - the first such challenge after 'auth login' armed the answer (one challenge only: a
+//     second one, the server refusing the password, is cancelled and the login is "failed").
+//
+// Everything else is cancelled (the page shows the server's 401 body), and a main-frame Basic
+// challenge is remembered so that the verb's result carries auth_required kind "basic" with the
+// origin's aliases. The password goes to Chromium only in a hand-built Fetch.continueWithAuth
+// (cdp.ContinueWithAuth): the Basic equivalent of Input.insertText; it never enters a page.
+
+// basicState is a session's Basic-auth state, written by the event handler and the verbs.
+type basicState struct {
+	mu   sync.Mutex
+	seen *basicSeen // the last main-frame Basic challenge that was cancelled
+	arm  *basicArm  // the approved answer, for one challenge
+}
+
+type basicSeen struct {
+	origin, realm, url string
+	at                 time.Time
+}
+
+type basicArm struct {
+	origin   string
+	account  string
+	password []byte
+	used     bool // the one challenge it answers came
+	again    bool // a second challenge came after the answer: the password was refused
+}
+
+// authChallenged answers one Fetch.authRequired (on the event reader's behalf: may block).
+func (h *Host) authChallenged(b *cdp.Browser, params json.RawMessage) {
+	var p struct {
+		RequestID string `json:"requestId"`
+		FrameID   string `json:"frameId"`
+		Request   struct {
+			URL string `json:"url"`
+		} `json:"request"`
+		Challenge struct {
+			Source string `json:"source"`
+			Origin string `json:"origin"`
+			Scheme string `json:"scheme"`
+			Realm  string `json:"realm"`
+		} `json:"authChallenge"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cancelAuth := func() {
+		b.Call(ctx, "", "Fetch.continueWithAuth", map[string]any{"requestId": p.RequestID, "authChallengeResponse": map[string]any{"response": "CancelAuth"}}, nil)
+	}
+	s := h.sessionOfTarget(p.FrameID) // main frames only: a frame's id is never a target's
+	o, err := origin.Canonical(originOf(p.Request.URL))
+	co, cerr := origin.Canonical(p.Challenge.Origin)
+	if s == nil || p.Challenge.Source != "Server" || !strings.EqualFold(p.Challenge.Scheme, "basic") || err != nil || cerr != nil || o != co {
+		cancelAuth()
+		return
+	}
+	s.basic.mu.Lock()
+	arm := s.basic.arm
+	if arm != nil && arm.origin == o && !arm.used {
+		arm.used = true
+		account := arm.account
+		pw := arm.password
+		arm.password = nil
+		s.basic.mu.Unlock()
+		err := b.ContinueWithAuth(ctx, "", p.RequestID, account, pw)
+		credential.Zero(pw)
+		if err != nil {
+			cancelAuth()
+		}
+		h.o.Log.Info("HTTP Basic challenge answered", "session", s.name, "origin", o)
+		return
+	}
+	if arm != nil && arm.used {
+		arm.again = true
+	}
+	s.basic.seen = &basicSeen{origin: o, realm: printable(bound(p.Challenge.Realm, 128)), url: p.Request.URL, at: time.Now()}
+	s.basic.mu.Unlock()
+	cancelAuth()
+}
+
+// printable replaces what a prompt should not show (controls, quotes) in a page-chosen text.
+func printable(t string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '"' || r == 0xfffd {
+			return '?'
+		}
+		return r
+	}, t)
+}
+
+// basicPending returns the session's last cancelled Basic challenge when the page still shows
+// its URL (the 401 answer of that navigation).
+func (s *session) basicPending(pageURL string) *basicSeen {
+	s.basic.mu.Lock()
+	defer s.basic.mu.Unlock()
+	if s.basic.seen == nil || s.basic.seen.url != pageURL {
+		return nil
+	}
+	c := *s.basic.seen
+	return &c
+}
+
+// basicAuthRequired issues a challenge for a pending Basic challenge of the session's page.
+func (h *Host) basicAuthRequired(ctx context.Context, b *cdp.Browser, s *session) *AuthRequired {
+	u, _, err := h.pageInfo(ctx, b, s)
+	if err != nil {
+		return nil
+	}
+	seen := s.basicPending(u)
+	if seen == nil {
+		return nil
+	}
+	doc, err := h.documentID(ctx, b, s)
+	if err != nil {
+		return nil
+	}
+	var ch brokerapi.ChallengeResult
+	err = h.withBroker(ctx, func(c *brokerapi.Client) error {
+		var err error
+		ch, err = c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: doc, Origin: seen.origin, Isolated: s.isolated})
+		return err
+	})
+	if err != nil {
+		h.o.Log.Warn("no challenge for an HTTP Basic challenge", "session", s.name, "code", wire.CodeOf(err))
+		return nil
+	}
+	return &AuthRequired{Kind: "basic", Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}
+}
+
+// basicLogin answers the session page's pending Basic challenge with alias (AuthLogin when the
+// page is a 401 with a Basic challenge): a release after presence whose prompt says "HTTP
+// Basic authentication", then the same URL again, whose first Basic challenge from that
+// origin's server, in the main frame, gets the password. The result is authenticated when
+// that answer was taken (no second challenge, a document of the origin loaded), failed when
+// the server challenged again.
+func (h *Host) basicLogin(ctx context.Context, b *cdp.Browser, s *session, p AuthParams, seen *basicSeen, res *AuthResult) error {
+	doc, err := h.documentID(ctx, b, s)
+	if err != nil {
+		return err
+	}
+	res.Origin = seen.origin
+	res.Evidence.URLBefore = bound(withoutQuery(seen.url), 512)
+	challengeID := p.Challenge
+	if challengeID == "" {
+		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: doc, Origin: seen.origin, Isolated: s.isolated})
+			challengeID = ch.Challenge
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if h.o.Broker == nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	}
+	rc, err := h.o.Broker(ctx)
+	if err != nil {
+		return wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
+	}
+	realm := "HTTP Basic authentication"
+	if seen.realm != "" {
+		realm += ", realm " + seen.realm
+	}
+	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
+		Purpose: brokerapi.PurposeBasic, Path: pagePath(seen.url), Field: bound(realm, brokerapi.MaxField), Agent: agentChain(ctx), Client: agentClient(ctx)})
+	rc.Close()
+	defer func() { credential.Zero(secret) }()
+	if err != nil {
+		if ctx.Err() != nil {
+			return errWithdrawn
+		}
+		return err
+	}
+	if ctx.Err() != nil {
+		return errWithdrawn
+	}
+	if rel.Origin != seen.origin {
+		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the challenge is from %s", rel.Origin, seen.origin)
+	}
+	if err := credential.ValidSecret(secret); err != nil || strings.ContainsRune(rel.Account, ':') {
+		return wire.Errorf(wire.CodeInvalidArgument, "alias %q cannot answer HTTP Basic authentication (an account with ':' or a password that is not text); nothing was sent", rel.Alias)
+	}
+	if err := h.sameListener(rel.Origin, rel.Listener); err != nil {
+		return err
+	}
+	arm := &basicArm{origin: rel.Origin, account: rel.Account, password: append([]byte(nil), secret...)}
+	credential.Zero(secret)
+	s.basic.mu.Lock()
+	s.basic.arm, s.basic.seen = arm, nil
+	s.basic.mu.Unlock()
+	defer func() {
+		s.basic.mu.Lock()
+		credential.Zero(arm.password)
+		arm.password = nil
+		if s.basic.arm == arm {
+			s.basic.arm = nil
+		}
+		s.basic.mu.Unlock()
+	}()
+	s.drain()
+	nctx, ncancel := context.WithTimeout(ctx, NavigationWait)
+	defer ncancel()
+	var r struct {
+		LoaderID  string `json:"loaderId"`
+		ErrorText string `json:"errorText"`
+	}
+	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": seen.url}, &r); err != nil {
+		return h.browserErr(err)
+	}
+	if r.LoaderID != "" {
+		s.waitLoad(nctx, r.LoaderID)
+	}
+	res.Evidence.Steps = 1
+	res.Evidence.Navigated = true
+	if u, _, err := h.pageInfo(ctx, b, s); err == nil {
+		res.Evidence.URLAfter = bound(withoutQuery(u), 512)
+	}
+	s.basic.mu.Lock()
+	used, again := arm.used, arm.again
+	s.basic.mu.Unlock()
+	switch {
+	case used && !again && r.ErrorText == "":
+		res.Status = "authenticated"
+	case used:
+		res.Status = "failed"
+	default:
+		res.Status = "unknown" // the server did not challenge again
+	}
+	return nil
+}

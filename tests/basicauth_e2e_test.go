@@ -1,0 +1,148 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// basicSite answers /basic with 401 and WWW-Authenticate: Basic realm="staging" unless the
+// request carries the account's password; /framed embeds another server's /basic in an iframe.
+// It records every Authorization header it receives (whether one came at all).
+type basicSite struct {
+	*httptest.Server
+	mu      sync.Mutex
+	authz   []string // "user ok" / "user bad" for each Authorization received
+	account string
+	pw      string
+}
+
+func newBasicSite(t testing.TB, account, pw string) *basicSite {
+	s := &basicSite{account: account, pw: pw}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /basic", func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if ok {
+			s.mu.Lock()
+			s.authz = append(s.authz, fmt.Sprintf("%s %v", u, u == s.account && p == s.pw))
+			s.mu.Unlock()
+		}
+		if !ok || u != s.account || p != s.pw {
+			w.Header().Set("WWW-Authenticate", `Basic realm="staging"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			lsPage(w, "Unauthorized", "<h1>401 Unauthorized</h1>")
+			return
+		}
+		lsPage(w, "Staging", "<h1>Welcome to staging, "+u+"</h1>")
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *basicSite) received() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.authz...)
+}
+
+type basicPage struct {
+	URL          string `json:"url"`
+	AuthRequired *struct {
+		Kind      string   `json:"kind"`
+		Challenge string   `json:"challenge"`
+		Origin    string   `json:"origin"`
+		Aliases   []string `json:"aliases"`
+	} `json:"auth_required"`
+}
+
+// TestBasicAuth: a Basic challenge of the page's server is answered with an alias of that
+// exact origin after presence (prompt: "HTTP Basic authentication"), once; a wrong password is
+// "failed"; a 401 from another origin framed in a page is never answered (not even offered);
+// the password appears on no surface.
+func TestBasicAuth(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	good, wrong, framedPW := newCanary(), newCanary(), newCanary()
+	site := newBasicSite(t, "staff", good)
+	other := newBasicSite(t, "staff", good)      // the wrong-password case (its own auth cache)
+	framed := newBasicSite(t, "staff", framedPW) // framed by a page of site
+	framer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Framer", `<h1>Framer</h1><iframe src="`+framed.URL+`/basic"></iframe>`)
+	}))
+	t.Cleanup(framer.Close)
+	approve, approveLog := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	mfaEnroll(t, e, site.URL, "staging", "staff", good, "")
+	mfaEnroll(t, e, other.URL, "staging-wrong", "staff", wrong, "")
+	mfaEnroll(t, e, framed.URL, "framed", "staff", framedPW, "")
+	e.start(t)
+
+	visit := func(t *testing.T, url string) basicPage {
+		t.Helper()
+		var p basicPage
+		e.ok(t, &p, "visit", url)
+		return p
+	}
+	t.Run("success", func(t *testing.T) {
+		p := visit(t, site.URL+"/basic")
+		a := p.AuthRequired
+		if a == nil || a.Kind != "basic" || a.Origin != site.URL || len(a.Aliases) != 1 || a.Aliases[0] != "staging" {
+			t.Fatalf("visit of a Basic-protected page: auth_required %+v", a)
+		}
+		res := lsLoginOK(t, e, "authenticated", "--challenge", a.Challenge, "--alias", "staging")
+		if res.Origin != site.URL {
+			t.Fatalf("result %+v", res)
+		}
+		if got := site.received(); len(got) != 1 || got[0] != "staff true" {
+			t.Fatalf("the site received %v, want one right answer", got)
+		}
+		snapshotHasIn(t, e, "Welcome to staging, staff")
+		if prompts := strings.Join(presencetest.Prompts(t, approveLog), "\n"); !strings.Contains(prompts, "HTTP Basic authentication") {
+			t.Fatalf("prompt: %s", prompts)
+		}
+	})
+	t.Run("wrong password", func(t *testing.T) {
+		p := visit(t, other.URL+"/basic")
+		if p.AuthRequired == nil || p.AuthRequired.Kind != "basic" {
+			t.Fatalf("auth_required %+v", p.AuthRequired)
+		}
+		lsLoginOK(t, e, "failed", "--challenge", p.AuthRequired.Challenge, "--alias", "staging-wrong")
+		if got := other.received(); len(got) != 1 || got[0] != "staff false" {
+			t.Fatalf("the site received %v, want exactly one (wrong) answer: one challenge only", got)
+		}
+	})
+	t.Run("framed 401 of another origin", func(t *testing.T) {
+		p := visit(t, framer.URL+"/")
+		if p.AuthRequired != nil {
+			t.Fatalf("a framed 401 was offered: %+v", p.AuthRequired)
+		}
+		r := lsLogin(e, "--alias", "framed")
+		if r.code == 0 {
+			t.Fatalf("auth login answered on a page without a challenge of its own: %+v", r)
+		}
+		if got := framed.received(); len(got) != 0 {
+			t.Fatalf("the framed origin received Authorization %v", got)
+		}
+	})
+	for _, pw := range []string{good, wrong, framedPW} {
+		if strings.Contains(e.allOutput(), pw) {
+			t.Fatal("LEAK: a Basic-auth password is in the CLI output")
+		}
+	}
+}
+
+// snapshotHasIn checks that the default session's snapshot shows text.
+func snapshotHasIn(t *testing.T, e *env, text string) {
+	t.Helper()
+	r := e.run("", "headless", "snapshot", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, text) {
+		t.Fatalf("snapshot does not show %q: %+v", text, r)
+	}
+}

@@ -1,0 +1,395 @@
+//go:build linux
+
+package tests
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/totp"
+)
+
+// mfaSite is a local site whose sign-in asks for a TOTP code after the password, for accounts
+// that have a seed:
+//
+//	GET  /login   username + password (POST /login)
+//	POST /login   right password: a seed-less account is signed in (303 /home); one with a
+//	              seed gets a pending cookie and 303 /verify; wrong: the form with an alert
+//	GET  /verify  "Two-factor verification": one input (autocomplete=one-time-code,
+//	              inputmode=numeric, maxlength 6), POST /verify
+//	POST /verify  the current code (±1 period): signed in, 303 /home; else the page again
+//	              with role=alert "Invalid code"
+//	GET  /home    "Welcome ACCOUNT" when signed in
+//	GET  /logout  ends the session
+type mfaSite struct {
+	*httptest.Server
+	mu       sync.Mutex
+	pw       map[string]string    // account → password
+	keys     map[string]*totp.Key // account → seed (none: no second step)
+	pending  map[string]string    // pending cookie → account
+	sessions map[string]string    // session cookie → account
+	codes    []string             // every code received at /verify
+	stepups  []string             // every code received at /stepup
+	posts    []string             // every credential post, "path account"
+	typed    []string             // input reports (field and length)
+}
+
+func newMFASite(t testing.TB) *mfaSite {
+	s := &mfaSite{pw: map[string]string{}, keys: map[string]*totp.Key{}, pending: map[string]string{}, sessions: map[string]string{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /typed", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, io.LimitReader(r.Body, 1<<10))
+		s.mu.Lock()
+		s.typed = append(s.typed, r.URL.Query().Get("f")+" "+r.URL.Query().Get("n"))
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /app.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		fmt.Fprint(w, "body{font-family:sans-serif}")
+	})
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { lsPage(w, "Sign in", lsLoginForm("/login", "")) })
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
+		s.mu.Lock()
+		s.posts = append(s.posts, "/login "+u)
+		want, ok := s.pw[u]
+		_, hasKey := s.keys[u]
+		s.mu.Unlock()
+		if !ok || want != p {
+			lsPage(w, "Sign in", lsLoginForm("/login", lsAlertHTML))
+			return
+		}
+		if !hasKey {
+			s.signIn(w, u)
+			http.Redirect(w, r, "/home", http.StatusSeeOther)
+			return
+		}
+		tok := rand.Text()
+		s.mu.Lock()
+		s.pending[tok] = u
+		s.mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "mfa_pending", Value: tok, Path: "/", HttpOnly: true})
+		http.Redirect(w, r, "/verify", http.StatusSeeOther)
+	})
+	verifyPage := func(w http.ResponseWriter, alert string) {
+		lsPage(w, "Two-factor verification", alert+`<h1>Enter your verification code</h1>
+<form method="post" action="/verify">
+ <label>Code from your authenticator app <input type="text" name="otp" autocomplete="one-time-code" inputmode="numeric" maxlength="6"></label>
+ <button type="submit">Verify</button>
+</form>`)
+	}
+	mux.HandleFunc("GET /verify", func(w http.ResponseWriter, r *http.Request) {
+		if s.pendingOf(r) == "" {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		verifyPage(w, "")
+	})
+	mux.HandleFunc("POST /verify", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, code := s.pendingOf(r), r.PostForm.Get("otp")
+		s.mu.Lock()
+		s.codes = append(s.codes, code)
+		k := s.keys[u]
+		s.mu.Unlock()
+		if u == "" || k == nil {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		now := time.Now()
+		for _, d := range []time.Duration{0, -30 * time.Second, 30 * time.Second} {
+			if string(k.AppendCode(nil, now.Add(d))) == code {
+				s.signIn(w, u)
+				http.Redirect(w, r, "/home", http.StatusSeeOther)
+				return
+			}
+		}
+		verifyPage(w, `<p role="alert" id="error">Invalid code</p>`)
+	})
+	// Step-up: a signed-in page that asks for a fresh code before the admin area.
+	mux.HandleFunc("GET /stepup", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Verify it's you", `<h1>Enter your verification code</h1>
+<form method="post" action="/stepup">
+ <label>Code <input type="text" name="otp" autocomplete="one-time-code" inputmode="numeric" maxlength="6"></label>
+ <button type="submit">Continue</button>
+</form>`)
+	})
+	mux.HandleFunc("POST /stepup", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		code := r.PostForm.Get("otp")
+		c, err := r.Cookie("mfa_sid")
+		s.mu.Lock()
+		s.stepups = append(s.stepups, code)
+		a := ""
+		if err == nil {
+			a = s.sessions[c.Value]
+		}
+		k := s.keys[a]
+		s.mu.Unlock()
+		if k != nil {
+			for _, d := range []time.Duration{0, -30 * time.Second, 30 * time.Second} {
+				if string(k.AppendCode(nil, time.Now().Add(d))) == code {
+					lsPage(w, "Admin", "<h1>Admin area</h1>")
+					return
+				}
+			}
+		}
+		lsPage(w, "Verify it's you", `<p role="alert">Invalid code</p>`)
+	})
+	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
+		c, err := r.Cookie("mfa_sid")
+		s.mu.Lock()
+		a := ""
+		if err == nil {
+			a = s.sessions[c.Value]
+		}
+		s.mu.Unlock()
+		if a == "" {
+			lsPage(w, "Example", `<h1>Not signed in</h1><a href="/login">Sign in</a>`)
+			return
+		}
+		lsPage(w, "Example", "<h1>Welcome "+a+"</h1>")
+	})
+	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "mfa_sid", Value: "", Path: "/", MaxAge: -1})
+		lsPage(w, "Example", "<h1>Signed out</h1>")
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *mfaSite) pendingOf(r *http.Request) string {
+	c, err := r.Cookie("mfa_pending")
+	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending[c.Value]
+}
+
+func (s *mfaSite) signIn(w http.ResponseWriter, account string) {
+	sid := rand.Text()
+	s.mu.Lock()
+	s.sessions[sid] = account
+	s.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: "mfa_sid", Value: sid, Path: "/", HttpOnly: true})
+}
+
+func (s *mfaSite) received() (codes, posts, typed []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.codes...), append([]string(nil), s.posts...), append([]string(nil), s.typed...)
+}
+
+// newSeed returns a random 20-byte seed and its base32 form.
+func newSeed(t testing.TB) (*totp.Key, string) {
+	seed := make([]byte, 20)
+	rand.Read(seed)
+	k := &totp.Key{Seed: seed, Algorithm: totp.SHA1, Digits: 6, Period: 30}
+	return k, base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(seed)
+}
+
+// mfaEnroll enrolls through the CLI on a real pty: the password twice, then (with uri) the seed.
+func mfaEnroll(t *testing.T, e *env, origin, alias, account, password, uri string) {
+	t.Helper()
+	steps := []step{{"Password for", password + "\n"}, {"Repeat the password", password + "\n"}}
+	args := []string{"credentials", "add", "--origin", origin, "--account", account, "--alias", alias, "--json"}
+	if uri != "" {
+		steps = append(steps, step{"TOTP seed", uri + "\n"})
+		args = append(args, "--totp")
+	}
+	r := e.runTTY(steps, "headless", args...)
+	if r.code != 0 || !strings.Contains(r.stdout, `"alias":"`+alias+`"`) || (uri != "") != strings.Contains(r.stdout, `"totp":true`) {
+		t.Fatalf("credentials add %s: %+v", alias, r)
+	}
+}
+
+// TestTOTPLogin: a credential with a TOTP seed signs in through the site's code step under
+// one approval whose prompt says "password and one-time code"; a wrong seed is "failed"; a
+// denial types nothing; neither the seed nor any code appears on any agent surface, in the
+// host's or brokerd's files or in the pinentry's log. It also measures the sign-in latency
+// with the code step against the same site's password-only sign-in, in the same run.
+func TestTOTPLogin(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	site := newMFASite(t)
+	key, seedB32 := newSeed(t)
+	_, wrongB32 := newSeed(t)
+	otpPW, plainPW := newCanary(), newCanary()
+	site.mu.Lock()
+	site.pw["otp@example.test"], site.pw["plain@example.test"] = otpPW, plainPW
+	site.keys["otp@example.test"] = key
+	site.mu.Unlock()
+	approve, approveLog := presencetest.FakePinentry(t, "approve")
+	deny, denyLog := presencetest.FakePinentry(t, "deny")
+	lsPresence(e, approve, 5)
+	mfaEnroll(t, e, site.URL, "otp", "otp@example.test", otpPW, "otpauth://totp/Example:otp@example.test?secret="+seedB32+"&issuer=Example")
+	mfaEnroll(t, e, site.URL, "badseed", "otp@example.test", otpPW, wrongB32)
+	mfaEnroll(t, e, site.URL, "plain", "plain@example.test", plainPW, "")
+	e.start(t)
+
+	// credentials list: that a second factor exists, nothing more.
+	r := e.run("", "headless", "credentials", "list", "--origin", site.URL)
+	if r.code != 0 || !strings.Contains(r.stdout, "2FA") || strings.Count(r.stdout, "totp") != 2 {
+		t.Fatalf("credentials list: %+v", r)
+	}
+
+	login := func(t *testing.T, alias, want string) (lsAuth, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		p := lsVisit(t, e, site.URL+"/login")
+		if p.AuthRequired == nil {
+			t.Fatal("no auth_required on the login page")
+		}
+		a := lsLoginOK(t, e, want, "--challenge", p.AuthRequired.Challenge, "--alias", alias)
+		d := time.Since(start)
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+		return a, d
+	}
+
+	t.Run("success", func(t *testing.T) {
+		before, _, _ := site.received()
+		a, _ := login(t, "otp", "authenticated")
+		codes, _, _ := site.received()
+		if len(codes) != len(before)+1 {
+			t.Fatalf("the site received %d codes, want one", len(codes)-len(before))
+		}
+		if a.Evidence["code_typed"] != true {
+			t.Fatalf("evidence %v: the code step is not reported", a.Evidence)
+		}
+		prompts := strings.Join(presencetest.Prompts(t, approveLog), "\n")
+		if !strings.Contains(prompts, "password and one-time code") {
+			t.Fatalf("the prompt does not say the code is released: %s", prompts)
+		}
+	})
+	t.Run("step-up", func(t *testing.T) {
+		p := lsVisit(t, e, site.URL+"/login")
+		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		lsVisit(t, e, site.URL+"/stepup")
+		n := len(presencetest.Prompts(t, approveLog))
+		a := lsLoginOK(t, e, "authenticated", "--alias", "otp", "--code-only")
+		if a.Evidence["code_typed"] != true {
+			t.Fatalf("evidence %v", a.Evidence)
+		}
+		site.mu.Lock()
+		got := len(site.stepups)
+		site.mu.Unlock()
+		if got != 1 {
+			t.Fatalf("the step-up page received %d codes, want 1", got)
+		}
+		prompts := presencetest.Prompts(t, approveLog)
+		if len(prompts) == n || !strings.Contains(strings.Join(prompts[n:], "\n"), "only the one-time code (not the password)") {
+			t.Fatalf("the step-up prompt: %v", prompts[n:])
+		}
+		// An alias without a seed: refused before anyone is asked.
+		lsVisit(t, e, site.URL+"/stepup")
+		lsLoginFails(t, e, []string{"INVALID_ARGUMENT"}, "--alias", "plain", "--code-only")
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+	})
+	t.Run("wrong seed", func(t *testing.T) {
+		before, _, _ := site.received()
+		login(t, "badseed", "failed")
+		codes, _, _ := site.received()
+		if len(codes) != len(before)+1 {
+			t.Fatalf("the site received %d codes, want one (the wrong one)", len(codes)-len(before))
+		}
+	})
+	t.Run("latency", func(t *testing.T) {
+		const n = 5
+		var with, without []time.Duration
+		for i := 0; i < n; i++ {
+			_, d := login(t, "otp", "authenticated")
+			with = append(with, d)
+			_, d = login(t, "plain", "authenticated")
+			without = append(without, d)
+		}
+		med := func(d []time.Duration) time.Duration {
+			sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+			return d[len(d)/2]
+		}
+		t.Logf("LATENCY visit+auth login, median of %d interleaved (same run, same site, same host): with TOTP step %v, password only %v, difference %v; all with %v, without %v",
+			n, med(with), med(without), med(with)-med(without), with, without)
+	})
+
+	t.Run("denied", func(t *testing.T) {
+		lsPresence(e, deny, 5)
+		e.stopBroker()
+		e.start(t)
+		beforeCodes, beforePosts, beforeTyped := site.received()
+		p := lsVisit(t, e, site.URL+"/login")
+		if p.AuthRequired == nil {
+			t.Fatal("no auth_required on the login page")
+		}
+		lsLoginFails(t, e, []string{"PRESENCE_DENIED"}, "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		codes, posts, typed := site.received()
+		if len(codes) != len(beforeCodes) || len(posts) != len(beforePosts) {
+			t.Fatalf("denied: the site received %v %v", codes[len(beforeCodes):], posts[len(beforePosts):])
+		}
+		for _, x := range typed[len(beforeTyped):] {
+			if strings.HasPrefix(x, "password ") || strings.HasPrefix(x, "otp ") {
+				t.Fatalf("denied, yet typed: %v", typed[len(beforeTyped):])
+			}
+		}
+		if len(presencetest.Prompts(t, denyLog)) == 0 {
+			t.Fatal("the deny pinentry was never asked")
+		}
+	})
+
+	// The leak sweep for the seeds and the codes: every agent-visible output, brokerd's and
+	// the host's files (profile, logs, audit), and the pinentry logs.
+	codes, _, _ := site.received()
+	site.mu.Lock()
+	codes = append(codes, site.stepups...)
+	site.mu.Unlock()
+	sweep := &lsSweep{t: t, files: map[string]int{}, seen: map[string]bool{}}
+	for _, sec := range []struct{ label, s string }{{"seed", seedB32}, {"wrong seed", wrongB32}, {"raw seed", string(key.Seed)}, {"otp password", otpPW}, {"plain password", plainPW}} {
+		sweep.needles = append(sweep.needles, lsNeedle{sec.label, []byte(sec.s)})
+	}
+	sweep.needles = append(sweep.needles, lsNeedle{"lower-case seed", []byte(strings.ToLower(seedB32))})
+	out := e.allOutput()
+	for _, c := range codes {
+		// A 6-digit code can occur by chance in any large binary; search it where text is.
+		if strings.Contains(out, c) {
+			t.Errorf("LEAK: a one-time code the site received is in the CLI output")
+		}
+	}
+	sweep.search("every CLI stdout, stderr and tty transcript", []byte(out))
+	for _, dir := range []string{e.runDir(), filepath.Join(e.root, "data")} {
+		sweep.tree(dir, dir)
+	}
+	for _, l := range []string{approveLog, denyLog} {
+		b, _ := os.ReadFile(l)
+		sweep.search("pinentry log", b)
+		for _, c := range codes {
+			if strings.Contains(string(b), c) {
+				t.Errorf("LEAK: a one-time code is in the pinentry log")
+			}
+		}
+	}
+	if logs, _ := filepath.Glob(filepath.Join(e.runDir(), "*.log*")); len(logs) > 0 {
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			for _, c := range codes {
+				if strings.Contains(string(b), c) {
+					t.Errorf("LEAK: a one-time code is in %s", l)
+				}
+			}
+		}
+	}
+	t.Logf("TOTP sweep: %v files, %d bytes, %d codes checked", sweep.files, sweep.bytes, len(codes))
+}
