@@ -29,7 +29,8 @@ func TestKill9WhilePresencePending(t *testing.T) {
 		point, victim string
 		code          string // the auth login's error code
 	}{
-		{"pending", "brokerd", "BROKER_UNAVAILABLE"},
+		// The host follows brokerd by its lifeline: the CLI sees whichever goes first.
+		{"pending", "brokerd", "BROKER_UNAVAILABLE|HOST_UNAVAILABLE"},
 		{"pending", "host", "HOST_UNAVAILABLE"},
 		{"pending", "chromium", "BROWSER_CRASHED"},
 		{"before", "brokerd", "HOST_UNAVAILABLE"}, // the host follows brokerd (its lifeline)
@@ -111,7 +112,7 @@ func TestKill9WhilePresencePending(t *testing.T) {
 			}
 			r := result{stdout: so.String(), stderr: se.String(), code: exitCode(t, err)}
 			e.record(r.stdout, r.stderr)
-			if r.code == 0 || errCode(t, r) != c.code {
+			if r.code == 0 || !slices.Contains(strings.Split(c.code, "|"), errCode(t, r)) {
 				t.Errorf("auth login with %s killed %s presence: %+v, want %s", c.victim, c.point, r, c.code)
 			}
 			if got := srv.accepted.Load(); got != 0 {
