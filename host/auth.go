@@ -325,13 +325,14 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	rc.Close()
 	if err != nil {
 		if ctx.Err() != nil {
-			return res, errWithdrawn
+			return res, withdrawn(ctx)
 		}
 		return res, err
 	}
 	if ctx.Err() != nil {
-		// The caller hung up or cancelled while the person was asked: nothing is typed.
-		return res, errWithdrawn
+		// The caller hung up or cancelled while the person was asked, or the host is
+		// stopping (its brokerd went away): nothing is typed.
+		return res, withdrawn(ctx)
 	}
 	// With a one-time code (released under the same approval), the secret is the password,
 	// NUL, the code: the code gets a buffer of its own, zeroed when the attempt ends.
@@ -1007,12 +1008,12 @@ func (h *Host) stepUp(ctx context.Context, b *cdp.Browser, s *session, p AuthPar
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
 		if ctx.Err() != nil {
-			return errWithdrawn
+			return withdrawn(ctx)
 		}
 		return err
 	}
 	if ctx.Err() != nil {
-		return errWithdrawn
+		return withdrawn(ctx)
 	}
 	pw, code := credential.SplitFactor(secret)
 	if !rel.Code || len(pw) != 0 || !validCode(code) {

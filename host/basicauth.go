@@ -194,12 +194,12 @@ func (h *Host) basicLogin(ctx context.Context, b *cdp.Browser, s *session, p Aut
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
 		if ctx.Err() != nil {
-			return errWithdrawn
+			return withdrawn(ctx)
 		}
 		return err
 	}
 	if ctx.Err() != nil {
-		return errWithdrawn
+		return withdrawn(ctx)
 	}
 	if rel.Origin != seen.origin {
 		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the challenge is from %s", rel.Origin, seen.origin)

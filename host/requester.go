@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"unicode"
@@ -81,6 +82,36 @@ func agentChain(ctx context.Context) []brokerapi.Proc {
 	}
 	return procstat.Chain(c.Peer.PID, brokerapi.MaxAgent)
 }
+
+// callerGone reports whether the control connection of ctx's request was hung up by its peer
+// (a cancelled MCP call, say), as opposed to the host itself stopping.
+func callerGone(ctx context.Context) bool {
+	c := rpc.ConnOf(ctx)
+	if c == nil {
+		return false
+	}
+	select {
+	case <-c.Hangup():
+		return true
+	default:
+		return false
+	}
+}
+
+// withdrawn is the answer to a sign-in whose context ended while the person was asked:
+// errStopping when the host itself is stopping (cancelled, the caller still there), else
+// errWithdrawn (the caller hung up, or its own deadline — a journey's budget — passed).
+func withdrawn(ctx context.Context) error {
+	if !callerGone(ctx) && errors.Is(ctx.Err(), context.Canceled) {
+		return errStopping
+	}
+	return errWithdrawn
+}
+
+// errStopping answers a sign-in the host abandoned because it is stopping (its brokerd went
+// away: the lifeline).
+var errStopping = wire.SentinelHint(wire.CodeHostUnavail, "the browser host is stopping; nothing was typed",
+	"start it again with 'headless start'")
 
 // errWithdrawn answers a sign-in whose caller hung up or cancelled while the person was
 // asked (the caller never reads it; the log does).
