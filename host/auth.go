@@ -311,28 +311,10 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 		secret []byte
 	)
 	defer func() { credential.Zero(secret) }()
-	// The release waits for a person; it gets a connection of its own so that the host's
-	// other broker calls (challenges for other sessions) are not queued behind the prompt.
-	if h.o.Broker == nil {
-		return res, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
-	}
-	rc, err := h.o.Broker(ctx)
+	rel, secret, err = h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password)})
 	if err != nil {
-		return res, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
-	}
-	rel, secret, err = rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx), Client: agentClient(ctx)})
-	rc.Close()
-	if err != nil {
-		if ctx.Err() != nil {
-			return res, withdrawn(ctx)
-		}
 		return res, err
-	}
-	if ctx.Err() != nil {
-		// The caller hung up or cancelled while the person was asked, or the host is
-		// stopping (its brokerd went away): nothing is typed.
-		return res, withdrawn(ctx)
 	}
 	// With a one-time code (released under the same approval), the secret is the password,
 	// NUL, the code: the code gets a buffer of its own, zeroed when the attempt ends.
@@ -995,25 +977,11 @@ func (h *Host) stepUp(ctx context.Context, b *cdp.Browser, s *session, p AuthPar
 			return err
 		}
 	}
-	if h.o.Broker == nil {
-		return wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
-	}
-	rc, err := h.o.Broker(ctx)
-	if err != nil {
-		return wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
-	}
-	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Purpose: brokerapi.PurposeCode, Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), Agent: agentChain(ctx), Client: agentClient(ctx)})
-	rc.Close()
+	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+		Purpose: brokerapi.PurposeCode, Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
-		if ctx.Err() != nil {
-			return withdrawn(ctx)
-		}
 		return err
-	}
-	if ctx.Err() != nil {
-		return withdrawn(ctx)
 	}
 	pw, code := credential.SplitFactor(secret)
 	if !rel.Code || len(pw) != 0 || !validCode(code) {

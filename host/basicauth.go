@@ -177,29 +177,15 @@ func (h *Host) basicLogin(ctx context.Context, b *cdp.Browser, s *session, p Aut
 			return err
 		}
 	}
-	if h.o.Broker == nil {
-		return wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
-	}
-	rc, err := h.o.Broker(ctx)
-	if err != nil {
-		return wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
-	}
 	realm := "HTTP Basic authentication"
 	if seen.realm != "" {
 		realm += ", realm " + seen.realm
 	}
-	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
-		Purpose: brokerapi.PurposeBasic, Path: pagePath(seen.url), Field: bound(realm, brokerapi.MaxField), Agent: agentChain(ctx), Client: agentClient(ctx)})
-	rc.Close()
+	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
+		Purpose: brokerapi.PurposeBasic, Path: pagePath(seen.url), Field: bound(realm, brokerapi.MaxField)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
-		if ctx.Err() != nil {
-			return withdrawn(ctx)
-		}
 		return err
-	}
-	if ctx.Err() != nil {
-		return withdrawn(ctx)
 	}
 	if rel.Origin != seen.origin {
 		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the challenge is from %s", rel.Origin, seen.origin)

@@ -98,6 +98,28 @@ func callerGone(ctx context.Context) bool {
 	}
 }
 
+// release has brokerd release what p names (the person is asked), on a broker connection of
+// its own so that the host's other broker calls are not queued behind the prompt. The agent
+// chain and the client label are filled in from ctx. A context that ended while the person was
+// asked is withdrawn(ctx), whatever brokerd answered: nothing may be typed. The caller zeroes
+// the secret (also on error).
+func (h *Host) release(ctx context.Context, p brokerapi.ReleaseParams) (brokerapi.Released, []byte, error) {
+	if h.o.Broker == nil {
+		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+	}
+	rc, err := h.o.Broker(ctx)
+	if err != nil {
+		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
+	}
+	p.Agent, p.Client = agentChain(ctx), agentClient(ctx)
+	rel, secret, err := rc.Release(ctx, p)
+	rc.Close()
+	if ctx.Err() != nil {
+		return rel, secret, withdrawn(ctx)
+	}
+	return rel, secret, err
+}
+
 // withdrawn is the answer to a sign-in whose context ended while the person was asked:
 // errStopping when the host itself is stopping (cancelled, the caller still there), else
 // errWithdrawn (the caller hung up, or its own deadline — a journey's budget — passed).
