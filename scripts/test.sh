@@ -27,23 +27,8 @@ command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the 
 npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
 echo "== tests (race detector, real components)"
 go test -race -count=1 -timeout 25m ./...
-# A count, not a duration: a time-bounded run can end in "context deadline exceeded" when the
-# deadline falls inside one slow input, which would make CI flaky.
 echo "== short fuzzing of every parser of outside data (20000 inputs each)"
-# origins; config; broker.sock (frames + method params, brokerd's server); control.sock's request
-# path (internal/rpc) and its method params (host); frames (wire); the Assuan (pinentry) reader;
-# DOMSnapshot -> outline and login-form detection (snapshot); MCP tool arguments (mcpserver);
-# /proc/net listener tables (loopback); the profile's files; the navigation allowlist.
-for t in "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker" \
-  "FuzzServeConn ./internal/rpc" "FuzzControlParams ./host" "FuzzReadFrame ./internal/wire" \
-  "FuzzParseLine ./internal/presence" "FuzzEscapeAssuan ./internal/presence" \
-  "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzDecodeStrict ./internal/mcpserver" \
-  "FuzzAppendJSONString ./host/cdp" "FuzzClean ./internal/procstat" "FuzzParse ./internal/allowlist" \
-  "FuzzParseLine ./internal/loopback" "FuzzParseTable ./internal/loopback" "FuzzParseOrigin ./internal/loopback" \
-  "FuzzCheckSQLiteHeader ./profile" "FuzzSetPasswordPrefs ./profile"; do
-  set -- $t
-  go test -run='^$' -fuzz="^$1\$" -fuzztime=20000x "$2"
-done
+scripts/fuzz.sh 20000
 echo "== the Debian package: built with the pinned nfpm, installed with apt, /usr/bin/headless doctor and version"
 scripts/deb-check.sh
 echo "test.sh: all passed"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# fuzz.sh — fuzz every parser of outside data for a bounded number of inputs each.
+#   scripts/fuzz.sh [COUNT] [REGEXP]   COUNT inputs per target (default 20000, what test.sh runs);
+#                                      REGEXP picks targets by "Name ./pkg" (default: all).
+# A count, not a duration: a time-bounded run can end in "context deadline exceeded" when the
+# deadline falls inside one slow input, which would make CI flaky. Any crash fails the script
+# (go test writes the failing input under the package's testdata/fuzz/ for a regression test).
+# Each target's line of go test output with the execution count goes to stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+count=${1:-20000}
+pick=${2:-.}
+# origins; config; broker.sock (frames + method params, brokerd's server); control.sock's request
+# path (internal/rpc) and its method params (host); frames (wire); the Assuan (pinentry) reader;
+# DOMSnapshot -> outline and login-form detection (snapshot); MCP tool arguments (mcpserver);
+# /proc/net listener tables (loopback); the profile's files; the navigation allowlist; the
+# journey plan; otpauth:// URIs and the vault's TOTP record.
+targets=(
+  "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker"
+  "FuzzServeConn ./internal/rpc" "FuzzControlParams ./host" "FuzzReadFrame ./internal/wire"
+  "FuzzParseLine ./internal/presence" "FuzzEscapeAssuan ./internal/presence"
+  "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzDecodeStrict ./internal/mcpserver"
+  "FuzzAppendJSONString ./host/cdp" "FuzzClean ./internal/procstat" "FuzzParse ./internal/allowlist"
+  "FuzzParseLine ./internal/loopback" "FuzzParseTable ./internal/loopback" "FuzzParseOrigin ./internal/loopback"
+  "FuzzCheckSQLiteHeader ./profile" "FuzzSetPasswordPrefs ./profile" "FuzzDecode ./internal/journey"
+  "FuzzParse ./internal/totp" "FuzzUnmarshal ./internal/totp"
+)
+ran=0
+for t in "${targets[@]}"; do
+  [[ $t =~ $pick ]] || continue
+  set -- $t
+  start=$(date +%s)
+  out=$(go test -run='^$' -fuzz="^$1\$" -fuzztime="${count}x" "$2" 2>&1) || { echo "$out" >&2; echo "fuzz.sh: $1 in $2 FAILED" >&2; exit 1; }
+  echo "$1 $2: $count inputs, 0 crashes, $(( $(date +%s) - start )) s"
+  ran=$((ran + 1))
+done
+[ "$ran" -gt 0 ] || { echo "fuzz.sh: no target matches $pick" >&2; exit 1; }
+echo "fuzz.sh: $ran targets passed"
