@@ -5,7 +5,8 @@
 # A count, not a duration: a time-bounded run can end in "context deadline exceeded" when the
 # deadline falls inside one slow input, which would make CI flaky. Any crash fails the script
 # (go test writes the failing input under the package's testdata/fuzz/ for a regression test).
-# Each target's line of go test output with the execution count goes to stdout.
+# One line per target goes to stdout; go test's own output (progress every 3 s) to stderr, or
+# with FUZZ_LOG_DIR=DIR to DIR/TARGET-PKG.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -31,7 +32,11 @@ for t in "${targets[@]}"; do
   [[ $t =~ $pick ]] || continue
   set -- $t
   start=$(date +%s)
-  out=$(go test -run='^$' -fuzz="^$1\$" -fuzztime="${count}x" "$2" 2>&1) || { echo "$out" >&2; echo "fuzz.sh: $1 in $2 FAILED" >&2; exit 1; }
+  log=${FUZZ_LOG_DIR:+$FUZZ_LOG_DIR/$1-${2//\//_}.log}
+  if ! go test -run='^$' -fuzz="^$1\$" -fuzztime="${count}x" "$2" > "${log:-/dev/stderr}" 2>&1; then
+    [ -n "$log" ] && cat "$log" >&2
+    echo "fuzz.sh: $1 in $2 FAILED" >&2; exit 1
+  fi
   echo "$1 $2: $count inputs, 0 crashes, $(( $(date +%s) - start )) s"
   ran=$((ran + 1))
 done
