@@ -27,7 +27,7 @@ type basicSite struct {
 func newBasicSite(t testing.TB, account, pw string) *basicSite {
 	s := &basicSite{account: account, pw: pw}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /basic", func(w http.ResponseWriter, r *http.Request) {
+	protected := func(w http.ResponseWriter, r *http.Request) {
 		u, p, ok := r.BasicAuth()
 		if ok {
 			s.mu.Lock()
@@ -41,7 +41,9 @@ func newBasicSite(t testing.TB, account, pw string) *basicSite {
 			return
 		}
 		lsPage(w, "Staging", "<h1>Welcome to staging, "+u+"</h1>")
-	})
+	}
+	mux.HandleFunc("GET /basic", protected)
+	mux.HandleFunc("GET /basic/more", protected)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -71,7 +73,7 @@ func TestBasicAuth(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	good, wrong, framedPW := newCanary(), newCanary(), newCanary()
 	site := newBasicSite(t, "staff", good)
-	other := newBasicSite(t, "staff", good)      // the wrong-password case (its own auth cache)
+	other := newBasicSite(t, "staff", good)      // the wrong-password case
 	framed := newBasicSite(t, "staff", framedPW) // framed by a page of site
 	framer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Framer", `<h1>Framer</h1><iframe src="`+framed.URL+`/basic"></iframe>`)
@@ -106,6 +108,31 @@ func TestBasicAuth(t *testing.T) {
 		snapshotHasIn(t, e, "Welcome to staging, staff")
 		if prompts := strings.Join(presencetest.Prompts(t, approveLog), "\n"); !strings.Contains(prompts, "HTTP Basic authentication") {
 			t.Fatalf("prompt: %s", prompts)
+		}
+	})
+	// One challenge only: the answer is one request's Authorization header, never Chromium's
+	// HTTP auth cache, which would send the password again, unasked, with every later request
+	// to the origin of this session and of every other session in the same browser context.
+	t.Run("one challenge only", func(t *testing.T) {
+		before := len(site.received())
+		e.ok(t, nil, "session", "create", "second")
+		var p basicPage
+		e.ok(t, &p, "visit", site.URL+"/basic", "--session", "second")
+		if p.AuthRequired == nil || p.AuthRequired.Kind != "basic" {
+			t.Fatalf("another session of the same browser context got the protected page without its own approval: %+v", p)
+		}
+		if got := site.received(); len(got) != before {
+			t.Fatalf("the password went again, unasked, to another session's request: %v", got)
+		}
+		// The same session, later: the same URL and another path of the protection space.
+		for _, path := range []string{"/basic", "/basic/more"} {
+			p := visit(t, site.URL+path)
+			if p.AuthRequired == nil || p.AuthRequired.Kind != "basic" {
+				t.Fatalf("a later navigation of the session to %s was answered without a new approval: %+v", path, p)
+			}
+		}
+		if got := site.received(); len(got) != before {
+			t.Fatalf("the password went again, unasked, with a later request of the session: %v", got)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
