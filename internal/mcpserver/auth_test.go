@@ -35,7 +35,11 @@ func fakeHost(t *testing.T) (func(context.Context) (*control.Client, error), fun
 		go func() { defer wg.Done(); (&rpc.Server{Handler: m.Serve}).ServeConn(ctx, b, rpc.Peer{PID: 1}) }()
 		return control.NewClient(a), nil
 	}
-	return dial, func() []control.AuthParams { mu.Lock(); defer mu.Unlock(); return append([]control.AuthParams(nil), got...) }
+	return dial, func() []control.AuthParams {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]control.AuthParams(nil), got...)
+	}
 }
 
 // TestAuthLoginCodeOnly: auth_login's input schema has code_only (a boolean), the tool passes
