@@ -93,8 +93,8 @@ func (h *Host) authChallenged(b *cdp.Browser, params json.RawMessage) {
 	}
 	s.basic.mu.Lock()
 	arm := s.basic.arm
-	if arm != nil && arm.used {
-		arm.again = true
+	if arm != nil && arm.used && arm.origin == o {
+		arm.again = true // the server refused the answer
 	}
 	s.basic.seen = &basicSeen{origin: o, realm: printable(bound(p.Challenge.Realm, 128)), url: p.Request.URL, at: time.Now()}
 	s.basic.mu.Unlock()

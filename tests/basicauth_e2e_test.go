@@ -22,6 +22,7 @@ type basicSite struct {
 	authz   []string // "user ok" / "user bad" for each Authorization received
 	account string
 	pw      string
+	away    string // where /basic/away redirects once answered
 }
 
 func newBasicSite(t testing.TB, account, pw string) *basicSite {
@@ -44,6 +45,20 @@ func newBasicSite(t testing.TB, account, pw string) *basicSite {
 	}
 	mux.HandleFunc("GET /basic", protected)
 	mux.HandleFunc("GET /basic/more", protected)
+	// /basic/away: protected; once answered, a redirect to s.away (another origin).
+	mux.HandleFunc("GET /basic/away", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		away := s.away
+		s.mu.Unlock()
+		if u, p, ok := r.BasicAuth(); ok && u == s.account && p == s.pw && away != "" {
+			s.mu.Lock()
+			s.authz = append(s.authz, u+" true")
+			s.mu.Unlock()
+			http.Redirect(w, r, away, http.StatusFound)
+			return
+		}
+		protected(w, r)
+	})
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -133,6 +148,36 @@ func TestBasicAuth(t *testing.T) {
 		}
 		if got := site.received(); len(got) != before {
 			t.Fatalf("the password went again, unasked, with a later request of the session: %v", got)
+		}
+	})
+	// A redirect of the answered request does not carry the header to where it leads.
+	t.Run("redirect", func(t *testing.T) {
+		var mu sync.Mutex
+		var leaked []string
+		away := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			leaked = append(leaked, r.Header.Values("Authorization")...)
+			mu.Unlock()
+			lsPage(w, "Elsewhere", "<h1>Elsewhere</h1>")
+		}))
+		t.Cleanup(away.Close)
+		site.mu.Lock()
+		site.away = away.URL + "/landed"
+		site.mu.Unlock()
+		before := len(site.received())
+		p := visit(t, site.URL+"/basic/away")
+		if p.AuthRequired == nil || p.AuthRequired.Kind != "basic" {
+			t.Fatalf("auth_required %+v", p.AuthRequired)
+		}
+		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "staging")
+		if got := site.received(); len(got) != before+1 {
+			t.Fatalf("the site received %v, want one more answer", got[before:])
+		}
+		snapshotHasIn(t, e, "Elsewhere")
+		mu.Lock()
+		defer mu.Unlock()
+		if len(leaked) != 0 {
+			t.Fatalf("LEAK: the redirect's target (another origin) received Authorization %q", leaked)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
