@@ -99,6 +99,8 @@ func TestBasicAuth(t *testing.T) {
 	mfaEnroll(t, e, site.URL, "staging", "staff", good, "")
 	mfaEnroll(t, e, other.URL, "staging-wrong", "staff", wrong, "")
 	mfaEnroll(t, e, framed.URL, "framed", "staff", framedPW, "")
+	listed := newBasicSite(t, "staff", good) // served under the navigation allowlist
+	mfaEnroll(t, e, listed.URL, "listed", "staff", good, "")
 	e.start(t)
 
 	visit := func(t *testing.T, url string) basicPage {
@@ -201,6 +203,26 @@ func TestBasicAuth(t *testing.T) {
 		}
 		if got := framed.received(); len(got) != 0 {
 			t.Fatalf("the framed origin received Authorization %v", got)
+		}
+	})
+	// With a navigation allowlist the same interception judges the request first: the answer
+	// still goes to that one request only.
+	t.Run("under the navigation allowlist", func(t *testing.T) {
+		e.ok(t, nil, "stop")
+		if r := e.run("", "headless", "start", "--allow", strings.TrimPrefix(listed.URL, "http://"), "--json"); r.code != 0 {
+			t.Fatalf("start --allow: %+v", r)
+		}
+		p := visit(t, listed.URL+"/basic")
+		if p.AuthRequired == nil || p.AuthRequired.Kind != "basic" {
+			t.Fatalf("auth_required %+v", p.AuthRequired)
+		}
+		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "listed")
+		snapshotHasIn(t, e, "Welcome to staging, staff")
+		if p := visit(t, listed.URL+"/basic/more"); p.AuthRequired == nil {
+			t.Fatalf("a later navigation was answered without a new approval: %+v", p)
+		}
+		if got := listed.received(); len(got) != 1 || got[0] != "staff true" {
+			t.Fatalf("the site received %v, want one right answer", got)
 		}
 	})
 	for _, pw := range []string{good, wrong, framedPW} {
