@@ -197,7 +197,7 @@ func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
 		switch {
 		case ev.SessionID != "":
 		case ev.Method == "Fetch.requestPaused" && h.o.Allow.Empty():
-			go continuePaused(b, ev.Params)
+			go h.continuePaused(b, ev.Params)
 		case ev.Method == "Fetch.requestPaused":
 			go h.navPaused(b, ev.Params) // the reader must not wait for our calls
 		case ev.Method == "Fetch.authRequired":
@@ -216,12 +216,14 @@ func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
 	}}, nil)
 }
 
-// continuePaused lets a paused document request go on (no allowlist).
-func continuePaused(b *cdp.Browser, params json.RawMessage) {
-	var p struct {
-		RequestID string `json:"requestId"`
-	}
+// continuePaused lets a paused document request go on (no allowlist), with the approved
+// Basic answer when it is the one request that gets it (basicPaused).
+func (h *Host) continuePaused(b *cdp.Browser, params json.RawMessage) {
+	var p pausedDoc
 	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
+		return
+	}
+	if h.basicPaused(b, p) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -234,13 +236,7 @@ func continuePaused(b *cdp.Browser, params json.RawMessage) {
 // for the page (and the opener of a popup), a popup is closed, and a verb waiting for the
 // navigation is woken.
 func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
-	var p struct {
-		RequestID string `json:"requestId"`
-		Request   struct {
-			URL string `json:"url"`
-		} `json:"request"`
-		FrameID string `json:"frameId"`
-	}
+	var p pausedDoc
 	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
 		return
 	}
@@ -248,7 +244,9 @@ func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
 	defer cancel()
 	u, err := url.Parse(p.Request.URL)
 	if err == nil && h.o.Allow.Allows(u) {
-		b.Call(ctx, "", "Fetch.continueRequest", map[string]any{"requestId": p.RequestID}, nil)
+		if !h.basicPaused(b, p) {
+			b.Call(ctx, "", "Fetch.continueRequest", map[string]any{"requestId": p.RequestID}, nil)
+		}
 		h.popupJudged(p.FrameID)
 		return
 	}

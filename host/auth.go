@@ -382,9 +382,27 @@ func validCode(c []byte) bool {
 	return true
 }
 
+// newStep reports whether the code form f of the same document st appeared after the
+// password's submit: its code field is none of the elements the page showed before (the
+// sign-in's own fields included), so a page that shows a code field beside the password never
+// gets the code typed at the password's submit.
+func newStep(before, st pageState, f snapshot.LoginForm) bool {
+	t, ok := st.refs[f.Password]
+	if !ok || t.BackendNodeID == 0 {
+		return false
+	}
+	for _, old := range before.refs {
+		if old.BackendNodeID == t.BackendNodeID {
+			return false
+		}
+	}
+	return true
+}
+
 // codeStep waits (bounded by VerifyWait) for the page the password's submit led to. When it
-// is another document of credOrigin showing a one-time-code field (snapshot.CodeForms) in the
-// top document or a same-origin frame, the code is typed there and submitted with every
+// is another document of credOrigin, or the same document (a single-page app) showing a code
+// field it did not show before the submit (newStep), with a one-time-code field
+// (snapshot.CodeForms) in the top document or a same-origin frame, the code is typed there and submitted with every
 // containment rule of the password (fillVerified: checks before and after typing, taint,
 // navigation gate, the form's action and submitters on credOrigin by POST); it returns that
 // page's state, for verify. A page that shows the sign-in form again, an error, or no code
@@ -396,7 +414,8 @@ func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before 
 	seen := map[string]int{}
 	for {
 		st, err := h.look(wctx, b, s)
-		if err == nil && st.document != before.document {
+		if err == nil {
+			sameDoc := st.document == before.document
 			o, oerr := origin.Canonical(st.outline.Origin)
 			if oerr != nil || o != credOrigin {
 				return before, false, nil // another origin: never typed there
@@ -404,6 +423,9 @@ func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before 
 			for _, f := range snapshot.CodeForms(st.outline) {
 				if f.Frame != "" && f.Frame != credOrigin {
 					continue
+				}
+				if sameDoc && !newStep(before, st, f) {
+					continue // shown with the password: not the step after it
 				}
 				if err := checkForm(st, f, credOrigin); err != nil {
 					return st, false, err
@@ -422,7 +444,10 @@ func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before 
 			}
 			// The sign-in again, or a new page that still shows no code field a moment after
 			// it settled: no code step (a site that remembers this browser asks for none).
-			if len(st.forms) > 0 || looksSettled(&seen, st) {
+			// On the same document (a single-page app answering the submit with a fetch) the
+			// sign-in form may stay shown while the answer comes: only the settled looks end
+			// the wait there, and not while a navigation of the page is under way.
+			if (!sameDoc && len(st.forms) > 0) || (!(sameDoc && s.navPending.Load()) && looksSettled(&seen, st)) {
 				return before, false, nil
 			}
 		}

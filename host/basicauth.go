@@ -17,18 +17,29 @@ import (
 // HTTP Basic authentication by alias.
 //
 // Every authentication challenge of a document request reaches the host (Fetch.authRequired,
-// browser-wide: allowlist.go). None is ever answered with a saved password unless it is
+// browser-wide: allowlist.go), and the host cancels every one of them (the page shows the
+// server's 401 body): Chromium is never handed a password for a challenge
+// (Fetch.continueWithAuth), because it would keep it in its HTTP auth cache and send it again,
+// unasked, with every later request to that origin's protection space, from this session and
+// from every other session of the same browser context (the durable one is shared).
 //
-//   - a server challenge (never a proxy's) with scheme Basic,
-//   - for the main frame of a session's page (never a frame inside it, whatever its origin),
-//   - on the origin whose challenge the person approved, and
-//   - the first such challenge after 'auth login' armed the answer (one challenge only: a
-//     second one, the server refusing the password, is cancelled and the login is "failed").
+// A main-frame challenge that is a server's (never a proxy's) with scheme Basic is remembered,
+// so that the verb's result carries auth_required kind "basic" with the origin's aliases.
+// 'auth login' answers it after presence (the prompt says "HTTP Basic authentication") by
+// loading the challenged URL again, in the session's main frame, and giving that one request
+// (Fetch.requestPaused at the request stage, the same interception as the allowlist's) an
+// Authorization header of its own (cdp.ContinueWithBasic: the password's only way into
+// Chromium, built by hand like Input.insertText's). One challenge only means one request:
 //
-// Everything else is cancelled (the page shows the server's 401 body), and a main-frame Basic
-// challenge is remembered so that the verb's result carries auth_required kind "basic" with the
-// origin's aliases. The password goes to Chromium only in a hand-built Fetch.continueWithAuth
-// (cdp.ContinueWithAuth): the Basic equivalent of Input.insertText; it never enters a page.
+//   - the answer is used up by the first paused GET of that URL in that page, whatever
+//     happens next; a second challenge (the server refusing the password) is cancelled and
+//     the login is "failed";
+//   - no later request carries it: not the page's subresources, not a reload, not another
+//     path of the realm, not another session (each gets the 401 and, for a main frame,
+//     auth_required again, which needs its own approval);
+//   - a redirect does not carry it (Chromium's header overrides do not follow redirect hops).
+//
+// Never a frame inside a page (whatever its origin), another origin, or a proxy's challenge.
 
 // basicState is a session's Basic-auth state, written by the event handler and the verbs.
 type basicState struct {
@@ -44,9 +55,10 @@ type basicSeen struct {
 
 type basicArm struct {
 	origin   string
+	url      string // the challenged URL: the one request that gets the answer
 	account  string
 	password []byte
-	used     bool // the one challenge it answers came
+	used     bool // the one request it answers came
 	again    bool // a second challenge came after the answer: the password was refused
 }
 
@@ -74,34 +86,78 @@ func (h *Host) authChallenged(b *cdp.Browser, params json.RawMessage) {
 		b.Call(ctx, "", "Fetch.continueWithAuth", map[string]any{"requestId": p.RequestID, "authChallengeResponse": map[string]any{"response": "CancelAuth"}}, nil)
 	}
 	s := h.sessionOfTarget(p.FrameID) // main frames only: a frame's id is never a target's
-	o, err := origin.Canonical(originOf(p.Request.URL))
-	co, cerr := origin.Canonical(p.Challenge.Origin)
-	if s == nil || p.Challenge.Source != "Server" || !strings.EqualFold(p.Challenge.Scheme, "basic") || err != nil || cerr != nil || o != co {
+	o, ok := offerable(p.Challenge.Source, p.Challenge.Scheme, p.Request.URL, p.Challenge.Origin)
+	if s == nil || !ok {
 		cancelAuth()
 		return
 	}
 	s.basic.mu.Lock()
 	arm := s.basic.arm
-	if arm != nil && arm.origin == o && !arm.used {
-		arm.used = true
-		account := arm.account
-		pw := arm.password
-		arm.password = nil
-		s.basic.mu.Unlock()
-		err := b.ContinueWithAuth(ctx, "", p.RequestID, account, pw)
-		credential.Zero(pw)
-		if err != nil {
-			cancelAuth()
-		}
-		h.o.Log.Info("HTTP Basic challenge answered", "session", s.name, "origin", o)
-		return
-	}
-	if arm != nil && arm.used {
-		arm.again = true
+	if arm != nil && arm.used && arm.origin == o {
+		arm.again = true // the server refused the answer
 	}
 	s.basic.seen = &basicSeen{origin: o, realm: printable(bound(p.Challenge.Realm, 128)), url: p.Request.URL, at: time.Now()}
 	s.basic.mu.Unlock()
 	cancelAuth()
+}
+
+// offerable decides whether a challenge of a session's main frame may be offered to the agent
+// (auth_required kind "basic") and so, after presence, answered: only a server's (never a
+// proxy's: source "Proxy", a 407) Basic challenge from the origin of the request it answers.
+// It returns that origin.
+func offerable(source, scheme, requestURL, challengeOrigin string) (string, bool) {
+	o, err := origin.Canonical(originOf(requestURL))
+	co, cerr := origin.Canonical(challengeOrigin)
+	if source != "Server" || !strings.EqualFold(scheme, "basic") || err != nil || cerr != nil || o != co {
+		return "", false
+	}
+	return o, true
+}
+
+// pausedDoc is what the host reads of a paused document request (Fetch.requestPaused).
+type pausedDoc struct {
+	RequestID string `json:"requestId"`
+	FrameID   string `json:"frameId"`
+	Request   struct {
+		URL     string            `json:"url"`
+		Method  string            `json:"method"`
+		Headers map[string]string `json:"headers"`
+	} `json:"request"`
+}
+
+// basicPaused answers a paused document request (Fetch.requestPaused, request stage, on the
+// browser target) when it is the one the person approved an answer for: the main frame of the
+// armed session's page, a GET of the very URL that was challenged. It goes on with the
+// password in its own Authorization header (cdp.ContinueWithBasic), once; the answer is used
+// up whatever happens next. It reports whether it took the request (answered or failed).
+func (h *Host) basicPaused(b *cdp.Browser, p pausedDoc) bool {
+	s := h.sessionOfTarget(p.FrameID)
+	if s == nil || p.Request.Method != "GET" {
+		return false
+	}
+	o, err := origin.Canonical(originOf(p.Request.URL))
+	if err != nil {
+		return false
+	}
+	s.basic.mu.Lock()
+	arm := s.basic.arm
+	if arm == nil || arm.used || arm.origin != o || arm.url != p.Request.URL {
+		s.basic.mu.Unlock()
+		return false
+	}
+	arm.used = true
+	account, pw := arm.account, arm.password
+	arm.password = nil
+	s.basic.mu.Unlock()
+	defer credential.Zero(pw)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.ContinueWithBasic(ctx, "", p.RequestID, p.Request.Headers, account, pw); err != nil {
+		b.Call(ctx, "", "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "Aborted"}, nil)
+		return true
+	}
+	h.o.Log.Info("HTTP Basic challenge answered", "session", s.name, "origin", o)
+	return true
 }
 
 // printable replaces what a prompt should not show (controls, quotes) in a page-chosen text.
@@ -196,7 +252,7 @@ func (h *Host) basicLogin(ctx context.Context, b *cdp.Browser, s *session, p Aut
 	if err := h.sameListener(rel.Origin, rel.Listener); err != nil {
 		return err
 	}
-	arm := &basicArm{origin: rel.Origin, account: rel.Account, password: append([]byte(nil), secret...)}
+	arm := &basicArm{origin: rel.Origin, url: seen.url, account: rel.Account, password: append([]byte(nil), secret...)}
 	credential.Zero(secret)
 	s.basic.mu.Lock()
 	s.basic.arm, s.basic.seen = arm, nil

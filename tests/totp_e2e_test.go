@@ -150,6 +150,81 @@ func newMFASite(t testing.TB) *mfaSite {
 		}
 		lsPage(w, "Verify it's you", `<p role="alert">Invalid code</p>`)
 	})
+	// The same sign-in as a single-page app: /spa shows the password form; its submit is a
+	// fetch (POST /spa/login), after which the same document hides it and shows the code form
+	// (no navigation); the code's submit is a fetch too (POST /spa/verify), then /home.
+	mux.HandleFunc("GET /spa", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Sign in", `<div id="alert"></div><h1>Sign in to Example</h1>
+<form method="post" action="/spa/login" id="pwform">
+ <label>Email <input type="email" name="username" autocomplete="username"></label>
+ <label>Password <input type="password" name="password" autocomplete="current-password"></label>
+ <button type="submit">Sign in</button>
+</form>
+<form method="post" action="/spa/verify" id="codeform" style="display:none">
+ <h2>Enter your verification code</h2>
+ <label>Code from your authenticator app <input type="text" name="otp" autocomplete="one-time-code" inputmode="numeric" maxlength="6"></label>
+ <button type="submit">Verify</button>
+</form>
+<script>
+const post = (f) => fetch(f.action, {method: "POST", body: new URLSearchParams(new FormData(f))}).then(r => r.text());
+const alertMsg = (t) => { document.getElementById("alert").innerHTML = '<p role="alert">' + t + '</p>'; };
+document.getElementById("pwform").addEventListener("submit", (e) => {
+  e.preventDefault();
+  post(e.target).then(t => {
+    if (t === "code") {
+      e.target.style.display = "none";
+      e.target.reset();
+      document.getElementById("codeform").style.display = "block";
+    } else if (t === "ok") { location.href = "/home"; } else { alertMsg("Invalid credentials"); }
+  });
+});
+document.getElementById("codeform").addEventListener("submit", (e) => {
+  e.preventDefault();
+  post(e.target).then(t => { if (t === "ok") { location.href = "/home"; } else { alertMsg("Invalid code"); } });
+});
+</script>`)
+	})
+	mux.HandleFunc("POST /spa/login", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
+		s.mu.Lock()
+		s.posts = append(s.posts, "/spa/login "+u)
+		want, ok := s.pw[u]
+		_, hasKey := s.keys[u]
+		s.mu.Unlock()
+		switch {
+		case !ok || want != p:
+			fmt.Fprint(w, "invalid")
+		case !hasKey:
+			s.signIn(w, u)
+			fmt.Fprint(w, "ok")
+		default:
+			tok := rand.Text()
+			s.mu.Lock()
+			s.pending[tok] = u
+			s.mu.Unlock()
+			http.SetCookie(w, &http.Cookie{Name: "mfa_pending", Value: tok, Path: "/", HttpOnly: true})
+			fmt.Fprint(w, "code")
+		}
+	})
+	mux.HandleFunc("POST /spa/verify", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, code := s.pendingOf(r), r.PostForm.Get("otp")
+		s.mu.Lock()
+		s.codes = append(s.codes, code)
+		k := s.keys[u]
+		s.mu.Unlock()
+		if k != nil {
+			for _, d := range []time.Duration{0, -30 * time.Second, 30 * time.Second} {
+				if string(k.AppendCode(nil, time.Now().Add(d))) == code {
+					s.signIn(w, u)
+					fmt.Fprint(w, "ok")
+					return
+				}
+			}
+		}
+		fmt.Fprint(w, "invalid")
+	})
 	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie("mfa_sid")
 		s.mu.Lock()
@@ -300,6 +375,32 @@ func TestTOTPLogin(t *testing.T) {
 		lsVisit(t, e, site.URL+"/stepup")
 		lsLoginFails(t, e, []string{"INVALID_ARGUMENT"}, "--alias", "plain", "--code-only")
 		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+	})
+	// The code step on the same document (a single-page app): typed under the same approval
+	// and the same rules, once.
+	t.Run("same-page code step", func(t *testing.T) {
+		before, _, _ := site.received()
+		n := len(presencetest.Prompts(t, approveLog))
+		p := lsVisit(t, e, site.URL+"/spa")
+		if p.AuthRequired == nil {
+			t.Fatal("no auth_required on the SPA login page")
+		}
+		a := lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		codes, _, _ := site.received()
+		if len(codes) != len(before)+1 || a.Evidence["code_typed"] != true {
+			t.Fatalf("the site received %d codes (want one), evidence %v", len(codes)-len(before), a.Evidence)
+		}
+		if got := len(presencetest.Prompts(t, approveLog)) - n; got != 1 {
+			t.Fatalf("%d prompts for one sign-in", got)
+		}
+		snapshotHasIn(t, e, "Welcome otp@example.test")
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+		// A wrong seed on the same page: one (wrong) code, then "failed".
+		p = lsVisit(t, e, site.URL+"/spa")
+		lsLoginOK(t, e, "failed", "--challenge", p.AuthRequired.Challenge, "--alias", "badseed")
+		if c, _, _ := site.received(); len(c) != len(codes)+1 {
+			t.Fatalf("the site received %d codes for the wrong seed, want one", len(c)-len(codes))
+		}
 	})
 	t.Run("wrong seed", func(t *testing.T) {
 		before, _, _ := site.received()

@@ -30,6 +30,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +38,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -486,42 +489,62 @@ func (b *Browser) InsertSecret(ctx context.Context, sessionID string, secret []b
 	return b.send(ctx, id, sessionID, "Input.insertText", msg, nil)
 }
 
-// ContinueWithAuth answers the paused authentication challenge requestID (Fetch.authRequired
-// on sessionID, "" for the browser target) with username and password, in a message built by
-// hand (no encoder buffer keeps the password) and zeroed after sending. It is the HTTP Basic
-// equivalent of InsertSecret: the password's only way into Chromium for a Basic challenge.
-func (b *Browser) ContinueWithAuth(ctx context.Context, sessionID, requestID, username string, password []byte) error {
+// ContinueWithBasic lets the paused request requestID (Fetch.requestPaused at the request
+// stage, on sessionID, "" for the browser target) go on with its headers and one more,
+// Authorization: Basic base64(username ":" password), in a message built by hand (no encoder
+// buffer keeps the password) and zeroed after sending. It is the HTTP Basic equivalent of
+// InsertSecret: the password's only way into Chromium for a Basic challenge. The header is an
+// override of that one request: Chromium's HTTP auth cache never gets the password (it would
+// send it again, unasked, with later requests of the origin from every page of the browser
+// context), and the override does not follow a redirect. An Authorization header the request
+// already had is dropped.
+func (b *Browser) ContinueWithBasic(ctx context.Context, sessionID, requestID string, headers map[string]string, username string, password []byte) error {
 	id := b.next.Add(1)
-	head, err := json.Marshal(message{ID: id, Method: "Fetch.continueWithAuth", SessionID: sessionID})
+	head, err := json.Marshal(message{ID: id, Method: "Fetch.continueRequest", SessionID: sessionID})
 	if err != nil {
 		return err
 	}
+	type header struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	hs := make([]header, 0, len(headers))
+	for n, v := range headers {
+		if !strings.EqualFold(n, "authorization") {
+			hs = append(hs, header{n, v})
+		}
+	}
+	sort.Slice(hs, func(i, j int) bool { return hs[i].Name < hs[j].Name })
 	meta, err := json.Marshal(struct {
-		RequestID string `json:"requestId"`
-	}{requestID})
+		RequestID string   `json:"requestId"`
+		Headers   []header `json:"headers"`
+	}{requestID, hs})
 	if err != nil {
 		return err
 	}
-	user, err := json.Marshal(username)
-	if err != nil {
-		return err
-	}
-	msg := make([]byte, 0, len(head)+len(meta)+len(user)+len(password)*6+96)
-	msg = append(msg, head[:len(head)-1]...)
-	msg = append(msg, `,"params":`...)
-	msg = append(msg, meta[:len(meta)-1]...)
-	msg = append(msg, `,"authChallengeResponse":{"response":"ProvideCredentials","username":`...)
-	msg = append(msg, user...)
-	msg = append(msg, `,"password":"`...)
-	msg, ok := AppendJSONString(msg, password)
-	if !ok {
-		clear(msg)
+	if !utf8.Valid(password) || !utf8.ValidString(username) {
 		return ErrNotText
 	}
-	msg = append(msg, `"}}}`...)
+	plain := make([]byte, 0, len(username)+1+len(password))
+	plain = append(append(append(plain, username...), ':'), password...)
+	defer clear(plain)
+	enc := make([]byte, base64.StdEncoding.EncodedLen(len(plain)))
+	base64.StdEncoding.Encode(enc, plain)
+	defer clear(enc)
+	// meta ends with `]}`: the Authorization entry goes before the `]`.
+	msg := make([]byte, 0, len(head)+len(meta)+len(enc)+96)
+	msg = append(msg, head[:len(head)-1]...)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, meta[:len(meta)-2]...)
+	if len(hs) > 0 {
+		msg = append(msg, ',')
+	}
+	msg = append(msg, `{"name":"Authorization","value":"Basic `...)
+	msg = append(msg, enc...)
+	msg = append(msg, `"}]}}`...)
 	msg = append(msg, 0)
 	defer clear(msg)
-	return b.send(ctx, id, sessionID, "Fetch.continueWithAuth", msg, nil)
+	return b.send(ctx, id, sessionID, "Fetch.continueRequest", msg, nil)
 }
 
 // ErrNotText is InsertSecret's refusal of a secret that is not UTF-8: JSON (and so CDP) carries

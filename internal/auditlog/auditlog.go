@@ -80,7 +80,10 @@ type Record struct {
 	Client string `json:"client,omitempty"`
 	// Listener is the process that listened on a loopback origin's port when it was checked.
 	Listener string `json:"listener,omitempty"`
-	Prev     string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
+	// Released is what an allowed release sent to the host, by kind, never by value:
+	// "password" and "totp" (the current one-time code of the alias's seed), in that order.
+	Released []string `json:"released,omitempty"`
+	Prev     string   `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
 }
 
 // MaxChain bounds Record.Chain and Record.Agent.

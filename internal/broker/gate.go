@@ -179,27 +179,39 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if got.Origin != ch.Origin || !strings.EqualFold(got.Alias, rec.Alias) || got.Account != rec.Account {
 		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q changed since the challenge was issued (account or alias differ); nothing was released", p.Alias)
 	}
+	// The stored secret may carry a TOTP seed after the password (credential.JoinFactor): the
+	// seed never leaves brokerd. With one, and a sign-in the person was told includes the
+	// one-time code, the current code travels after the password in the same frame
+	// (password, NUL, digits: credential.SplitFactor on the host). The seed is checked before
+	// the release is audited, so that an allowed record says exactly what was sent.
+	pw, factor := credential.SplitFactor(secret)
+	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}
+	var key totp.Key
+	withCode := req.Code || req.CodeOnly
+	if withCode {
+		if factor == nil {
+			return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q no longer holds a TOTP seed; nothing was released", p.Alias)
+		}
+		if key, err = totp.Unmarshal(factor); err != nil {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "the TOTP seed saved for alias %q is unusable (%w); nothing was released", p.Alias, err)
+		}
+		defer key.Zero()
+	}
+	switch {
+	case req.CodeOnly:
+		ar.Released = []string{"totp"}
+	case req.Code:
+		ar.Released = []string{"password", "totp"}
+	default:
+		ar.Released = []string{"password"}
+	}
 	s.log().Info("released", "origin", got.Origin, "alias", got.Alias, "session", ch.Session, "peer_pid", peer.PID, "provider", s.Presence.Name())
 	if err := s.record("release", nil, peer, ar); err != nil {
 		return nil, err // not audited, not released
 	}
-	// The stored secret may carry a TOTP seed after the password (credential.JoinFactor): the
-	// seed never leaves brokerd. With one, and a sign-in the person was told includes the
-	// one-time code, the current code travels after the password in the same frame
-	// (password, NUL, digits: credential.SplitFactor on the host).
-	pw, factor := credential.SplitFactor(secret)
-	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}
-	if !req.Code && !req.CodeOnly {
+	if !withCode {
 		return brokerapi.ReleaseFrame(id, rel, pw)
 	}
-	if factor == nil {
-		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q no longer holds a TOTP seed; nothing was released", p.Alias)
-	}
-	key, err := totp.Unmarshal(factor)
-	if err != nil {
-		return nil, wire.Errorf(wire.CodeInvalidArgument, "the TOTP seed saved for alias %q is unusable (%w); nothing was released", p.Alias, err)
-	}
-	defer key.Zero()
 	out := make([]byte, 0, len(pw)+1+8)
 	defer func() { credential.Zero(out) }()
 	if !req.CodeOnly {

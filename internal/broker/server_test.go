@@ -725,6 +725,18 @@ func TestReleaseRefusesAChangedRecord(t *testing.T) {
 	}
 }
 
+// released checks that the last audit record is an allowed release whose JSON says exactly
+// what was sent (want: the "released" member, verbatim).
+func released(t *testing.T, f *fixture, want string) {
+	t.Helper()
+	recs := f.audit.records()
+	r := recs[len(recs)-1]
+	b, _ := json.Marshal(r)
+	if r.Op != "release" || r.Decision != "allow" || !strings.Contains(string(b), want) || strings.Count(string(b), `"released"`) != 1 {
+		t.Fatalf("audit record %s, want %s", b, want)
+	}
+}
+
 // TestReleaseWithOneTimeCode: a credential with a TOTP seed releases the password and the
 // current code under the one approval, whose prompt says so; the seed never leaves; a verify
 // releases the password only; a denial releases nothing.
@@ -754,6 +766,7 @@ func TestReleaseWithOneTimeCode(t *testing.T) {
 	if d := f.pres.last.Load().Description(); !strings.Contains(d, "password and one-time code") {
 		t.Fatalf("prompt: %s", d)
 	}
+	released(t, f, `"released":["password","totp"]`)
 	// The plain credential's prompt still says "password" only.
 	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if rel, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || rel.Code {
@@ -762,6 +775,7 @@ func TestReleaseWithOneTimeCode(t *testing.T) {
 	if d := f.pres.last.Load().Description(); strings.Contains(d, "one-time code") {
 		t.Fatalf("plain prompt: %s", d)
 	}
+	released(t, f, `"released":["password"]`)
 	// Step-up: the code alone, under a prompt of its own; an alias without a seed is refused
 	// before anyone is asked.
 	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
@@ -772,6 +786,7 @@ func TestReleaseWithOneTimeCode(t *testing.T) {
 	if d := f.pres.last.Load().Description(); !strings.Contains(d, "only the one-time code (not the password)") {
 		t.Fatalf("step-up prompt: %s", d)
 	}
+	released(t, f, `"released":["totp"]`)
 	asked := f.pres.asked.Load()
 	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if _, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d", Purpose: brokerapi.PurposeCode}); wire.CodeOf(err) != wire.CodeInvalidArgument || secret != nil || f.pres.asked.Load() != asked {
@@ -785,11 +800,15 @@ func TestReleaseWithOneTimeCode(t *testing.T) {
 	if d := f.pres.last.Load().Description(); !strings.Contains(d, "HTTP Basic authentication") || strings.Contains(d, "one-time") {
 		t.Fatalf("basic prompt: %s", d)
 	}
+	released(t, f, `"released":["password"]`)
 	// Denied: nothing.
 	f.pres.decide = func(context.Context, presence.Request) error { return presence.ErrDenied }
 	ch, _ = c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if _, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "with-otp", Session: "s", Document: "d"}); err == nil || secret != nil {
 		t.Fatalf("denied release: %v", err)
+	}
+	if r := f.audit.records(); r[len(r)-1].Decision != "deny" || r[len(r)-1].Released != nil {
+		t.Fatalf("a denial's record: %+v", r[len(r)-1])
 	}
 	for _, r := range f.audit.records() {
 		if strings.Contains(fmt.Sprintf("%+v", r), "07081804") || strings.Contains(fmt.Sprintf("%+v", r), "GEZD") {

@@ -66,7 +66,7 @@ var ChromiumEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", 
 const (
 	PurposeLogin  = ""       // typed into the verified login field
 	PurposeCode   = "code"   // step-up: the one-time code alone, typed into the page's code field
-	PurposeBasic  = "basic"  // the answer to one HTTP Basic challenge of the page's origin (Fetch.continueWithAuth)
+	PurposeBasic  = "basic"  // the answer to one HTTP Basic challenge of the page's origin (one request's Authorization header: cdp.ContinueWithBasic)
 	PurposeVerify = "verify" // 'credentials verify': received by the host and zeroed
 )
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -78,6 +79,9 @@ func (c *cmd) auditList(fs *flag.FlagSet) run {
 				const indent = "\t\t\t\t\t\t\t"
 				if r.Purpose != "" {
 					fmt.Fprintf(tw, "%s  purpose: %s\n", indent, r.Purpose)
+				}
+				if len(r.Released) > 0 {
+					fmt.Fprintf(tw, "%s  released: %s\n", indent, strings.Join(r.Released, " and "))
 				}
 				if r.Path != "" || r.Field != "" {
 					fmt.Fprintf(tw, "%s  page %q, field %q (as reported by the host)\n", indent, r.Path, r.Field)

@@ -75,6 +75,7 @@ type authIn struct {
 	sessionIn
 	Alias     string `json:"alias" jsonschema:"the saved credential's alias (auth_required and credentials_list name them)"`
 	Challenge string `json:"challenge,omitempty" jsonschema:"the challenge from the latest auth_required (default: a fresh one for the page shown now)"`
+	CodeOnly  bool   `json:"code_only,omitempty" jsonschema:"step-up in a session already signed in: only the alias's one-time code is released (never the password), under a prompt of its own, and typed into the page's code field"`
 }
 
 type screenshotIn struct {
@@ -257,7 +258,7 @@ func (s *Server) register() {
 				return control.AuthResult{}, "", err
 			}
 			stop := c.progress(ctx, "waiting for the person to approve the sign-in in headless's prompt")
-			r, err := cl.AuthLogin(ctx, control.AuthParams{Session: in.Session, Alias: in.Alias, Challenge: in.Challenge})
+			r, err := cl.AuthLogin(ctx, control.AuthParams{Session: in.Session, Alias: in.Alias, Challenge: in.Challenge, CodeOnly: in.CodeOnly})
 			stop()
 			if err != nil {
 				return r, "", err
