@@ -493,9 +493,20 @@ func TestMCP(t *testing.T) {
 		if n := len(ls.Typed()); n != typed {
 			t.Errorf("something was typed into the page after the cancelled sign-in: %v", ls.Typed()[typed:])
 		}
+		// brokerd audits the release as CANCELLED when the withdrawal reaches it before the
+		// approval; when the approval wins that race (it does under load), it audits the allow
+		// and the host, whose caller is gone, types nothing (checked above). Either way there
+		// is exactly one record of this release.
 		audit, _ := os.ReadFile(filepath.Join(e.root, "data", "headless", "audit.jsonl"))
-		if !strings.Contains(string(audit), `"code":"CANCELLED"`) {
-			t.Errorf("the withdrawn release is not audited as CANCELLED: %s", audit)
+		var m2 []string
+		for _, line := range strings.Split(strings.TrimSpace(string(audit)), "\n") {
+			var rec struct{ Op, Decision, Code, Session string }
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Op == "release" && rec.Session == "m2" {
+				m2 = append(m2, rec.Decision+" "+rec.Code)
+			}
+		}
+		if len(m2) != 1 || (!strings.HasSuffix(m2[0], " CANCELLED") && m2[0] != "allow ") {
+			t.Errorf("the withdrawn release's audit records: %q, want one: CANCELLED, or the allow that won the race: %s", m2, audit)
 		}
 		// The session still works.
 		c.call(t, ctx, "snapshot", map[string]any{"session": "m2"}, nil)

@@ -22,6 +22,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "headless: error: %v\nhint: headless refuses to run where it cannot make itself undumpable\n", err)
 		os.Exit(1)
 	}
+	setName()
 	layout := xdg.New(os.Getenv, os.Getuid())
 	os.Exit(cli.Run(context.Background(), os.Args[1:], cli.Env{
 		Stdout:           os.Stdout,
