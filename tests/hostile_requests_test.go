@@ -181,6 +181,18 @@ func TestHostileRequests(t *testing.T) {
 		b, _ := json.Marshal([]any{creds, sessions, aliasesIn(t, e, "--session", "iso")})
 		return string(b)
 	}
+	// An MCP server's lease: a connection that owns a session (closed with it). It sits idle
+	// through everything below; were it closed for idleness or evicted to make room, its
+	// session would be gone from the listing taken after. (The host's own broker connection,
+	// which holds the isolated store, is in the same position on broker.sock.)
+	lease, err := net.Dial("unix", filepath.Join(e.runDir(), "control.sock"))
+	must(t, err)
+	defer lease.Close()
+	lease.Write([]byte(`{"id":1,"method":"session.create","params":{"name":"lease","owned":true}}` + "\n"))
+	lease.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if line, err := bufio.NewReader(lease).ReadBytes('\n'); err != nil || !strings.Contains(string(line), `"owned":true`) {
+		t.Fatalf("the lease's session.create: %q %v", line, err)
+	}
 	before := listing()
 	rss0 := map[string]int{"brokerd": rssKB(t, brokerPID), "host": rssKB(t, st.Host.PID)}
 	broker, control := e.sockPath(), filepath.Join(e.runDir(), "control.sock")
@@ -371,6 +383,39 @@ func TestHostileRequests(t *testing.T) {
 	}
 	if r := e.run("", "headless", "status", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"broker"`) {
 		t.Fatalf("status after the half-open connections: %+v", r)
+	}
+
+	// 300 connections per socket that each made a request and then sit idle: at the limit
+	// the newcomers take the places of the longest idle ones (BUSY), but never of a
+	// connection that owns state (the lease above, the host's broker connection), which is
+	// older than all of them.
+	for _, sock := range []string{broker, control} {
+		name := filepath.Base(sock)
+		var idle []net.Conn
+		busy := 0
+		for i := 0; i < 300; i++ {
+			c, err := net.Dial("unix", sock)
+			if err != nil {
+				t.Fatalf("%s: idle connection %d: %v", name, i, err)
+			}
+			idle = append(idle, c)
+			c.Write([]byte(`{"id":1,"method":"ping"}` + "\n"))
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			if line, err := bufio.NewReader(c).ReadBytes('\n'); err != nil || !strings.Contains(string(line), `"result"`) {
+				t.Fatalf("%s: idle connection %d's ping: %q %v", name, i, line, err)
+			}
+		}
+		for _, c := range idle {
+			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			if line, _ := bufio.NewReader(c).ReadBytes('\n'); strings.Contains(string(line), `"BUSY"`) {
+				busy++
+			}
+			c.Close()
+		}
+		if busy < 300-128 {
+			t.Errorf("%s: %d of 300 idle connections made room (BUSY), want at least %d", name, busy, 300-128)
+		}
+		n++
 	}
 
 	// Slow writers, on both sockets at once: one that sends a frame a byte every 20 ms is
