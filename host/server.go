@@ -45,7 +45,10 @@ func (s *Server) Methods() *rpc.Methods {
 		// A journey too: it may be waiting for a person's approval of its login, and its
 		// browser context is disposed of as soon as it stops.
 		CancelOnHangup: map[string]bool{control.MethodAuthLogin: true, control.MethodCredentialsVerify: true, control.MethodWait: true,
-			control.MethodJourneyRun: true}}
+			control.MethodJourneyRun: true},
+		// A request cut short because the host is stopping (its brokerd went away, a
+		// shutdown) is HOST_UNAVAILABLE, not "its caller went away".
+		Stopping: errHostStopping}
 	// session notes the session a request names on its log line.
 	session := func(ctx context.Context, name string) { rpc.Note(ctx, "session", name) }
 
@@ -178,6 +181,10 @@ func (s *Server) Methods() *rpc.Methods {
 	})
 	return t
 }
+
+// errHostStopping answers a request the host cut short because it is stopping.
+var errHostStopping = wire.SentinelHint(wire.CodeHostUnavail, "the browser host is stopping; the request was not completed",
+	"start it again with 'headless start'")
 
 // wireForm is err's wire form as the host answers it (wire.From's), with the message of an
 // error no code claims (a bug) bounded as internalMessage says.

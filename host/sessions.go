@@ -219,6 +219,9 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 		return SessionInfo{}, fmt.Errorf("create session: %w", err)
 	}
 	s.owner = owner
+	// The connection now owns a session (an MCP server's lease): it lives as long as the
+	// connection, so the connection is never closed for idleness or to make room.
+	owner.Pin()
 	if p.Isolated {
 		if err := h.registerIsolated(ctx, p.Name); err != nil {
 			delete(h.sessions, p.Name)

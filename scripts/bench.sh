@@ -2,7 +2,9 @@
 # bench.sh — benchmarks in one run, with ratios against baselines from the same run.
 # Figures: release latency through brokerd vs (raw GetSecret + the scripted pinentry alone);
 # the secret-service presence window vs a bare unlock, read and lock;
-# challenge issue throughput with 1, 8 and 64 connections; brokerd idle RSS; the browser host;
+# challenge issue throughput with 1, 8 and 64 connections; 10,000 broker requests (version,
+# credentials.list, challenge.issue) over 64 connections vs the same over 1 (p50, p99,
+# requests/s, errors); brokerd idle RSS; the browser host;
 # alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
 # the same page; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
 # Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes).
@@ -31,7 +33,7 @@ scripts/install-deps.sh
 export PATH=/usr/local/go/bin:$PATH HEADLESS_REAL=1
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY
 if [ $quick = 1 ]; then
-  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}"
+  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}"
 fi
 out_dir=${BENCH_OUT:-docs/bench}
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -61,6 +63,7 @@ step() {
 step ./tests/ '^Benchmark(Release|ReleaseInProcess|BaselineGetSecret|BaselinePinentry)$' "${BENCH_N:-300}"
 step ./internal/presence/ 'SecretService(Release|BaselineUnlock)' "${BENCH_SS_N:-100}"
 step ./tests/ '^Benchmark(ChallengeIssue|BrokerdIdleRSS)$' "${BENCH_CH_N:-2000}"
+step ./tests/ '^BenchmarkBrokerLoad$' "${BENCH_LOAD_N:-3}"
 step ./tests/ '^Benchmark(HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose)$' "${BENCH_HOST_N:-8}"
 step ./tests/ '^Benchmark(ProfileClear|BaselineStopStart)$' "${BENCH_HOST_N:-8}"
 step ./tests/ '^BenchmarkHostIdleRSS$' "${BENCH_RSS_N:-20}"

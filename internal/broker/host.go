@@ -103,6 +103,11 @@ func (s *Server) hello(conn *rpc.Conn, p brokerapi.HelloParams) (struct{}, error
 		return struct{}{}, wire.Errorf(wire.CodeInternal, "no connection identity")
 	}
 	verdict := s.checkHello(p)
+	if s.Hosts != nil && s.Hosts.Genuine(conn.Peer.PID, conn.Accepted) {
+		// The genuine host's connection waits between its sign-ins for as long as the host
+		// runs: it is never closed for idleness or to make room.
+		conn.Pin()
+	}
 	s.helloMu.Lock()
 	if s.hellos == nil {
 		s.hellos = map[*rpc.Conn]*wire.Error{}

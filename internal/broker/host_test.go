@@ -295,3 +295,30 @@ func BenchmarkHostGate(b *testing.B) {
 		}
 	})
 }
+
+// TestHostConnectionsArePinned: the genuine host's connection (after host.hello) and a
+// connection that owns an isolated-session store are exempt from the idle timeout and
+// eviction; another process's hello pins nothing.
+func TestHostConnectionsArePinned(t *testing.T) {
+	f := newFixture(t)
+	f.hosts.pid = 777
+	other := &rpc.Conn{Peer: Peer{PID: 31337}, Accepted: time.Now()}
+	f.srv.hello(other, goodHello)
+	if other.Pinned() {
+		t.Error("another process's hello pinned its connection")
+	}
+	host := &rpc.Conn{Peer: Peer{PID: 777}, Accepted: time.Now()}
+	if _, err := f.srv.hello(host, goodHello); err != nil {
+		t.Fatal(err)
+	}
+	if !host.Pinned() {
+		t.Error("the genuine host's connection is not pinned")
+	}
+	owner := &rpc.Conn{Peer: Peer{PID: 31337}, Accepted: time.Now()}
+	if _, err := f.srv.openSession(owner, brokerapi.SessionOpenParams{Session: "iso", Isolated: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !owner.Pinned() {
+		t.Error("the connection owning an isolated store is not pinned")
+	}
+}

@@ -72,6 +72,7 @@ func (s *Server) openSession(conn *rpc.Conn, p brokerapi.SessionOpenParams) (str
 		return struct{}{}, wire.Errorf(wire.CodeSessionLimit, "at most %d isolated sessions", max)
 	}
 	s.iso[p.Session] = &isoStore{session: p.Session, owner: conn, mem: vault.NewMemory(vault.MemoryOptions{MaxRecords: brokerapi.MaxIsolatedRecords})}
+	conn.Pin() // the store lives as long as its connection: never closed for idleness or to make room
 	s.log().Info("isolated store opened", "session", p.Session, "peer_pid", conn.Peer.PID)
 	return struct{}{}, nil
 }

@@ -195,6 +195,7 @@ func (s *Server) methods() *rpc.Methods {
 			// A release whose requester hung up has no one to type for: its prompt is
 			// withdrawn at once, not after the connection's drain grace.
 			CancelOnHangup: map[string]bool{brokerapi.MethodRelease: true},
+			Stopping:       errStopping,
 		}
 		rpc.Handle(t, brokerapi.MethodVersion, func(ctx context.Context, _ struct{}) (brokerapi.VersionResult, error) {
 			v := brokerapi.VersionResult{Version: s.Version, Protocol: brokerapi.Protocol, PID: s.PID, Presence: s.Presence.Name(), Started: s.Started}
@@ -269,6 +270,10 @@ func (s *Server) methods() *rpc.Methods {
 	})
 	return s.table
 }
+
+// errStopping answers a request cut short because brokerd is stopping.
+var errStopping = wire.SentinelHint(wire.CodeBrokerUnavail, "brokerd is stopping; the request was not completed",
+	"run the command again: headless starts brokerd when it is not running")
 
 // requestContext bounds every request but a release, host.start and a write that waits for
 // the keyring's prompt: a hung Secret Service must not hold a request forever. A release (and

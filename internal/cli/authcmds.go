@@ -65,13 +65,9 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 		return nil, nil, wire.Errorf(wire.CodeNoTTY, "an interactive login reads the account and password from the controlling terminal only (%w)", err)
 	}
 	defer tty.Close()
-	cl, err := c.control(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer cl.Close()
-	// Where the password would go, for the person to check before typing it.
-	si, err := cl.Session(ctx, session)
+	// Where the password would go, for the person to check before typing it. (A connection
+	// of its own: the host closes a connection that stays idle while the person types.)
+	si, err := withHost(ctx, c, func(cl *control.Client) (control.SessionInfo, error) { return cl.Session(ctx, session) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,6 +94,11 @@ func (c *cmd) authInteractive(ctx context.Context, session string) (any, func(io
 	if err := credential.ValidSecret(pw); err != nil {
 		return nil, nil, err
 	}
+	cl, err := c.control(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cl.Close()
 	r, err := cl.Enroll(ctx, session, account, pw)
 	credential.Zero(pw)
 	if err != nil {

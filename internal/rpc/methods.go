@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -33,6 +34,10 @@ type Methods struct {
 	// caller who must see the outcome, such as a release that waits for a person. A caller
 	// that hung up (or cancelled, which closes the connection) has withdrawn the request.
 	CancelOnHangup map[string]bool
+	// Stopping, if set, answers a request that the server's stopping cut short (its context
+	// was cancelled while its caller still waited): the daemon is going away (HOST_UNAVAILABLE
+	// on control.sock, BROKER_UNAVAILABLE on broker.sock), not "its caller went away".
+	Stopping error
 
 	m map[string]func(ctx context.Context, req wire.Request) ([]byte, error)
 }
@@ -132,6 +137,9 @@ func (t *Methods) Serve(ctx context.Context, peer Peer, req wire.Request) []byte
 			}()
 		}
 		out, err = h(ctx, req)
+		if err != nil && t.Stopping != nil && cutShort(ctx, err) {
+			err = t.Stopping
+		}
 	}
 	args := append([]any{"method", bound(req.Method, 64), "peer_pid", peer.PID, "ms", float64(time.Since(start).Microseconds()) / 1000}, n.get()...)
 	if err == nil {
@@ -151,6 +159,18 @@ func (t *Methods) Serve(ctx context.Context, peer Peer, req wire.Request) []byte
 	}
 	t.log().Info("request failed", append(args, "code", we.Code)...)
 	return wire.ErrorFrame(req.ID, we)
+}
+
+// cutShort reports whether err ended a request because its server is stopping: the
+// connection is no longer served, its peer did not hang up, and err is a cancellation (a
+// context's, or an error coded TIMEOUT or CANCELLED).
+func cutShort(ctx context.Context, err error) bool {
+	c := ConnOf(ctx)
+	if c == nil || !c.Stopping() || c.hungUpNow() {
+		return false
+	}
+	code := wire.CodeOf(err)
+	return errors.Is(err, context.Canceled) || code == wire.CodeTimeout || code == wire.CodeCancelled
 }
 
 func (t *Methods) log() *slog.Logger {

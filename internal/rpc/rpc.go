@@ -4,8 +4,18 @@
 //
 //   - Every accepted connection is identified by the kernel (SO_PEERCRED); a peer of another uid
 //     gets PEER_REFUSED and is closed before any request is read.
-//   - Connections (MaxConns) and in-flight requests per connection (MaxInflight) are bounded;
-//     beyond them the peer gets BUSY.
+//   - Connections (MaxConns) and in-flight requests per connection (MaxInflight) are bounded.
+//     When the connection limit is reached, a new connection takes the place of the one that
+//     has done nothing for longest (no request in flight, not pinned: one that never completed
+//     a frame first), which is answered BUSY and closed; only when every connection is busy
+//     or pinned is the new one refused BUSY. Half-open connections cannot starve the others.
+//   - A frame must arrive whole within FrameTimeout of its first byte (a stalled or trickled
+//     frame is answered FRAME_TIMEOUT and the connection closed), and a connection with no
+//     request in flight is closed after IdleTimeout, unless a handler pinned it ([Conn.Pin]:
+//     it owns state, such as the MCP server's lease of its sessions or the host's broker
+//     connection). These apply to connections that support read deadlines (every net.Conn).
+//   - When the server stops, requests cut short by it are answered [Methods.Stopping] (the
+//     daemon is going away), never as if their caller had gone.
 //   - Frames are read with wire.Reader (1 MiB cap, consumed bytes zeroed) and decoded strictly;
 //     malformed input gets BAD_REQUEST, echoing the id when it can be read; an oversize frame
 //     gets FRAME_TOO_LARGE and the connection is closed; a truncated frame closes it. None of
@@ -29,6 +39,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -54,6 +65,156 @@ type Conn struct {
 	hangupOnce sync.Once
 	mu         sync.Mutex
 	client     string
+
+	stop <-chan struct{} // the server's: closed when it stops serving
+	rd   readDeadliner   // nil: the connection has no deadlines (no timeouts apply)
+	live liveness
+}
+
+// liveness is what the idle and frame timeouts and eviction look at.
+type liveness struct {
+	mu           sync.Mutex
+	frameTimeout time.Duration
+	idleTimeout  time.Duration
+	busy         int       // frames being handled (decoding, or a request in flight)
+	frames       int       // complete frames read
+	pinned       bool      // exempt from the idle timeout and eviction
+	partialSince time.Time // first byte of the frame being read (zero: none)
+	idleSince    time.Time // since when nothing has been in flight
+	evicted      bool      // the server closes it to make room
+}
+
+type readDeadliner interface{ SetReadDeadline(time.Time) error }
+
+// Pin exempts the connection from the idle timeout and from eviction when the server is full:
+// a handler calls it when the connection comes to own state that lives as long as it does
+// (sessions an MCP server's lease connection owns, the genuine host's broker connection, an
+// isolated-session store). A partial frame still times out.
+func (c *Conn) Pin() {
+	if c == nil {
+		return
+	}
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	c.live.pinned = true
+	c.armLocked()
+}
+
+// Pinned reports whether [Conn.Pin] was called.
+func (c *Conn) Pinned() bool {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	return c.live.pinned
+}
+
+// Stopping reports whether the server stopped serving this connection (it is shutting down).
+func (c *Conn) Stopping() bool {
+	if c.stop == nil {
+		return false
+	}
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// hungUpNow reports whether the peer stopped sending.
+func (c *Conn) hungUpNow() bool {
+	select {
+	case <-c.hangupChan():
+		return true
+	default:
+		return false
+	}
+}
+
+// armLocked sets the read deadline the connection's state calls for: now when it is evicted
+// or the server stops;
+// the end of the frame timeout while a frame is partly read; the end of the idle timeout when
+// nothing is in flight and it is not pinned; none otherwise. c.live.mu is held.
+func (c *Conn) armLocked() {
+	if c.rd == nil {
+		return
+	}
+	l := &c.live
+	var d time.Time
+	switch {
+	case l.evicted || c.Stopping():
+		d = time.Now()
+	case !l.partialSince.IsZero() && l.frameTimeout > 0:
+		d = l.partialSince.Add(l.frameTimeout)
+	case l.busy == 0 && !l.pinned && l.idleTimeout > 0:
+		d = l.idleSince.Add(l.idleTimeout)
+	}
+	c.rd.SetReadDeadline(d)
+}
+
+// beforeRead records whether a frame is partly read (partial) and arms the deadline.
+func (c *Conn) beforeRead(partial bool) {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	switch {
+	case !partial:
+		c.live.partialSince = time.Time{}
+	case c.live.partialSince.IsZero():
+		c.live.partialSince = time.Now()
+	}
+	c.armLocked()
+}
+
+// frameRead records a complete frame; it reports false (the frame must be dropped unread)
+// when the connection is being evicted.
+func (c *Conn) frameRead() bool {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	if c.live.evicted {
+		return false
+	}
+	c.live.partialSince = time.Time{}
+	c.live.frames++
+	c.live.busy++
+	return true
+}
+
+// frameDone records that a frame's handling ended (its reply is written, or it was refused).
+func (c *Conn) frameDone() {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	c.live.busy--
+	if c.live.busy == 0 {
+		c.live.idleSince = time.Now()
+		c.armLocked()
+	}
+}
+
+// evictable reports whether the server may close c to make room, and its rank: connections
+// that never completed a frame first, then the longest idle.
+func (c *Conn) evictable() (ok bool, neverUsed bool, since time.Time) {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	l := &c.live
+	return l.busy == 0 && !l.pinned && !l.evicted, l.frames == 0, l.idleSince
+}
+
+func (c *Conn) evict() {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	c.live.evicted = true
+	c.armLocked()
+}
+
+// connReader arms the connection's read deadline before every read of the wire.Reader.
+type connReader struct {
+	c        *Conn
+	r        io.Reader
+	buffered func() int
+}
+
+func (cr *connReader) Read(p []byte) (int, error) {
+	cr.c.beforeRead(cr.buffered() > 0)
+	return cr.r.Read(p)
 }
 
 // Hangup is closed when the peer stopped sending: it closed the connection, crashed or was
@@ -109,13 +270,29 @@ type Server struct {
 	UID         int // the only peer uid accepted
 	MaxConns    int // concurrent connections; default 128
 	MaxInflight int // concurrent requests per connection; default 8
+	// FrameTimeout bounds how long a frame may take to arrive once its first byte has;
+	// default DefaultFrameTimeout.
+	FrameTimeout time.Duration
+	// IdleTimeout closes a connection that has had no request in flight for this long,
+	// unless it is pinned ([Conn.Pin]); default DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// OnClose, if set, runs once per connection after it ended and its last handler returned.
 	OnClose func(*Conn)
 
-	once  sync.Once
-	conns chan struct{}
-	wg    sync.WaitGroup
+	once sync.Once
+	mu   sync.Mutex
+	live map[*Conn]struct{} // the connections Serve admitted
+	wg   sync.WaitGroup
 }
+
+const (
+	// DefaultFrameTimeout is how long a frame may take once begun.
+	DefaultFrameTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long an unpinned connection may wait with nothing in flight.
+	// It is longer than any pause a client makes between calls on one connection (an
+	// interactive login's save question waits at most host.EnrollHold, 2 minutes).
+	DefaultIdleTimeout = 5 * time.Minute
+)
 
 func (s *Server) init() {
 	s.once.Do(func() {
@@ -125,11 +302,61 @@ func (s *Server) init() {
 		if s.MaxInflight <= 0 {
 			s.MaxInflight = 8
 		}
+		if s.FrameTimeout <= 0 {
+			s.FrameTimeout = DefaultFrameTimeout
+		}
+		if s.IdleTimeout <= 0 {
+			s.IdleTimeout = DefaultIdleTimeout
+		}
 		if s.Log == nil {
 			s.Log = slog.New(slog.DiscardHandler)
 		}
-		s.conns = make(chan struct{}, s.MaxConns)
+		s.live = map[*Conn]struct{}{}
 	})
+}
+
+// admit adds c to the served connections; when the limit is reached it evicts the connection
+// that has done nothing for longest (one that never completed a frame first), or reports
+// false when every connection is busy or pinned.
+func (s *Server) admit(c *Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.live) >= s.MaxConns {
+		var victim *Conn
+		var vNever bool
+		var vSince time.Time
+		for o := range s.live {
+			ok, never, since := o.evictable()
+			if !ok {
+				continue
+			}
+			if victim == nil || never && !vNever || never == vNever && since.Before(vSince) {
+				victim, vNever, vSince = o, never, since
+			}
+		}
+		if victim == nil {
+			return false
+		}
+		delete(s.live, victim)
+		victim.evict()
+		s.Log.Warn("connection limit reached; closing the longest idle connection", "limit", s.MaxConns,
+			"peer_pid", victim.Peer.PID, "never_used", vNever, "idle_ms", time.Since(vSince).Milliseconds())
+	}
+	s.live[c] = struct{}{}
+	return true
+}
+
+func (s *Server) release(c *Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.live, c)
+}
+
+func (s *Server) newConn(peer Peer) *Conn {
+	now := time.Now()
+	c := &Conn{Peer: peer, Accepted: now}
+	c.live.frameTimeout, c.live.idleTimeout, c.live.idleSince = s.FrameTimeout, s.IdleTimeout, now
+	return c
 }
 
 // Serve accepts connections on l until ctx is done, then closes l, cancels in-flight requests
@@ -169,18 +396,17 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 			refuse(c, wire.Errorf(wire.CodePeerRefused, "uid %d may not use this socket", cred.UID))
 			continue
 		}
-		select {
-		case s.conns <- struct{}{}:
-		default:
+		conn := s.newConn(Peer{UID: cred.UID, PID: cred.PID, Exe: cred.Exe()})
+		if !s.admit(conn) {
 			s.Log.Warn("connection refused: limit reached", "limit", s.MaxConns, "peer_pid", cred.PID)
-			refuse(c, wire.Errorf(wire.CodeBusy, "too many connections (limit %d)", s.MaxConns))
+			refuse(c, wire.Errorf(wire.CodeBusy, "too many connections, every one busy (limit %d)", s.MaxConns))
 			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.conns }()
-			s.ServeConn(ctx, c, Peer{UID: cred.UID, PID: cred.PID, Exe: cred.Exe()})
+			defer s.release(conn)
+			s.serveConn(ctx, c, conn)
 		}()
 	}
 }
@@ -199,15 +425,38 @@ const drainGrace = 2 * time.Second
 // ServeConn serves one already-identified connection until it closes or ctx is done.
 func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) {
 	s.init()
-	conn := &Conn{Peer: peer, Accepted: time.Now()}
+	s.serveConn(ctx, rw, s.newConn(peer))
+}
+
+func (s *Server) serveConn(ctx context.Context, rw io.ReadWriteCloser, conn *Conn) {
+	peer := conn.Peer
 	if s.OnClose != nil {
 		defer s.OnClose(conn) // deferred first: runs after the handlers are waited for below
 	}
+	defer rw.Close()
+	conn.stop = ctx.Done()
+	if d, ok := rw.(readDeadliner); ok {
+		conn.rd = d
+	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(context.WithValue(ctx, connKey{}, conn))
 	defer cancel()
-	go func() { <-ctx.Done(); rw.Close() }()
+	// When the server stops, reading stops (the handlers, cancelled, still answer: Stopping);
+	// the connection closes once they did.
+	go func() {
+		<-ctx.Done()
+		if parent.Err() != nil {
+			if conn.rd != nil {
+				conn.rd.SetReadDeadline(time.Now())
+				return
+			}
+			rw.Close()
+		}
+	}()
 
-	r := wire.NewReader(rw)
+	cr := &connReader{c: conn, r: rw}
+	r := wire.NewReader(cr)
+	cr.buffered = r.Buffered
 	defer r.Wipe()
 	var wmu sync.Mutex
 	write := func(b []byte) {
@@ -235,12 +484,30 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 	}()
 	for {
 		frame, err := r.ReadFrame()
+		if err == nil && !conn.frameRead() {
+			clear(frame)
+			err = os.ErrDeadlineExceeded // evicted: the frame is not served
+		}
 		if err != nil {
-			conn.hungUp()
-			if errors.Is(err, wire.ErrFrameTooLarge) {
+			conn.live.mu.Lock()
+			evicted, partial := conn.live.evicted, !conn.live.partialSince.IsZero()
+			conn.live.mu.Unlock()
+			timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+			switch {
+			case parent.Err() != nil:
+				return // the server stops: not a hang-up (the handlers answer Stopping)
+			case timedOut && evicted:
+				write(wire.ErrorFrame(0, wire.Errorf(wire.CodeBusy, "this connection was closed to make room: it was idle while the server was at its limit of %d connections", s.MaxConns)))
+			case timedOut && partial:
+				s.Log.Warn("frame not completed in time; connection closed", "peer_pid", peer.PID, "timeout", s.FrameTimeout)
+				write(wire.ErrorFrame(0, wire.Errorf(wire.CodeFrameTimeout, "a frame was begun and not completed within %v; the connection is closed", s.FrameTimeout)))
+			case timedOut:
+				s.Log.Info("idle connection closed", "peer_pid", peer.PID, "timeout", s.IdleTimeout)
+			case errors.Is(err, wire.ErrFrameTooLarge):
 				s.Log.Warn("oversize frame; connection closed", "peer_pid", peer.PID)
 				write(wire.ErrorFrame(0, wire.Errorf(wire.CodeFrameTooLarge, "frame exceeds %d bytes", wire.MaxFrame)))
 			}
+			conn.hungUp()
 			return
 		}
 		var req wire.Request
@@ -252,6 +519,7 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 			clear(frame)
 			clear(req.Params)
 			write(wire.ErrorFrame(probe.ID, wire.Errorf(wire.CodeBadRequest, "malformed request: %s", Sanitize(err))))
+			conn.frameDone()
 			continue
 		}
 		clear(frame)
@@ -260,11 +528,13 @@ func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer
 		default:
 			clear(req.Params)
 			write(wire.ErrorFrame(req.ID, wire.Errorf(wire.CodeBusy, "too many requests in flight on this connection (limit %d)", s.MaxInflight)))
+			conn.frameDone()
 			continue
 		}
 		handlers.Add(1)
 		go func() {
 			defer handlers.Done()
+			defer conn.frameDone()
 			defer func() { <-inflight }()
 			out := s.Handler(ctx, peer, req)
 			clear(req.Params)

@@ -15,6 +15,7 @@ type Code string
 const (
 	CodeBadRequest       Code = "BAD_REQUEST"       // malformed, wrong-typed or unknown-field input
 	CodeFrameTooLarge    Code = "FRAME_TOO_LARGE"   // a frame over 1 MiB
+	CodeFrameTimeout     Code = "FRAME_TIMEOUT"     // a frame begun and not finished in time; the connection is closed
 	CodeUnknownMethod    Code = "UNKNOWN_METHOD"    // no such method
 	CodePeerRefused      Code = "PEER_REFUSED"      // the connecting process is another user
 	CodePeerNotHost      Code = "PEER_NOT_HOST"     // a secret was asked for by a process other than the host brokerd started
@@ -97,6 +98,7 @@ const (
 var hints = map[Code]string{
 	CodeBadRequest:       "send one JSON object per line with only the documented fields",
 	CodeFrameTooLarge:    "frames are limited to 1 MiB",
+	CodeFrameTimeout:     "send each request as one whole line at once; reconnect and send it again",
 	CodeUnknownMethod:    "check the method name against the protocol documentation",
 	CodePeerRefused:      "only the user who runs brokerd may connect",
 	CodePeerNotHost:      "passwords go only to the browser host brokerd started: sign in with 'headless auth login' after 'headless start'; a host started any other way receives none",

@@ -99,6 +99,10 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 	}
 }
 
+// Buffered is how many bytes of an incomplete frame the Reader holds (read from the
+// connection but not yet returned).
+func (r *Reader) Buffered() int { return r.end - r.start }
+
 // Wipe zeroes everything the Reader still buffers.
 func (r *Reader) Wipe() { r.discard() }
 
