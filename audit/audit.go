@@ -6,7 +6,8 @@
 //
 // The log is a JSON Lines file at Options.Path (audit.jsonl in the data dir), created 0600 in a
 // directory created 0700, and opened O_APPEND|O_NOFOLLOW. This process only ever appends to it:
-// one [Record] per line, written with a single write and fsynced before [Log.Append] returns. A
+// one [Record] per line, written with a single write and fsynced before [Log.Append] returns;
+// a write that fails part-way (a full disk) is cut back, so the file ends with a whole record. A
 // record never holds a secret; every string field is cut to [auditlog.MaxField] bytes of valid
 // UTF-8, so a line stays small. Every append holds a flock on the sibling audit.lock and
 // continues from the file as it is, so several writers (two brokerds sharing a data dir) extend
@@ -235,7 +236,9 @@ func (l *Log) openFile() error {
 
 // Append fills r.Seq, r.Prev and (if zero) r.Time, bounds every string field to MaxField
 // bytes, and writes r as one fsynced line, rotating first if the file would exceed MaxBytes.
-// After a failed write or rotation the Log refuses further appends.
+// A failed write is cut back to the last whole record and the Log stays usable (the next append,
+// once the disk has space, continues the chain); after a failed rotation, or a partial record
+// that could not be cut, the Log refuses further appends.
 func (l *Log) Append(r Record) error {
 	if r.Op == "" || r.Decision == "" {
 		return errors.New("audit: append: empty op or decision")
@@ -285,16 +288,36 @@ func (l *Log) Append(r Record) error {
 			return fmt.Errorf("audit: rotate: %w", err)
 		}
 	}
-	n, err := l.f.Write(append(line, '\n'))
-	l.size += int64(n)
+	// A full disk can take part of the line (tmpfs fills the file's last page, then fails):
+	// cut the file back to its last whole record, so the log stays a chain of complete lines
+	// and the next append, with space again, continues it. Only a failed cut leaves the log
+	// unusable.
+	before := l.size
+	_, err = l.f.Write(append(line, '\n'))
 	if err == nil {
 		err = l.f.Sync()
 	}
 	if err != nil {
-		l.broken = err
+		if terr := l.cut(before); terr != nil {
+			l.broken = fmt.Errorf("%w (and cutting the partial record failed: %w)", err, terr)
+		}
 		return fmt.Errorf("audit: write record: %w", err)
 	}
+	l.size = before + int64(len(line)) + 1
 	l.seq, l.prev = r.Seq, auditlog.Hash(line)
+	return nil
+}
+
+// cut truncates the file back to size bytes (the end of its last whole record) and makes
+// that durable.
+func (l *Log) cut(size int64) error {
+	if err := l.f.Truncate(size); err != nil {
+		return err
+	}
+	if err := l.f.Sync(); err != nil {
+		return err
+	}
+	l.size = size
 	return nil
 }
 
