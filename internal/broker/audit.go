@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"syscall"
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/wire"
@@ -22,7 +23,7 @@ var errNoAudit = errors.New("broker: no audit log: every release and denial must
 // record appends an audit record; for a release it must succeed before the secret is sent.
 func (s *Server) record(op string, err error, peer Peer, r audit.Record) error {
 	if s.Audit == nil {
-		return wire.Errorf(wire.CodeInternal, "the audit log cannot be written")
+		return wire.Errorf(wire.CodeAuditUnavail, "there is no audit log; nothing was released")
 	}
 	r.Op, r.PID = op, peer.PID
 	r.Chain = s.chainOf(peer)
@@ -44,7 +45,18 @@ func (s *Server) record(op string, err error, peer Peer, r audit.Record) error {
 	}
 	if aerr := s.Audit.Append(r); aerr != nil {
 		s.log().Error("audit append failed", "op", op, "err", aerr)
-		return wire.Errorf(wire.CodeInternal, "the audit log cannot be written")
+		return errAudit(aerr)
 	}
 	return nil
+}
+
+// errAudit is AUDIT_UNAVAILABLE for a record that could not be appended, naming the system's
+// reason ("no space left on device") when there is one; brokerd.log has the whole error.
+func errAudit(err error) error {
+	why := "see brokerd.log"
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		why = errno.Error()
+	}
+	return wire.Errorf(wire.CodeAuditUnavail, "the audit log cannot be written (%s); nothing was released", why)
 }

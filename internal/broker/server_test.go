@@ -6,14 +6,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -401,7 +402,7 @@ func TestNoAuditNothingServed(t *testing.T) {
 func TestFailingAuditorReleasesNothing(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	f.audit.fail = errors.New("disk full")
+	f.audit.fail = fmt.Errorf("audit: write record: %w", &os.PathError{Op: "write", Path: "audit.jsonl", Err: syscall.ENOSPC})
 	c := f.conn(t)
 	ch, err := brokerapi.NewClient(c).Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
@@ -419,8 +420,9 @@ func TestFailingAuditorReleasesNothing(t *testing.T) {
 		t.Fatalf("a release whose audit record failed carried the secret: %s", line)
 	}
 	var r wire.Response
-	if err := json.Unmarshal(line, &r); err != nil || r.Error == nil || r.Error.Code != wire.CodeInternal || r.Result != nil {
-		t.Fatalf("reply %s (%v); want INTERNAL and no result", line, err)
+	if err := json.Unmarshal(line, &r); err != nil || r.Error == nil || r.Error.Code != wire.CodeAuditUnavail || r.Error.Hint == "" ||
+		!strings.Contains(r.Error.Message, "no space left on device") || r.Result != nil {
+		t.Fatalf("reply %s (%v); want AUDIT_UNAVAILABLE naming ENOSPC, a hint, and no result", line, err)
 	}
 	if n := len(f.audit.records()); n != 0 {
 		t.Fatalf("%d records written by a failing auditor", n)
