@@ -116,3 +116,50 @@ func fill(t *testing.T, dir string) string {
 	}
 	return p
 }
+
+// TestReserveOnFullDisk: space reserved before the disk fills up takes the next record (the
+// allow written after a prompt); on a full disk Reserve is the ENOSPC, before anyone would be
+// asked, and the file is unchanged. Needs root (mount).
+func TestReserveOnFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs (CI runs as root)")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k,mode=0700"); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	l := openT(t, Options{Path: logPath(dir)})
+	long := strings.Repeat("x", MaxField)
+	rec := Record{Op: "release", Decision: "allow", Origin: "https://app.example", Account: long, Path: long, Field: long}
+	if err := l.Append(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reserve(); err != nil {
+		t.Fatalf("reserve with space: %v", err)
+	}
+	filler := fill(t, dir)
+	// The reservation holds more than a few records, whatever the slack of the last page.
+	for i := range 8 {
+		if err := l.Append(rec); err != nil {
+			t.Fatalf("append %d into the reserved space: %v", i, err)
+		}
+	}
+	// Use up the rest, then Reserve finds the disk full.
+	for l.Append(rec) == nil {
+	}
+	before, _ := os.ReadFile(logPath(dir))
+	if err := l.Reserve(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("reserve on a full disk: %v, want ENOSPC", err)
+	}
+	if after, _ := os.ReadFile(logPath(dir)); !bytes.Equal(before, after) {
+		t.Fatal("Reserve changed the file")
+	}
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n < 10 {
+		t.Fatalf("verify: %d, %v", n, err)
+	}
+	os.Remove(filler)
+	if err := l.Reserve(); err != nil {
+		t.Fatalf("reserve once space is freed: %v", err)
+	}
+}

@@ -17,6 +17,28 @@ type Auditor interface {
 
 var _ Auditor = (*audit.Log)(nil)
 
+// reserver is an Auditor that can set aside the space of a decision's record before the person
+// is asked (package audit's *Log does): a log that cannot take the record (a full disk) then
+// refuses the release before anyone is prompted for a release that could not happen.
+type reserver interface {
+	Reserve() error
+}
+
+var _ reserver = (*audit.Log)(nil)
+
+// reserve sets aside the space of a release's record, when the Auditor can.
+func (s *Server) reserve() error {
+	r, ok := s.Audit.(reserver)
+	if !ok {
+		return nil
+	}
+	if err := r.Reserve(); err != nil {
+		s.log().Error("audit reserve failed", "err", err)
+		return errAudit(err)
+	}
+	return nil
+}
+
 // errNoAudit refuses to serve without an audit log.
 var errNoAudit = errors.New("broker: no audit log: every release and denial must be recorded, so nothing is served without one")
 

@@ -445,6 +445,56 @@ func TestFailingAuditorReleasesNothing(t *testing.T) {
 	}
 }
 
+// reservingAudit is a memAudit that can set aside a record's space; reserveErr, when set,
+// makes Reserve fail (a full disk).
+type reservingAudit struct {
+	*memAudit
+	reserveErr error
+	reserves   atomic.Int32
+}
+
+func (r *reservingAudit) Reserve() error {
+	r.reserves.Add(1)
+	return r.reserveErr
+}
+
+// TestFullAuditLogAsksNobody: when the audit log cannot set aside the space of a release's
+// record (a full disk), the release is AUDIT_UNAVAILABLE before anyone is asked and before the
+// vault is read; the refusal is still offered to the log. With space, the reservation comes
+// first and the release goes through.
+func TestFullAuditLogAsksNobody(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	ra := &reservingAudit{memAudit: f.audit, reserveErr: fmt.Errorf("audit: reserve: %w", syscall.ENOSPC)}
+	f.srv.Audit = ra
+	cl := f.client(t)
+	ch, err := cl.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := cl.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
+	if wire.CodeOf(err) != wire.CodeAuditUnavail || secret != nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("release with a full audit log: %v (secret %v), want AUDIT_UNAVAILABLE naming ENOSPC", err, secret != nil)
+	}
+	if n, s := f.pres.asked.Load(), f.store.secrets.Load(); n != 0 || s != 0 || ra.reserves.Load() != 1 {
+		t.Fatalf("asked %d, vault read %d, reserved %d times; want nobody asked and nothing read", n, s, ra.reserves.Load())
+	}
+	if recs := f.audit.records(); len(recs) != 1 || recs[0].Decision != "deny" || recs[0].Code != string(wire.CodeAuditUnavail) {
+		t.Fatalf("records %+v; want the refusal", recs)
+	}
+	ra.reserveErr = nil
+	ch, err = cl.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, secret, err := cl.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || string(secret) != canary {
+		t.Fatalf("release with space: %v", err)
+	}
+	if f.pres.asked.Load() != 1 || ra.reserves.Load() != 2 {
+		t.Fatalf("asked %d, reserved %d", f.pres.asked.Load(), ra.reserves.Load())
+	}
+}
+
 func TestChallengeListsOnlyThatOrigin(t *testing.T) {
 	f := newFixture(t)
 	ch, err := f.client(t).Challenge(context.Background(), brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://APP.example"})
