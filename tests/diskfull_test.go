@@ -176,8 +176,8 @@ func (e *env) benchLogin(t *testing.T, srv *benchSite, alias string) result {
 // audit.jsonl; the rest of the data dir keeps its space), filled to the last block, and the
 // space left for the log (what brokerd reserved past its end, the last page's slack) is used
 // up by refused adds (each a record shorter than a
-// release's) until one no longer fits. An alias login then fails AUDIT_UNAVAILABLE naming the
-// full disk before anyone is asked (brokerd could not reserve the record's space): no prompt,
+// release's) until one no longer fits. A new add is then AUDIT_UNAVAILABLE and not saved, and
+// an alias login fails AUDIT_UNAVAILABLE naming the full disk before anyone is asked (brokerd could not reserve the record's space): no prompt,
 // the site receives nothing, the log holds its prior bytes (plus at most the whole refusal)
 // and verifies, brokerd and the host keep their pids, and the password is on no file and in
 // no output. With the filler removed the next login works and is audited.
@@ -223,9 +223,11 @@ func TestDiskFullAuditLog(t *testing.T) {
 	brokerPID, hostPID := e.brokerPID(), st.Host.PID
 
 	filler := fillFS(t, fsDir)
+	// Refused adds are records too: first ALIAS_EXISTS, then (once the space brokerd can
+	// reserve runs out) AUDIT_UNAVAILABLE, each recorded while it fits.
 	for i := 0; ; i++ {
 		size := fileSize(t, logFile)
-		if r := e.addTTY(srv.URL, "bench", benchAccount, newCanary()); r.code == 0 || errCode(t, r) != "ALIAS_EXISTS" {
+		if r := e.addTTY(srv.URL, "bench", benchAccount, newCanary()); r.code == 0 || !slices.Contains([]string{"ALIAS_EXISTS", "AUDIT_UNAVAILABLE"}, errCode(t, r)) {
 			t.Fatalf("duplicate add on a full disk: %+v", r)
 		}
 		if fileSize(t, logFile) == size {
@@ -243,8 +245,15 @@ func TestDiskFullAuditLog(t *testing.T) {
 	}
 	e.auditFile(t, logFile)
 
+	// A new credential is refused before the vault is written: it could not be audited.
+	r := e.addTTY(srv.URL, "unaudited", benchAccount, newCanary())
+	wantFailure(t, "add with the audit log's disk full", r, "AUDIT_UNAVAILABLE", "nothing was saved")
+	if got := aliasesIn(t, e, "--origin", srv.URL); !slices.Equal(got, []string{"bench"}) {
+		t.Fatalf("aliases after an add the audit log had no space for: %v", got)
+	}
+
 	prompts := len(presencetest.Prompts(t, plog))
-	r := e.benchLogin(t, srv, "bench")
+	r = e.benchLogin(t, srv, "bench")
 	wantFailure(t, "login with the audit log's disk full", r, "AUDIT_UNAVAILABLE", "no space left on device")
 	if a, f := srv.accepted.Load(), srv.refused.Load(); a != 1 || f != 0 {
 		t.Fatalf("the site saw %d accepted and %d refused sign-ins, want the 1 from before the disk was full", a, f)
@@ -253,8 +262,8 @@ func TestDiskFullAuditLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The log holds its prior bytes, plus at most the refusal itself when it fitted where the
-	// reservation did not: never an allow, never a part of a record.
+	// The log holds its prior bytes, plus at most the refusals themselves when they fitted where
+	// a reservation did not: never an allow, never a part of a record.
 	if !bytes.HasPrefix(after, prior) {
 		t.Fatalf("the audit log's prior bytes changed on a full disk: %d bytes, then %d", len(prior), len(after))
 	}
@@ -262,7 +271,7 @@ func TestDiskFullAuditLog(t *testing.T) {
 		if len(l) == 0 {
 			continue
 		}
-		if rec, err := auditlog.Parse(l); err != nil || rec.Op != "release" || rec.Decision != "deny" || rec.Code != "AUDIT_UNAVAILABLE" {
+		if rec, err := auditlog.Parse(l); err != nil || rec.Decision == "allow" || rec.Decision == "ok" || rec.Code != "AUDIT_UNAVAILABLE" {
 			t.Fatalf("written on a full disk: %q (%v), want nothing or the refusal", l, err)
 		}
 	}

@@ -26,15 +26,16 @@ type reserver interface {
 
 var _ reserver = (*audit.Log)(nil)
 
-// reserve sets aside the space of a release's record, when the Auditor can.
-func (s *Server) reserve() error {
+// reserve sets aside the space of a decision's record, when the Auditor can; what names what
+// a refusal did not do ("nothing was released").
+func (s *Server) reserve(what string) error {
 	r, ok := s.Audit.(reserver)
 	if !ok {
 		return nil
 	}
 	if err := r.Reserve(); err != nil {
 		s.log().Error("audit reserve failed", "err", err)
-		return errAudit(err)
+		return errAudit(err, what)
 	}
 	return nil
 }
@@ -67,18 +68,19 @@ func (s *Server) record(op string, err error, peer Peer, r audit.Record) error {
 	}
 	if aerr := s.Audit.Append(r); aerr != nil {
 		s.log().Error("audit append failed", "op", op, "err", aerr)
-		return errAudit(aerr)
+		return errAudit(aerr, "nothing was released")
 	}
 	return nil
 }
 
-// errAudit is AUDIT_UNAVAILABLE for a record that could not be appended, naming the system's
-// reason ("no space left on device") when there is one; brokerd.log has the whole error.
-func errAudit(err error) error {
+// errAudit is AUDIT_UNAVAILABLE for a record that could not be appended or reserved, naming the
+// system's reason ("no space left on device") when there is one and what was not done;
+// brokerd.log has the whole error.
+func errAudit(err error, what string) error {
 	why := "see brokerd.log"
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		why = errno.Error()
 	}
-	return wire.Errorf(wire.CodeAuditUnavail, "the audit log cannot be written (%s); nothing was released", why)
+	return wire.Errorf(wire.CodeAuditUnavail, "the audit log cannot be written (%s); %s", why, what)
 }

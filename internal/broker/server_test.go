@@ -493,6 +493,19 @@ func TestFullAuditLogAsksNobody(t *testing.T) {
 	if f.pres.asked.Load() != 1 || ra.reserves.Load() != 2 {
 		t.Fatalf("asked %d, reserved %d", f.pres.asked.Load(), ra.reserves.Load())
 	}
+
+	// An add the log has no space for is refused before the store is written.
+	ra.reserveErr = fmt.Errorf("audit: reserve: %w", syscall.ENOSPC)
+	if _, err := cl.Add(ctx, "https://app.example", "new@example", "new-one", []byte("pw-new")); wire.CodeOf(err) != wire.CodeAuditUnavail ||
+		!strings.Contains(err.Error(), "nothing was saved") {
+		t.Fatalf("add with a full audit log: %v, want AUDIT_UNAVAILABLE", err)
+	}
+	if recs, _ := f.store.List(ctx, "https://app.example"); len(recs) != 1 {
+		t.Fatalf("the store after a refused add: %+v", recs)
+	}
+	if recs := f.audit.records(); recs[len(recs)-1].Op != "add" || recs[len(recs)-1].Code != string(wire.CodeAuditUnavail) {
+		t.Fatalf("newest record %+v, want the refused add", recs[len(recs)-1])
+	}
 }
 
 func TestChallengeListsOnlyThatOrigin(t *testing.T) {
