@@ -433,6 +433,9 @@ func TestDiskFullProfile(t *testing.T) {
 	if got := e.profStatus(t); got.Host.PID != st.Host.PID || got.Host.BrowserPID != st.Host.BrowserPID || got.Broker.PID != st.Broker.PID {
 		t.Fatalf("pids changed on a full profile: %+v → %+v", st, got)
 	}
+	if b, err := os.ReadFile(filepath.Join(e.runDir(), "host.log")); err != nil || bytes.Contains(b, []byte("browser crashed")) {
+		t.Fatalf("host.log (%v) tells of a crash on a full profile:\n%s", err, b)
+	}
 	sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}
 	sweep.tree("profile", prof)
 	if sweep.files["profile"] == 0 {
