@@ -231,7 +231,9 @@ func TestDiskFullAuditLog(t *testing.T) {
 			t.Fatalf("duplicate add on a full disk: %+v", r)
 		}
 		if fileSize(t, logFile) == size {
-			break // this record did not fit: fewer than dupLen bytes are left
+			// This record did not fit: fewer than dupLen bytes are left.
+			t.Logf("records: a release's %d bytes, a refused add's %d; %d refused adds fitted on the full disk", allowLen, dupLen, i)
+			break
 		}
 		// The space brokerd reserved past the log's end for the last release (16 KiB), and
 		// the last page's slack.
