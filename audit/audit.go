@@ -6,7 +6,10 @@
 //
 // The log is a JSON Lines file at Options.Path (audit.jsonl in the data dir), created 0600 in a
 // directory created 0700, and opened O_APPEND|O_NOFOLLOW. This process only ever appends to it:
-// one [Record] per line, written with a single write and fsynced before [Log.Append] returns. A
+// one [Record] per line, written with a single write and fsynced before [Log.Append] returns;
+// a write that fails part-way (a full disk) is cut back, so the file ends with a whole record.
+// [Log.Reserve] sets aside the space of the next record beforehand (brokerd calls it before a
+// presence prompt), so a full disk refuses a release before anyone is asked. A
 // record never holds a secret; every string field is cut to [auditlog.MaxField] bytes of valid
 // UTF-8, so a line stays small. Every append holds a flock on the sibling audit.lock and
 // continues from the file as it is, so several writers (two brokerds sharing a data dir) extend
@@ -235,7 +238,9 @@ func (l *Log) openFile() error {
 
 // Append fills r.Seq, r.Prev and (if zero) r.Time, bounds every string field to MaxField
 // bytes, and writes r as one fsynced line, rotating first if the file would exceed MaxBytes.
-// After a failed write or rotation the Log refuses further appends.
+// A failed write is cut back to the last whole record and the Log stays usable (the next append,
+// once the disk has space, continues the chain); after a failed rotation, or a partial record
+// that could not be cut, the Log refuses further appends.
 func (l *Log) Append(r Record) error {
 	if r.Op == "" || r.Decision == "" {
 		return errors.New("audit: append: empty op or decision")
@@ -285,16 +290,73 @@ func (l *Log) Append(r Record) error {
 			return fmt.Errorf("audit: rotate: %w", err)
 		}
 	}
-	n, err := l.f.Write(append(line, '\n'))
-	l.size += int64(n)
+	// A full disk can take part of the line (tmpfs fills the file's last page, then fails):
+	// cut the file back to its last whole record, so the log stays a chain of complete lines
+	// and the next append, with space again, continues it. Only a failed cut leaves the log
+	// unusable.
+	before := l.size
+	_, err = l.f.Write(append(line, '\n'))
 	if err == nil {
 		err = l.f.Sync()
 	}
 	if err != nil {
-		l.broken = err
+		if terr := l.cut(before); terr != nil {
+			l.broken = fmt.Errorf("%w (and cutting the partial record failed: %w)", err, terr)
+		}
 		return fmt.Errorf("audit: write record: %w", err)
 	}
+	l.size = before + int64(len(line)) + 1
 	l.seq, l.prev = r.Seq, auditlog.Hash(line)
+	return nil
+}
+
+// reserveBytes is what [Log.Reserve] sets aside: more than any one record (every string field
+// at MaxField, both process chains full).
+const reserveBytes = 16 << 10
+
+// Reserve makes sure, before anyone is asked, that the record of the decision can be written
+// afterwards: it preallocates space past the end of the file (Linux fallocate, keeping the
+// file's size), so a full disk is found now, and an allow that follows cannot find it full. An
+// error is the reason the log cannot take a record. Nothing is reserved where the filesystem
+// cannot preallocate, nor for a record that will start a new file (rotation): then a full disk
+// is still refused, at the append after the prompt.
+func (l *Log) Reserve() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("audit: reserve: %w", os.ErrClosed)
+	}
+	if l.broken != nil {
+		return fmt.Errorf("audit: reserve: log unusable after earlier failure: %w", l.broken)
+	}
+	unlock, err := l.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fi, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("audit: reserve: %w", err)
+	}
+	if fi.Size()+reserveBytes > l.maxBytes {
+		return nil
+	}
+	if err := preallocate(l.f, fi.Size(), reserveBytes); err != nil {
+		return fmt.Errorf("audit: reserve space for a record: %w", err)
+	}
+	return nil
+}
+
+// cut truncates the file back to size bytes (the end of its last whole record) and makes
+// that durable.
+func (l *Log) cut(size int64) error {
+	if err := l.f.Truncate(size); err != nil {
+		return err
+	}
+	if err := l.f.Sync(); err != nil {
+		return err
+	}
+	l.size = size
 	return nil
 }
 

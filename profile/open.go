@@ -261,13 +261,15 @@ func create(dataDir, dir string, now time.Time) error {
 
 // buildTemp writes a complete new profile into a temporary sibling and returns its path.
 func buildTemp(dataDir string, now time.Time) (tmp string, err error) {
-	tmp, err = os.MkdirTemp(dataDir, tempPrefix)
+	made, err := os.MkdirTemp(dataDir, tempPrefix)
 	if err != nil {
 		return "", fmt.Errorf("create profile: %w", err)
 	}
+	tmp = made
 	defer func() {
 		if err != nil {
-			os.RemoveAll(tmp)
+			// made, not tmp: a failed return sets tmp to "" before this runs.
+			os.RemoveAll(made)
 			err = fmt.Errorf("create profile: %w", err)
 		}
 	}()

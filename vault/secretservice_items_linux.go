@@ -82,6 +82,13 @@ func (s *SecretService) Add(ctx context.Context, rec Record, secret []byte) erro
 	if err == nil && s.idx != nil {
 		rec.Created = s.now().UTC().Truncate(time.Second)
 		err = s.idx.update(func(recs []Record) []Record { return append(without(recs, rec.Origin, rec.Alias), rec) })
+		if err != nil {
+			// The index could not take the entry (a full disk): take the item out again, so
+			// a failed add leaves no record that list cannot show and that blocks its alias.
+			if derr := s.do(ctx, func(c *ssConn) error { return c.remove(ctx, rec.Origin, rec.Alias) }); derr != nil {
+				err = fmt.Errorf("%w (removing the new keyring item again failed too: %v; the next unlock lists it)", err, derr)
+			}
+		}
 	}
 	return wrapStep("add", err)
 }
@@ -96,33 +103,36 @@ func (s *SecretService) Remove(ctx context.Context, origin, alias string) error 
 		return fmt.Errorf("remove: %w", err)
 	}
 	defer unlock()
-	err = s.do(ctx, func(c *ssConn) error {
-		it, err := c.find(ctx, origin, alias, true)
-		if err != nil {
-			return err
-		}
-		var prompt dbus.ObjectPath
-		err = c.obj(it.path).CallWithContext(ctx, ifItem+".Delete", 0).Store(&prompt)
-		if err != nil {
-			return itemErr("delete item", err)
-		}
-		if prompt != noPrompt {
-			dismissed, _, err := c.prompt(ctx, prompt, nil)
-			if err != nil {
-				return err
-			}
-			if dismissed {
-				return fmt.Errorf("delete item: %w: prompt dismissed", ErrLocked)
-			}
-		}
-		return nil
-	})
+	err = s.do(ctx, func(c *ssConn) error { return c.remove(ctx, origin, alias) })
 	if s.idx != nil && (err == nil || errors.Is(err, ErrAliasUnknown)) {
 		if ierr := s.idx.update(func(recs []Record) []Record { return without(recs, origin, alias) }); err == nil {
 			err = ierr
 		}
 	}
 	return wrapStep("remove", err)
+}
+
+// remove deletes the item origin/alias.
+func (c *ssConn) remove(ctx context.Context, origin, alias string) error {
+	it, err := c.find(ctx, origin, alias, true)
+	if err != nil {
+		return err
+	}
+	var prompt dbus.ObjectPath
+	err = c.obj(it.path).CallWithContext(ctx, ifItem+".Delete", 0).Store(&prompt)
+	if err != nil {
+		return itemErr("delete item", err)
+	}
+	if prompt != noPrompt {
+		dismissed, _, err := c.prompt(ctx, prompt, nil)
+		if err != nil {
+			return err
+		}
+		if dismissed {
+			return fmt.Errorf("delete item: %w: prompt dismissed", ErrLocked)
+		}
+	}
+	return nil
 }
 
 // Secret implements Store. A locked item answers ErrLocked; Secret never prompts.

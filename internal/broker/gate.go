@@ -154,6 +154,10 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		}
 		req.Listener, listenerKey = l.String(), l.Key()
 	}
+	// The record of this decision must fit in the log before anyone is asked.
+	if err := s.reserve("nothing was asked or released"); err != nil {
+		return nil, err
+	}
 	var (
 		got    vault.Record
 		secret []byte

@@ -221,7 +221,12 @@ func (s *Server) methods() *rpc.Methods {
 		rpc.Handle(t, brokerapi.MethodCredentialsAdd, func(ctx context.Context, p brokerapi.AddParams) (brokerapi.Credential, error) {
 			defer credential.Zero(p.Secret)
 			rpc.Note(ctx, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
-			res, err := s.add(ctx, rpc.ConnOf(ctx), p)
+			// An add the audit log has no space for is refused before the store is written.
+			var res brokerapi.Credential
+			err := s.reserve("nothing was saved")
+			if err == nil {
+				res, err = s.add(ctx, rpc.ConnOf(ctx), p)
+			}
 			s.record("add", err, rpc.PeerOf(ctx), audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
 			return res, err
 		})

@@ -6,14 +6,15 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -401,7 +402,7 @@ func TestNoAuditNothingServed(t *testing.T) {
 func TestFailingAuditorReleasesNothing(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	f.audit.fail = errors.New("disk full")
+	f.audit.fail = fmt.Errorf("audit: write record: %w", &os.PathError{Op: "write", Path: "audit.jsonl", Err: syscall.ENOSPC})
 	c := f.conn(t)
 	ch, err := brokerapi.NewClient(c).Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
 	if err != nil {
@@ -419,8 +420,9 @@ func TestFailingAuditorReleasesNothing(t *testing.T) {
 		t.Fatalf("a release whose audit record failed carried the secret: %s", line)
 	}
 	var r wire.Response
-	if err := json.Unmarshal(line, &r); err != nil || r.Error == nil || r.Error.Code != wire.CodeInternal || r.Result != nil {
-		t.Fatalf("reply %s (%v); want INTERNAL and no result", line, err)
+	if err := json.Unmarshal(line, &r); err != nil || r.Error == nil || r.Error.Code != wire.CodeAuditUnavail || r.Error.Hint == "" ||
+		!strings.Contains(r.Error.Message, "no space left on device") || r.Result != nil {
+		t.Fatalf("reply %s (%v); want AUDIT_UNAVAILABLE naming ENOSPC, a hint, and no result", line, err)
 	}
 	if n := len(f.audit.records()); n != 0 {
 		t.Fatalf("%d records written by a failing auditor", n)
@@ -440,6 +442,69 @@ func TestFailingAuditorReleasesNothing(t *testing.T) {
 	}
 	if recs := f.audit.records(); len(recs) != 1 || recs[0].Op != "release" || recs[0].Decision != "allow" {
 		t.Fatalf("records %+v; want one allowed release", recs)
+	}
+}
+
+// reservingAudit is a memAudit that can set aside a record's space; reserveErr, when set,
+// makes Reserve fail (a full disk).
+type reservingAudit struct {
+	*memAudit
+	reserveErr error
+	reserves   atomic.Int32
+}
+
+func (r *reservingAudit) Reserve() error {
+	r.reserves.Add(1)
+	return r.reserveErr
+}
+
+// TestFullAuditLogAsksNobody: when the audit log cannot set aside the space of a release's
+// record (a full disk), the release is AUDIT_UNAVAILABLE before anyone is asked and before the
+// vault is read; the refusal is still offered to the log. With space, the reservation comes
+// first and the release goes through.
+func TestFullAuditLogAsksNobody(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	ra := &reservingAudit{memAudit: f.audit, reserveErr: fmt.Errorf("audit: reserve: %w", syscall.ENOSPC)}
+	f.srv.Audit = ra
+	cl := f.client(t)
+	ch, err := cl.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := cl.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"})
+	if wire.CodeOf(err) != wire.CodeAuditUnavail || secret != nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("release with a full audit log: %v (secret %v), want AUDIT_UNAVAILABLE naming ENOSPC", err, secret != nil)
+	}
+	if n, s := f.pres.asked.Load(), f.store.secrets.Load(); n != 0 || s != 0 || ra.reserves.Load() != 1 {
+		t.Fatalf("asked %d, vault read %d, reserved %d times; want nobody asked and nothing read", n, s, ra.reserves.Load())
+	}
+	if recs := f.audit.records(); len(recs) != 1 || recs[0].Decision != "deny" || recs[0].Code != string(wire.CodeAuditUnavail) {
+		t.Fatalf("records %+v; want the refusal", recs)
+	}
+	ra.reserveErr = nil
+	ch, err = cl.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, secret, err := cl.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "staging-admin", Session: "s", Document: "d"}); err != nil || string(secret) != canary {
+		t.Fatalf("release with space: %v", err)
+	}
+	if f.pres.asked.Load() != 1 || ra.reserves.Load() != 2 {
+		t.Fatalf("asked %d, reserved %d", f.pres.asked.Load(), ra.reserves.Load())
+	}
+
+	// An add the log has no space for is refused before the store is written.
+	ra.reserveErr = fmt.Errorf("audit: reserve: %w", syscall.ENOSPC)
+	if _, err := cl.Add(ctx, "https://app.example", "new@example", "new-one", []byte("pw-new")); wire.CodeOf(err) != wire.CodeAuditUnavail ||
+		!strings.Contains(err.Error(), "nothing was saved") {
+		t.Fatalf("add with a full audit log: %v, want AUDIT_UNAVAILABLE", err)
+	}
+	if recs, _ := f.store.List(ctx, "https://app.example"); len(recs) != 1 {
+		t.Fatalf("the store after a refused add: %+v", recs)
+	}
+	if recs := f.audit.records(); recs[len(recs)-1].Op != "add" || recs[len(recs)-1].Code != string(wire.CodeAuditUnavail) {
+		t.Fatalf("newest record %+v, want the refused add", recs[len(recs)-1])
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"syscall"
 )
 
 // Code is a stable, machine-readable error code. Codes never change meaning.
@@ -81,7 +82,11 @@ const (
 	CodeEnrollUnknown Code = "ENROLLMENT_UNKNOWN" // no password waits for a save decision under that token
 
 	// The audit log.
-	CodeAuditTampered Code = "AUDIT_TAMPERED" // the audit log's hash chain is broken at the record named
+	CodeAuditTampered Code = "AUDIT_TAMPERED"    // the audit log's hash chain is broken at the record named
+	CodeAuditUnavail  Code = "AUDIT_UNAVAILABLE" // the audit log cannot be written: nothing was released
+
+	// Files.
+	CodeNoSpace Code = "NO_SPACE" // a file could not be written: its filesystem (or the user's quota) is full
 
 	// Journeys (journey.run). Plan errors refuse the run; the others end it and are its report's
 	// failure (the page did not do what the plan expects) or could_not_look reason.
@@ -155,6 +160,8 @@ var hints = map[Code]string{
 	CodeFormMethodGet:   "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
 	CodeSecretOnPage:    "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page",
 	CodeAuditTampered:   "the audit log was edited, reordered, or had records inserted or deleted at the record named",
+	CodeAuditUnavail:    "free space where the audit log lives ($XDG_DATA_HOME/headless/audit.jsonl) and retry; nothing is released while its record cannot be written (brokerd.log in the runtime dir names the failure)",
+	CodeNoSpace:         "free space on the filesystem of the file named (the data dir $XDG_DATA_HOME/headless holds the profile, the credentials index and the audit log) and retry; nothing half-written was kept",
 	CodePlanInvalid:     "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
 	CodeUnsafeSelector:  "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
 	CodeTargetNotFound:  "no visible element matched within the action's timeout; compare the target with the evidence of the previous state (or a snapshot)",
@@ -256,9 +263,9 @@ func unwrapAll(err error) []error {
 }
 
 // From is the wire form of err: err itself when it is an [*Error]; else the code (and the hint)
-// of the first [Coder] in its chain with err's whole message; a deadline or cancellation no code
-// claimed is TIMEOUT; anything else is INTERNAL with err's message (a boundary may hide it:
-// see [Uncoded]). From(nil) is nil.
+// of the first [Coder] in its chain with err's whole message; a full disk (ENOSPC, EDQUOT) no
+// code claimed is NO_SPACE; a deadline or cancellation no code claimed is TIMEOUT; anything else
+// is INTERNAL with err's message (a boundary may hide it: see [Uncoded]). From(nil) is nil.
 func From(err error) *Error {
 	if err == nil {
 		return nil
@@ -275,6 +282,9 @@ func From(err error) *Error {
 		}
 		return &Error{Code: code, Message: err.Error(), Hint: hint, cause: err}
 	}
+	if noSpace(err) {
+		return &Error{Code: CodeNoSpace, Message: err.Error(), Hint: Hint(CodeNoSpace), cause: err}
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return &Error{Code: CodeTimeout, Message: err.Error(), cause: err,
 			Hint: "the operation did not finish in time, or its caller went away; retry it (the logs in the runtime dir have details)"}
@@ -289,8 +299,11 @@ func Uncoded(err error) bool {
 		return false
 	}
 	var c Coder
-	return !errors.As(err, &c) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+	return !errors.As(err, &c) && !noSpace(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
+
+// noSpace reports whether err is a write that found its filesystem, or the user's quota, full.
+func noSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) }
 
 // CodeOf returns the code of the first Coder in err's chain, or "".
 func CodeOf(err error) Code {

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 )
@@ -206,6 +208,10 @@ func TestFromAsksTheError(t *testing.T) {
 		{"wrapped Error", fmt.Errorf("step: %w", Errorf(CodeSessionUnknown, "no session %q", "x")), CodeSessionUnknown, `step: no session "x"`, Hint(CodeSessionUnknown), nil},
 		{"deadline", fmt.Errorf("wait: %w", context.DeadlineExceeded), CodeTimeout, "wait: context deadline exceeded", "", context.DeadlineExceeded},
 		{"uncoded", errors.New("boom"), CodeInternal, "boom", Hint(CodeInternal), nil},
+		{"full disk", fmt.Errorf("write index: %w", &os.PathError{Op: "write", Path: "/d/x", Err: syscall.ENOSPC}), CodeNoSpace,
+			"write index: write /d/x: no space left on device", Hint(CodeNoSpace), syscall.ENOSPC},
+		{"quota", fmt.Errorf("w: %w", syscall.EDQUOT), CodeNoSpace, "w: disk quota exceeded", Hint(CodeNoSpace), syscall.EDQUOT},
+		{"a code beats the full disk", fmt.Errorf("%w: %w", errLocked, syscall.ENOSPC), CodeVaultLocked, "vault is locked: no space left on device", Hint(CodeVaultLocked), errLocked},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -216,7 +222,7 @@ func TestFromAsksTheError(t *testing.T) {
 			if c.isSentinel != nil && !errors.Is(e, c.isSentinel) {
 				t.Fatalf("errors.Is(From(err), %v) = false: the cause was lost", c.isSentinel)
 			}
-			if got := CodeOf(c.err); c.code != CodeInternal && c.code != CodeTimeout && got != c.code {
+			if got := CodeOf(c.err); c.code != CodeInternal && c.code != CodeTimeout && c.code != CodeNoSpace && got != c.code {
 				t.Fatalf("CodeOf = %q, want %q", got, c.code)
 			}
 			if Uncoded(c.err) != (c.code == CodeInternal) {
