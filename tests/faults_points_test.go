@@ -30,9 +30,11 @@ import (
 //     DOM.focus on the password field, selectAll, the focus/listener/window checks, and only
 //     then Input.insertText (b.InsertSecret). The password field's focus handler runs inside
 //     that DOM.focus: the faultSite's handler blocks in a synchronous XHR to /focused, so the
-//     host holds the released password in memory and waits in DOM.focus, the last step before
-//     typing that a page can observe. The kill comes once /focused arrived and the audit log
-//     holds the release.
+//     host holds the released password in memory and waits in DOM.focus (a renderer stuck in
+//     an event handler does not answer it). Only selectAll's Ctrl+A key events and the
+//     host's own checks lie between it and the typing; the account field's focus would also
+//     fall after the release, but further from the typing. The kill comes once /focused
+//     arrived and the audit log holds the release.
 //   - "typed": after typing, before the submit. The field's input handler fires while
 //     Input.insertText delivers the password (the value's length, never the value, goes to
 //     /typed); it blocks the same way, so the host waits in InsertSecret: the password is in
@@ -227,7 +229,11 @@ func releasesAllowed(t *testing.T, e *env, alias string) int {
 // the alias look-up): the keyring answers those to a peer that is gone, and CreateItem is never
 // sent. With the pinentry provider the store is the default collection, which keeps no index
 // (credentials.json is the secret-service provider's, written after the item), so there is
-// no index entry either.
+// no index entry either. (With the secret-service provider the order is the same, item
+// first, then the index: a kill in the instant between them leaves a complete item that the
+// index does not list yet, which the next unlock, a release or an add, rebuilds the index from
+// (vault/index.go); stopping the keyring cannot land a kill in that instant, so it is not
+// tested here.)
 //
 // The host or Chromium killed: a durable 'credentials add' goes from the CLI to brokerd
 // directly (internal/cli/credentials.go), neither is on its path, so the save completes (exit
