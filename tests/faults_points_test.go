@@ -217,46 +217,69 @@ func releasesAllowed(t *testing.T, e *env, alias string) int {
 }
 
 // TestKill9DuringEnrollmentSave kills brokerd, the host or Chromium with SIGKILL while
-// 'headless credentials add' waits for the vault to save: the test's own gnome-keyring-daemon
-// (e.k.KeyringPID, this env's private keyring, no other test's) is stopped (SIGSTOP) before
-// the second password entry is typed, so brokerd's first Secret Service call of the save
-// waits in the keyring's socket; once bytes wait there the victim is killed and the keyring
-// continued (SIGCONT).
+// 'headless credentials add' waits for the vault to save, with either store: the pinentry
+// provider's (the default collection, no index) and the secret-service provider's (the
+// dedicated 'headless' keyring, locked at rest, with its metadata index credentials.json).
+// The test's own gnome-keyring-daemon (e.k.KeyringPID, this env's private keyring, no other
+// test's) is stopped (SIGSTOP) before the second password entry is typed, so brokerd's first
+// Secret Service call of the save waits in the keyring's socket; once bytes wait there the
+// victim is killed and the keyring continued (SIGCONT).
 //
-// brokerd (the only writer of the vault) killed: the add ends BROKER_UNAVAILABLE and nothing of
-// the record exists. The Secret Service item is created in one CreateItem call, which brokerd
-// only sends after the keyring answered the calls before it (the collection's Locked property,
-// the alias look-up): the keyring answers those to a peer that is gone, and CreateItem is never
-// sent. With the pinentry provider the store is the default collection, which keeps no index
-// (credentials.json is the secret-service provider's, written after the item), so there is
-// no index entry either. (With the secret-service provider the order is the same, item
-// first, then the index: a kill in the instant between them leaves a complete item that the
-// index does not list yet, which the next unlock, a release or an add, rebuilds the index from
-// (vault/index.go); stopping the keyring cannot land a kill in that instant, so it is not
-// tested here.)
+// brokerd (the only writer of the vault) killed: the add ends BROKER_UNAVAILABLE, no prompt
+// was shown, and nothing of the record exists: no item and no index entry. The order of a
+// save (internal/broker/credentials.go add, vault/secretservice_items_linux.go Add) is: the
+// unlock (secret-service provider: Unlock and its prompt; the index is rebuilt from the
+// collection after it), the collection's Locked property and the alias look-up, one
+// CreateItem call (the item, secret and attributes at once), and only then the index entry.
+// Each call waits for the answer of the one before, so the calls queued in the stopped keyring
+// are answered to a peer that is gone and CreateItem is never sent. A kill in the instant
+// between CreateItem and the index write would leave a complete item that the index does not
+// list yet; the next unlock (a release or an add) rebuilds the index from the collection
+// (vault/secretservice_unlock_linux.go). Stopping the keyring cannot land a kill in that
+// instant, so it is not tested here.
 //
 // The host or Chromium killed: a durable 'credentials add' goes from the CLI to brokerd
 // directly (internal/cli/credentials.go), neither is on its path, so the save completes (exit
-// 0, the record saved once) — the test shows the kill does not disturb it. An isolated
-// session's add goes through the host to an in-memory store that the keyring never sees, so
-// stopping the keyring cannot hold it; killing the host with an isolated session is
-// TestKill9DuringProfileClear's and TestKill9WhilePresencePending's ground.
+// 0, the record saved once, in the index too) — the test shows the kill does not disturb it.
+// An isolated session's add goes through the host to an in-memory store that the keyring
+// never sees, so stopping the keyring cannot hold it; the host killed with an isolated
+// session is TestKill9DuringProfileClear's ground.
 //
-// Afterwards in every case: the next start works, the vault holds exactly its records, a
-// sign-in with the first one succeeds, and neither password is on a file or in an output.
+// Afterwards in every case: the next start works, the vault and the index hold exactly their
+// records, a sign-in with the first one succeeds, and no password (nor the keyring's) is on a
+// file under the test's root or in an output.
 func TestKill9DuringEnrollmentSave(t *testing.T) {
-	for _, c := range []struct{ victim, code string }{
-		{"brokerd", "BROKER_UNAVAILABLE"},
-		{"host", ""},
-		{"chromium", ""},
+	for _, c := range []struct{ provider, victim, code string }{
+		{"pinentry", "brokerd", "BROKER_UNAVAILABLE"},
+		{"pinentry", "host", ""},
+		{"pinentry", "chromium", ""},
+		{"secret-service", "brokerd", "BROKER_UNAVAILABLE"},
+		{"secret-service", "host", ""},
+		{"secret-service", "chromium", ""},
 	} {
-		t.Run(c.victim, func(t *testing.T) {
+		t.Run(c.provider+"/"+c.victim, func(t *testing.T) {
 			e := newEnv(t, envOptions{})
-			approve, _ := presencetest.FakePinentry(t, "approve")
-			e.pinentryConfig(approve)
-			pw, pw2 := newCanary(), newCanary()
+			pw, pw2, keypw := newCanary(), newCanary(), newCanary()
+			// approve answers the presence prompt of the next release or keyring write.
+			var approve func()
+			var pr *presencetest.Prompter
+			if c.provider == "pinentry" {
+				program, _ := presencetest.FakePinentry(t, "approve")
+				e.pinentryConfig(program)
+				approve = func() {}
+			} else {
+				// The dedicated 'headless' keyring, locked at rest, and its index
+				// (credentials.json): every write and release is an unlock prompt, answered
+				// by the scripted system prompter; an unscripted prompt is cancelled.
+				pr = presencetest.StartPrompter(t, e.k.Addr, presencetest.SystemPrompterName, presencetest.Answer{Cancel: true})
+				e.writeConfig(`{"presence":{"provider":"secret-service","timeout_seconds":5}}`)
+				approve = func() { pr.Script(presencetest.Answer{Password: keypw}) }
+				approve()
+				e.ok(t, nil, "credentials", "init")
+			}
 			srv := newBenchSite(t, benchAccount, pw)
 			e.start(t)
+			approve()
 			if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
 				"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json"); r.code != 0 {
 				t.Fatalf("add: %+v", r)
@@ -276,6 +299,16 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 			}
 			cont := func() { syscall.Kill(kpid, syscall.SIGCONT) }
 			t.Cleanup(cont)
+			prompts := func() int {
+				if pr == nil {
+					return 0
+				}
+				return len(pr.Prompts())
+			}
+			before := prompts()
+			if c.code == "" {
+				approve() // the save goes on: its unlock prompt is answered
+			}
 			hook := func(i int, typed bool) {
 				if i != 1 {
 					return
@@ -310,10 +343,13 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 			} else if r.code == 0 || errCode(t, r) != c.code {
 				t.Errorf("add with %s killed during the save: %+v, want %s", c.victim, r, c.code)
 			}
+			if c.code != "" && prompts() != before {
+				t.Errorf("the killed save prompted (%d prompts, %d before)", prompts(), before)
+			}
 			if c.victim == "brokerd" && !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
 				t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", st.Host.PID)
 			}
-			sweep := &lsSweep{t: t, needles: append(lsNeedles("password", pw), lsNeedles("second password", pw2)...), files: map[string]int{}, seen: map[string]bool{}}
+			sweep := &lsSweep{t: t, needles: slices.Concat(lsNeedles("password", pw), lsNeedles("second password", pw2), lsNeedles("keyring password", keypw)), files: map[string]int{}, seen: map[string]bool{}}
 			sweep.tree("root", e.root)
 			if sweep.files["root"] == 0 {
 				t.Fatal("the sweep searched no file")
@@ -327,8 +363,29 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 			if got := aliasesAt(t, e, srv.URL); !slices.Equal(got, want) {
 				t.Errorf("the vault after the kill: %v, want %v", got, want)
 			}
-			if _, err := os.Lstat(filepath.Join(e.root, "data", "headless", "credentials.json")); err == nil {
-				t.Error("the default collection's store wrote an index")
+			// The index: none for the default collection; for the dedicated keyring
+			// exactly the saved records (read before anything unlocked it again, which
+			// would rebuild it from the collection).
+			idx, err := os.ReadFile(filepath.Join(e.root, "data", "headless", "credentials.json"))
+			if c.provider == "pinentry" {
+				if err == nil {
+					t.Error("the default collection's store wrote an index")
+				}
+			} else {
+				var f struct {
+					Credentials []struct{ Alias string } `json:"credentials"`
+				}
+				if err := json.Unmarshal(idx, &f); err != nil {
+					t.Fatalf("the index after the kill: %v %q", err, idx)
+				}
+				var got []string
+				for _, r := range f.Credentials {
+					got = append(got, r.Alias)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("the index after the kill: %v, want %v", got, want)
+				}
 			}
 			if c.victim == "chromium" {
 				// Nothing met the crash yet: the first verb after it does (and relaunches).
@@ -340,6 +397,7 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 				t.Fatal("no auth_required after recovery")
 			}
 			var a authJSON
+			approve()
 			e.ok(t, &a, "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench")
 			if a.Status != "authenticated" || srv.accepted.Load() != 1 {
 				t.Fatalf("sign-in after recovery: %+v, accepted %d", a, srv.accepted.Load())
@@ -349,7 +407,7 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 					t.Errorf("%s after recovery: %v", f, err)
 				}
 			}
-			if out := e.allOutput(); strings.Contains(out, pw) || strings.Contains(out, pw2) {
+			if out := e.allOutput(); strings.Contains(out, pw) || strings.Contains(out, pw2) || strings.Contains(out, keypw) {
 				t.Error("a password is in an output")
 			}
 		})
