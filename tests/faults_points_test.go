@@ -40,34 +40,56 @@ import (
 //     /typed); it blocks the same way, so the host waits in InsertSecret: the password is in
 //     the field, the rechecks and the submit click have not run.
 //
+// Each point and victim runs twice: with a vault credential in the default session, and with
+// an isolated session's own credential (its store lives in brokerd's memory, tied to the host).
 // Each time: the sign-in ends with its exact typed error, the site never received a POST of
-// the form (not even after the page is let go), the vault holds exactly its one record, the
-// next 'headless start' works (no stale lock or socket), the next sign-in succeeds, and the
-// password is on no file under the test's root (Chromium's profile after the SIGKILL, with the
-// password typed into a field, included) and in no output.
+// the form (not even after the page is let go), the vault holds exactly its one record (none
+// in the isolated case, whose session and store are gone: SESSION_UNKNOWN), the next
+// 'headless start' works (no stale lock or socket), the next sign-in succeeds (in the isolated
+// case in a new isolated session, enrolled again), and the password is on no file under the
+// test's root (Chromium's profile after the SIGKILL, with the password typed into a field,
+// included) and in no output.
 func TestKill9AfterRelease(t *testing.T) {
-	for _, c := range []struct {
+	type kase struct {
 		point, victim string
 		code          string // the auth login's error code
-	}{
-		{"released", "brokerd", "HOST_UNAVAILABLE"}, // the host follows brokerd (its lifeline)
-		{"released", "host", "HOST_UNAVAILABLE"},
-		{"released", "chromium", "BROWSER_CRASHED"},
-		{"typed", "brokerd", "HOST_UNAVAILABLE"},
-		{"typed", "host", "HOST_UNAVAILABLE"},
-		{"typed", "chromium", "BROWSER_CRASHED"},
-	} {
-		t.Run(c.point+"/"+c.victim, func(t *testing.T) {
+		isolated      bool   // the sign-in runs in an isolated session with its own credential
+	}
+	var cases []kase
+	for _, iso := range []bool{false, true} {
+		cases = append(cases,
+			kase{"released", "brokerd", "HOST_UNAVAILABLE", iso}, // the host follows brokerd (its lifeline)
+			kase{"released", "host", "HOST_UNAVAILABLE", iso},
+			kase{"released", "chromium", "BROWSER_CRASHED", iso},
+			kase{"typed", "brokerd", "HOST_UNAVAILABLE", iso},
+			kase{"typed", "host", "HOST_UNAVAILABLE", iso},
+			kase{"typed", "chromium", "BROWSER_CRASHED", iso})
+	}
+	for _, c := range cases {
+		name := c.point + "/" + c.victim
+		var sess []string // the session flags of every session verb
+		if c.isolated {
+			name += "/isolated"
+			sess = []string{"--session", "iso"}
+		}
+		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, envOptions{})
 			program, plog := presencetest.FakePinentry(t, "approve")
 			e.pinentryConfig(program)
 			pw := newCanary()
 			srv := newFaultSite(t, benchAccount, pw, map[string]string{"released": "focus", "typed": "input"}[c.point])
 			e.start(t)
-			if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
-				"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "fault", "--json"); r.code != 0 {
-				t.Fatalf("add: %+v", r)
+			enroll := func() {
+				t.Helper()
+				if c.isolated {
+					e.ok(t, nil, "session", "create", "iso", "--isolated")
+				}
+				if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+					"headless", slices.Concat([]string{"credentials", "add"}, sess, []string{"--origin", srv.URL, "--account", benchAccount, "--alias", "fault", "--json"})...); r.code != 0 {
+					t.Fatalf("add: %+v", r)
+				}
 			}
+			enroll()
 			var st struct {
 				Host struct {
 					PID        int `json:"pid"`
@@ -80,11 +102,11 @@ func TestKill9AfterRelease(t *testing.T) {
 				t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
 			}
 			var p pageJSON
-			e.ok(t, &p, "visit", srv.URL+"/login")
+			e.ok(t, &p, append([]string{"visit", srv.URL + "/login"}, sess...)...)
 			if p.AuthRequired == nil {
 				t.Fatal("no auth_required")
 			}
-			cmd := e.command("headless", "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "fault", "--json")
+			cmd := e.command("headless", append([]string{"auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "fault", "--json"}, sess...)...)
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
 			if err := cmd.Start(); err != nil {
@@ -153,24 +175,31 @@ func TestKill9AfterRelease(t *testing.T) {
 				t.Fatal("the sweep searched no file")
 			}
 
-			// Recovery: start works, the vault holds exactly its record, and a sign-in succeeds.
+			// Recovery: start works, the vault holds exactly its record (an isolated
+			// session and its store are gone with the host or the browser, and the vault
+			// holds nothing), and a sign-in succeeds (in a new isolated session, enrolled
+			// again, for an isolated case).
 			e.start(t)
 			if n := srv.posts.Load(); n != 0 {
 				t.Fatalf("the site received %d submits of the interrupted sign-in", n)
 			}
-			var l struct {
-				Credentials []struct{ Origin, Account, Alias string } `json:"credentials"`
+			want := []string{"fault"}
+			if c.isolated {
+				want = nil
+				e.fails(t, "SESSION_UNKNOWN", "credentials", "list", "--session", "iso")
 			}
-			e.ok(t, &l, "credentials", "list", "--origin", srv.URL)
-			if len(l.Credentials) != 1 || l.Credentials[0].Alias != "fault" || l.Credentials[0].Account != benchAccount {
-				t.Fatalf("the vault after the kill: %+v", l.Credentials)
+			if got := aliasesAt(t, e, srv.URL); !slices.Equal(got, want) {
+				t.Fatalf("the vault after the kill: %v, want %v", got, want)
 			}
-			e.ok(t, &p, "visit", srv.URL+"/login")
+			if c.isolated {
+				enroll()
+			}
+			e.ok(t, &p, append([]string{"visit", srv.URL + "/login"}, sess...)...)
 			if p.AuthRequired == nil || !slices.Equal(p.AuthRequired.Aliases, []string{"fault"}) {
 				t.Fatalf("after recovery: %+v", p.AuthRequired)
 			}
 			var a authJSON
-			e.ok(t, &a, "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "fault")
+			e.ok(t, &a, append([]string{"auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "fault"}, sess...)...)
 			if a.Status != "authenticated" || srv.accepted.Load() != 1 || srv.posts.Load() != 1 {
 				t.Fatalf("sign-in after recovery: %+v, accepted %d, posts %d", a, srv.accepted.Load(), srv.posts.Load())
 			}
