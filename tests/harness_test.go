@@ -291,6 +291,14 @@ type step struct {
 // stdout and stderr are separate pipes; the tty transcript is returned.
 func (e *env) runTTY(steps []step, name string, args ...string) result {
 	e.t.Helper()
+	return e.runTTYHook(steps, nil, name, args...)
+}
+
+// runTTYHook is runTTY calling hook(i, false) right before step i's input is typed and
+// hook(i, true) right after (hook may be nil): a fault test acts at an exact point of the
+// exchange while the command waits.
+func (e *env) runTTYHook(steps []step, hook func(i int, typed bool), name string, args ...string) result {
+	e.t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		e.t.Fatal(err)
@@ -324,7 +332,7 @@ func (e *env) runTTY(steps []step, name string, args ...string) result {
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- cmd.Wait() }()
 	seen := 0
-	for _, s := range steps {
+	for si, s := range steps {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			tmu.Lock()
@@ -342,7 +350,13 @@ func (e *env) runTTY(steps []step, name string, args ...string) result {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+		if hook != nil {
+			hook(si, false)
+		}
 		io.WriteString(ptmx, s.input)
+		if hook != nil {
+			hook(si, true)
+		}
 	}
 	var werr error
 	select {
