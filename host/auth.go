@@ -243,18 +243,7 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 		return AuthResult{}, err
 	}
 	defer unlock()
-	res, err := h.authLogin(ctx, b, s, p)
-	h.mu.Lock()
-	dead := h.browser == b && b.Err() != nil // not relaunched yet
-	h.mu.Unlock()
-	if dead && wire.CodeOf(err) == wire.CodeBrowserCrashed {
-		// Chromium died under the sign-in and a CDP call answered with the browser's own
-		// error, not through browserErr (DOM.focus, kill -9 while the host waited there:
-		// tests/faults_points_test.go): relaunch it before answering, as every verb does, so
-		// the hint's "restarted" is true and the next command works.
-		err = h.browserErr(err)
-	}
-	return res, err
+	return h.authLogin(ctx, b, s, p)
 }
 
 // authLogin is AuthLogin in session s, whose verb lock the caller holds (a journey's login

@@ -168,6 +168,22 @@ func (h *Host) alive(ctx context.Context) (*cdp.Browser, error) {
 
 // browserErr maps a CDP failure to a typed error. A verb that finds the browser gone relaunches
 // it before answering BROWSER_CRASHED, so the next command works.
+// relaunchDead is browserErr for a BROWSER_CRASHED that did not go through it: when the
+// browser of the host is dead and not yet relaunched, it is relaunched before the error is
+// answered. Every other error is returned as it is.
+func (h *Host) relaunchDead(err error) error {
+	if wire.CodeOf(err) != wire.CodeBrowserCrashed {
+		return err
+	}
+	h.mu.Lock()
+	b := h.browser
+	h.mu.Unlock()
+	if b == nil || b.Err() == nil {
+		return err
+	}
+	return h.browserErr(err)
+}
+
 func (h *Host) browserErr(err error) error {
 	if err == nil {
 		return nil

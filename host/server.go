@@ -48,7 +48,11 @@ func (s *Server) Methods() *rpc.Methods {
 			control.MethodJourneyRun: true},
 		// A request cut short because the host is stopping (its brokerd went away, a
 		// shutdown) is HOST_UNAVAILABLE, not "its caller went away".
-		Stopping: errHostStopping}
+		Stopping: errHostStopping,
+		// Chromium died under a verb and the call that noticed answered with its own error
+		// (DOM.focus under a sign-in, kill -9: tests/faults_points_test.go): relaunch it before
+		// answering, so the hint's "restarted" is true and the next command works.
+		Error: h.relaunchDead}
 	// session notes the session a request names on its log line.
 	session := func(ctx context.Context, name string) { rpc.Note(ctx, "session", name) }
 

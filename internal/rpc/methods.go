@@ -38,6 +38,9 @@ type Methods struct {
 	// was cancelled while its caller still waited): the daemon is going away (HOST_UNAVAILABLE
 	// on control.sock, BROKER_UNAVAILABLE on broker.sock), not "its caller went away".
 	Stopping error
+	// Error, if set, sees every handler's error before it is answered and may replace it
+	// (the host relaunches a Chromium that died under a verb, whatever call noticed it).
+	Error func(err error) error
 
 	m map[string]func(ctx context.Context, req wire.Request) ([]byte, error)
 }
@@ -139,6 +142,8 @@ func (t *Methods) Serve(ctx context.Context, peer Peer, req wire.Request) []byte
 		out, err = h(ctx, req)
 		if err != nil && t.Stopping != nil && cutShort(ctx, err) {
 			err = t.Stopping
+		} else if err != nil && t.Error != nil {
+			err = t.Error(err)
 		}
 	}
 	args := append([]any{"method", bound(req.Method, 64), "peer_pid", peer.PID, "ms", float64(time.Since(start).Microseconds()) / 1000}, n.get()...)

@@ -96,7 +96,13 @@ func (p *echoParams) ZeroSecret() {
 func TestMethodsTable(t *testing.T) {
 	zeroed.Store(0)
 	errGone := wire.Sentinel(wire.CodeSessionUnknown, "no such thing")
-	m := &Methods{Internal: func(error) string { return "internal error" }}
+	errRelaunched := wire.Sentinel(wire.CodeBrowserCrashed, "relaunched")
+	m := &Methods{Internal: func(error) string { return "internal error" }, Error: func(err error) error {
+		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
+			return fmt.Errorf("%w (was: %v)", errRelaunched, err)
+		}
+		return err
+	}}
 	Handle(m, "echo", func(ctx context.Context, p echoParams) (echoParams, error) {
 		if PeerOf(ctx).PID != 7 {
 			t.Errorf("peer %+v", PeerOf(ctx))
@@ -109,6 +115,9 @@ func TestMethodsTable(t *testing.T) {
 	})
 	Handle(m, "bug", func(ctx context.Context, _ struct{}) (struct{}, error) {
 		return struct{}{}, errors.New("nil map in /secret/path")
+	})
+	Handle(m, "crash", func(ctx context.Context, _ struct{}) (struct{}, error) {
+		return struct{}{}, wire.Errorf(wire.CodeBrowserCrashed, "pipe: EOF")
 	})
 	HandleFrame(m, "frame", func(ctx context.Context, id uint64, _ struct{}) ([]byte, error) {
 		return fmt.Appendf(nil, `{"id":%d,"result":{"name":"by hand"}}`+"\n", id), nil
@@ -134,6 +143,7 @@ func TestMethodsTable(t *testing.T) {
 		{"gone", nil, wire.CodeSessionUnknown, "look it up: no such thing"},
 		{"gone", map[string]any{"x": 1}, wire.CodeBadRequest, "unknown field"},
 		{"bug", nil, wire.CodeInternal, "internal error"},
+		{"crash", nil, wire.CodeBrowserCrashed, "relaunched (was: pipe: EOF)"}, // the Error hook
 		{"nope", nil, wire.CodeUnknownMethod, `unknown method "nope"`},
 	} {
 		err := c.Call(ctx, tc.method, tc.params, nil)
