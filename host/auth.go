@@ -444,10 +444,20 @@ func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before 
 			}
 			// The sign-in again, or a new page that still shows no code field a moment after
 			// it settled: no code step (a site that remembers this browser asks for none).
-			// On the same document (a single-page app answering the submit with a fetch) the
-			// sign-in form may stay shown while the answer comes: only the settled looks end
-			// the wait there, and not while a navigation of the page is under way.
-			if (!sameDoc && len(st.forms) > 0) || (!(sameDoc && s.navPending.Load()) && looksSettled(&seen, st)) {
+			// On the same document (a single-page app answering the submit with a fetch, or a
+			// script that checks something before it submits) the sign-in form stays shown
+			// while the answer comes, however long the site takes: there only an error shown,
+			// or the sign-in form gone for a few settled looks, ends the wait (else
+			// VerifyWait), and never while a navigation of the page is under way.
+			switch {
+			case !sameDoc:
+				if len(st.forms) > 0 || looksSettled(&seen, st) {
+					return before, false, nil
+				}
+			case s.navPending.Load():
+			case loginErrorText(st.outline) != "":
+				return before, false, nil
+			case !hasPasswordForm(st) && looksSettled(&seen, st):
 				return before, false, nil
 			}
 		}
@@ -904,19 +914,8 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 			looked = true
 			res.Evidence.URLAfter = bound(withoutQuery(after.outline.URL), 512)
 			res.Evidence.Navigated = after.document != before.document
-			res.Evidence.LoginFormPresent = false
-			for _, f := range after.forms {
-				if f.Password != "" {
-					res.Evidence.LoginFormPresent = true
-				}
-			}
-			res.Evidence.ErrorText = ""
-			for _, e := range after.outline.Elements {
-				if e.Kind == "text" && looksLikeLoginError(e.Text) {
-					res.Evidence.ErrorText = bound(e.Text, 200)
-					break
-				}
-			}
+			res.Evidence.LoginFormPresent = hasPasswordForm(after)
+			res.Evidence.ErrorText = bound(loginErrorText(after.outline), 200)
 			afterOrigin, _ := origin.Canonical(after.outline.Origin)
 			anyForm := len(after.forms) > 0 // username-only steps count too
 			switch {
@@ -948,6 +947,26 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 
 // VerifyWait bounds how long auth login watches the page for its outcome.
 const VerifyWait = 10 * time.Second
+
+// loginErrorText is the first text of o that reads like a failed sign-in ("" if none).
+func loginErrorText(o snapshot.Outline) string {
+	for _, e := range o.Elements {
+		if e.Kind == "text" && looksLikeLoginError(e.Text) {
+			return e.Text
+		}
+	}
+	return ""
+}
+
+// hasPasswordForm reports whether st shows a sign-in form with a password field.
+func hasPasswordForm(st pageState) bool {
+	for _, f := range st.forms {
+		if f.Password != "" {
+			return true
+		}
+	}
+	return false
+}
 
 func looksLikeLoginError(t string) bool {
 	t = strings.ToLower(t)

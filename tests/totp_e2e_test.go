@@ -46,6 +46,37 @@ type mfaSite struct {
 	typed    []string             // input reports (field and length)
 }
 
+// spaPage is the body of /spa.
+const spaPage = `<div id="alert"></div><h1>Sign in to Example</h1>
+<form method="post" action="/spa/login" id="pwform">
+ <label>Email <input type="email" name="username" autocomplete="username"></label>
+ <label>Password <input type="password" name="password" autocomplete="current-password"></label>
+ <button type="submit">Sign in</button>
+</form>
+<form method="post" action="/spa/verify" id="codeform" style="display:none">
+ <h2>Enter your verification code</h2>
+ <label>Code from your authenticator app <input type="text" name="otp" autocomplete="one-time-code" inputmode="numeric" maxlength="6"></label>
+ <button type="submit">Verify</button>
+</form>
+<script>
+const post = (f) => fetch(f.action, {method: "POST", body: new URLSearchParams(new FormData(f))}).then(r => r.text());
+const alertMsg = (t) => { document.getElementById("alert").innerHTML = '<p role="alert">' + t + '</p>'; };
+document.getElementById("pwform").addEventListener("submit", (e) => {
+  e.preventDefault();
+  post(e.target).then(t => {
+    if (t === "code") {
+      e.target.style.display = "none";
+      e.target.reset();
+      document.getElementById("codeform").style.display = "block";
+    } else if (t === "ok") { location.href = "/home"; } else { alertMsg("Invalid credentials"); }
+  });
+});
+document.getElementById("codeform").addEventListener("submit", (e) => {
+  e.preventDefault();
+  post(e.target).then(t => { if (t === "ok") { location.href = "/home"; } else { alertMsg("Invalid code"); } });
+});
+</script>`
+
 func newMFASite(t testing.TB) *mfaSite {
 	s := &mfaSite{pw: map[string]string{}, keys: map[string]*totp.Key{}, pending: map[string]string{}, sessions: map[string]string{}}
 	mux := http.NewServeMux()
@@ -153,38 +184,22 @@ func newMFASite(t testing.TB) *mfaSite {
 	// The same sign-in as a single-page app: /spa shows the password form; its submit is a
 	// fetch (POST /spa/login), after which the same document hides it and shows the code form
 	// (no navigation); the code's submit is a fetch too (POST /spa/verify), then /home.
+	// /spa?slow=1: the site answers the password 2.5 s later (an identity provider taking its
+	// time). /spa?both=1: the code form is shown beside the password from the start.
 	mux.HandleFunc("GET /spa", func(w http.ResponseWriter, r *http.Request) {
-		lsPage(w, "Sign in", `<div id="alert"></div><h1>Sign in to Example</h1>
-<form method="post" action="/spa/login" id="pwform">
- <label>Email <input type="email" name="username" autocomplete="username"></label>
- <label>Password <input type="password" name="password" autocomplete="current-password"></label>
- <button type="submit">Sign in</button>
-</form>
-<form method="post" action="/spa/verify" id="codeform" style="display:none">
- <h2>Enter your verification code</h2>
- <label>Code from your authenticator app <input type="text" name="otp" autocomplete="one-time-code" inputmode="numeric" maxlength="6"></label>
- <button type="submit">Verify</button>
-</form>
-<script>
-const post = (f) => fetch(f.action, {method: "POST", body: new URLSearchParams(new FormData(f))}).then(r => r.text());
-const alertMsg = (t) => { document.getElementById("alert").innerHTML = '<p role="alert">' + t + '</p>'; };
-document.getElementById("pwform").addEventListener("submit", (e) => {
-  e.preventDefault();
-  post(e.target).then(t => {
-    if (t === "code") {
-      e.target.style.display = "none";
-      e.target.reset();
-      document.getElementById("codeform").style.display = "block";
-    } else if (t === "ok") { location.href = "/home"; } else { alertMsg("Invalid credentials"); }
-  });
-});
-document.getElementById("codeform").addEventListener("submit", (e) => {
-  e.preventDefault();
-  post(e.target).then(t => { if (t === "ok") { location.href = "/home"; } else { alertMsg("Invalid code"); } });
-});
-</script>`)
+		page := spaPage
+		if r.URL.Query().Get("slow") != "" {
+			page = strings.Replace(page, `action="/spa/login"`, `action="/spa/login?slow=1"`, 1)
+		}
+		if r.URL.Query().Get("both") != "" {
+			page = strings.Replace(page, `id="codeform" style="display:none"`, `id="codeform"`, 1)
+		}
+		lsPage(w, "Sign in", page)
 	})
 	mux.HandleFunc("POST /spa/login", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("slow") != "" {
+			time.Sleep(2500 * time.Millisecond)
+		}
 		r.ParseForm()
 		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
 		s.mu.Lock()
@@ -400,6 +415,23 @@ func TestTOTPLogin(t *testing.T) {
 		lsLoginOK(t, e, "failed", "--challenge", p.AuthRequired.Challenge, "--alias", "badseed")
 		if c, _, _ := site.received(); len(c) != len(codes)+1 {
 			t.Fatalf("the site received %d codes for the wrong seed, want one", len(c)-len(codes))
+		}
+		// A site that takes 2.5 s to answer the password: the code step waits for it (it
+		// gave up after about a second, with the code released and never typed).
+		codes, _, _ = site.received()
+		p = lsVisit(t, e, site.URL+"/spa?slow=1")
+		a = lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		if c, _, _ := site.received(); len(c) != len(codes)+1 || a.Evidence["code_typed"] != true {
+			t.Fatalf("slow site: %d codes (want one), evidence %v", len(c)-len(codes), a.Evidence)
+		}
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+		// A code field shown beside the password from the start is not the step after it:
+		// it never gets the code, neither at the password nor after its submit.
+		codes, _, _ = site.received()
+		p = lsVisit(t, e, site.URL+"/spa?both=1")
+		a = lsLoginOK(t, e, "unknown", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		if c, _, _ := site.received(); len(c) != len(codes) || a.Evidence["code_typed"] == true {
+			t.Fatalf("code field shown beside the password: %d codes (want none), evidence %v", len(c)-len(codes), a.Evidence)
 		}
 	})
 	t.Run("wrong seed", func(t *testing.T) {
