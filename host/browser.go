@@ -166,8 +166,6 @@ func (h *Host) alive(ctx context.Context) (*cdp.Browser, error) {
 	return nil, wire.Errorf(wire.CodeBrowserCrashed, "%s; it has been restarted with a fresh default session", why)
 }
 
-// browserErr maps a CDP failure to a typed error. A verb that finds the browser gone relaunches
-// it before answering BROWSER_CRASHED, so the next command works.
 // relaunchDead is browserErr for a BROWSER_CRASHED that did not go through it: when the
 // browser of the host is dead and not yet relaunched, it is relaunched before the error is
 // answered. Every other error is returned as it is.
@@ -184,6 +182,8 @@ func (h *Host) relaunchDead(err error) error {
 	return h.browserErr(err)
 }
 
+// browserErr maps a CDP failure to a typed error. A verb that finds the browser gone relaunches
+// it before answering BROWSER_CRASHED, so the next command works.
 func (h *Host) browserErr(err error) error {
 	if err == nil {
 		return nil

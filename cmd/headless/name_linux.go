@@ -1,15 +1,12 @@
 package main
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/unix"
-)
+import "os"
 
 // setName names the process "headless" in /proc/PID/comm. The host brokerd starts runs the
 // binary it checked through /proc/self/fd/N, so the kernel names it "N": audit records'
-// process chains, ps and the prompt would show a number.
+// process chains, ps and the prompt would show a number. Written through /proc/self/comm,
+// which names the thread group's leader whichever thread this goroutine runs on (prctl
+// PR_SET_NAME would name only the calling thread).
 func setName() {
-	name := []byte("headless\x00")
-	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
+	_ = os.WriteFile("/proc/self/comm", []byte("headless"), 0)
 }
