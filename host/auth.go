@@ -542,6 +542,16 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 		}
 	}
 	pw := fresh.refs[form.Password]
+	// Before anything is typed into it: Chromium must never save what the field will hold
+	// with the history entry (Blink's form state, which a back step restores into a
+	// document the taint does not know, and which goes into the profile's Sessions/ files).
+	// A one-time code field is a text field, so that would be the code.
+	if ok, err := h.callFixed(ctx, b, s, pw.BackendNodeID, pw.FrameID, fnNoSave); err != nil || !ok {
+		if err == nil {
+			err = wire.Errorf(wire.CodeDocumentChanged, "the field did not take autocomplete=off; nothing was typed")
+		}
+		return false, err
+	}
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
 		return false, nodeErr(err)
 	}

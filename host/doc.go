@@ -13,7 +13,9 @@
 //   - No verb evaluates caller JavaScript, and no verb returns a secret. The host itself runs
 //     fixed functions of its own only, in an isolated world the page's scripts cannot reach:
 //     one confirms that the focus is on the verified field right before and after typing (and
-//     on the element press --ref focused), one empties a field it typed a password into, one
+//     on the element press --ref focused), one marks a field autocomplete=off before a secret is
+//     typed into it (so Chromium saves nothing of it with the history entry), one empties a
+//     field it typed a password into, one
 //     selects a native select's options (it answers only which value did not match), one
 //     turns the history entry a sign-in's submit made into one without its body, and for
 //     journeys one sets CSS zoom and one names the focused element. A caller's values (the

@@ -227,7 +227,7 @@ func (h *Host) clearField(ctx context.Context, b *cdp.Browser, s *session, id in
 	return err == nil && empty
 }
 
-// The only JavaScript the host ever runs: four fixed functions of its own, called on one
+// The only JavaScript the host ever runs: five fixed functions of its own, called on one
 // node from an isolated world the page's scripts cannot reach (never caller script; what a
 // caller gives, fnSelect's values, travels as call arguments, never in the source).
 const (
@@ -245,6 +245,13 @@ const (
     this.dispatchEvent(new Event("change", {bubbles: true}));
   }
   return this.value === "";
+}`
+	// fnNoSave: mark the field autocomplete=off before a secret is typed into it: Blink then
+	// never saves its value into the history entry's form state (restored by a back step,
+	// written to the profile's session files), and say whether the mark holds.
+	fnNoSave = `function() {
+  this.setAttribute("autocomplete", "off");
+  return this.getAttribute("autocomplete") === "off";
 }`
 	// fnForgetPost: on a document, replace its history entry by itself (same URL and state):
 	// what the entry held of the form submission that loaded it (its body) is gone, so no

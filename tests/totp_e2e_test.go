@@ -3,10 +3,12 @@
 package tests
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -366,6 +368,58 @@ func TestTOTPLogin(t *testing.T) {
 		if !strings.Contains(prompts, "password and one-time code") {
 			t.Fatalf("the prompt does not say the code is released: %s", prompts)
 		}
+	})
+	// Red-team round 5: after a sign-in whose code step succeeded, Blink kept the code field's
+	// value in the /verify history entry's form state: a back step restored it into a
+	// document the taint did not know (a screenshot showed the code), and Chromium wrote it
+	// into the profile's Sessions/ files. The host marks every field it types a secret into
+	// autocomplete=off first, so nothing of it is saved.
+	t.Run("no code kept in history", func(t *testing.T) {
+		before, _, _ := site.received()
+		p := lsVisit(t, e, site.URL+"/login")
+		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		codes, _, _ := site.received()
+		if len(codes) != len(before)+1 {
+			t.Fatalf("the site received %d codes, want one", len(codes)-len(before))
+		}
+		code := codes[len(codes)-1]
+		if r := e.run("", "headless", "back", "--json"); r.code != 0 || !strings.Contains(r.stdout, "/verify") {
+			t.Fatalf("back: %+v", r)
+		}
+		// The agent may look at the page now: no snapshot shows the code, and a screenshot
+		// is allowed (not SECRET_ON_PAGE) because the field holds nothing.
+		if r := e.run("", "headless", "snapshot", "--json"); r.code != 0 || strings.Contains(r.stdout, code) {
+			t.Fatalf("snapshot after back: %+v", r)
+		}
+		// A graceful stop makes Chromium write its session files; none holds the code (as
+		// Blink stores DOM strings, UTF-16, or as bytes).
+		if r := e.run("", "headless", "stop", "--json"); r.code != 0 {
+			t.Fatalf("stop: %+v", r)
+		}
+		u16 := make([]byte, 0, 2*len(code))
+		for _, c := range []byte(code) {
+			u16 = append(u16, c, 0)
+		}
+		profile := filepath.Join(e.root, "data", "headless", "profile")
+		var sessionFiles int
+		filepath.WalkDir(profile, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			b, _ := os.ReadFile(path)
+			inSessions := strings.Contains(path, string(filepath.Separator)+"Sessions"+string(filepath.Separator))
+			if inSessions {
+				sessionFiles++
+			}
+			if bytes.Contains(b, u16) || (inSessions && bytes.Contains(b, []byte(code))) {
+				t.Errorf("LEAK: the one-time code %s is in %s", code, path)
+			}
+			return nil
+		})
+		if sessionFiles == 0 {
+			t.Fatal("no session files in the profile after a graceful stop: the check above saw nothing")
+		}
+		e.start(t)
 	})
 	t.Run("step-up", func(t *testing.T) {
 		p := lsVisit(t, e, site.URL+"/login")
