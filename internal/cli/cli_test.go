@@ -678,3 +678,43 @@ func TestCredentialsAddTOTP(t *testing.T) {
 		t.Fatalf("code %s, saved %v", code, got != nil)
 	}
 }
+
+// TestStatusBusy: a daemon whose socket answers BUSY (every connection taken) runs: status
+// says so with the code, never "not running" (red-team round 5 saw "brokerd: not running"
+// and "host":{"running":false} while both ran, saturated).
+func TestStatusBusy(t *testing.T) {
+	busy := func() *rpc.Methods {
+		m := &rpc.Methods{}
+		rpc.Handle(m, control.MethodStatus, func(ctx context.Context, _ struct{}) (control.Status, error) {
+			return control.Status{}, wire.Errorf(wire.CodeBusy, "every connection is taken")
+		})
+		rpc.Handle(m, brokerapi.MethodVersion, func(ctx context.Context, _ struct{}) (brokerapi.VersionResult, error) {
+			return brokerapi.VersionResult{}, wire.Errorf(wire.CodeBusy, "every connection is taken")
+		})
+		return m
+	}
+	w := newWorld(t)
+	w.host, w.broker = busy(), busy()
+	if code := w.run("status", "--json"); code != 0 {
+		t.Fatal(code)
+	}
+	st := w.jsonOut()
+	for _, k := range []string{"host", "broker"} {
+		d := st[k].(map[string]any)
+		p, _ := d["problem"].(map[string]any)
+		if d["running"] != true || p == nil || p["code"] != "BUSY" {
+			t.Errorf("status %s: %v", k, d)
+		}
+	}
+	if code := w.run("status"); code != 0 || !strings.Contains(w.stdout.String(), "host:    running, not answering: BUSY") || !strings.Contains(w.stdout.String(), "brokerd: running, not answering: BUSY") {
+		t.Errorf("status: %d %s", code, w.stdout.String())
+	}
+	// Nothing listening: not running, no problem.
+	w = newWorld(t)
+	if code := w.run("status", "--json"); code != 0 {
+		t.Fatal(code)
+	}
+	if st := w.jsonOut(); st["host"].(map[string]any)["running"] != false || st["host"].(map[string]any)["problem"] != nil || st["broker"].(map[string]any)["running"] != false {
+		t.Errorf("status with nothing running: %v", st)
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -177,12 +179,29 @@ type brokerStatus struct {
 	Started  string `json:"started,omitempty"` // "auto" (by headless) or "person"
 	// Facts are brokerd's doctor facts: undumpable, ptrace_scope, writable binaries.
 	Facts *hardening.Report `json:"facts,omitempty"`
+	// Problem: brokerd's socket answered, but not the question (BUSY: every connection taken).
+	Problem *wire.Error `json:"problem,omitempty"`
 }
 
 // hostStatus is the host in 'headless status'.
 type hostStatus struct {
 	Running bool `json:"running"`
 	*control.Status
+	// Problem: the host's socket answered, but not the question (BUSY: every connection taken).
+	Problem *wire.Error `json:"problem,omitempty"`
+}
+
+// answered is the problem of a daemon that answered with a typed error of its own (it runs),
+// nil when err is nil or it could not be reached at all (it does not).
+func answered(err error) *wire.Error {
+	if err == nil || errors.Is(err, rpc.ErrUnreachable) {
+		return nil
+	}
+	we := wire.From(err)
+	if we.Code == wire.CodeHostUnavail || we.Code == wire.CodeBrokerUnavail {
+		return nil
+	}
+	return &wire.Error{Code: we.Code, Message: we.Message, Hint: we.Hint}
 }
 
 // statusResult answers 'headless status'.
@@ -197,16 +216,24 @@ func (c *cmd) status(fs *flag.FlagSet) run {
 		var res statusResult
 		st, err := withHost(ctx, c, func(cl *control.Client) (control.Status, error) { return cl.Status(ctx) })
 		if err == nil {
-			res.Host = hostStatus{true, &st}
+			res.Host = hostStatus{Running: true, Status: &st}
+		} else if p := answered(err); p != nil {
+			res.Host = hostStatus{Running: true, Problem: p}
 		}
 		if b, err := c.env.DialBroker(ctx); err == nil {
 			if v, err := b.Version(ctx); err == nil {
-				res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts}
+				res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts, nil}
+			} else if p := answered(err); p != nil {
+				res.Broker = brokerStatus{Running: true, Problem: p}
 			}
 			b.Close()
+		} else if p := answered(err); p != nil {
+			res.Broker = brokerStatus{Running: true, Problem: p}
 		}
 		return res, func(w io.Writer) {
-			if res.Host.Running {
+			if res.Host.Problem != nil {
+				fmt.Fprintf(w, "host:    running, not answering: %s: %s\n", res.Host.Problem.Code, res.Host.Problem.Message)
+			} else if res.Host.Running {
 				fmt.Fprintf(w, "host:    running, pid %d, %s (browser pid %d), %d session(s)\n", st.PID, st.Chromium, st.BrowserPID, st.Sessions)
 				fmt.Fprintf(w, "profile: %s (lock owner pid %d)\n", st.Profile, st.LockOwner)
 				if st.MovedAside != "" {
@@ -217,7 +244,9 @@ func (c *cmd) status(fs *flag.FlagSet) run {
 			} else {
 				fmt.Fprintln(w, "host:    not running (start it with 'headless start')")
 			}
-			if res.Broker.Running {
+			if res.Broker.Problem != nil {
+				fmt.Fprintf(w, "brokerd: running, not answering: %s: %s\n", res.Broker.Problem.Code, res.Broker.Problem.Message)
+			} else if res.Broker.Running {
 				fmt.Fprintf(w, "brokerd: running, pid %d, version %s, presence %s, started by %s\n", res.Broker.PID, res.Broker.Version, res.Broker.Presence, res.Broker.Started)
 				for _, b := range res.Broker.Facts.Binaries {
 					if b.UserWritable {
