@@ -36,12 +36,8 @@ func (h *Host) launch(ctx context.Context) error {
 	if err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "launch chromium: %w", err)
 	}
-	var v struct {
-		Product string `json:"product"`
-	}
-	b.Call(lctx, "", "Browser.getVersion", nil, &v)
-	h.browser, h.product = b, v.Product
-	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
+	h.browser, h.product = b, b.Product() // Launch's own getVersion: no second round trip
+	h.o.Log.Info("browser started", "pid", b.PID(), "product", b.Product(), "launch_ms", time.Since(t0).Milliseconds())
 	h.forgetIsolated("") // a relaunch loses every session: their stores go too
 	h.dropEnrollments("")
 	h.sessions = map[string]*session{}
