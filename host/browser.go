@@ -50,10 +50,6 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 	h.sessions = map[string]*session{}
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
-	if err := h.enforceAllowlist(lctx, b); err != nil {
-		b.Kill()
-		return wire.Errorf(wire.CodeBrowserFailed, "enforce the navigation allowlist: %w", err)
-	}
 	ready := make(chan struct{})
 	h.ready, h.readyErr = ready, nil
 	go h.openDefault(b, ready, t0)
@@ -69,12 +65,25 @@ func startKeyProbe(ctx context.Context, bus string) <-chan error {
 }
 
 // openDefault sets up the default session of browser b and closes ready. Verbs wait for it.
+// It first enforces the navigation allowlist and the document/auth interception (Fetch.enable):
+// no verb reaches b before ready, so none navigates, signs in or opens a page before that
+// is in place, and the ready report no longer waits for that round trip. A failure fails
+// ready (readyErr) and kills b, so the next verb relaunches.
 // The default session adopts the page Chromium opened at launch: a new target would start a
 // second renderer (about half a second).
 func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 	defer close(ready)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	if err := h.enforceAllowlist(ctx, b); err != nil {
+		h.mu.Lock()
+		if h.browser == b {
+			h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "enforce the navigation allowlist: %w", err)
+		}
+		h.mu.Unlock()
+		b.Kill()
+		return
+	}
 	var targets struct {
 		Infos []struct {
 			TargetID string `json:"targetId"`
