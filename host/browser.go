@@ -17,14 +17,21 @@ func (h *Host) tempDir() string { return h.o.Layout.ChromiumTemp() }
 // launch starts Chromium and the default session; h.mu must be held or h unshared. Every launch,
 // the first and every relaunch after a crash, first checks the Secret Service that holds the
 // profile's cookie key: one launch without it deletes every encrypted cookie for good.
-func (h *Host) launch(ctx context.Context) error {
+// probe, when not nil, delivers the result of that check started by the caller for this very
+// launch (Start runs it while the profile opens); nil runs it here. Either way Chromium starts
+// only after the check passed.
+func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 	t0 := time.Now()
-	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
+	if probe == nil {
+		probe = startKeyProbe(ctx, h.o.BusAddress)
+	}
+	// While the Secret Service answers: nothing here starts Chromium or reads a secret.
+	cdp.ReapDaemons(h.tempDir()) // helpers of a browser whose host was killed
+	os.RemoveAll(h.tempDir())    // leftovers of a crashed browser
+	if err := <-probe; err != nil {
 		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
 	}
 	h.o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
-	cdp.ReapDaemons(h.tempDir()) // helpers of a browser whose host was killed
-	os.RemoveAll(h.tempDir())    // leftovers of a crashed browser
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	b, err := cdp.Launch(lctx, cdp.Options{
@@ -36,34 +43,47 @@ func (h *Host) launch(ctx context.Context) error {
 	if err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "launch chromium: %w", err)
 	}
-	var v struct {
-		Product string `json:"product"`
-	}
-	b.Call(lctx, "", "Browser.getVersion", nil, &v)
-	h.browser, h.product = b, v.Product
-	h.o.Log.Info("browser started", "pid", b.PID(), "product", v.Product, "launch_ms", time.Since(t0).Milliseconds())
+	h.browser, h.product = b, b.Product() // Launch's own getVersion: no second round trip
+	h.o.Log.Info("browser started", "pid", b.PID(), "product", b.Product(), "launch_ms", time.Since(t0).Milliseconds())
 	h.forgetIsolated("") // a relaunch loses every session: their stores go too
 	h.dropEnrollments("")
 	h.sessions = map[string]*session{}
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
-	if err := h.enforceAllowlist(lctx, b); err != nil {
-		b.Kill()
-		return wire.Errorf(wire.CodeBrowserFailed, "enforce the navigation allowlist: %w", err)
-	}
 	ready := make(chan struct{})
 	h.ready, h.readyErr = ready, nil
 	go h.openDefault(b, ready, t0)
 	return nil
 }
 
+// startKeyProbe runs keyprobe.Check on the bus in the background; the channel receives its
+// result once.
+func startKeyProbe(ctx context.Context, bus string) <-chan error {
+	c := make(chan error, 1)
+	go func() { c <- keyprobe.Check(ctx, bus) }()
+	return c
+}
+
 // openDefault sets up the default session of browser b and closes ready. Verbs wait for it.
+// It first enforces the navigation allowlist and the document/auth interception (Fetch.enable):
+// no verb reaches b before ready, so none navigates, signs in or opens a page before that
+// is in place, and the ready report no longer waits for that round trip. A failure fails
+// ready (readyErr) and kills b, so the next verb relaunches.
 // The default session adopts the page Chromium opened at launch: a new target would start a
 // second renderer (about half a second).
 func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 	defer close(ready)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	if err := h.enforceAllowlist(ctx, b); err != nil {
+		h.mu.Lock()
+		if h.browser == b {
+			h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "enforce the navigation allowlist: %w", err)
+		}
+		h.mu.Unlock()
+		b.Kill()
+		return
+	}
 	var targets struct {
 		Infos []struct {
 			TargetID string `json:"targetId"`
@@ -159,7 +179,7 @@ func (h *Host) alive(ctx context.Context) (*cdp.Browser, error) {
 		}
 	}
 	h.o.Log.Warn("browser crashed; relaunching", "err", why)
-	if err := h.launch(ctx); err != nil {
+	if err := h.launch(ctx, nil); err != nil {
 		h.browser = nil
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 	} else {
 		h.o.Log.Info("profile cleared", "profile", h.prof.Dir(), "sessions_closed", closed)
 	}
-	launchErr := h.launch(ctx)
+	launchErr := h.launch(ctx, nil)
 	ready := h.ready
 	h.mu.Unlock()
 	if clearErr != nil {

@@ -147,6 +147,9 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		o.Loopback = loopback.Finder{}
 	}
 	t0 := time.Now()
+	// The Secret Service check that must pass before Chromium starts runs while the profile
+	// opens (its D-Bus round trips are most of a start's own time before Chromium).
+	probe := startKeyProbe(ctx, o.BusAddress)
 	prof, err := openProfile(o.Layout, o.Now)
 	if err != nil {
 		return nil, err
@@ -163,7 +166,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		o.Log.Warn("profile of an older layout left in place", "path", l.Path, "reason", string(l.Reason), "detail", l.Detail)
 	}
 	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}, isolated: map[string]bool{}, enroll: map[string]*pendingEnroll{}}
-	if err := h.launch(ctx); err != nil {
+	if err := h.launch(ctx, probe); err != nil {
 		prof.Close()
 		return nil, err
 	}

@@ -126,6 +126,7 @@ func baseFlags() []string {
 type Browser struct {
 	cmd     *exec.Cmd
 	tempDir string
+	product string // set once by Launch, before b is returned
 	w       *os.File
 	r       *os.File
 	wmu     sync.Mutex
@@ -224,8 +225,13 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		b.Kill()
 		return nil, fmt.Errorf("browser did not answer: %w", err)
 	}
+	b.product = v.Product
 	return b, nil
 }
+
+// Product is the browser's product string from its first Browser.getVersion answer
+// ("Chrome/…"), kept so that callers need no second round trip.
+func (b *Browser) Product() string { return b.product }
 
 // socketPair returns the two ends of a connected Unix stream socket pair (close-on-exec; the
 // end given to the browser is duplicated onto its fd 3 or 4 by exec), used one way like a pipe:

@@ -84,7 +84,9 @@ func startBroker(ctx context.Context, layout xdg.Layout) error {
 	go func() { exited <- cmd.Wait() }()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
+	// brokerd listens within tens of milliseconds: poll often at first, then every 20 ms.
+	wait := time.Millisecond
+	tick := time.NewTimer(wait)
 	defer tick.Stop()
 	for {
 		if c, err := brokerapi.Dial(ctx, sock); err == nil {
@@ -111,6 +113,8 @@ func startBroker(ctx context.Context, layout xdg.Layout) error {
 		case <-ctx.Done():
 			return wire.Errorf(wire.CodeBrokerUnavail, "brokerd did not answer within 10s; see %s", layout.BrokerLog())
 		case <-tick.C:
+			wait = min(2*wait, 20*time.Millisecond)
+			tick.Reset(wait)
 		}
 	}
 }
