@@ -16,7 +16,8 @@
 //     frame is answered FRAME_TIMEOUT and the connection closed), and a connection with no
 //     request in flight is closed after IdleTimeout, unless a handler pinned it ([Conn.Pin]:
 //     it owns state, such as the MCP server's lease of its sessions or the host's broker
-//     connection, until [Conn.Unpin] says that state is gone). These apply to connections that support read deadlines (every net.Conn).
+//     connection, until [Conn.Unpin] says that state is gone). These apply to connections
+//     that support read deadlines (every net.Conn).
 //   - When the server stops, requests cut short by it are answered [Methods.Stopping] (the
 //     daemon is going away), never as if their caller had gone.
 //   - Frames are read with wire.Reader (1 MiB cap, consumed bytes zeroed) and decoded strictly;
