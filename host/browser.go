@@ -47,7 +47,7 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 	h.o.Log.Info("browser started", "pid", b.PID(), "product", b.Product(), "launch_ms", time.Since(t0).Milliseconds())
 	h.forgetIsolated("") // a relaunch loses every session: their stores go too
 	h.dropEnrollments("")
-	h.sessions = map[string]*session{}
+	h.dropSessionsLocked()
 	h.routes.Clear()
 	h.unsub = b.Subscribe(h.dispatch)
 	ready := make(chan struct{})

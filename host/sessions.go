@@ -218,10 +218,6 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 	if err != nil {
 		return SessionInfo{}, fmt.Errorf("create session: %w", err)
 	}
-	s.owner = owner
-	// The connection now owns a session (an MCP server's lease): it lives as long as the
-	// connection, so the connection is never closed for idleness or to make room.
-	owner.Pin()
 	if p.Isolated {
 		if err := h.registerIsolated(ctx, p.Name); err != nil {
 			delete(h.sessions, p.Name)
@@ -230,6 +226,11 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 			return SessionInfo{}, err
 		}
 	}
+	// The connection now owns a session (an MCP server's lease): while the session exists,
+	// the connection is never closed for idleness or to make room. Every way an owned
+	// session leaves h.sessions unpins it once (CloseSession, dropSessionsLocked).
+	s.owner = owner
+	owner.Pin()
 	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated, "owned", p.Owned)
 	return SessionInfo{Name: p.Name, Isolated: p.Isolated, Owned: p.Owned, URL: "about:blank", Responsive: true}, nil
 }
@@ -255,6 +256,15 @@ func (h *Host) ConnClosed(c *rpc.Conn) {
 	}
 }
 
+// dropSessionsLocked forgets every session (a relaunched browser has none of them), undoing
+// the pin of each owned one. h.mu is held.
+func (h *Host) dropSessionsLocked() {
+	for _, s := range h.sessions {
+		s.owner.Unpin()
+	}
+	h.sessions = map[string]*session{}
+}
+
 // CloseSession closes a session and, for an isolated one, disposes its browser context.
 func (h *Host) CloseSession(ctx context.Context, name string) error {
 	if name == DefaultSession {
@@ -267,6 +277,7 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	s, ok := h.sessions[name]
 	if ok {
 		delete(h.sessions, name)
+		s.owner.Unpin() // nil-safe: an unowned session pinned nothing
 		if s.stopRun != nil {
 			s.stopRun() // a journey runs in it: stop it rather than wait for its budget
 		}

@@ -322,3 +322,61 @@ func TestHostConnectionsArePinned(t *testing.T) {
 		t.Error("the connection owning an isolated store is not pinned")
 	}
 }
+
+// TestIsolatedStoresUnpin: a connection is pinned while it owns an isolated store, and only
+// then: closing its stores (session.close, or the wipe of a profile clear) unpins it, one
+// pin per store; the genuine host's own pin (hello) stays.
+func TestIsolatedStoresUnpin(t *testing.T) {
+	f := newFixture(t)
+	f.hosts.pid = 777
+	owner := &rpc.Conn{Peer: Peer{PID: 31337}, Accepted: time.Now()}
+	for _, name := range []string{"a", "b"} {
+		if _, err := f.srv.openSession(owner, brokerapi.SessionOpenParams{Session: name, Isolated: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Idempotent for its owner: no second pin for the same store.
+	if _, err := f.srv.openSession(owner, brokerapi.SessionOpenParams{Session: "a", Isolated: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.srv.closeSession(owner, brokerapi.SessionCloseParams{Session: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if !owner.Pinned() {
+		t.Fatal("closing one of two stores unpinned their connection")
+	}
+	if _, err := f.srv.closeSession(owner, brokerapi.SessionCloseParams{Session: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if owner.Pinned() {
+		t.Fatal("a connection whose stores are all closed is still pinned")
+	}
+	// Another connection's close neither closes the store nor unpins anything.
+	if _, err := f.srv.openSession(owner, brokerapi.SessionOpenParams{Session: "c", Isolated: true}); err != nil {
+		t.Fatal(err)
+	}
+	other := &rpc.Conn{Peer: Peer{PID: 31338}, Accepted: time.Now()}
+	if _, err := f.srv.closeSession(other, brokerapi.SessionCloseParams{Session: "c"}); err == nil {
+		t.Fatal("another connection closed the store")
+	}
+	if !owner.Pinned() {
+		t.Fatal("another connection's close unpinned the owner")
+	}
+	if n := f.srv.wipeOwned(owner, "profile cleared"); n != 1 || owner.Pinned() {
+		t.Fatalf("wipe: %d stores, pinned %v; want 1 and unpinned", n, owner.Pinned())
+	}
+	// The genuine host: pinned by hello, and still after its store is gone.
+	host := &rpc.Conn{Peer: Peer{PID: 777}, Accepted: time.Now()}
+	if _, err := f.srv.hello(host, goodHello); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.srv.openSession(host, brokerapi.SessionOpenParams{Session: "d", Isolated: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.srv.closeSession(host, brokerapi.SessionCloseParams{Session: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if !host.Pinned() {
+		t.Fatal("closing the genuine host's store unpinned its connection")
+	}
+}

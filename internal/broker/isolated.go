@@ -72,7 +72,9 @@ func (s *Server) openSession(conn *rpc.Conn, p brokerapi.SessionOpenParams) (str
 		return struct{}{}, wire.Errorf(wire.CodeSessionLimit, "at most %d isolated sessions", max)
 	}
 	s.iso[p.Session] = &isoStore{session: p.Session, owner: conn, mem: vault.NewMemory(vault.MemoryOptions{MaxRecords: brokerapi.MaxIsolatedRecords})}
-	conn.Pin() // the store lives as long as its connection: never closed for idleness or to make room
+	// While it owns the store, the connection is never closed for idleness or to make room;
+	// every way the store leaves s.iso unpins it once (closeSession, wipeOwned).
+	conn.Pin()
 	s.log().Info("isolated store opened", "session", p.Session, "peer_pid", conn.Peer.PID)
 	return struct{}{}, nil
 }
@@ -82,6 +84,7 @@ func (s *Server) closeSession(conn *rpc.Conn, p brokerapi.SessionCloseParams) (s
 	st, ok := s.iso[p.Session]
 	if ok && st.owner == conn {
 		delete(s.iso, p.Session)
+		conn.Unpin()
 	}
 	s.isoMu.Unlock()
 	if !ok || st.owner != conn {
@@ -111,6 +114,7 @@ func (s *Server) wipeOwned(conn *rpc.Conn, reason string) int {
 		if st.owner == conn {
 			gone = append(gone, st)
 			delete(s.iso, name)
+			conn.Unpin()
 		}
 	}
 	s.isoMu.Unlock()

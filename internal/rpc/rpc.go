@@ -9,11 +9,15 @@
 //     has done nothing for longest (no request in flight, not pinned: one that never completed
 //     a frame first), which is answered BUSY and closed; only when every connection is busy
 //     or pinned is the new one refused BUSY. Half-open connections cannot starve the others.
+//     A connection that completed a frame is busy from that moment, and one chosen for
+//     eviction refuses any frame after (one lock decides which came first), so an eviction
+//     never cuts short a request already read.
 //   - A frame must arrive whole within FrameTimeout of its first byte (a stalled or trickled
 //     frame is answered FRAME_TIMEOUT and the connection closed), and a connection with no
 //     request in flight is closed after IdleTimeout, unless a handler pinned it ([Conn.Pin]:
 //     it owns state, such as the MCP server's lease of its sessions or the host's broker
-//     connection). These apply to connections that support read deadlines (every net.Conn).
+//     connection, until [Conn.Unpin] says that state is gone). These apply to connections
+//     that support read deadlines (every net.Conn).
 //   - When the server stops, requests cut short by it are answered [Methods.Stopping] (the
 //     daemon is going away), never as if their caller had gone.
 //   - Frames are read with wire.Reader (1 MiB cap, consumed bytes zeroed) and decoded strictly;
@@ -40,6 +44,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -78,7 +83,7 @@ type liveness struct {
 	idleTimeout  time.Duration
 	busy         int       // frames being handled (decoding, or a request in flight)
 	frames       int       // complete frames read
-	pinned       bool      // exempt from the idle timeout and eviction
+	pins         int       // Pin calls not yet undone by Unpin: exempt from the idle timeout and eviction
 	partialSince time.Time // first byte of the frame being read (zero: none)
 	idleSince    time.Time // since when nothing has been in flight
 	evicted      bool      // the server closes it to make room
@@ -89,22 +94,38 @@ type readDeadliner interface{ SetReadDeadline(time.Time) error }
 // Pin exempts the connection from the idle timeout and from eviction when the server is full:
 // a handler calls it when the connection comes to own state that lives as long as it does
 // (sessions an MCP server's lease connection owns, the genuine host's broker connection, an
-// isolated-session store). A partial frame still times out.
+// isolated-session store), and [Conn.Unpin] once for each Pin when that state is gone. A
+// partial frame still times out.
 func (c *Conn) Pin() {
 	if c == nil {
 		return
 	}
 	c.live.mu.Lock()
 	defer c.live.mu.Unlock()
-	c.live.pinned = true
+	c.live.pins++
 	c.armLocked()
 }
 
-// Pinned reports whether [Conn.Pin] was called.
+// Unpin undoes one [Conn.Pin]: when none is left, the connection is again subject to the idle
+// timeout (counted from when it last had nothing in flight) and to eviction. An Unpin without
+// a Pin does nothing.
+func (c *Conn) Unpin() {
+	if c == nil {
+		return
+	}
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	if c.live.pins > 0 {
+		c.live.pins--
+	}
+	c.armLocked()
+}
+
+// Pinned reports whether the connection is pinned ([Conn.Pin] not undone by [Conn.Unpin]).
 func (c *Conn) Pinned() bool {
 	c.live.mu.Lock()
 	defer c.live.mu.Unlock()
-	return c.live.pinned
+	return c.live.pins > 0
 }
 
 // Stopping reports whether the server stopped serving this connection (it is shutting down).
@@ -145,7 +166,7 @@ func (c *Conn) armLocked() {
 		d = time.Now()
 	case !l.partialSince.IsZero() && l.frameTimeout > 0:
 		d = l.partialSince.Add(l.frameTimeout)
-	case l.busy == 0 && !l.pinned && l.idleTimeout > 0:
+	case l.busy == 0 && l.pins == 0 && l.idleTimeout > 0:
 		d = l.idleSince.Add(l.idleTimeout)
 	}
 	c.rd.SetReadDeadline(d)
@@ -165,7 +186,8 @@ func (c *Conn) beforeRead(partial bool) {
 }
 
 // frameRead records a complete frame; it reports false (the frame must be dropped unread)
-// when the connection is being evicted.
+// when the connection is being evicted. It and [Conn.tryEvict] hold c.live.mu, so a frame is
+// either counted busy before an eviction looks (which then spares the connection) or refused.
 func (c *Conn) frameRead() bool {
 	c.live.mu.Lock()
 	defer c.live.mu.Unlock()
@@ -190,19 +212,28 @@ func (c *Conn) frameDone() {
 }
 
 // evictable reports whether the server may close c to make room, and its rank: connections
-// that never completed a frame first, then the longest idle.
+// that never completed a frame first, then the longest idle. It is a snapshot for ranking
+// only: [Conn.tryEvict] decides.
 func (c *Conn) evictable() (ok bool, neverUsed bool, since time.Time) {
 	c.live.mu.Lock()
 	defer c.live.mu.Unlock()
 	l := &c.live
-	return l.busy == 0 && !l.pinned && !l.evicted, l.frames == 0, l.idleSince
+	return l.busy == 0 && l.pins == 0 && !l.evicted, l.frames == 0, l.idleSince
 }
 
-func (c *Conn) evict() {
+// tryEvict marks c evicted, and arms its deadline to close it now, only if it is still
+// evictable (nothing in flight, not pinned) under the lock its frames are counted under; it
+// reports whether it did. A frame completed after this is refused by [Conn.frameRead].
+func (c *Conn) tryEvict() bool {
 	c.live.mu.Lock()
 	defer c.live.mu.Unlock()
-	c.live.evicted = true
+	l := &c.live
+	if l.busy != 0 || l.pins != 0 || l.evicted {
+		return false
+	}
+	l.evicted = true
 	c.armLocked()
+	return true
 }
 
 // connReader arms the connection's read deadline before every read of the wire.Reader.
@@ -322,25 +353,40 @@ func (s *Server) admit(c *Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.live) >= s.MaxConns {
-		var victim *Conn
-		var vNever bool
-		var vSince time.Time
+		type candidate struct {
+			c     *Conn
+			never bool
+			since time.Time
+		}
+		var cands []candidate
 		for o := range s.live {
-			ok, never, since := o.evictable()
-			if !ok {
+			if ok, never, since := o.evictable(); ok {
+				cands = append(cands, candidate{o, never, since})
+			}
+		}
+		// Never used first, then the longest idle. A candidate that read a frame (or was
+		// pinned) since it was ranked is spared by tryEvict, and the next one is tried.
+		sort.Slice(cands, func(i, j int) bool {
+			a, b := cands[i], cands[j]
+			if a.never != b.never {
+				return a.never
+			}
+			return a.since.Before(b.since)
+		})
+		evicted := false
+		for _, v := range cands {
+			if !v.c.tryEvict() {
 				continue
 			}
-			if victim == nil || never && !vNever || never == vNever && since.Before(vSince) {
-				victim, vNever, vSince = o, never, since
-			}
+			delete(s.live, v.c)
+			s.Log.Warn("connection limit reached; closing the longest idle connection", "limit", s.MaxConns,
+				"peer_pid", v.c.Peer.PID, "never_used", v.never, "idle_ms", time.Since(v.since).Milliseconds())
+			evicted = true
+			break
 		}
-		if victim == nil {
+		if !evicted {
 			return false
 		}
-		delete(s.live, victim)
-		victim.evict()
-		s.Log.Warn("connection limit reached; closing the longest idle connection", "limit", s.MaxConns,
-			"peer_pid", victim.Peer.PID, "never_used", vNever, "idle_ms", time.Since(vSince).Milliseconds())
 	}
 	s.live[c] = struct{}{}
 	return true
@@ -352,9 +398,14 @@ func (s *Server) release(c *Conn) {
 	delete(s.live, c)
 }
 
-func (s *Server) newConn(peer Peer) *Conn {
+// newConn makes the identity of a connection served on rw until ctx is done. Every field is
+// set before it is published (admit), since an eviction reads them from another goroutine.
+func (s *Server) newConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) *Conn {
 	now := time.Now()
-	c := &Conn{Peer: peer, Accepted: now}
+	c := &Conn{Peer: peer, Accepted: now, stop: ctx.Done()}
+	if d, ok := rw.(readDeadliner); ok {
+		c.rd = d
+	}
 	c.live.frameTimeout, c.live.idleTimeout, c.live.idleSince = s.FrameTimeout, s.IdleTimeout, now
 	return c
 }
@@ -396,7 +447,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 			refuse(c, wire.Errorf(wire.CodePeerRefused, "uid %d may not use this socket", cred.UID))
 			continue
 		}
-		conn := s.newConn(Peer{UID: cred.UID, PID: cred.PID, Exe: cred.Exe()})
+		conn := s.newConn(ctx, c, Peer{UID: cred.UID, PID: cred.PID, Exe: cred.Exe()})
 		if !s.admit(conn) {
 			s.Log.Warn("connection refused: limit reached", "limit", s.MaxConns, "peer_pid", cred.PID)
 			refuse(c, wire.Errorf(wire.CodeBusy, "too many connections, every one busy (limit %d)", s.MaxConns))
@@ -425,7 +476,7 @@ const drainGrace = 2 * time.Second
 // ServeConn serves one already-identified connection until it closes or ctx is done.
 func (s *Server) ServeConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) {
 	s.init()
-	s.serveConn(ctx, rw, s.newConn(peer))
+	s.serveConn(ctx, rw, s.newConn(ctx, rw, peer))
 }
 
 func (s *Server) serveConn(ctx context.Context, rw io.ReadWriteCloser, conn *Conn) {
@@ -434,10 +485,6 @@ func (s *Server) serveConn(ctx context.Context, rw io.ReadWriteCloser, conn *Con
 		defer s.OnClose(conn) // deferred first: runs after the handlers are waited for below
 	}
 	defer rw.Close()
-	conn.stop = ctx.Done()
-	if d, ok := rw.(readDeadliner); ok {
-		conn.rd = d
-	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(context.WithValue(ctx, connKey{}, conn))
 	defer cancel()
