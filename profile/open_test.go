@@ -209,7 +209,7 @@ func TestOpenCreatesProfile(t *testing.T) {
 	if got, want := entries(t, dataDir), []string{"profile", "profile.lock"}; !slices.Equal(got, want) {
 		t.Fatalf("data dir holds %v, want %v", got, want)
 	}
-	if got := entries(t, filepath.Join(p.Dir(), "Default")); !slices.Equal(got, []string{"Preferences"}) {
+	if got := entries(t, filepath.Join(p.Dir(), "Default")); !slices.Equal(got, []string{"Preferences", "Sessions"}) {
 		t.Fatalf("Default holds %v (temporary files left?)", got)
 	}
 	want := []string{"--user-data-dir=" + p.Dir(), "--password-store=gnome-libsecret"}
@@ -569,7 +569,7 @@ func TestPrefsReasserted(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(dir, "Default", "Preferences")); fi.Mode().Perm() != 0o600 {
 		t.Errorf("Preferences mode %v", fi.Mode().Perm())
 	}
-	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences"}) {
+	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences", "Sessions"}) {
 		t.Errorf("Default holds %v (temporary files left?)", got)
 	}
 	p.Close()
@@ -577,7 +577,7 @@ func TestPrefsReasserted(t *testing.T) {
 	// A rewrite interrupted before its rename leaves a temporary file; the next Open removes it.
 	writeFile(t, filepath.Join(dir, "Default", ".Preferences.tmp-123456"), []byte(`{"credentials_enable_se`))
 	p = openT(t, dataDir)
-	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences"}) {
+	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences", "Sessions"}) {
 		t.Errorf("Default holds %v, want the leftover removed", got)
 	}
 	p.Close()
@@ -612,4 +612,38 @@ func TestNewerMarkerRefused(t *testing.T) {
 		t.Fatalf("lock after a failed Open: %v", err)
 	}
 	unlock()
+}
+
+// TestSessionsBlocked: every Open leaves Default/Sessions a regular empty read-only file, so
+// Chromium writes no session restore data (page state: form values, POST bodies); a Sessions
+// directory of an older profile is removed with the data in it.
+func TestSessionsBlocked(t *testing.T) {
+	dataDir := t.TempDir()
+	p := openT(t, dataDir)
+	dir := p.Dir()
+	path := filepath.Join(dir, "Default", "Sessions")
+	check := func(when string) {
+		t.Helper()
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 || fi.Mode().Perm() != 0o400 {
+			t.Fatalf("%s: Default/Sessions %v %v, want a regular empty 0400 file", when, fi, err)
+		}
+	}
+	check("created")
+	p.Close()
+	for _, kind := range []string{"dir", "file", "symlink"} {
+		os.Remove(path)
+		switch kind {
+		case "dir":
+			os.Mkdir(path, 0o700)
+			writeFile(t, filepath.Join(path, "Session_13440613731851167"), []byte("otp=123456"))
+		case "file":
+			writeFile(t, path, []byte("otp=123456"))
+		case "symlink":
+			os.Symlink(t.TempDir(), path)
+		}
+		p = openT(t, dataDir)
+		check("a Sessions " + kind + " before Open")
+		p.Close()
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/headless-dev/headless/internal/atomicfile"
 )
@@ -80,10 +81,49 @@ func encodePrefs(m map[string]any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// sessionsName is where Chromium writes its session restore data (Default/Sessions/Session_*
+// and Tabs_*): every tab's history entries with their page state, that is, the form fields'
+// values and the body of a form submission. headless never restores tabs, so the profile keeps
+// a regular empty file (read-only) under that name: Chromium cannot create the directory and
+// writes no session data at all. Red-team round 5 read a one-time code out of these files:
+// a step-up answered 200 in place left its POST body (otp=…) in the history entry, and
+// Chromium wrote it to disk before the host could rewrite the entry; a sign-in answered in
+// place would have left the password there the same way.
+const sessionsName = "Sessions"
+
+// blockSessions makes Default/Sessions of profile dir a regular empty read-only file,
+// removing a directory (and the session data in it) or anything else found there.
+func blockSessions(dir string) error {
+	path := filepath.Join(dir, "Default", sessionsName)
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return nil
+	}
+	if err == nil {
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("block session restore data: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("block session restore data: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o400)
+	if err != nil {
+		return fmt.Errorf("block session restore data: %w", err)
+	}
+	return f.Close()
+}
+
 // reassertPrefs makes sure Default/Preferences holds passwordPrefs, rewriting it atomically
-// (every other key kept) only when one differs. It removes temporary files of a rewrite that
-// was interrupted.
+// (every other key kept) only when one differs, and that Chromium can write no session
+// restore data (blockSessions). It removes temporary files of a rewrite that was interrupted.
 func reassertPrefs(dir string) error {
+	if err := reassertPasswordPrefs(dir); err != nil {
+		return err
+	}
+	return blockSessions(dir)
+}
+
+func reassertPasswordPrefs(dir string) error {
 	def := filepath.Join(dir, "Default")
 	path := filepath.Join(def, "Preferences")
 	if es, err := os.ReadDir(def); err == nil {

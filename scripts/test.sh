@@ -26,7 +26,7 @@ echo "== node modules of the independent MCP client (tests/mcpclient, pinned by 
 command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the TypeScript MCP client test needs Node.js 20+ and npm" >&2; exit 1; }
 npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
 echo "== tests (race detector, real components)"
-go test -race -count=1 -timeout 25m ./...
+go test -race -count=1 -timeout 45m ./...
 echo "== short fuzzing of every parser of outside data (20000 inputs each)"
 scripts/fuzz.sh 20000
 echo "== the Debian package: built with the pinned nfpm, installed with apt, /usr/bin/headless doctor and version"

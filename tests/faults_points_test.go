@@ -90,17 +90,7 @@ func TestKill9AfterRelease(t *testing.T) {
 				}
 			}
 			enroll()
-			var st struct {
-				Host struct {
-					PID        int `json:"pid"`
-					BrowserPID int `json:"browser_pid"`
-				} `json:"host"`
-			}
-			e.ok(t, &st, "status")
-			brokerPID := e.brokerPID()
-			if st.Host.PID == 0 || st.Host.BrowserPID == 0 || brokerPID == 0 {
-				t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
-			}
+			pids := victims(t, e)
 			var p pageJSON
 			e.ok(t, &p, append([]string{"visit", srv.URL + "/login"}, sess...)...)
 			if p.AuthRequired == nil {
@@ -135,7 +125,7 @@ func TestKill9AfterRelease(t *testing.T) {
 				t.Fatalf("the form was posted %d times before the kill", n)
 			}
 
-			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			victim := pids.of(c.victim)
 			if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -156,24 +146,16 @@ func TestKill9AfterRelease(t *testing.T) {
 				t.Fatalf("%s (pid %d) survived SIGKILL", c.victim, victim)
 			}
 			if c.victim == "brokerd" {
-				t0 := time.Now()
-				if !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
-					t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", st.Host.PID)
-				}
-				t.Logf("the host exited %v after its brokerd was killed", time.Since(t0).Round(100*time.Millisecond))
+				hostFollows(t, pids.Host)
 			}
 			// Let the page go: whatever of the host or its Chromium is left must not submit.
 			srv.resume()
-			if c.victim != "chromium" && !pollUntil(30*time.Second, func() bool { return !procAlive(st.Host.BrowserPID) }) {
-				t.Fatalf("Chromium (pid %d) still runs 30s after its host went", st.Host.BrowserPID)
+			if c.victim != "chromium" && !pollUntil(30*time.Second, func() bool { return !procAlive(pids.Browser) }) {
+				t.Fatalf("Chromium (pid %d) still runs 30s after its host went", pids.Browser)
 			}
 
 			// The password is on no file: Chromium's profile, the audit log, the runtime dir.
-			sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}
-			sweep.tree("root", e.root)
-			if sweep.files["root"] == 0 {
-				t.Fatal("the sweep searched no file")
-			}
+			sweepFiles(t, e, pw)
 
 			// Recovery: start works, the vault holds exactly its record (an isolated
 			// session and its store are gone with the host or the browser, and the vault
@@ -203,14 +185,7 @@ func TestKill9AfterRelease(t *testing.T) {
 			if a.Status != "authenticated" || srv.accepted.Load() != 1 || srv.posts.Load() != 1 {
 				t.Fatalf("sign-in after recovery: %+v, accepted %d, posts %d", a, srv.accepted.Load(), srv.posts.Load())
 			}
-			for _, f := range []string{"broker.sock", "control.sock"} {
-				if _, err := os.Lstat(filepath.Join(e.runDir(), f)); err != nil {
-					t.Errorf("%s after recovery: %v", f, err)
-				}
-			}
-			if out := e.allOutput(); strings.Contains(out, pw) {
-				t.Error("the password is in an output")
-			}
+			recoveredClean(t, e, pw)
 			if n := len(presencetest.Prompts(t, plog)); n != 2 {
 				t.Errorf("%d prompts, want 2 (the killed sign-in's and the recovery's)", n)
 			}
@@ -313,18 +288,11 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 				"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json"); r.code != 0 {
 				t.Fatalf("add: %+v", r)
 			}
-			var st struct {
-				Host struct {
-					PID        int `json:"pid"`
-					BrowserPID int `json:"browser_pid"`
-				} `json:"host"`
-			}
-			e.ok(t, &st, "status")
-			brokerPID := e.brokerPID()
-			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			pids := victims(t, e)
+			victim := pids.of(c.victim)
 			kpid := e.k.KeyringPID
-			if victim == 0 || st.Host.PID == 0 || kpid == 0 {
-				t.Fatalf("status: %+v, brokerd %d, keyring %d", st, brokerPID, kpid)
+			if kpid == 0 {
+				t.Fatal("no keyring pid")
 			}
 			cont := func() { syscall.Kill(kpid, syscall.SIGCONT) }
 			t.Cleanup(cont)
@@ -375,8 +343,8 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 			if c.code != "" && prompts() != before {
 				t.Errorf("the killed save prompted (%d prompts, %d before)", prompts(), before)
 			}
-			if c.victim == "brokerd" && !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
-				t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", st.Host.PID)
+			if c.victim == "brokerd" {
+				hostFollows(t, pids.Host)
 			}
 			sweep := &lsSweep{t: t, needles: slices.Concat(lsNeedles("password", pw), lsNeedles("second password", pw2), lsNeedles("keyring password", keypw)), files: map[string]int{}, seen: map[string]bool{}}
 			sweep.tree("root", e.root)

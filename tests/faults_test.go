@@ -48,24 +48,14 @@ func TestKill9WhilePresencePending(t *testing.T) {
 				"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json"); r.code != 0 {
 				t.Fatalf("add: %+v", r)
 			}
-			var st struct {
-				Host struct {
-					PID        int `json:"pid"`
-					BrowserPID int `json:"browser_pid"`
-				} `json:"host"`
-			}
-			e.ok(t, &st, "status")
-			brokerPID := e.brokerPID()
-			if st.Host.PID == 0 || st.Host.BrowserPID == 0 || brokerPID == 0 {
-				t.Fatalf("status: %+v, brokerd %d", st, brokerPID)
-			}
+			pids := victims(t, e)
 			var p pageJSON
 			e.ok(t, &p, "visit", srv.URL+"/login")
 			if p.AuthRequired == nil {
 				t.Fatal("no auth_required")
 			}
 
-			victim := map[string]int{"brokerd": brokerPID, "host": st.Host.PID, "chromium": st.Host.BrowserPID}[c.victim]
+			victim := pids.of(c.victim)
 			if c.point == "before" {
 				if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
@@ -121,20 +111,12 @@ func TestKill9WhilePresencePending(t *testing.T) {
 			}
 
 			// The password is on no file: the durable profile, the audit log, the runtime dir.
-			sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}
-			sweep.tree("root", e.root)
-			if sweep.files["root"] == 0 {
-				t.Fatal("the sweep searched no file")
-			}
+			sweepFiles(t, e, pw)
 
 			// The host brokerd started follows it; until it is gone it owns the profile
 			// (start would be PROFILE_LOCKED), so it must go within a bound.
 			if c.victim == "brokerd" {
-				t0 := time.Now()
-				if !pollUntil(45*time.Second, func() bool { return !procAlive(st.Host.PID) }) {
-					t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", st.Host.PID)
-				}
-				t.Logf("the host exited %v after its brokerd was killed", time.Since(t0).Round(100*time.Millisecond))
+				hostFollows(t, pids.Host)
 			}
 			// Recovery: start works, the vault holds exactly its record, and a sign-in succeeds.
 			e.start(t)
@@ -154,14 +136,7 @@ func TestKill9WhilePresencePending(t *testing.T) {
 			if a.Status != "authenticated" || srv.accepted.Load() != 1 {
 				t.Fatalf("sign-in after recovery: %+v, accepted %d", a, srv.accepted.Load())
 			}
-			for _, f := range []string{"broker.sock", "control.sock"} {
-				if _, err := os.Lstat(filepath.Join(e.runDir(), f)); err != nil {
-					t.Errorf("%s after recovery: %v", f, err)
-				}
-			}
-			if out := e.allOutput(); strings.Contains(out, pw) {
-				t.Error("the password is in an output")
-			}
+			recoveredClean(t, e, pw)
 			b, _ := json.Marshal(presencetest.Prompts(t, plog))
 			want := map[string]int{"pending": 2, "before": 1}[c.point]
 			if n := len(presencetest.Prompts(t, plog)); n != want {
@@ -178,9 +153,10 @@ func TestKill9WhilePresencePending(t *testing.T) {
 // session and its store are gone, and the isolated password is on no file and in no output.
 func TestKill9DuringProfileClear(t *testing.T) {
 	for _, c := range []struct{ victim, code string }{
-		{"brokerd", "HOST_UNAVAILABLE"},
+		// The host follows brokerd by its lifeline: a clear it finishes first is done.
+		{"brokerd", "HOST_UNAVAILABLE|cleared"},
 		{"host", "HOST_UNAVAILABLE"},
-		{"chromium", ""},
+		{"chromium", "cleared"},
 	} {
 		t.Run(c.victim, func(t *testing.T) {
 			e := newEnv(t, envOptions{})
@@ -227,11 +203,12 @@ func TestKill9DuringProfileClear(t *testing.T) {
 			}
 			r := result{stdout: so.String(), stderr: se.String(), code: exitCode(t, err)}
 			e.record(r.stdout, r.stderr)
-			if c.code == "" {
-				if r.code != 0 || !strings.Contains(r.stdout, `"cleared":true`) {
-					t.Errorf("profile clear with %s killed: %+v, want cleared", c.victim, r)
+			want := strings.Split(c.code, "|")
+			if r.code == 0 {
+				if !slices.Contains(want, "cleared") || !strings.Contains(r.stdout, `"cleared":true`) {
+					t.Errorf("profile clear with %s killed: %+v, want %s", c.victim, r, c.code)
 				}
-			} else if r.code == 0 || errCode(t, r) != c.code {
+			} else if !slices.Contains(want, errCode(t, r)) {
 				t.Errorf("profile clear with %s killed: %+v, want %s", c.victim, r, c.code)
 			}
 			if c.victim != "chromium" {
@@ -255,5 +232,64 @@ func TestKill9DuringProfileClear(t *testing.T) {
 				t.Error("the isolated password is in an output")
 			}
 		})
+	}
+}
+
+// faultPIDs are the processes a fault test kills: brokerd, the host and its Chromium.
+type faultPIDs struct{ Broker, Host, Browser int }
+
+func (p faultPIDs) of(victim string) int {
+	return map[string]int{"brokerd": p.Broker, "host": p.Host, "chromium": p.Browser}[victim]
+}
+
+// victims reads them from status and brokerd's pid file (the host must be running).
+func victims(t *testing.T, e *env) faultPIDs {
+	t.Helper()
+	var st struct {
+		Host struct {
+			PID        int `json:"pid"`
+			BrowserPID int `json:"browser_pid"`
+		} `json:"host"`
+	}
+	e.ok(t, &st, "status")
+	p := faultPIDs{e.brokerPID(), st.Host.PID, st.Host.BrowserPID}
+	if p.Broker == 0 || p.Host == 0 || p.Browser == 0 {
+		t.Fatalf("status: %+v", p)
+	}
+	return p
+}
+
+// hostFollows waits for the host to exit after its brokerd was killed: until it is gone it
+// owns the profile (start would be PROFILE_LOCKED), so it must go within a bound.
+func hostFollows(t *testing.T, host int) {
+	t.Helper()
+	t0 := time.Now()
+	if !pollUntil(45*time.Second, func() bool { return !procAlive(host) }) {
+		t.Fatalf("the host (pid %d) still runs 45s after its brokerd was killed", host)
+	}
+	t.Logf("the host exited %v after its brokerd was killed", time.Since(t0).Round(100*time.Millisecond))
+}
+
+// sweepFiles fails if the password is on any file under the test's root (the durable
+// profile after the SIGKILL, the audit log, the runtime dir).
+func sweepFiles(t *testing.T, e *env, pw string) {
+	t.Helper()
+	sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}
+	sweep.tree("root", e.root)
+	if sweep.files["root"] == 0 {
+		t.Fatal("the sweep searched no file")
+	}
+}
+
+// recoveredClean: after recovery both sockets are back, and the password is in no output.
+func recoveredClean(t *testing.T, e *env, pw string) {
+	t.Helper()
+	for _, f := range []string{"broker.sock", "control.sock"} {
+		if _, err := os.Lstat(filepath.Join(e.runDir(), f)); err != nil {
+			t.Errorf("%s after recovery: %v", f, err)
+		}
+	}
+	if out := e.allOutput(); strings.Contains(out, pw) {
+		t.Error("the password is in an output")
 	}
 }

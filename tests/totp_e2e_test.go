@@ -283,6 +283,12 @@ func (s *mfaSite) signIn(w http.ResponseWriter, account string) {
 	http.SetCookie(w, &http.Cookie{Name: "mfa_sid", Value: sid, Path: "/", HttpOnly: true})
 }
 
+func (s *mfaSite) stepupCodes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.stepups...)
+}
+
 func (s *mfaSite) received() (codes, posts, typed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -391,33 +397,40 @@ func TestTOTPLogin(t *testing.T) {
 		if r := e.run("", "headless", "snapshot", "--json"); r.code != 0 || strings.Contains(r.stdout, code) {
 			t.Fatalf("snapshot after back: %+v", r)
 		}
-		// A graceful stop makes Chromium write its session files; none holds the code (as
-		// Blink stores DOM strings, UTF-16, or as bytes).
+		// Step-up: the site answers the code's POST with 200 in place, so its history entry
+		// holds the body (otp=…) until the host rewrites it (red-team round 5b read it from
+		// the session files when Chromium wrote them first).
+		p = lsVisit(t, e, site.URL+"/stepup")
+		lsLoginOK(t, e, "authenticated", "--code-only", "--alias", "otp")
+		stepups := site.stepupCodes()
+		if len(stepups) == 0 {
+			t.Fatal("the step-up sent no code")
+		}
+		// A graceful stop makes Chromium write what it keeps. It can keep no session restore
+		// data (Default/Sessions is a regular empty file it cannot replace), and no file of
+		// the profile holds either code (as Blink stores DOM strings, UTF-16, or as a body).
 		if r := e.run("", "headless", "stop", "--json"); r.code != 0 {
 			t.Fatalf("stop: %+v", r)
 		}
-		u16 := make([]byte, 0, 2*len(code))
-		for _, c := range []byte(code) {
-			u16 = append(u16, c, 0)
-		}
 		profile := filepath.Join(e.root, "data", "headless", "profile")
-		var sessionFiles int
-		filepath.WalkDir(profile, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(profile, "Default", "Sessions")); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			t.Errorf("Default/Sessions after a stop: %v %v, want a regular empty file", fi, err)
+		}
+		for _, c := range []string{code, stepups[len(stepups)-1]} {
+			u16 := make([]byte, 0, 2*len(c))
+			for _, d := range []byte(c) {
+				u16 = append(u16, d, 0)
+			}
+			filepath.WalkDir(profile, func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return nil
+				}
+				b, _ := os.ReadFile(path)
+				if bytes.Contains(b, u16) || bytes.Contains(b, []byte("otp="+c)) {
+					t.Errorf("LEAK: the one-time code %s is in %s", c, path)
+				}
 				return nil
-			}
-			b, _ := os.ReadFile(path)
-			inSessions := strings.Contains(path, string(filepath.Separator)+"Sessions"+string(filepath.Separator))
-			if inSessions {
-				sessionFiles++
-			}
-			if bytes.Contains(b, u16) || (inSessions && bytes.Contains(b, []byte(code))) {
-				t.Errorf("LEAK: the one-time code %s is in %s", code, path)
-			}
-			return nil
-		})
-		if sessionFiles == 0 {
-			t.Fatal("no session files in the profile after a graceful stop: the check above saw nothing")
+			})
 		}
 		e.start(t)
 	})
@@ -426,14 +439,12 @@ func TestTOTPLogin(t *testing.T) {
 		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
 		lsVisit(t, e, site.URL+"/stepup")
 		n := len(presencetest.Prompts(t, approveLog))
+		before := len(site.stepupCodes())
 		a := lsLoginOK(t, e, "authenticated", "--alias", "otp", "--code-only")
 		if a.Evidence["code_typed"] != true {
 			t.Fatalf("evidence %v", a.Evidence)
 		}
-		site.mu.Lock()
-		got := len(site.stepups)
-		site.mu.Unlock()
-		if got != 1 {
+		if got := len(site.stepupCodes()) - before; got != 1 {
 			t.Fatalf("the step-up page received %d codes, want 1", got)
 		}
 		prompts := presencetest.Prompts(t, approveLog)
