@@ -400,6 +400,12 @@ func TestTOTPLogin(t *testing.T) {
 		// Step-up: the site answers the code's POST with 200 in place, so its history entry
 		// holds the body (otp=…) until the host rewrites it (red-team round 5b read it from
 		// the session files when Chromium wrote them first).
+		// A process of the agent's (same user) removes the block first: the sign-in puts it
+		// back before anything is released.
+		profile := filepath.Join(e.root, "data", "headless", "profile")
+		if err := os.Remove(filepath.Join(profile, "Default", "Sessions")); err != nil {
+			t.Fatal(err)
+		}
 		p = lsVisit(t, e, site.URL+"/stepup")
 		lsLoginOK(t, e, "authenticated", "--code-only", "--alias", "otp")
 		stepups := site.stepupCodes()
@@ -412,7 +418,6 @@ func TestTOTPLogin(t *testing.T) {
 		if r := e.run("", "headless", "stop", "--json"); r.code != 0 {
 			t.Fatalf("stop: %+v", r)
 		}
-		profile := filepath.Join(e.root, "data", "headless", "profile")
 		if fi, err := os.Lstat(filepath.Join(profile, "Default", "Sessions")); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 			t.Errorf("Default/Sessions after a stop: %v %v, want a regular empty file", fi, err)
 		}
