@@ -254,6 +254,13 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	}
 	clear(s.refs)
 	res := AuthResult{Alias: p.Alias, Session: s.name}
+	// Before anything is released: Chromium must have nowhere to write a submission's body
+	// or a field's value to disk (profile.blockSessions), even if a process of the agent's
+	// removed the block since the start. The page of an isolated session keeps nothing on
+	// disk anyway; the durable profile's block is checked for every sign-in.
+	if err := h.prof.Reblock(); err != nil {
+		return res, wire.Errorf(wire.CodeBrowserFailed, "the profile's session restore data could not be blocked (%w); nothing was released", err)
+	}
 
 	if p.CodeOnly {
 		return res, h.stepUp(ctx, b, s, p, &res)

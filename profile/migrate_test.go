@@ -75,6 +75,7 @@ func TestMigrateMovesLegacyProfile(t *testing.T) {
 		t.Fatal("the migrated profile's session restore data is not blocked")
 	}
 	delete(after, "Default/Sessions")
+	delete(after, "Default/Sessions_Encrypted")
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("the migrated profile differs from the old one:\nbefore %v\nafter  %v", before, after)
 	}

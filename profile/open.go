@@ -179,6 +179,12 @@ func (p *Profile) prepare(dataDir string, o Options) error {
 	return reassertPrefs(p.dir)
 }
 
+// Reblock makes sure, again, that Chromium can write no session restore data
+// (Default/Sessions a regular empty read-only file; a directory found there is removed with
+// the data in it). The host calls it before every sign-in: a same-user process may have
+// removed the file since the start.
+func (p *Profile) Reblock() error { return blockSessions(p.dir) }
+
 // Dir is the profile directory, Chromium's --user-data-dir.
 func (p *Profile) Dir() string { return p.dir }
 

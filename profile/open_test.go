@@ -209,7 +209,7 @@ func TestOpenCreatesProfile(t *testing.T) {
 	if got, want := entries(t, dataDir), []string{"profile", "profile.lock"}; !slices.Equal(got, want) {
 		t.Fatalf("data dir holds %v, want %v", got, want)
 	}
-	if got := entries(t, filepath.Join(p.Dir(), "Default")); !slices.Equal(got, []string{"Preferences", "Sessions"}) {
+	if got := entries(t, filepath.Join(p.Dir(), "Default")); !slices.Equal(got, []string{"Preferences", "Sessions", "Sessions_Encrypted"}) {
 		t.Fatalf("Default holds %v (temporary files left?)", got)
 	}
 	want := []string{"--user-data-dir=" + p.Dir(), "--password-store=gnome-libsecret"}
@@ -569,7 +569,7 @@ func TestPrefsReasserted(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(dir, "Default", "Preferences")); fi.Mode().Perm() != 0o600 {
 		t.Errorf("Preferences mode %v", fi.Mode().Perm())
 	}
-	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences", "Sessions"}) {
+	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences", "Sessions", "Sessions_Encrypted"}) {
 		t.Errorf("Default holds %v (temporary files left?)", got)
 	}
 	p.Close()
@@ -577,7 +577,7 @@ func TestPrefsReasserted(t *testing.T) {
 	// A rewrite interrupted before its rename leaves a temporary file; the next Open removes it.
 	writeFile(t, filepath.Join(dir, "Default", ".Preferences.tmp-123456"), []byte(`{"credentials_enable_se`))
 	p = openT(t, dataDir)
-	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences", "Sessions"}) {
+	if got := entries(t, filepath.Join(dir, "Default")); !slices.Equal(got, []string{"Preferences", "Sessions", "Sessions_Encrypted"}) {
 		t.Errorf("Default holds %v, want the leftover removed", got)
 	}
 	p.Close()
@@ -621,17 +621,22 @@ func TestSessionsBlocked(t *testing.T) {
 	dataDir := t.TempDir()
 	p := openT(t, dataDir)
 	dir := p.Dir()
-	path := filepath.Join(dir, "Default", "Sessions")
 	check := func(when string) {
 		t.Helper()
-		fi, err := os.Lstat(path)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 || fi.Mode().Perm() != 0o400 {
-			t.Fatalf("%s: Default/Sessions %v %v, want a regular empty 0400 file", when, fi, err)
+		for _, name := range []string{"Sessions", "Sessions_Encrypted"} {
+			fi, err := os.Lstat(filepath.Join(dir, "Default", name))
+			if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 || fi.Mode().Perm() != 0o400 {
+				t.Fatalf("%s: Default/%s %v %v, want a regular empty 0400 file", when, name, fi, err)
+			}
 		}
 	}
 	check("created")
 	p.Close()
-	for _, kind := range []string{"dir", "file", "symlink"} {
+	for _, c := range []struct{ name, kind string }{
+		{"Sessions", "dir"}, {"Sessions", "file"}, {"Sessions", "symlink"},
+		{"Sessions_Encrypted", "dir"}, {"Sessions_Encrypted", "file"},
+	} {
+		path, kind := filepath.Join(dir, "Default", c.name), c.kind
 		os.Remove(path)
 		switch kind {
 		case "dir":
@@ -643,7 +648,7 @@ func TestSessionsBlocked(t *testing.T) {
 			os.Symlink(t.TempDir(), path)
 		}
 		p = openT(t, dataDir)
-		check("a Sessions " + kind + " before Open")
+		check("a " + c.name + " " + kind + " before Open")
 		p.Close()
 	}
 }

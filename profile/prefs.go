@@ -81,34 +81,46 @@ func encodePrefs(m map[string]any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// sessionsName is where Chromium writes its session restore data (Default/Sessions/Session_*
-// and Tabs_*): every tab's history entries with their page state, that is, the form fields'
-// values and the body of a form submission. headless never restores tabs, so the profile keeps
-// a regular empty file (read-only) under that name: Chromium cannot create the directory and
-// writes no session data at all. Red-team round 5 read a one-time code out of these files:
-// a step-up answered 200 in place left its POST body (otp=…) in the history entry, and
-// Chromium wrote it to disk before the host could rewrite the entry; a sign-in answered in
-// place would have left the password there the same way.
-const sessionsName = "Sessions"
+// sessionsNames are where Chromium writes its session restore data (Default/Sessions/Session_*
+// and Tabs_*, and Chromium 156's Default/Sessions_Encrypted/, the same records encrypted with
+// the profile's own key, which the agent's user can read from the keyring): every tab's
+// history entries with their page state, that is, the form fields' values and the body of a
+// form submission. headless never restores tabs, so the profile keeps a regular empty file
+// (read-only) under each name: Chromium cannot create the directories and writes no session
+// data at all. Red-team round 5 read a one-time code out of Sessions/: a step-up answered
+// 200 in place left its POST body (otp=…) in the history entry, and Chromium wrote it to disk
+// before the host could rewrite the entry (a sign-in answered in place would have left the
+// password there the same way); round 5c found Chromium writing Sessions_Encrypted/ instead
+// once Sessions was blocked.
+var sessionsNames = []string{"Sessions", "Sessions_Encrypted"}
 
-// blockSessions makes Default/Sessions of profile dir a regular empty read-only file,
-// removing a directory (and the session data in it) or anything else found there.
+// blockSessions makes each of sessionsNames in Default of profile dir a regular empty
+// read-only file, removing a directory (and the session data in it) or anything else found
+// there.
 func blockSessions(dir string) error {
-	path := filepath.Join(dir, "Default", sessionsName)
+	for _, name := range sessionsNames {
+		if err := blockOne(filepath.Join(dir, "Default", name)); err != nil {
+			return fmt.Errorf("block session restore data: %w", err)
+		}
+	}
+	return nil
+}
+
+func blockOne(path string) error {
 	fi, err := os.Lstat(path)
 	if err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		return nil
 	}
 	if err == nil {
 		if err := os.RemoveAll(path); err != nil {
-			return fmt.Errorf("block session restore data: %w", err)
+			return err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("block session restore data: %w", err)
+		return err
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o400)
 	if err != nil {
-		return fmt.Errorf("block session restore data: %w", err)
+		return err
 	}
 	return f.Close()
 }

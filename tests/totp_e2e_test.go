@@ -400,6 +400,12 @@ func TestTOTPLogin(t *testing.T) {
 		// Step-up: the site answers the code's POST with 200 in place, so its history entry
 		// holds the body (otp=…) until the host rewrites it (red-team round 5b read it from
 		// the session files when Chromium wrote them first).
+		// A process of the agent's (same user) removes the block first: the sign-in puts it
+		// back before anything is released.
+		profile := filepath.Join(e.root, "data", "headless", "profile")
+		if err := os.Remove(filepath.Join(profile, "Default", "Sessions")); err != nil {
+			t.Fatal(err)
+		}
 		p = lsVisit(t, e, site.URL+"/stepup")
 		lsLoginOK(t, e, "authenticated", "--code-only", "--alias", "otp")
 		stepups := site.stepupCodes()
@@ -412,10 +418,22 @@ func TestTOTPLogin(t *testing.T) {
 		if r := e.run("", "headless", "stop", "--json"); r.code != 0 {
 			t.Fatalf("stop: %+v", r)
 		}
-		profile := filepath.Join(e.root, "data", "headless", "profile")
-		if fi, err := os.Lstat(filepath.Join(profile, "Default", "Sessions")); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
-			t.Errorf("Default/Sessions after a stop: %v %v, want a regular empty file", fi, err)
+		for _, name := range []string{"Sessions", "Sessions_Encrypted"} {
+			if fi, err := os.Lstat(filepath.Join(profile, "Default", name)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+				t.Errorf("Default/%s after a stop: %v %v, want a regular empty file", name, fi, err)
+			}
 		}
+		// No session restore file of any name anywhere (round 5c found Chromium writing
+		// Sessions_Encrypted/ once Sessions/ was blocked): SNSS files start "SNSS".
+		filepath.WalkDir(profile, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if b, _ := os.ReadFile(path); bytes.HasPrefix(b, []byte("SNSS")) || strings.HasPrefix(d.Name(), "Session_") || strings.HasPrefix(d.Name(), "Tabs_") {
+				t.Errorf("session restore data in the profile: %s", path)
+			}
+			return nil
+		})
 		for _, c := range []string{code, stepups[len(stepups)-1]} {
 			u16 := make([]byte, 0, 2*len(c))
 			for _, d := range []byte(c) {
