@@ -559,8 +559,10 @@ func TestRendererCrashAnswersFast(t *testing.T) {
 	}
 	began := time.Now()
 	r := e.run("", "headless", "snapshot", "--json")
-	if d := time.Since(began); r.code == 0 || errCode(t, r) != "BROWSER_CRASHED" || d > 15*time.Second {
-		t.Errorf("snapshot after the renderer was killed: %+v after %v, want BROWSER_CRASHED within seconds", r, d.Round(time.Millisecond))
+	// The bound is the CLI's deadline (two minutes) halved, not a speed: a full suite on a
+	// loaded 2-CPU machine once took 30 s here (452 ms alone).
+	if d := time.Since(began); r.code == 0 || errCode(t, r) != "BROWSER_CRASHED" || d > 60*time.Second {
+		t.Errorf("snapshot after the renderer was killed: %+v after %v, want BROWSER_CRASHED well before the CLI's deadline", r, d.Round(time.Millisecond))
 	}
 	t.Logf("snapshot after the renderer was killed: %s after %v", errCode(t, r), time.Since(began).Round(time.Millisecond))
 	if p := lsVisit(t, e, hs.URL("/home")); p.Title != "Home" {
