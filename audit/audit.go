@@ -18,6 +18,17 @@
 // Records are numbered 1, 2, 3 … (Seq) and each carries Prev, the hex SHA-256 of the previous
 // record's line without its newline ("" for the very first record); see package auditlog.
 //
+// # A torn last record
+//
+// A record is one write, fsynced before Append returns and before brokerd acts on the decision
+// it records, so a record that did not reach the disk whole (a power loss mid-write) is the
+// record of a decision that never took effect. When the live file does not end in a newline,
+// the bytes after its last newline (at most 64 KiB) are kept aside in a file of their own,
+// audit.jsonl.torn-UNIXNANO (0600), the live file is cut back to its last whole record, and a
+// record with op "recover" saying so continues the chain: the log opens again, nothing is
+// lost, and 'headless audit list' shows the recovery. A last line that is whole but not a
+// record is not a crash's work: Open refuses it (AUDIT_TAMPERED).
+//
 // # Rotation
 //
 // Before a write would make the log larger than Options.MaxBytes, the files shift: audit.jsonl →
@@ -51,6 +62,7 @@ import (
 	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 const (
@@ -98,11 +110,14 @@ type Log struct {
 	seq    uint64
 	prev   string
 	broken error // sticky: set when a write or rotation failed half-way
+	// recovered holds the details of torn records cut by resume and not yet recorded.
+	recovered []string
 }
 
 // Open opens (creating if needed) the log at o.Path and resumes Seq and Prev from the last
-// record of the newest non-empty generation. An incomplete or unparsable last record is an
-// error: the chain cannot be continued safely (run Verify, move the file aside).
+// record of the newest non-empty generation. A torn last record of the live file is set aside
+// and the recovery recorded (see the package doc); a whole last line that is not a record, or
+// a torn rotated generation, is an error (AUDIT_TAMPERED): the chain cannot be continued safely.
 func Open(o Options) (*Log, error) {
 	if o.Path == "" || !filepath.IsAbs(o.Path) {
 		return nil, fmt.Errorf("audit: open: %q is not an absolute path", o.Path)
@@ -129,6 +144,10 @@ func Open(o Options) (*Log, error) {
 		return nil, err
 	}
 	if err := l.openFile(); err != nil {
+		return nil, err
+	}
+	if err := l.recordRecovered(); err != nil {
+		l.f.Close()
 		return nil, err
 	}
 	l.unlock = func() {}
@@ -158,18 +177,29 @@ func (l *Log) resume() error {
 	for _, path := range names {
 		name := filepath.Base(path)
 		line, err := lastLine(path)
+		var torn *tornError
+		if errors.As(err, &torn) && path == l.path {
+			if err := l.setAside(torn); err != nil {
+				return fmt.Errorf("audit: resume from %s: set a torn record aside: %w", name, err)
+			}
+			line, err = lastLine(path)
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("audit: resume from %s: %w", name, err)
+			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: %w", name, err).WithHint(
+				"the log's last record cannot be read, so its chain cannot be continued: run 'headless audit verify'; " +
+					"to start a new log, move audit.jsonl aside (keep it) and start brokerd again")
 		}
 		if line == nil {
 			continue // empty file
 		}
 		r, err := auditlog.Parse(line)
 		if err != nil {
-			return fmt.Errorf("audit: resume from %s: last record: %w", name, err)
+			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: last record: %w", name, err).WithHint(
+				"the log's last line is whole but not a record: run 'headless audit verify'; " +
+					"to start a new log, move audit.jsonl aside (keep it) and start brokerd again")
 		}
 		l.seq, l.prev = r.Seq, auditlog.Hash(line)
 		return nil
@@ -177,7 +207,54 @@ func (l *Log) resume() error {
 	return nil
 }
 
-// lastLine returns the last line of the file without its newline, nil for an empty file.
+// tornError is a file whose last record has no final newline: the bytes from Off to the end.
+type tornError struct {
+	Off  int64
+	Tail []byte
+}
+
+func (e *tornError) Error() string {
+	return fmt.Sprintf("last record incomplete (%d bytes with no final newline)", len(e.Tail))
+}
+
+// setAside keeps a torn record's bytes in a file of their own, then cuts the live file back
+// to its last whole record; the recovery is recorded by the next append (recordRecovered).
+// Called with the writers' lock held, before openFile.
+func (l *Log) setAside(t *tornError) error {
+	kept := fmt.Sprintf("%s.torn-%d", filepath.Base(l.path), l.now().UnixNano())
+	if err := atomicfile.Write(filepath.Join(l.dir, kept), t.Tail); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Truncate(t.Off); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	l.recovered = append(l.recovered, fmt.Sprintf("cut a torn last record (%d bytes, no final newline) from %s; its bytes are in %s",
+		len(t.Tail), filepath.Base(l.path), kept))
+	return nil
+}
+
+// recordRecovered appends a "recover" record for each torn record resume set aside. Called
+// with l.mu and the writers' lock held, the file open.
+func (l *Log) recordRecovered() error {
+	for len(l.recovered) > 0 {
+		if err := l.write(Record{Op: "recover", Decision: "ok", Detail: l.recovered[0]}); err != nil {
+			return err
+		}
+		l.recovered = l.recovered[1:]
+	}
+	return nil
+}
+
+// lastLine returns the last line of the file without its newline, nil for an empty file; a
+// *tornError when the file does not end in a newline.
 func lastLine(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -198,7 +275,11 @@ func lastLine(path string) ([]byte, error) {
 		return nil, err
 	}
 	if buf[len(buf)-1] != '\n' {
-		return nil, errors.New("last record incomplete (no final newline)")
+		i := bytes.LastIndexByte(buf, '\n')
+		if i < 0 && off > 0 {
+			return nil, errors.New("last record incomplete (no final newline) and too long")
+		}
+		return nil, &tornError{Off: off + int64(i) + 1, Tail: buf[i+1:]}
 	}
 	buf = buf[:len(buf)-1]
 	i := bytes.LastIndexByte(buf, '\n')
@@ -270,12 +351,21 @@ func (l *Log) Append(r Record) error {
 		l.broken = err
 		return err
 	}
+	if err := l.recordRecovered(); err != nil {
+		return err
+	}
+	return l.write(r)
+}
+
+// write fills r.Seq, r.Prev and (if zero) r.Time and writes it: Append's work once the file is
+// current. Called with l.mu and the writers' lock held.
+func (l *Log) write(r Record) error {
 	if r.Time.IsZero() {
 		r.Time = l.now()
 	}
 	r.Time = r.Time.UTC().Round(0)
 	for _, p := range []*string{&r.Op, &r.Decision, &r.Code, &r.Origin, &r.Account, &r.Alias, &r.Session, &r.Exe, &r.Provider,
-		&r.Purpose, &r.Path, &r.Field, &r.Listener, &r.Client} {
+		&r.Purpose, &r.Path, &r.Field, &r.Listener, &r.Client, &r.Detail} {
 		*p = bound(*p)
 	}
 	r.Chain, r.Agent = boundChain(r.Chain), boundChain(r.Agent)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // fileName is the log's name in the data dir (internal/xdg names it there).
@@ -135,25 +137,177 @@ func TestResume(t *testing.T) {
 	}
 }
 
-func TestResumeIncomplete(t *testing.T) {
+// tear appends the start of a record with no newline, as a power loss mid-write leaves it.
+func tear(t *testing.T, path, tail string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(tail); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkTornKept asserts that exactly one torn-record file sits beside the log, 0600, holding
+// exactly tail, and returns its name.
+func checkTornKept(t *testing.T, dir, tail string) string {
+	t.Helper()
+	kept, err := filepath.Glob(filepath.Join(dir, fileName+".torn-*"))
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("torn-record files %v, %v; want one", kept, err)
+	}
+	got, err := os.ReadFile(kept[0])
+	if err != nil || string(got) != tail {
+		t.Fatalf("%s holds %q, %v; want %q", kept[0], got, err, tail)
+	}
+	if fi, err := os.Stat(kept[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v, %v; want mode 0600", kept[0], fi.Mode(), err)
+	}
+	return filepath.Base(kept[0])
+}
+
+func TestResumeTorn(t *testing.T) {
 	dir := t.TempDir()
 	l := openT(t, Options{Path: logPath(dir)})
 	appendN(t, l, 2)
 	l.Close()
-	f, err := os.OpenFile(logPath(dir), os.O_WRONLY|os.O_APPEND, 0)
+	whole, err := os.ReadFile(logPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString(`{"seq":3,"ti`)
-	f.Close()
-	if l, err := Open(Options{Path: logPath(dir)}); err == nil {
-		l.Close()
-		t.Fatal("Open resumed after an incomplete last record")
-	}
+	const tail = `{"seq":3,"ti`
+	tear(t, logPath(dir), tail)
 	var ve *auditlog.VerifyError
 	if _, err := auditlog.Verify(logPath(dir)); !errors.As(err, &ve) || ve.Line != 3 || ve.Seq != 3 {
-		t.Fatalf("Verify = %v", err)
+		t.Fatalf("Verify of the torn log = %v", err)
 	}
+
+	// Open sets the torn bytes aside, cuts the log back to its two whole records and records
+	// the recovery as record 3; the chain goes on from there.
+	l = openT(t, Options{Path: logPath(dir)})
+	kept := checkTornKept(t, dir, tail)
+	appendN(t, l, 1)
+	l.Close()
+	data, err := os.ReadFile(logPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, whole) || bytes.Count(data, []byte("\n")) != 4 || bytes.Contains(data, []byte(tail+"\n")) {
+		t.Fatalf("log after recovery:\n%s", data)
+	}
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 4 {
+		t.Fatalf("Verify after recovery = %d, %v; want 4 records", n, err)
+	}
+	recs, err := auditlog.List(logPath(dir), time.Time{}, 10)
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("List = %d records, %v", len(recs), err)
+	}
+	want := "cut a torn last record (12 bytes, no final newline) from audit.jsonl; its bytes are in " + kept
+	if r := recs[2]; r.Seq != 3 || r.Op != "recover" || r.Decision != "ok" || r.Detail != want {
+		t.Fatalf("record 3 = %+v; want op recover with detail %q", r, want)
+	}
+	if r := recs[3]; r.Seq != 4 || r.Op != "release" {
+		t.Fatalf("record 4 = %+v", r)
+	}
+}
+
+func TestResumeTornFirstRecord(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(logPath(dir), []byte(`{"seq":1,"time":"2026-`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := openT(t, Options{Path: logPath(dir)})
+	checkTornKept(t, dir, `{"seq":1,"time":"2026-`)
+	l.Close()
+	recs, err := auditlog.List(logPath(dir), time.Time{}, 10)
+	if err != nil || len(recs) != 1 || recs[0].Seq != 1 || recs[0].Prev != "" || recs[0].Op != "recover" {
+		t.Fatalf("List = %+v, %v; want the recovery as record 1", recs, err)
+	}
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 1 {
+		t.Fatalf("Verify = %d, %v", n, err)
+	}
+}
+
+// A writer that finds another writer's record torn (two brokerds on one data dir, one of them
+// cut off) recovers the same way before its own record.
+func TestAppendAfterTorn(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Path: logPath(dir)})
+	appendN(t, l, 2)
+	tear(t, logPath(dir), `{"seq":3`)
+	appendN(t, l, 1)
+	l.Close()
+	checkTornKept(t, dir, `{"seq":3`)
+	recs, err := auditlog.List(logPath(dir), time.Time{}, 10)
+	if err != nil || len(recs) != 4 || recs[2].Op != "recover" || recs[3].Op != "release" || recs[3].Seq != 4 {
+		t.Fatalf("List = %+v, %v", recs, err)
+	}
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 4 {
+		t.Fatalf("Verify = %d, %v", n, err)
+	}
+}
+
+// What a crash cannot leave is refused, and the file left as it is: a whole last line that is
+// not a record, or a torn rotated generation (rotation renames a file only after its last
+// record was fsynced).
+func TestResumeRefusesWhatACrashCannotLeave(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mess func(t *testing.T, dir string)
+	}{
+		{"whole line not a record", func(t *testing.T, dir string) { tear(t, logPath(dir), "not a record\n") }},
+		{"torn rotated generation", func(t *testing.T, dir string) {
+			tear(t, logPath(dir), `{"seq":3`)
+			if err := os.Rename(logPath(dir), logPath(dir)+".1"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := openT(t, Options{Path: logPath(dir)})
+			appendN(t, l, 2)
+			l.Close()
+			c.mess(t, dir)
+			before := readAll(t, dir)
+			if l, err := Open(Options{Path: logPath(dir)}); err == nil {
+				l.Close()
+				t.Fatal("Open resumed")
+			} else if code := wire.CodeOf(err); code != wire.CodeAuditTampered {
+				t.Fatalf("Open = %v (code %q); want AUDIT_TAMPERED", err, code)
+			} else if h := wire.From(err).Hint; !strings.Contains(h, "headless audit verify") {
+				t.Fatalf("hint %q", h)
+			}
+			if after := readAll(t, dir); !maps.Equal(before, after) {
+				t.Fatalf("files changed: %v → %v", before, after)
+			}
+		})
+	}
+}
+
+// readAll maps each file in dir but the lock to its bytes.
+func readAll(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, de := range des {
+		if de.Name() == lockName {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[de.Name()] = string(b)
+	}
+	return m
 }
 
 // lines returns the five lines of a fresh log in dir.

@@ -3,9 +3,11 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,4 +111,75 @@ func TestAuditLog(t *testing.T) {
 	if r := e.run("", "brokerd", "audit", "verify"); r.code != 1 {
 		t.Fatalf("brokerd audit verify after editing: %+v", r)
 	}
+}
+
+// TestAuditTornRecordRecovered: a record a power loss cut short (no final newline) no longer
+// keeps brokerd from starting: its bytes are kept aside, the chain goes on with a "recover"
+// record, and both verifiers find the log intact. A whole line that is not a record is not a
+// crash's work: brokerd refuses to start and says so (AUDIT_TAMPERED in brokerd.log).
+func TestAuditTornRecordRecovered(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	canary := newCanary()
+	if r := e.addCredential("torn", "a@example.test", canary); r.code != 0 {
+		t.Fatalf("add: %+v", r)
+	}
+	e.stopBroker()
+	logPath := filepath.Join(e.root, "data", "headless", "audit.jsonl")
+	whole, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tail = `{"seq":2,"time":"2026-12-01T00:00:00Z","op":"rele`
+	if err := os.WriteFile(logPath, append(slices.Clip(whole), tail...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run("", "headless", "credentials", "list", "--origin", origin, "--json"); r.code != 0 || !strings.Contains(r.stdout, `"torn"`) {
+		t.Fatalf("list after the torn record (brokerd must start): %+v", r)
+	}
+	kept, _ := filepath.Glob(logPath + ".torn-*")
+	if len(kept) != 1 {
+		t.Fatalf("torn-record files %v; want one", kept)
+	}
+	if b, err := os.ReadFile(kept[0]); err != nil || string(b) != tail {
+		t.Fatalf("%s holds %q, %v; want the torn bytes", kept[0], b, err)
+	}
+	r := e.run("", "headless", "audit", "list", "--json")
+	var list struct {
+		Records []struct {
+			Seq          uint64
+			Op, Decision string
+			Detail       string
+		} `json:"records"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list.Records) != 2 {
+		t.Fatalf("audit list: %+v", r)
+	}
+	if rec := list.Records[1]; rec.Seq != 2 || rec.Op != "recover" || rec.Decision != "ok" || !strings.Contains(rec.Detail, filepath.Base(kept[0])) {
+		t.Fatalf("record 2 = %+v; want the recovery naming %s", rec, filepath.Base(kept[0]))
+	}
+	if r := e.run("", "headless", "audit", "verify", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"records":2`) {
+		t.Fatalf("verify after recovery: %+v", r)
+	}
+	if human := e.run("", "headless", "audit", "list"); !strings.Contains(human.stdout, "cut a torn last record") {
+		t.Fatalf("audit list does not show the recovery:\n%s", human.stdout)
+	}
+
+	e.stopBroker()
+	f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not a record\n")
+	f.Close()
+	before, _ := os.ReadFile(logPath)
+	if r := e.run("", "headless", "credentials", "list", "--origin", origin, "--json"); r.code != 1 || errCode(t, r) != "BROKER_UNAVAILABLE" {
+		t.Fatalf("list with a whole line that is not a record: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.runDir(), "brokerd.log")); !strings.Contains(string(b), "code=AUDIT_TAMPERED") {
+		t.Fatalf("brokerd.log does not say AUDIT_TAMPERED:\n%s", b)
+	}
+	if after, _ := os.ReadFile(logPath); !bytes.Equal(before, after) {
+		t.Fatal("brokerd changed a log it refused")
+	}
+	assertNoCanary(t, "audit log", string(before), canary)
 }

@@ -184,7 +184,11 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	defer hosts.Stop()
 	auditLog, err := audit.Open(audit.Options{Path: auditPath})
 	if err != nil {
-		return fatal(wire.CodeInternal, "open the audit log: %v", err)
+		// Its own code and hint: AUDIT_TAMPERED says how to start a new log, NO_SPACE what is full.
+		we := wire.From(err)
+		log.Error("start failed", "code", we.Code, "err", err)
+		fmt.Fprintf(stderr, "brokerd: error: open the audit log: %v\nhint: %s\n", err, we.Hint)
+		return 1
 	}
 	defer auditLog.Close()
 

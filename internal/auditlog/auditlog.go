@@ -55,7 +55,7 @@ const (
 type Record struct {
 	Seq      uint64    `json:"seq"` // 1, 2, 3 … across rotated files
 	Time     time.Time `json:"time"`
-	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair"
+	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover"
 	Decision string    `json:"decision"`       // "allow", "deny", "ok", "error"
 	Code     string    `json:"code,omitempty"` // error code when not allowed/ok
 	Origin   string    `json:"origin,omitempty"`
@@ -83,7 +83,10 @@ type Record struct {
 	// Released is what an allowed release sent to the host, by kind, never by value:
 	// "password" and "totp" (the current one-time code of the alias's seed), in that order.
 	Released []string `json:"released,omitempty"`
-	Prev     string   `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
+	// Detail is what a record of the log's own upkeep says: for op "recover", the torn record
+	// that was cut from the end of the log and where its bytes were kept.
+	Detail string `json:"detail,omitempty"`
+	Prev   string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
 }
 
 // MaxChain bounds Record.Chain and Record.Agent.

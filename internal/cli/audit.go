@@ -92,6 +92,9 @@ func (c *cmd) auditList(fs *flag.FlagSet) run {
 				if r.Listener != "" {
 					fmt.Fprintf(tw, "%s  loopback listener: %s\n", indent, r.Listener)
 				}
+				if r.Detail != "" {
+					fmt.Fprintf(tw, "%s  %s\n", indent, r.Detail)
+				}
 			}
 			tw.Flush()
 		}, nil
