@@ -262,17 +262,43 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 		return res, wire.Errorf(wire.CodeBrowserFailed, "the profile's session restore data could not be blocked (%w); nothing was released", err)
 	}
 
+	// Everything before brokerd is asked is bounded as a whole (LookWait): a page that keeps
+	// the browser busy (a flood of Basic challenges from the agent's own page) cannot hold
+	// the session and the caller for longer. What follows a release has bounds of its own.
+	look, cancelLook := context.WithTimeout(ctx, LookWait)
+	defer cancelLook()
 	if p.CodeOnly {
-		return res, h.stepUp(ctx, b, s, p, &res)
+		return res, lookTimeout(ctx, look, h.stepUp(ctx, look, b, s, p, &res))
 	}
 	// The page is the 401 answer of a Basic challenge of its server: answer that (basicauth.go).
-	if u, _, err := h.pageInfo(ctx, b, s); err == nil {
+	if u, _, err := h.pageInfo(look, b, s); err == nil {
 		if seen := s.basicPending(u); seen != nil {
-			return res, h.basicLogin(ctx, b, s, p, seen, &res)
+			return res, lookTimeout(ctx, look, h.basicLogin(ctx, look, b, s, p, seen, &res))
 		}
 	}
+	res, err := h.formLogin(ctx, look, b, s, p, res)
+	return res, lookTimeout(ctx, look, err)
+}
 
-	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
+// LookWait bounds what a sign-in does before it asks brokerd for the credential: reading the
+// page, a two-step login's first step, the checks of the form and the challenge.
+const LookWait = 45 * time.Second
+
+// lookTimeout is err, or a TIMEOUT that says nothing was released when it is the end of the
+// look bound (look) while the caller (ctx) still waits: only the looks before the release
+// take look, so nothing was asked or sent.
+func lookTimeout(ctx, look context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || !errors.Is(look.Err(), context.DeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return wire.Errorf(wire.CodeTimeout, "the sign-in could not read the page and its form within %v (the page keeps the browser busy); nothing was asked for or released", LookWait).WithHint(
+		"the page kept the browser too busy to be checked: load the sign-in page again (headless visit) and retry")
+}
+
+// formLogin is the sign-in into a form of the page (one page, or a two-step login), look
+// bounding what comes before the release.
+func (h *Host) formLogin(ctx, look context.Context, b *cdp.Browser, s *session, p AuthParams, res AuthResult) (AuthResult, error) {
+	st, pageOrigin, form, err := h.loginPage(look, b, s, &res.Evidence)
 	res.Origin = pageOrigin
 	if err != nil {
 		return res, err
@@ -283,11 +309,11 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	page := firstPage
 	if form.Password == "" {
 		page = secondPage
-		account, err := h.accountFor(ctx, s, pageOrigin, p.Alias)
+		account, err := h.accountFor(look, s, pageOrigin, p.Alias)
 		if err != nil {
 			return res, err
 		}
-		if st, form, err = h.firstStep(ctx, b, s, st, form, pageOrigin, account, &res.Evidence); err != nil {
+		if st, form, err = h.firstStep(look, b, s, st, form, pageOrigin, account, &res.Evidence); err != nil {
 			return res, err
 		}
 		p.Challenge = "" // the caller's challenge was for the first page
@@ -299,13 +325,13 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	}
 	// No other window may hold a reference to the page while the person decides and the host
 	// types (navguard.go): a popup of the page's could navigate it under the typing.
-	if _, err := h.closeOpened(ctx, b, s); err != nil {
+	if _, err := h.closeOpened(look, b, s); err != nil {
 		return res, h.browserErr(err)
 	}
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
-			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
+		err = h.withBroker(look, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(look, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
@@ -998,8 +1024,8 @@ func looksLikeLoginError(t string) bool {
 // stepUp types only the alias's one-time code into the one-time-code field of the session's
 // page (a verification step of a signed-in site): a release of its own (purpose code, whose
 // prompt says only the code is released), then the code-step rules of codeStep.
-func (h *Host) stepUp(ctx context.Context, b *cdp.Browser, s *session, p AuthParams, res *AuthResult) error {
-	st, err := h.look(ctx, b, s)
+func (h *Host) stepUp(ctx, look context.Context, b *cdp.Browser, s *session, p AuthParams, res *AuthResult) error {
+	st, err := h.look(look, b, s)
 	if err != nil {
 		return err
 	}
@@ -1024,13 +1050,13 @@ func (h *Host) stepUp(ctx context.Context, b *cdp.Browser, s *session, p AuthPar
 	if err := checkForm(st, form, o); err != nil {
 		return err
 	}
-	if _, err := h.closeOpened(ctx, b, s); err != nil {
+	if _, err := h.closeOpened(look, b, s); err != nil {
 		return h.browserErr(err)
 	}
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
-			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
+		err = h.withBroker(look, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(look, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
