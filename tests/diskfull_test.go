@@ -316,7 +316,8 @@ func TestDiskFullAuditLog(t *testing.T) {
 // played by a scripted gcr prompter) 'credentials add' fails NO_SPACE: the index keeps its
 // exact prior bytes, no temporary file is left, the keyring item it created is taken out again
 // (re-adding the alias later works, which an orphan would refuse as ALIAS_EXISTS), the failure
-// is audited, and brokerd keeps its pid. With the filler removed the add works.
+// is audited, and brokerd keeps its pid. A remove is refused the same way with nothing removed.
+// With the filler removed the remove and the add work.
 func TestDiskFullCredentialsIndex(t *testing.T) {
 	needMount(t)
 	e := newEnv(t, envOptions{})
@@ -367,10 +368,28 @@ func TestDiskFullCredentialsIndex(t *testing.T) {
 	if e.brokerPID() != brokerPID {
 		t.Fatalf("brokerd %d → %d", brokerPID, e.brokerPID())
 	}
+	// A remove the index cannot record is refused with nothing removed: the index keeps its
+	// bytes and the keyring its item (the remove once space is freed finds it).
+	pr.Script(approve)
+	r = e.runTTY([]step{{"[y/N]", "y\n"}}, "headless", "credentials", "remove", "--origin", origin, "--alias", "first", "--json")
+	wantFailure(t, "remove with the index's disk full", r, "NO_SPACE", "nothing was removed")
+	if got, err := os.ReadFile(index); err != nil || !bytes.Equal(got, prior) {
+		t.Fatalf("the index changed on a full disk: %q (%v), was %q", got, err, prior)
+	}
+	lines = e.auditFile(t, logFile)
+	if rec, _ := auditlog.Parse(lines[len(lines)-1]); rec.Op != "remove" || rec.Decision != "error" || rec.Code != "NO_SPACE" || rec.Alias != "first" {
+		t.Fatalf("newest record %+v, want the failed remove", rec)
+	}
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
+	pr.Script(approve)
+	if r := e.runTTY([]step{{"[y/N]", "y\n"}}, "headless", "credentials", "remove", "--origin", origin, "--alias", "first", "--json"); r.code != 0 {
+		t.Fatalf("remove once space is freed (the item must still be there): %+v", r)
+	}
+	pr.Script(approve)
+	lsEnroll(t, e, origin, "first", "first@example.test", pw1)
 	pr.Script(approve)
 	lsEnroll(t, e, origin, "second", "second@example.test", pw2)
 	if got := aliasesIn(t, e); !slices.Equal(got, []string{"first", "second"}) {

@@ -103,10 +103,27 @@ func (s *SecretService) Remove(ctx context.Context, origin, alias string) error 
 		return fmt.Errorf("remove: %w", err)
 	}
 	defer unlock()
+	// The index goes first: an index that cannot be written (a full disk) refuses the remove
+	// with nothing removed, rather than a removed item answering an error and still listed.
+	var entry []Record
+	if s.idx != nil {
+		err := s.idx.update(func(recs []Record) []Record {
+			for _, r := range recs {
+				if r.Origin == origin && strings.EqualFold(r.Alias, alias) {
+					entry = append(entry, r)
+				}
+			}
+			return without(recs, origin, alias)
+		})
+		if err != nil {
+			return wrapStep("remove", fmt.Errorf("%w; nothing was removed", err))
+		}
+	}
 	err = s.do(ctx, func(c *ssConn) error { return c.remove(ctx, origin, alias) })
-	if s.idx != nil && (err == nil || errors.Is(err, ErrAliasUnknown)) {
-		if ierr := s.idx.update(func(recs []Record) []Record { return without(recs, origin, alias) }); err == nil {
-			err = ierr
+	if err != nil && !errors.Is(err, ErrAliasUnknown) && len(entry) > 0 {
+		// The item stays: so does its entry (if this fails too, the next unlock lists it).
+		if ierr := s.idx.update(func(recs []Record) []Record { return append(without(recs, origin, alias), entry...) }); ierr != nil {
+			err = fmt.Errorf("%w (putting its index entry back failed too: %v; the next unlock lists it)", err, ierr)
 		}
 	}
 	return wrapStep("remove", err)
