@@ -230,13 +230,23 @@ func (s *Server) methods() *rpc.Methods {
 			s.record("add", err, rpc.PeerOf(ctx), audit.Record{Origin: p.Origin, Account: p.Account, Alias: p.Alias, Session: p.Session})
 			return res, err
 		})
+		// An init, a repair or a remove the audit log has no space for is refused the same
+		// way, before the keyring is asked or changed.
 		rpc.Handle(t, brokerapi.MethodCredentialsInit, func(ctx context.Context, _ struct{}) (brokerapi.InitResult, error) {
-			res, err := s.init(ctx)
+			var res brokerapi.InitResult
+			err := s.reserve("no keyring was created")
+			if err == nil {
+				res, err = s.init(ctx)
+			}
 			s.record("init", err, rpc.PeerOf(ctx), audit.Record{})
 			return res, err
 		})
 		rpc.Handle(t, brokerapi.MethodCredentialsRepair, func(ctx context.Context, _ struct{}) (brokerapi.RepairResult, error) {
-			res, err := s.repair(ctx)
+			var res brokerapi.RepairResult
+			err := s.reserve("nothing was repaired")
+			if err == nil {
+				res, err = s.repair(ctx)
+			}
 			if res.Repaired || err != nil {
 				s.record("repair", err, rpc.PeerOf(ctx), audit.Record{})
 			}
@@ -244,7 +254,11 @@ func (s *Server) methods() *rpc.Methods {
 		})
 		rpc.Handle(t, brokerapi.MethodCredentialsRm, func(ctx context.Context, p brokerapi.RemoveParams) (struct{}, error) {
 			rpc.Note(ctx, "origin", p.Origin, "alias", p.Alias, "session", p.Session)
-			res, err := s.remove(ctx, rpc.ConnOf(ctx), p)
+			var res struct{}
+			err := s.reserve("nothing was removed")
+			if err == nil {
+				res, err = s.remove(ctx, rpc.ConnOf(ctx), p)
+			}
 			s.record("remove", err, rpc.PeerOf(ctx), audit.Record{Origin: p.Origin, Alias: p.Alias, Session: p.Session})
 			return res, err
 		})

@@ -506,6 +506,21 @@ func TestFullAuditLogAsksNobody(t *testing.T) {
 	if recs := f.audit.records(); recs[len(recs)-1].Op != "add" || recs[len(recs)-1].Code != string(wire.CodeAuditUnavail) {
 		t.Fatalf("newest record %+v, want the refused add", recs[len(recs)-1])
 	}
+	// A remove too: the credential stays.
+	if err := cl.Remove(ctx, "https://app.example", "staging-admin"); wire.CodeOf(err) != wire.CodeAuditUnavail ||
+		!strings.Contains(err.Error(), "nothing was removed") {
+		t.Fatalf("remove with a full audit log: %v, want AUDIT_UNAVAILABLE", err)
+	}
+	if recs, _ := f.store.List(ctx, "https://app.example"); len(recs) != 1 || recs[0].Alias != "staging-admin" {
+		t.Fatalf("the store after a refused remove: %+v", recs)
+	}
+	if recs := f.audit.records(); recs[len(recs)-1].Op != "remove" || recs[len(recs)-1].Code != string(wire.CodeAuditUnavail) {
+		t.Fatalf("newest record %+v, want the refused remove", recs[len(recs)-1])
+	}
+	ra.reserveErr = nil
+	if err := cl.Remove(ctx, "https://app.example", "staging-admin"); err != nil {
+		t.Fatalf("remove with space: %v", err)
+	}
 }
 
 func TestChallengeListsOnlyThatOrigin(t *testing.T) {
