@@ -573,3 +573,46 @@ func TestUnpin(t *testing.T) {
 		t.Errorf("unpinned connection: replies %q, eof %v; want closed for idleness without a reply", codes, eof)
 	}
 }
+
+// TestShutdownGrace: a handler that ignores its cancellation keeps a stopping server at most
+// ShutdownGrace, and Serve then says so; a handler that honours it lets Serve return nil.
+func TestShutdownGrace(t *testing.T) {
+	for _, ignore := range []bool{true, false} {
+		m := &Methods{}
+		started, stuck := make(chan struct{}, 1), make(chan struct{})
+		defer close(stuck)
+		Handle(m, "stuck", func(ctx context.Context, _ struct{}) (struct{}, error) {
+			started <- struct{}{}
+			if ignore {
+				<-stuck
+			} else {
+				<-ctx.Done()
+			}
+			return struct{}{}, nil
+		})
+		s := &Server{Handler: m.Serve, UID: os.Getuid(), ShutdownGrace: 200 * time.Millisecond}
+		sock := filepath.Join(t.TempDir(), "s.sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- s.Serve(ctx, l) }()
+		c := dialT(t, sock)
+		c.Write([]byte(`{"id":1,"method":"stuck"}` + "\n"))
+		waitStarted(t, started)
+		cancel()
+		select {
+		case err := <-served:
+			if ignore && (err == nil || !strings.Contains(err.Error(), "1 connection(s) still busy after 200ms")) {
+				t.Errorf("Serve with a handler ignoring its cancellation = %v; want the busy connection named", err)
+			}
+			if !ignore && err != nil {
+				t.Errorf("Serve with a handler that honours its cancellation = %v; want nil", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Serve (ignore %v) still waiting 10 s after its context ended", ignore)
+		}
+	}
+}

@@ -309,6 +309,9 @@ type Server struct {
 	IdleTimeout time.Duration
 	// OnClose, if set, runs once per connection after it ended and its last handler returned.
 	OnClose func(*Conn)
+	// ShutdownGrace bounds how long Serve, once its context is done, waits for the handlers it
+	// cancelled; default DefaultShutdownGrace.
+	ShutdownGrace time.Duration
 
 	once sync.Once
 	mu   sync.Mutex
@@ -323,6 +326,8 @@ const (
 	// It is longer than any pause a client makes between calls on one connection (an
 	// interactive login's save question waits at most host.EnrollHold, 2 minutes).
 	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultShutdownGrace is how long a stopping server waits for cancelled handlers.
+	DefaultShutdownGrace = 10 * time.Second
 )
 
 func (s *Server) init() {
@@ -335,6 +340,9 @@ func (s *Server) init() {
 		}
 		if s.FrameTimeout <= 0 {
 			s.FrameTimeout = DefaultFrameTimeout
+		}
+		if s.ShutdownGrace <= 0 {
+			s.ShutdownGrace = DefaultShutdownGrace
 		}
 		if s.IdleTimeout <= 0 {
 			s.IdleTimeout = DefaultIdleTimeout
@@ -411,7 +419,9 @@ func (s *Server) newConn(ctx context.Context, rw io.ReadWriteCloser, peer Peer) 
 }
 
 // Serve accepts connections on l until ctx is done, then closes l, cancels in-flight requests
-// and waits for their handlers to finish.
+// and waits for their handlers to finish, at most ShutdownGrace: a handler that ignores its
+// cancellation does not keep the daemon from stopping (Serve then returns an error naming the
+// wait, and the caller exits with the handler still running).
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.init()
 	go func() { <-ctx.Done(); l.Close() }()
@@ -420,8 +430,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		c, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
-				s.wg.Wait()
-				return nil
+				return s.drain()
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
@@ -432,8 +441,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 				}
 				continue
 			}
-			s.wg.Wait()
-			return fmt.Errorf("accept: %w", err)
+			return errors.Join(fmt.Errorf("accept: %w", err), s.drain())
 		}
 		tempDelay = 0
 		cred, err := peercred.Get(c)
@@ -459,6 +467,23 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 			defer s.release(conn)
 			s.serveConn(ctx, c, conn)
 		}()
+	}
+}
+
+// drain waits for the connections' handlers, at most ShutdownGrace.
+func (s *Server) drain() error {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	t := time.NewTimer(s.ShutdownGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		s.mu.Lock()
+		n := len(s.live)
+		s.mu.Unlock()
+		return fmt.Errorf("stopped with %d connection(s) still busy after %v: a handler ignored its cancellation", n, s.ShutdownGrace)
 	}
 }
 
