@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -171,8 +173,11 @@ func TestConnectionLimit(t *testing.T) {
 	if _, err := c.Version(ctx); err != nil {
 		t.Fatalf("third connection: %v, want served", err)
 	}
-	if _, err := held[0].Version(ctx); wire.CodeOf(err) != wire.CodeBusy {
-		t.Fatalf("the longest idle connection after the third came: %v, want BUSY", err)
+	// Its next call does not take the eviction's BUSY for its answer: the connection is gone
+	// (BROKER_UNAVAILABLE, unreachable: a caller that redials does).
+	if _, err := held[0].Version(ctx); wire.CodeOf(err) != wire.CodeBrokerUnavail || !errors.Is(err, rpc.ErrUnreachable) ||
+		!strings.Contains(err.Error(), "closed this connection while it was idle (BUSY") {
+		t.Fatalf("the longest idle connection after the third came: %v, want unreachable naming the eviction", err)
 	}
 	if _, err := held[1].Version(ctx); err != nil {
 		t.Fatalf("the other held connection: %v", err)

@@ -99,7 +99,7 @@ func (c *Client) RoundTrip(ctx context.Context, id uint64, frame []byte) ([]byte
 	if _, err := c.conn.Write(frame); err != nil {
 		// The broker may have refused the connection with an error frame before closing it.
 		if resp, rerr := c.r.ReadFrame(); rerr == nil {
-			return resp, nil
+			return c.evicted(id, resp)
 		}
 		return nil, c.ioErr(ctx, err)
 	}
@@ -116,10 +116,30 @@ func (c *Client) RoundTrip(ctx context.Context, id uint64, frame []byte) ([]byte
 			return nil, c.Unreachable(fmt.Errorf("malformed reply: %w", err))
 		}
 		if head.ID == id || head.ID == 0 {
-			return resp, nil
+			return c.evicted(id, resp)
 		}
 		clear(resp) // a reply to an abandoned earlier call
 	}
+}
+
+// evicted is resp, the frame read for the call id, unless it is the server closing this
+// connection to make room while it was idle: a BUSY with id 0 on a connection that has been
+// used (an id-0 frame on a connection's first call is the server refusing the connection,
+// the answer to that call). That is not the answer to the call, whether it came before or
+// after the call was sent: it is unreachable, so a caller that redials does.
+func (c *Client) evicted(id uint64, resp []byte) ([]byte, error) {
+	if id <= 1 {
+		return resp, nil
+	}
+	var head struct {
+		ID    uint64      `json:"id"`
+		Error *wire.Error `json:"error"`
+	}
+	if json.Unmarshal(resp, &head) != nil || head.ID != 0 || head.Error == nil || head.Error.Code != wire.CodeBusy {
+		return resp, nil
+	}
+	clear(resp)
+	return nil, c.Unreachable(fmt.Errorf("the server closed this connection while it was idle (%s: %s)", head.Error.Code, head.Error.Message))
 }
 
 func (c *Client) ioErr(ctx context.Context, err error) error {

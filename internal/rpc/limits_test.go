@@ -616,3 +616,36 @@ func TestShutdownGrace(t *testing.T) {
 		}
 	}
 }
+
+// TestClientEvictedWhileIdle: a Client whose idle connection the server closed to make room
+// does not take the eviction's BUSY for the answer to its next call: that call is unreachable
+// (a caller that redials does), and a new connection is served.
+func TestClientEvictedWhileIdle(t *testing.T) {
+	closed := make(chan struct{}, 4)
+	srv := &Server{MaxConns: 1, FrameTimeout: time.Hour, IdleTimeout: time.Hour, OnClose: func(*Conn) { closed <- struct{}{} }}
+	sock, _ := limitsServer(t, srv, nil, nil)
+	errSock := wire.Sentinel(wire.CodeHostUnavail, "thing unreachable")
+	idle, err := Dial(context.Background(), sock, errSock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	if err := idle.Call(context.Background(), "ping", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitLive(t, srv, 1, 0) // its ping is done: it is idle
+	newcomer := dialT(t, sock)
+	if code := call(t, newcomer, "ping"); code != "" {
+		t.Fatalf("newcomer: %q", code)
+	}
+	select {
+	case <-closed: // the idle connection was evicted, its BUSY written, and it is closed
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle connection was not closed")
+	}
+	err = idle.Call(context.Background(), "ping", nil, nil)
+	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, errSock) || wire.CodeOf(err) != wire.CodeHostUnavail ||
+		!strings.Contains(err.Error(), "closed this connection while it was idle (BUSY") {
+		t.Fatalf("next call on the evicted connection: %v (code %q); want unreachable naming the eviction", err, wire.CodeOf(err))
+	}
+}
