@@ -527,3 +527,18 @@ func TestChainsAreBoundedAndRoundTrip(t *testing.T) {
 		t.Fatalf("Verify = %d, %v", n, err)
 	}
 }
+
+// BenchmarkAppend is one record appended and made durable, as brokerd does per decision
+// (on the test's temp dir's filesystem: its fsync decides the figure).
+func BenchmarkAppend(b *testing.B) {
+	l, err := Open(Options{Path: filepath.Join(b.TempDir(), fileName)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for b.Loop() {
+		if err := l.Append(Record{Op: "release", Decision: "allow", Alias: "bench", PID: 42}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
