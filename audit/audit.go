@@ -146,6 +146,11 @@ func Open(o Options) (*Log, error) {
 	if err := l.openFile(); err != nil {
 		return nil, err
 	}
+	// Once per Open, whoever created the file: its directory entry is durable.
+	if err := atomicfile.SyncDir(l.dir); err != nil {
+		l.f.Close()
+		return nil, fmt.Errorf("audit: %w", err)
+	}
 	if err := l.recordRecovered(); err != nil {
 		l.f.Close()
 		return nil, err
