@@ -69,6 +69,8 @@ type Host struct {
 	unsub    func()
 
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
+	// queued counts the verbs waiting for their session's verb lock (verblock.go).
+	queued atomic.Int32
 
 	bmu    sync.Mutex
 	broker *brokerapi.Client
@@ -119,7 +121,7 @@ type session struct {
 	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
 	basic basicState
 
-	mu   sync.Mutex // one verb at a time; guards everything below
+	mu   verbLock // one verb at a time; guards everything below
 	refs map[string]snapshot.Target
 	// taint holds the nodes the host typed a secret into (backend node id → frame id), in the
 	// main-frame document taintDoc; see taint.go.

@@ -43,7 +43,9 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s.mu.Lock()
+	if err := s.mu.LockCtx(ctx, &h.queued, s.name); err != nil {
+		return nil, nil, nil, err
+	}
 	if why := b.SessionErr(s.sid); why != nil {
 		// The page died since the last verb: this verb answers that (what it would have looked
 		// at is gone), and the session gets a fresh blank page for the next one.

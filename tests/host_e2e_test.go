@@ -3,15 +3,19 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func (e *env) start(t testing.TB) map[string]any {
@@ -362,4 +366,68 @@ func TestControlSocketSurvivesGarbage(t *testing.T) {
 	c.Close()
 	var st map[string]any
 	e.ok(t, &st, "status")
+}
+
+// TestWaitFloodLeavesControlSocketFree: an agent's flood of long waits on one session no
+// longer fills control.sock. One wait runs, eight queue behind it, and the rest are refused
+// BUSY at once; 'status' and another session's commands are served meanwhile; and once the
+// callers hang up, the queued waits give up at once, so the session's next command runs.
+func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.start(t)
+	sock := filepath.Join(e.runDir(), "control.sock")
+	const flood = 20
+	type outcome struct {
+		i    int
+		code string
+	}
+	outcomes := make(chan outcome, flood)
+	var conns []net.Conn
+	for i := range flood {
+		c := dialRaw(t, sock)
+		conns = append(conns, c)
+		fmt.Fprintf(c, `{"id":%d,"method":"wait","params":{"session":"default","text":"never-on-this-page","timeout_ms":60000}}`+"\n", i+1)
+		go func() {
+			line, _ := bufio.NewReader(c).ReadBytes('\n')
+			var r struct {
+				Error *struct{ Code string } `json:"error"`
+			}
+			code := "result"
+			if json.Unmarshal(line, &r) != nil {
+				code = "closed"
+			} else if r.Error != nil {
+				code = r.Error.Code
+			}
+			outcomes <- outcome{i, code}
+		}()
+		if i == 0 {
+			time.Sleep(200 * time.Millisecond) // the first one runs; the others wait behind it
+		}
+	}
+	busy := 0
+	for deadline := time.After(20 * time.Second); busy < flood-1-8; {
+		select {
+		case o := <-outcomes:
+			if o.code != "BUSY" {
+				t.Fatalf("wait %d answered %q while the session was busy; want BUSY or still waiting", o.i, o.code)
+			}
+			busy++
+		case <-deadline:
+			t.Fatalf("%d of %d waits refused BUSY in 20 s; want %d (one runs, eight queue)", busy, flood, flood-9)
+		}
+	}
+	select {
+	case o := <-outcomes:
+		t.Fatalf("wait %d answered %q; want one running and eight queued", o.i, o.code)
+	case <-time.After(time.Second):
+	}
+	var st map[string]any
+	e.ok(t, &st, "status")
+	e.ok(t, nil, "session", "create", "other")
+	for _, c := range conns {
+		c.Close()
+	}
+	began := time.Now()
+	e.ok(t, nil, "snapshot")
+	t.Logf("the session's next command after the flood hung up: %v", time.Since(began).Round(time.Millisecond))
 }
