@@ -452,19 +452,7 @@ func (r *jrun) do(ctx context.Context, a journey.Action, ev *journey.Evidence) (
 		return 0, r.login(ctx, a, ev)
 
 	case journey.KindClick:
-		t, err := r.one(ctx, a)
-		if err != nil {
-			return 0, err
-		}
-		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-			return t.id, err
-		}
-		s.drain()
-		if err := h.clickNode(ctx, b, s, t.target()); err != nil {
-			return t.id, err
-		}
-		r.settle(ctx)
-		return t.id, nil
+		return r.act(ctx, a, true, func(t match) error { return h.clickNode(ctx, b, s, t.target()) })
 
 	case journey.KindFill:
 		t, err := r.one(ctx, a)
@@ -474,42 +462,19 @@ func (r *jrun) do(ctx context.Context, a journey.Action, ev *journey.Evidence) (
 		return t.id, r.fill(ctx, t, a.Value)
 
 	case journey.KindPress:
-		var t match
-		if a.HasTarget() {
-			var err error
-			if t, err = r.one(ctx, a); err != nil {
-				return 0, err
+		return r.act(ctx, a, a.HasTarget(), func(t match) error {
+			if t.id != 0 {
+				if err := r.focus(ctx, t); err != nil {
+					return err
+				}
 			}
-		}
-		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-			return t.id, err
-		}
-		if t.id != 0 {
-			if err := r.focus(ctx, t); err != nil {
-				return t.id, err
-			}
-		}
-		s.drain()
-		if err := pressKey(ctx, b, s, a.Key); err != nil {
-			return t.id, h.browserErr(err)
-		}
-		r.settle(ctx)
-		return t.id, nil
+			s.drain()
+			return h.browserErr(pressKey(ctx, b, s, a.Key))
+		})
 
 	case journey.KindHover:
-		t, err := r.one(ctx, a)
-		if err != nil {
-			return 0, err
-		}
-		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-			return t.id, err
-		}
-		s.drain()
-		if err := h.hoverNode(ctx, b, s, t.target()); err != nil {
-			return t.id, err
-		}
-		r.settle(ctx) // a hover may open a menu, or navigate
-		return t.id, nil
+		// A hover may open a menu, or navigate: it settles like a click.
+		return r.act(ctx, a, true, func(t match) error { return h.hoverNode(ctx, b, s, t.target()) })
 
 	case journey.KindScroll:
 		var t match
@@ -531,19 +496,7 @@ func (r *jrun) do(ctx context.Context, a journey.Action, ev *journey.Evidence) (
 		return t.id, err
 
 	case journey.KindSelect:
-		t, err := r.one(ctx, a)
-		if err != nil {
-			return 0, err
-		}
-		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-			return t.id, err
-		}
-		s.drain()
-		if err := r.selectOptions(ctx, t, a); err != nil {
-			return t.id, err
-		}
-		r.settle(ctx)
-		return t.id, nil
+		return r.act(ctx, a, true, func(t match) error { return r.selectOptions(ctx, t, a) })
 
 	case journey.KindWait:
 		return r.wait(ctx, a, ev)
@@ -552,6 +505,29 @@ func (r *jrun) do(ctx context.Context, a journey.Action, ev *journey.Evidence) (
 		return r.assert(ctx, a, ev)
 	}
 	return 0, wire.Errorf(wire.CodeInternal, "no runner for action kind %q", a.Kind)
+}
+
+// act runs an action that may start a navigation (click, press, hover, select): its target
+// (when targeted) must match one visible element, nothing is done while a field the host typed
+// a secret into holds a value, the session's stale events are dropped, do acts, and the run
+// settles (a navigation it started is waited for). It returns the target's id.
+func (r *jrun) act(ctx context.Context, a journey.Action, targeted bool, do func(match) error) (int64, error) {
+	var t match
+	if targeted {
+		var err error
+		if t, err = r.one(ctx, a); err != nil {
+			return 0, err
+		}
+	}
+	if err := r.h.refuseWhileSecret(ctx, r.b, r.s); err != nil {
+		return t.id, err
+	}
+	r.s.drain()
+	if err := do(t); err != nil {
+		return t.id, err
+	}
+	r.settle(ctx)
+	return t.id, nil
 }
 
 // login signs in through auth.login's own path; its outcome is the evidence. A site that
