@@ -265,40 +265,63 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	// Everything before brokerd is asked is bounded as a whole (LookWait): a page that keeps
 	// the browser busy (a flood of Basic challenges from the agent's own page) cannot hold
 	// the session and the caller for longer. What follows a release has bounds of its own.
-	look, cancelLook := context.WithTimeout(ctx, LookWait)
+	lctx, cancelLook := context.WithTimeout(ctx, LookWait)
 	defer cancelLook()
+	look := &lookBound{ctx: lctx}
 	if p.CodeOnly {
-		return res, lookTimeout(ctx, look, h.stepUp(ctx, look, b, s, p, &res))
+		return res, look.timeout(ctx, h.stepUp(ctx, look, b, s, p, &res))
 	}
 	// The page is the 401 answer of a Basic challenge of its server: answer that (basicauth.go).
-	if u, _, err := h.pageInfo(look, b, s); err == nil {
+	if u, _, err := h.pageInfo(look.ctx, b, s); err == nil {
 		if seen := s.basicPending(u); seen != nil {
-			return res, lookTimeout(ctx, look, h.basicLogin(ctx, look, b, s, p, seen, &res))
+			return res, look.timeout(ctx, h.basicLogin(ctx, look, b, s, p, seen, &res))
 		}
 	}
 	res, err := h.formLogin(ctx, look, b, s, p, res)
-	return res, lookTimeout(ctx, look, err)
+	return res, look.timeout(ctx, err)
 }
 
 // LookWait bounds what a sign-in does before it asks brokerd for the credential: reading the
 // page, a two-step login's first step, the checks of the form and the challenge.
 const LookWait = 45 * time.Second
 
-// lookTimeout is err, or a TIMEOUT that says nothing was released when it is the end of the
-// look bound (look) while the caller (ctx) still waits: only the looks before the release
-// take look, so nothing was asked or sent.
-func lookTimeout(ctx, look context.Context, err error) error {
-	if err == nil || ctx.Err() != nil || !errors.Is(look.Err(), context.DeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
+// lookBound is the bound on a sign-in's looks before its release: ctx ends LookWait after
+// the sign-in began, and asked is set when the release is asked for. What comes after has
+// bounds of its own (the person's time at the prompt, TypeWait, VerifyWait …), and a timeout
+// there is never told as "nothing was released".
+type lookBound struct {
+	ctx   context.Context
+	asked bool
+}
+
+// errLookTimeout is the end of the look bound: nothing was asked for or released.
+var errLookTimeout = wire.SentinelHint(wire.CodeTimeout,
+	fmt.Sprintf("the sign-in could not read the page and its form within %v (the page keeps the browser busy); nothing was asked for or released", LookWait),
+	"the page kept the browser too busy to be checked: load the sign-in page again (headless visit) and retry")
+
+// ask is called right before the release is asked for: a look bound already ended is
+// errLookTimeout (nothing is asked), else the looks are over.
+func (l *lookBound) ask() error {
+	if l.ctx.Err() != nil {
+		return errLookTimeout
+	}
+	l.asked = true
+	return nil
+}
+
+// timeout is err, or errLookTimeout when err is the end of the look bound before the release
+// was asked for while the caller (ctx) still waits.
+func (l *lookBound) timeout(ctx context.Context, err error) error {
+	if err == nil || l.asked || ctx.Err() != nil || !errors.Is(l.ctx.Err(), context.DeadlineExceeded) || !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return wire.Errorf(wire.CodeTimeout, "the sign-in could not read the page and its form within %v (the page keeps the browser busy); nothing was asked for or released", LookWait).WithHint(
-		"the page kept the browser too busy to be checked: load the sign-in page again (headless visit) and retry")
+	return errLookTimeout
 }
 
 // formLogin is the sign-in into a form of the page (one page, or a two-step login), look
 // bounding what comes before the release.
-func (h *Host) formLogin(ctx, look context.Context, b *cdp.Browser, s *session, p AuthParams, res AuthResult) (AuthResult, error) {
-	st, pageOrigin, form, err := h.loginPage(look, b, s, &res.Evidence)
+func (h *Host) formLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p AuthParams, res AuthResult) (AuthResult, error) {
+	st, pageOrigin, form, err := h.loginPage(look.ctx, b, s, &res.Evidence)
 	res.Origin = pageOrigin
 	if err != nil {
 		return res, err
@@ -309,11 +332,11 @@ func (h *Host) formLogin(ctx, look context.Context, b *cdp.Browser, s *session, 
 	page := firstPage
 	if form.Password == "" {
 		page = secondPage
-		account, err := h.accountFor(look, s, pageOrigin, p.Alias)
+		account, err := h.accountFor(look.ctx, s, pageOrigin, p.Alias)
 		if err != nil {
 			return res, err
 		}
-		if st, form, err = h.firstStep(look, b, s, st, form, pageOrigin, account, &res.Evidence); err != nil {
+		if st, form, err = h.firstStep(look.ctx, b, s, st, form, pageOrigin, account, &res.Evidence); err != nil {
 			return res, err
 		}
 		p.Challenge = "" // the caller's challenge was for the first page
@@ -325,13 +348,13 @@ func (h *Host) formLogin(ctx, look context.Context, b *cdp.Browser, s *session, 
 	}
 	// No other window may hold a reference to the page while the person decides and the host
 	// types (navguard.go): a popup of the page's could navigate it under the typing.
-	if _, err := h.closeOpened(look, b, s); err != nil {
+	if _, err := h.closeOpened(look.ctx, b, s); err != nil {
 		return res, h.browserErr(err)
 	}
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(look, func(c *brokerapi.Client) error {
-			ch, err := c.Challenge(look, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
+		err = h.withBroker(look.ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(look.ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: pageOrigin, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
@@ -344,6 +367,9 @@ func (h *Host) formLogin(ctx, look context.Context, b *cdp.Browser, s *session, 
 		secret []byte
 	)
 	defer func() { credential.Zero(secret) }()
+	if err := look.ask(); err != nil {
+		return res, err
+	}
 	rel, secret, err = h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
 		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password)})
 	if err != nil {
@@ -1024,8 +1050,8 @@ func looksLikeLoginError(t string) bool {
 // stepUp types only the alias's one-time code into the one-time-code field of the session's
 // page (a verification step of a signed-in site): a release of its own (purpose code, whose
 // prompt says only the code is released), then the code-step rules of codeStep.
-func (h *Host) stepUp(ctx, look context.Context, b *cdp.Browser, s *session, p AuthParams, res *AuthResult) error {
-	st, err := h.look(look, b, s)
+func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p AuthParams, res *AuthResult) error {
+	st, err := h.look(look.ctx, b, s)
 	if err != nil {
 		return err
 	}
@@ -1050,19 +1076,22 @@ func (h *Host) stepUp(ctx, look context.Context, b *cdp.Browser, s *session, p A
 	if err := checkForm(st, form, o); err != nil {
 		return err
 	}
-	if _, err := h.closeOpened(look, b, s); err != nil {
+	if _, err := h.closeOpened(look.ctx, b, s); err != nil {
 		return h.browserErr(err)
 	}
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(look, func(c *brokerapi.Client) error {
-			ch, err := c.Challenge(look, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
+		err = h.withBroker(look.ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(look.ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
 		if err != nil {
 			return err
 		}
+	}
+	if err := look.ask(); err != nil {
+		return err
 	}
 	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
 		Purpose: brokerapi.PurposeCode, Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password)})

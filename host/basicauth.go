@@ -215,8 +215,8 @@ func (h *Host) basicAuthRequired(ctx context.Context, b *cdp.Browser, s *session
 // origin's server, in the main frame, gets the password. The result is authenticated when
 // that answer was taken (no second challenge, a document of the origin loaded), failed when
 // the server challenged again.
-func (h *Host) basicLogin(ctx, look context.Context, b *cdp.Browser, s *session, p AuthParams, seen *basicSeen, res *AuthResult) error {
-	doc, err := h.documentID(look, b, s)
+func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p AuthParams, seen *basicSeen, res *AuthResult) error {
+	doc, err := h.documentID(look.ctx, b, s)
 	if err != nil {
 		return err
 	}
@@ -224,8 +224,8 @@ func (h *Host) basicLogin(ctx, look context.Context, b *cdp.Browser, s *session,
 	res.Evidence.URLBefore = bound(withoutQuery(seen.url), 512)
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(look, func(c *brokerapi.Client) error {
-			ch, err := c.Challenge(look, brokerapi.ChallengeParams{Session: s.name, Document: doc, Origin: seen.origin, Isolated: s.isolated})
+		err = h.withBroker(look.ctx, func(c *brokerapi.Client) error {
+			ch, err := c.Challenge(look.ctx, brokerapi.ChallengeParams{Session: s.name, Document: doc, Origin: seen.origin, Isolated: s.isolated})
 			challengeID = ch.Challenge
 			return err
 		})
@@ -236,6 +236,9 @@ func (h *Host) basicLogin(ctx, look context.Context, b *cdp.Browser, s *session,
 	realm := "HTTP Basic authentication"
 	if seen.realm != "" {
 		realm += ", realm " + seen.realm
+	}
+	if err := look.ask(); err != nil {
+		return err
 	}
 	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
 		Purpose: brokerapi.PurposeBasic, Path: pagePath(seen.url), Field: bound(realm, brokerapi.MaxField)})

@@ -25,8 +25,13 @@ func TestVerbLock(t *testing.T) {
 	go func() { gaveUp <- l.LockCtx(ctx, &all, "s") }()
 	waitQueued(t, &all, 1)
 	cancel()
-	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
-		t.Fatalf("a cancelled waiter: %v", err)
+	select {
+	case err := <-gaveUp:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a cancelled waiter: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiter whose context ended still waits")
 	}
 	waitQueued(t, &all, 0)
 
