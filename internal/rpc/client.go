@@ -37,6 +37,7 @@ type Client struct {
 	r      *wire.Reader
 	next   uint64
 	socket error
+	used   bool // a request was written: an id-0 BUSY after that is an eviction (evicted)
 }
 
 // Dial connects to the socket at path. unreachable is that socket's sentinel (with the code a
@@ -96,13 +97,15 @@ func (c *Client) RoundTrip(ctx context.Context, id uint64, frame []byte) ([]byte
 			<-fired // no late SetDeadline may hit the next call
 		}
 	}()
+	used := c.used
 	if _, err := c.conn.Write(frame); err != nil {
 		// The broker may have refused the connection with an error frame before closing it.
 		if resp, rerr := c.r.ReadFrame(); rerr == nil {
-			return c.evicted(id, resp)
+			return c.evicted(used, resp)
 		}
 		return nil, c.ioErr(ctx, err)
 	}
+	c.used = true
 	for {
 		resp, err := c.r.ReadFrame()
 		if err != nil {
@@ -116,19 +119,19 @@ func (c *Client) RoundTrip(ctx context.Context, id uint64, frame []byte) ([]byte
 			return nil, c.Unreachable(fmt.Errorf("malformed reply: %w", err))
 		}
 		if head.ID == id || head.ID == 0 {
-			return c.evicted(id, resp)
+			return c.evicted(used, resp)
 		}
 		clear(resp) // a reply to an abandoned earlier call
 	}
 }
 
-// evicted is resp, the frame read for the call id, unless it is the server closing this
-// connection to make room while it was idle: a BUSY with id 0 on a connection that has been
-// used (an id-0 frame on a connection's first call is the server refusing the connection,
-// the answer to that call). That is not the answer to the call, whether it came before or
-// after the call was sent: it is unreachable, so a caller that redials does.
-func (c *Client) evicted(id uint64, resp []byte) ([]byte, error) {
-	if id <= 1 {
+// evicted is resp, the frame read for a call, unless it is the server closing this
+// connection to make room while it was idle: a BUSY with id 0 on a connection that had carried
+// a request before this call (used; an id-0 frame before any is the server refusing the
+// connection, the answer to this first call). That is not the answer to the call, whether it
+// came before or after the call was sent: it is unreachable, so a caller that redials does.
+func (c *Client) evicted(used bool, resp []byte) ([]byte, error) {
+	if !used {
 		return resp, nil
 	}
 	var head struct {
