@@ -79,6 +79,11 @@ const (
 
 	// maxLine bounds the last line read back to resume; a well-formed line is far smaller.
 	maxLine = 64 << 10
+
+	// lockWait bounds the wait for the writers' lock: an append holds it for one write and
+	// fsync, so a process that holds it longer is stuck or hostile, and the record (and so the
+	// release) is refused rather than the broker blocked with it.
+	lockWait = 10 * time.Second
 )
 
 // Record is one audit entry ([auditlog.Record]). Never holds a secret.
@@ -162,7 +167,7 @@ func Open(o Options) (*Log, error) {
 // lock takes the writers' lock beside the log (blocking): every Append holds it, so several
 // processes (two brokerds sharing a data dir) extend one chain without forking it.
 func (l *Log) lock() (func(), error) {
-	unlock, err := lockfile.Wait(filepath.Join(l.dir, lockName))
+	unlock, err := lockfile.Wait(filepath.Join(l.dir, lockName), lockWait)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}

@@ -21,12 +21,14 @@
 package lockfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -103,12 +105,19 @@ func LockExisting(path string) (unlock func(), err error) {
 	return func() { fl.Unlock() }, nil
 }
 
-// Wait takes the lock at path, creating the file 0600, and blocks until it is free. It writes
-// no pid: it is for short critical sections that queue up (one audit append at a time).
-func Wait(path string) (unlock func(), err error) {
+// Wait takes the lock at path, creating the file 0600, waiting until it is free, at most d
+// (then a *HeldError: a process that holds it that long is stuck, or hostile). It writes no
+// pid: it is for short critical sections that queue up (one audit append at a time).
+func Wait(path string, d time.Duration) (unlock func(), err error) {
 	fl := newFlock(path, openFlags|os.O_CREATE)
-	if err := fl.Lock(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
+	if err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !ok {
+		return nil, &HeldError{Path: path, PID: readPID(path)}
 	}
 	return func() { fl.Unlock() }, nil
 }

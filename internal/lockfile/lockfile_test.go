@@ -79,7 +79,8 @@ func TestLockPIDModeAndSymlink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	for name, lock := range map[string]func(string) (func(), error){"Lock": Lock, "LockExisting": LockExisting, "Wait": Wait} {
+	for name, lock := range map[string]func(string) (func(), error){"Lock": Lock, "LockExisting": LockExisting,
+		"Wait": func(p string) (func(), error) { return Wait(p, time.Second) }} {
 		if u, err := lock(link); err == nil {
 			u()
 			t.Errorf("%s followed a symlink", name)
@@ -99,7 +100,7 @@ func TestWaitBlocksUntilReleased(t *testing.T) {
 	}
 	got := make(chan func(), 1)
 	go func() {
-		u, err := Wait(path)
+		u, err := Wait(path, time.Minute)
 		if err != nil {
 			t.Error(err)
 		}
@@ -170,4 +171,21 @@ func TestHeldByAnotherProcessAndCrashReleased(t *testing.T) {
 		t.Fatalf("Lock after the holder was SIGKILLed = %v", err)
 	}
 	unlock()
+}
+
+// TestWaitGivesUp: a lock held longer than Wait's bound is a *HeldError, not a wait without end.
+func TestWaitGivesUp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.lock")
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	var held *HeldError
+	if u, err := Wait(path, 50*time.Millisecond); !errors.As(err, &held) || held.PID != os.Getpid() || !errors.Is(err, ErrHeld) {
+		if u != nil {
+			u()
+		}
+		t.Fatalf("Wait on a held lock = %v; want a *HeldError naming pid %d", err, os.Getpid())
+	}
 }
