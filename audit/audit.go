@@ -21,13 +21,16 @@
 // # A torn last record
 //
 // A record is one write, fsynced before Append returns and before brokerd acts on the decision
-// it records, so a record that did not reach the disk whole (a power loss mid-write) is the
-// record of a decision that never took effect. When the live file does not end in a newline,
-// the bytes after its last newline (at most 64 KiB) are kept aside in a file of their own,
-// audit.jsonl.torn-UNIXNANO (0600), the live file is cut back to its last whole record, and a
-// record with op "recover" saying so continues the chain: the log opens again, nothing is
-// lost, and 'headless audit list' shows the recovery. A last line that is whole but not a
-// record is not a crash's work: Open refuses it (AUDIT_TAMPERED).
+// it records, so a record a power loss cut short is the record of a decision that did not take
+// effect (a same-user process can make such an end too: the chain is not a signature). When the
+// live file does not end in a newline, Open (and Append, under the writers' lock) continues the
+// chain past it instead of refusing to start: a last line that is the chain's next record whole
+// but for its newline gets its newline back; any other is kept in a file of its own,
+// audit.jsonl.torn-UNIXNANO (0600, the newest 4 kept), and overwritten. Either way a record
+// with op "recover" saying what was done takes the torn bytes' place in the same fsynced step,
+// so 'headless audit list' shows every recovery. A last line that is whole but not a record, or
+// a torn rotated generation, is not a crash's work: Open refuses it (AUDIT_TAMPERED). A file
+// that cannot be read is its I/O error.
 //
 // # Rotation
 //
@@ -115,12 +118,10 @@ type Log struct {
 	seq    uint64
 	prev   string
 	broken error // sticky: set when a write or rotation failed half-way
-	// recovered holds the details of torn records cut by resume and not yet recorded.
-	recovered []string
 }
 
 // Open opens (creating if needed) the log at o.Path and resumes Seq and Prev from the last
-// record of the newest non-empty generation. A torn last record of the live file is set aside
+// record of the newest non-empty generation. A torn last record of the live file is recovered
 // and the recovery recorded (see the package doc); a whole last line that is not a record, or
 // a torn rotated generation, is an error (AUDIT_TAMPERED): the chain cannot be continued safely.
 func Open(o Options) (*Log, error) {
@@ -156,10 +157,6 @@ func Open(o Options) (*Log, error) {
 		l.f.Close()
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	if err := l.recordRecovered(); err != nil {
-		l.f.Close()
-		return nil, err
-	}
 	l.unlock = func() {}
 	return l, nil
 }
@@ -174,7 +171,8 @@ func (l *Log) lock() (func(), error) {
 	return unlock, nil
 }
 
-// resume reads the last line of the newest non-empty generation.
+// resume reads the last line of the newest non-empty generation. A torn last record of the
+// live file is recovered first (recoverTorn).
 func (l *Log) resume() error {
 	gens, err := auditlog.Generations(l.path)
 	if err != nil {
@@ -184,32 +182,43 @@ func (l *Log) resume() error {
 	for _, n := range gens {
 		names = append(names, l.path+"."+strconv.Itoa(n))
 	}
-	for _, path := range names {
+	_, err = lastLine(l.path, -1)
+	var torn *tornError
+	if errors.As(err, &torn) {
+		return l.recoverTorn(names, torn)
+	}
+	return l.resumeFrom(names, -1)
+}
+
+// resumeFrom sets Seq and Prev from the last record of the newest non-empty file of names,
+// reading the live file (names[0]) only up to limit bytes when limit ≥ 0.
+func (l *Log) resumeFrom(names []string, limit int64) error {
+	l.seq, l.prev = 0, ""
+	for i, path := range names {
 		name := filepath.Base(path)
-		line, err := lastLine(path)
-		var torn *tornError
-		if errors.As(err, &torn) && path == l.path {
-			if err := l.setAside(torn); err != nil {
-				return fmt.Errorf("audit: resume from %s: set a torn record aside: %w", name, err)
-			}
-			line, err = lastLine(path)
+		lim := int64(-1)
+		if i == 0 {
+			lim = limit
 		}
+		line, err := lastLine(path, lim)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
+		var torn *tornError
+		if errors.As(err, &torn) || errors.Is(err, errTooLong) {
+			// Rotation renames a file only after its last record was fsynced: a torn or
+			// overlong last line there is not a crash's work.
+			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: %w", name, err).WithHint(tamperedHint(name))
+		}
 		if err != nil {
-			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: %w", name, err).WithHint(
-				"the log's last record cannot be read, so its chain cannot be continued: run 'headless audit verify'; " +
-					"to start a new log, move audit.jsonl aside (keep it) and start brokerd again")
+			return fmt.Errorf("audit: resume from %s: %w", name, err)
 		}
 		if line == nil {
 			continue // empty file
 		}
 		r, err := auditlog.Parse(line)
 		if err != nil {
-			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: last record: %w", name, err).WithHint(
-				"the log's last line is whole but not a record: run 'headless audit verify'; " +
-					"to start a new log, move audit.jsonl aside (keep it) and start brokerd again")
+			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: last record: %w", name, err).WithHint(tamperedHint(name))
 		}
 		l.seq, l.prev = r.Seq, auditlog.Hash(line)
 		return nil
@@ -217,7 +226,15 @@ func (l *Log) resume() error {
 	return nil
 }
 
-// tornError is a file whose last record has no final newline: the bytes from Off to the end.
+func tamperedHint(name string) string {
+	return fmt.Sprintf("the last record of %s cannot be read, so the chain cannot be continued: run 'headless audit verify'; "+
+		"to start a new log, move the audit.jsonl files aside (keep them) and start brokerd again", name)
+}
+
+// errTooLong is a last line longer than any record.
+var errTooLong = errors.New("last line longer than any record")
+
+// tornError is a file whose last line has no final newline: the bytes from Off to the end.
 type tornError struct {
 	Off  int64
 	Tail []byte
@@ -227,45 +244,88 @@ func (e *tornError) Error() string {
 	return fmt.Sprintf("last record incomplete (%d bytes with no final newline)", len(e.Tail))
 }
 
-// setAside keeps a torn record's bytes in a file of their own, then cuts the live file back
-// to its last whole record; the recovery is recorded by the next append (recordRecovered).
-// Called with the writers' lock held, before openFile.
-func (l *Log) setAside(t *tornError) error {
-	kept := fmt.Sprintf("%s.torn-%d", filepath.Base(l.path), l.now().UnixNano())
-	if err := atomicfile.Write(filepath.Join(l.dir, kept), t.Tail); err != nil {
+// maxTorn bounds the kept torn-record files: the oldest beyond it are removed (each recovery
+// is in the chain, naming its file).
+const maxTorn = 4
+
+// recoverTorn continues the chain past the torn last line of the live file (see the package
+// doc): a line that is the next record of the chain whole but for its newline gets the newline
+// back; any other is kept in a file of its own and overwritten by the "recover" record. The
+// recover record goes where the torn bytes were, in the same fsynced step, so there is never a
+// cut the chain does not tell. Called with the writers' lock held, before openFile.
+func (l *Log) recoverTorn(names []string, t *tornError) error {
+	name := filepath.Base(l.path)
+	if err := l.resumeFrom(names, t.Off); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return fmt.Errorf("audit: recover the torn end of %s: %w", name, err)
 	}
 	defer f.Close()
-	if err := f.Truncate(t.Off); err != nil {
+	at := t.Off
+	var detail string
+	if r, err := auditlog.Parse(t.Tail); err == nil && r.Seq == l.seq+1 && r.Prev == l.prev {
+		if _, err := f.WriteAt([]byte{'\n'}, t.Off+int64(len(t.Tail))); err != nil {
+			return fmt.Errorf("audit: restore the final newline of %s: %w", name, err)
+		}
+		at = t.Off + int64(len(t.Tail)) + 1
+		l.seq, l.prev = r.Seq, auditlog.Hash(t.Tail)
+		detail = fmt.Sprintf("restored the final newline of record %d (%s/%s), whole but for it", r.Seq, r.Op, r.Decision)
+	} else {
+		kept, err := l.keepTorn(t.Tail)
+		if err != nil {
+			return fmt.Errorf("audit: keep the torn end of %s: %w", name, err)
+		}
+		detail = fmt.Sprintf("cut a torn last record (%d bytes, no final newline) from %s; its bytes are in %s", len(t.Tail), name, kept)
+	}
+	line, r, err := l.encode(Record{Op: "recover", Decision: "ok", Detail: detail})
+	if err != nil {
 		return err
+	}
+	line = append(line, '\n')
+	if _, err := f.WriteAt(line, at); err != nil {
+		return fmt.Errorf("audit: record the recovery of %s: %w", name, err)
+	}
+	if err := f.Truncate(at + int64(len(line))); err != nil {
+		return fmt.Errorf("audit: record the recovery of %s: %w", name, err)
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return fmt.Errorf("audit: record the recovery of %s: %w", name, err)
 	}
-	l.recovered = append(l.recovered, fmt.Sprintf("cut a torn last record (%d bytes, no final newline) from %s; its bytes are in %s",
-		len(t.Tail), filepath.Base(l.path), kept))
+	l.seq, l.prev = r.Seq, auditlog.Hash(line[:len(line)-1])
 	return nil
 }
 
-// recordRecovered appends a "recover" record for each torn record resume set aside. Called
-// with l.mu and the writers' lock held, the file open.
-func (l *Log) recordRecovered() error {
-	for len(l.recovered) > 0 {
-		if err := l.write(Record{Op: "recover", Decision: "ok", Detail: l.recovered[0]}); err != nil {
-			return err
+// keepTorn writes a torn line's bytes to a file of their own beside the log (0600) and removes
+// the oldest such files beyond maxTorn. It returns the new file's name.
+func (l *Log) keepTorn(tail []byte) (string, error) {
+	base := filepath.Base(l.path) + ".torn-"
+	kept := base + strconv.FormatInt(l.now().UnixNano(), 10)
+	if err := atomicfile.Write(filepath.Join(l.dir, kept), tail); err != nil {
+		return "", err
+	}
+	des, err := os.ReadDir(l.dir)
+	if err != nil {
+		return kept, nil // kept; pruning waits for the next recovery
+	}
+	var olds []int64
+	for _, de := range des {
+		if n, err := strconv.ParseInt(strings.TrimPrefix(de.Name(), base), 10, 64); err == nil && strings.HasPrefix(de.Name(), base) {
+			olds = append(olds, n)
 		}
-		l.recovered = l.recovered[1:]
 	}
-	return nil
+	slices.Sort(olds)
+	for _, n := range olds[:max(len(olds)-maxTorn, 0)] {
+		os.Remove(filepath.Join(l.dir, base+strconv.FormatInt(n, 10)))
+	}
+	return kept, nil
 }
 
-// lastLine returns the last line of the file without its newline, nil for an empty file; a
-// *tornError when the file does not end in a newline.
-func lastLine(path string) ([]byte, error) {
+// lastLine returns the last line of the file without its newline, nil for an empty file,
+// reading it only up to limit bytes when limit ≥ 0; a *tornError when that part does not end
+// in a newline, errTooLong for a last line longer than any record.
+func lastLine(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -276,6 +336,9 @@ func lastLine(path string) ([]byte, error) {
 		return nil, err
 	}
 	size := fi.Size()
+	if limit >= 0 {
+		size = min(size, limit)
+	}
 	if size == 0 {
 		return nil, nil
 	}
@@ -287,14 +350,14 @@ func lastLine(path string) ([]byte, error) {
 	if buf[len(buf)-1] != '\n' {
 		i := bytes.LastIndexByte(buf, '\n')
 		if i < 0 && off > 0 {
-			return nil, errors.New("last record incomplete (no final newline) and too long")
+			return nil, fmt.Errorf("%w (and no final newline)", errTooLong)
 		}
 		return nil, &tornError{Off: off + int64(i) + 1, Tail: buf[i+1:]}
 	}
 	buf = buf[:len(buf)-1]
 	i := bytes.LastIndexByte(buf, '\n')
 	if i < 0 && off > 0 {
-		return nil, errors.New("last record too long")
+		return nil, errTooLong
 	}
 	return buf[i+1:], nil
 }
@@ -367,15 +430,12 @@ func (l *Log) Append(r Record) error {
 		l.broken = err
 		return err
 	}
-	if err := l.recordRecovered(); err != nil {
-		return err
-	}
 	return l.write(r)
 }
 
-// write fills r.Seq, r.Prev and (if zero) r.Time and writes it: Append's work once the file is
-// current. Called with l.mu and the writers' lock held.
-func (l *Log) write(r Record) error {
+// encode fills r.Seq, r.Prev and (if zero) r.Time, bounds its fields, and returns its line
+// (without the newline) and the record as written.
+func (l *Log) encode(r Record) ([]byte, Record, error) {
 	if r.Time.IsZero() {
 		r.Time = l.now()
 	}
@@ -388,7 +448,17 @@ func (l *Log) write(r Record) error {
 	r.Seq, r.Prev = l.seq+1, l.prev
 	line, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("audit: encode record: %w", err)
+		return nil, r, fmt.Errorf("audit: encode record: %w", err)
+	}
+	return line, r, nil
+}
+
+// write encodes r and appends it: Append's work once the file is current. Called with l.mu
+// and the writers' lock held.
+func (l *Log) write(r Record) error {
+	line, r, err := l.encode(r)
+	if err != nil {
+		return err
 	}
 	if l.size > 0 && l.size+int64(len(line))+1 > l.maxBytes {
 		if err := l.rotate(); err != nil {

@@ -256,11 +256,11 @@ func TestAppendAfterTorn(t *testing.T) {
 // record was fsynced).
 func TestResumeRefusesWhatACrashCannotLeave(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		mess func(t *testing.T, dir string)
+		name, file string
+		mess       func(t *testing.T, dir string)
 	}{
-		{"whole line not a record", func(t *testing.T, dir string) { tear(t, logPath(dir), "not a record\n") }},
-		{"torn rotated generation", func(t *testing.T, dir string) {
+		{"whole line not a record", fileName, func(t *testing.T, dir string) { tear(t, logPath(dir), "not a record\n") }},
+		{"torn rotated generation", fileName + ".1", func(t *testing.T, dir string) {
 			tear(t, logPath(dir), `{"seq":3`)
 			if err := os.Rename(logPath(dir), logPath(dir)+".1"); err != nil {
 				t.Fatal(err)
@@ -279,8 +279,8 @@ func TestResumeRefusesWhatACrashCannotLeave(t *testing.T) {
 				t.Fatal("Open resumed")
 			} else if code := wire.CodeOf(err); code != wire.CodeAuditTampered {
 				t.Fatalf("Open = %v (code %q); want AUDIT_TAMPERED", err, code)
-			} else if h := wire.From(err).Hint; !strings.Contains(h, "headless audit verify") {
-				t.Fatalf("hint %q", h)
+			} else if h := wire.From(err).Hint; !strings.Contains(h, "headless audit verify") || !strings.Contains(h, "the last record of "+c.file+" ") {
+				t.Fatalf("hint %q; want it to name %s", h, c.file)
 			}
 			if after := readAll(t, dir); !maps.Equal(before, after) {
 				t.Fatalf("files changed: %v → %v", before, after)
@@ -540,5 +540,79 @@ func BenchmarkAppend(b *testing.B) {
 		if err := l.Append(Record{Op: "release", Decision: "allow", Alias: "bench", PID: 42}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A last record whole but for its newline (the next record of the chain: a power loss can
+// leave it, or a process that cut one byte) is kept: its newline is restored, and the recovery
+// says so. Nothing is set aside.
+func TestResumeRestoresANewline(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, Options{Path: logPath(dir)})
+	appendN(t, l, 3)
+	l.Close()
+	whole, err := os.ReadFile(logPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logPath(dir), whole[:len(whole)-1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l = openT(t, Options{Path: logPath(dir)})
+	l.Close()
+	if kept, _ := filepath.Glob(filepath.Join(dir, fileName+".torn-*")); len(kept) != 0 {
+		t.Fatalf("set aside: %v; want nothing", kept)
+	}
+	data, err := os.ReadFile(logPath(dir))
+	if err != nil || !bytes.HasPrefix(data, whole) {
+		t.Fatalf("log after recovery lost its records:\n%s", data)
+	}
+	recs, err := auditlog.List(logPath(dir), time.Time{}, 10)
+	if err != nil || len(recs) != 4 || recs[2].Op != "release" || recs[3].Op != "recover" ||
+		recs[3].Detail != "restored the final newline of record 3 (release/allow), whole but for it" {
+		t.Fatalf("List = %+v, %v", recs, err)
+	}
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 4 {
+		t.Fatalf("Verify = %d, %v", n, err)
+	}
+}
+
+// At most maxTorn torn-record files are kept, the newest; every recovery stays in the chain.
+func TestTornFilesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	clk := clock()
+	l := openT(t, Options{Path: logPath(dir), Now: clk})
+	appendN(t, l, 1)
+	l.Close()
+	for i := range maxTorn + 2 {
+		tear(t, logPath(dir), fmt.Sprintf(`{"seq":%d`, i))
+		l = openT(t, Options{Path: logPath(dir), Now: clk})
+		l.Close()
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, fileName+".torn-*"))
+	if len(kept) != maxTorn {
+		t.Fatalf("torn-record files %v; want the newest %d", kept, maxTorn)
+	}
+	for _, k := range kept {
+		if b, _ := os.ReadFile(k); string(b) == `{"seq":0` || string(b) == `{"seq":1` {
+			t.Errorf("an oldest torn file was kept: %s holds %q", k, b)
+		}
+	}
+	if n, err := auditlog.Verify(logPath(dir)); err != nil || n != 1+maxTorn+2 {
+		t.Fatalf("Verify = %d, %v; want every recovery in the chain", n, err)
+	}
+}
+
+// A file that cannot be read is not called tampered: it is an I/O error, and its code says so.
+func TestResumeIOErrorIsNotTampered(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(logPath(dir)+".1", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := Open(Options{Path: logPath(dir)}); err == nil {
+		l.Close()
+		t.Fatal("Open resumed from a generation it cannot read")
+	} else if code := wire.CodeOf(err); code == wire.CodeAuditTampered {
+		t.Fatalf("Open = %v: an unreadable file called tampered", err)
 	}
 }
