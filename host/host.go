@@ -190,7 +190,7 @@ func (h *Host) Status() Status {
 		PID: os.Getpid(), Version: h.o.Version, Chromium: h.product,
 		Profile: h.prof.Dir(), LockOwner: h.prof.LockOwner(), Started: h.started, Sessions: len(h.sessions),
 		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
-		Allow: h.allowStrings(),
+		Allow: h.allowStrings(), QueuedVerbs: int(h.queued.Load()),
 	}
 	m := h.prof.Migration()
 	st.MigratedFrom, st.NotMigrated = m.From, legacyProfiles(m.NotMigrated)

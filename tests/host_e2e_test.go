@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -368,66 +367,114 @@ func TestControlSocketSurvivesGarbage(t *testing.T) {
 	e.ok(t, &st, "status")
 }
 
-// TestWaitFloodLeavesControlSocketFree: an agent's flood of long waits on one session no
-// longer fills control.sock. One wait runs, eight queue behind it, and the rest are refused
-// BUSY at once; 'status' and another session's commands are served meanwhile; and once the
-// callers hang up, the queued waits give up at once, so the session's next command runs.
+// TestWaitFloodLeavesControlSocketFree: an agent's flood of long waits on one session, more
+// than control.sock's 128 connections, no longer takes them all. One wait runs, eight queue
+// behind it, and the rest are refused BUSY at once: 'status' is served during the flood. When the queued
+// waits' callers hang up they give up at once (status counts them: queued_verbs), so new
+// commands queue in their places, the running wait still running, and the ninth is BUSY.
 func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.start(t)
 	sock := filepath.Join(e.runDir(), "control.sock")
-	const flood = 20
 	type outcome struct {
-		i    int
+		c    net.Conn
 		code string
 	}
-	outcomes := make(chan outcome, flood)
-	var conns []net.Conn
-	for i := range flood {
+	outcomes := make(chan outcome, 512)
+	wait := func() net.Conn {
 		c := dialRaw(t, sock)
-		conns = append(conns, c)
-		fmt.Fprintf(c, `{"id":%d,"method":"wait","params":{"session":"default","text":"never-on-this-page","timeout_ms":60000}}`+"\n", i+1)
+		c.Write([]byte(`{"id":1,"method":"wait","params":{"session":"default","text":"never-on-this-page","timeout_ms":120000}}` + "\n"))
 		go func() {
 			line, _ := bufio.NewReader(c).ReadBytes('\n')
 			var r struct {
 				Error *struct{ Code string } `json:"error"`
 			}
-			code := "result"
-			if json.Unmarshal(line, &r) != nil {
-				code = "closed"
-			} else if r.Error != nil {
-				code = r.Error.Code
+			code := "closed"
+			if json.Unmarshal(line, &r) == nil {
+				code = "result"
+				if r.Error != nil {
+					code = r.Error.Code
+				}
 			}
-			outcomes <- outcome{i, code}
+			outcomes <- outcome{c, code}
 		}()
-		if i == 0 {
-			time.Sleep(200 * time.Millisecond) // the first one runs; the others wait behind it
-		}
+		return c
 	}
-	busy := 0
-	for deadline := time.After(20 * time.Second); busy < flood-1-8; {
+	queued := func() int {
+		var st struct {
+			Host struct {
+				QueuedVerbs int `json:"queued_verbs"`
+			} `json:"host"`
+		}
+		e.ok(t, &st, "status")
+		return st.Host.QueuedVerbs
+	}
+	running := wait()
+	// Whichever wait takes the session first runs; this one almost surely (and if not, the
+	// one that does is closed below with the queued ones, and this one runs after it).
+	time.Sleep(500 * time.Millisecond)
+	const flood = 140
+	answered := map[net.Conn]bool{}
+	var all []net.Conn
+	for range flood {
+		all = append(all, wait())
+	}
+	for len(answered) < flood-8 {
 		select {
 		case o := <-outcomes:
 			if o.code != "BUSY" {
-				t.Fatalf("wait %d answered %q while the session was busy; want BUSY or still waiting", o.i, o.code)
+				t.Fatalf("a wait answered %q while its session was busy; want BUSY or queued", o.code)
 			}
-			busy++
-		case <-deadline:
-			t.Fatalf("%d of %d waits refused BUSY in 20 s; want %d (one runs, eight queue)", busy, flood, flood-9)
+			answered[o.c] = true
+			o.c.Close() // done: a connection left idle would be the next newcomer's room
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d of %d waits refused BUSY; want %d (one runs, eight queue)", len(answered), flood, flood-8)
 		}
 	}
-	select {
-	case o := <-outcomes:
-		t.Fatalf("wait %d answered %q; want one running and eight queued", o.i, o.code)
-	case <-time.After(time.Second):
+	if n := queued(); n != 8 {
+		t.Fatalf("queued_verbs %d during the flood; want 8", n)
 	}
-	var st map[string]any
-	e.ok(t, &st, "status")
-	e.ok(t, nil, "session", "create", "other")
-	for _, c := range conns {
-		c.Close()
+	// The queued waits' callers hang up: they give up, and new commands take their places.
+	closed := map[net.Conn]bool{}
+	for _, c := range all {
+		if !answered[c] {
+			closed[c] = true
+			c.Close()
+		}
 	}
-	began := time.Now()
-	e.ok(t, nil, "snapshot")
-	t.Logf("the session's next command after the flood hung up: %v", time.Since(began).Round(time.Millisecond))
+	for deadline := time.Now().Add(20 * time.Second); queued() != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("queued_verbs %d after their callers hung up; want 0", queued())
+		}
+	}
+	for range 8 {
+		wait()
+	}
+	for deadline := time.Now().Add(20 * time.Second); queued() != 8; time.Sleep(50 * time.Millisecond) {
+		select {
+		case o := <-outcomes:
+			if !closed[o.c] && !answered[o.c] {
+				t.Fatalf("a wait answered %q while 8 new ones queue; want none answered (running %v)", o.code, o.c == running)
+			}
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queued_verbs %d; want the 8 new waits", queued())
+		}
+	}
+	ninth := wait()
+	for {
+		select {
+		case o := <-outcomes:
+			if closed[o.c] || answered[o.c] {
+				continue
+			}
+			if o.c != ninth || o.code != "BUSY" {
+				t.Fatalf("%q answered; want the ninth new wait BUSY", o.code)
+			}
+			return
+		case <-time.After(30 * time.Second):
+			t.Fatal("the ninth new wait was not refused")
+		}
+	}
 }

@@ -308,6 +308,10 @@ type Status struct {
 	// per isolated session and per running journey's fresh context (-1: the browser did
 	// not say). A context that outlived its session would show here.
 	BrowserContexts int `json:"browser_contexts"`
+
+	// QueuedVerbs counts the commands waiting for their session's running one (at most 32;
+	// beyond, BUSY).
+	QueuedVerbs int `json:"queued_verbs"`
 }
 
 // Ready is the one JSON line the host writes to its notify file when it is serving (or
