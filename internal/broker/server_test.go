@@ -521,6 +521,51 @@ func TestFullAuditLogAsksNobody(t *testing.T) {
 	if err := cl.Remove(ctx, "https://app.example", "staging-admin"); err != nil {
 		t.Fatalf("remove with space: %v", err)
 	}
+
+	// A keyring init or repair (the secret-service provider's): refused before the keyring is
+	// asked, and the refusal recorded.
+	kr := &unlockingPresence{fakePresence: f.pres}
+	f.srv.Presence = kr
+	ra.reserveErr = fmt.Errorf("audit: reserve: %w", syscall.ENOSPC)
+	if _, err := cl.Init(ctx); wire.CodeOf(err) != wire.CodeAuditUnavail || !strings.Contains(err.Error(), "no keyring was created") {
+		t.Fatalf("init with a full audit log: %v, want AUDIT_UNAVAILABLE", err)
+	}
+	if _, err := cl.Repair(ctx); wire.CodeOf(err) != wire.CodeAuditUnavail || !strings.Contains(err.Error(), "nothing was repaired") {
+		t.Fatalf("repair with a full audit log: %v, want AUDIT_UNAVAILABLE", err)
+	}
+	if n := kr.keyring.Load(); n != 0 {
+		t.Fatalf("the keyring was asked %d times", n)
+	}
+	recs := f.audit.records()
+	if len(recs) < 2 || recs[len(recs)-2].Op != "init" || recs[len(recs)-1].Op != "repair" || recs[len(recs)-1].Code != string(wire.CodeAuditUnavail) {
+		t.Fatalf("newest records %+v, want the refused init and repair", recs[max(len(recs)-2, 0):])
+	}
+	ra.reserveErr = nil
+	if _, err := cl.Init(ctx); err != nil || kr.keyring.Load() != 1 {
+		t.Fatalf("init with space: %v (keyring asked %d)", err, kr.keyring.Load())
+	}
+}
+
+// unlockingPresence is a fakePresence with the secret-service provider's keyring operations
+// (the unlocker interface), counting how often the keyring was asked.
+type unlockingPresence struct {
+	*fakePresence
+	keyring atomic.Int32
+}
+
+func (u *unlockingPresence) Unlocked(ctx context.Context, create bool, use func(context.Context) error) error {
+	u.keyring.Add(1)
+	return use(ctx)
+}
+
+func (u *unlockingPresence) Init(ctx context.Context) (bool, error) {
+	u.keyring.Add(1)
+	return true, nil
+}
+
+func (u *unlockingPresence) Repair(ctx context.Context) (bool, error) {
+	u.keyring.Add(1)
+	return true, nil
 }
 
 func TestChallengeListsOnlyThatOrigin(t *testing.T) {
