@@ -318,7 +318,11 @@ func parseOrigin(s string) (target, error) {
 		loop = a.IsLoopback()
 		t.hosts = []netip.Addr{a}
 	case host == "localhost" || strings.HasSuffix(host, ".localhost") && canonicalName(host):
-		// Browsers resolve every *.localhost name to loopback themselves (RFC 6761).
+		// Browsers resolve every *.localhost name to loopback themselves (RFC 6761). As in
+		// package origin, http is for localhost itself only (found by FuzzParseOrigin).
+		if u.Scheme == "http" && host != "localhost" {
+			return t, invalid(s, "http is only allowed for localhost and loopback addresses")
+		}
 		loop = true
 		t.hosts = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
 	case !canonicalName(host):

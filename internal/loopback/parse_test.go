@@ -68,6 +68,9 @@ func TestParseOriginRejects(t *testing.T) {
 		{"https://[::ffff:127.0.0.1]", ErrNotLoopback},
 		{"https://[::2]", ErrNotLoopback},
 		// Other spellings of loopback hosts are not canonical, and never "not loopback".
+		// http is for localhost itself only, as in package origin (FuzzParseOrigin found it).
+		{"http://0.localhost", ErrInvalid},
+		{"http://app.localhost:8080", ErrInvalid},
 		{"http://LOCALHOST:8080", ErrInvalid},
 		{"http://Localhost", ErrInvalid},
 		{"http://localhost.:8080", ErrInvalid},
