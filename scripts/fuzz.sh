@@ -33,7 +33,10 @@ for t in "${targets[@]}"; do
   set -- $t
   start=$(date +%s)
   log=${FUZZ_LOG_DIR:+$FUZZ_LOG_DIR/$1-${2//\//_}.log}
-  if ! go test -run='^$' -fuzz="^$1\$" -fuzztime="${count}x" "$2" > "${log:-/dev/stderr}" 2>&1; then
+  # Without a log dir, go test's output joins this script's stderr as it is (an fd copy: opening
+  # /dev/stderr anew would truncate a file the caller redirected stderr to, test.sh's log).
+  if [ -n "$log" ]; then exec 3>"$log"; else exec 3>&2; fi
+  if ! go test -run='^$' -fuzz="^$1\$" -fuzztime="${count}x" "$2" >&3 2>&1; then
     [ -n "$log" ] && cat "$log" >&2
     echo "fuzz.sh: $1 in $2 FAILED" >&2; exit 1
   fi
