@@ -400,15 +400,7 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 		}()
 		return c
 	}
-	queued := func() int {
-		var st struct {
-			Host struct {
-				QueuedVerbs int `json:"queued_verbs"`
-			} `json:"host"`
-		}
-		e.ok(t, &st, "status")
-		return st.Host.QueuedVerbs
-	}
+	queued := func() int { return e.hostStatus(t).QueuedVerbs }
 	running := wait()
 	// Whichever wait takes the session first runs; this one almost surely (and if not, the
 	// one that does is closed below with the queued ones, and this one runs after it).
@@ -477,4 +469,20 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 			t.Fatal("the ninth new wait was not refused")
 		}
 	}
+}
+
+// hostFigures is what tests watch in the host part of 'headless status --json'.
+type hostFigures struct {
+	BrowserContexts int `json:"browser_contexts"`
+	QueuedVerbs     int `json:"queued_verbs"`
+}
+
+// hostStatus runs 'headless status' and returns the host's figures.
+func (e *env) hostStatus(t *testing.T) hostFigures {
+	t.Helper()
+	var out struct {
+		Host hostFigures `json:"host"`
+	}
+	e.ok(t, &out, "status")
+	return out.Host
 }

@@ -149,13 +149,7 @@ func TestJourney(t *testing.T) {
 	// contexts counts the browser's contexts besides the durable profile's (status).
 	contexts := func(t *testing.T) int {
 		t.Helper()
-		var st struct {
-			Host struct {
-				BrowserContexts int `json:"browser_contexts"`
-			} `json:"host"`
-		}
-		e.ok(t, &st, "status")
-		return st.Host.BrowserContexts
+		return e.hostStatus(t).BrowserContexts
 	}
 	if n := contexts(t); n != 0 {
 		t.Fatalf("%d browser contexts before any journey", n)
