@@ -245,14 +245,8 @@ func (p faultPIDs) of(victim string) int {
 // victims reads them from status and brokerd's pid file (the host must be running).
 func victims(t *testing.T, e *env) faultPIDs {
 	t.Helper()
-	var st struct {
-		Host struct {
-			PID        int `json:"pid"`
-			BrowserPID int `json:"browser_pid"`
-		} `json:"host"`
-	}
-	e.ok(t, &st, "status")
-	p := faultPIDs{e.brokerPID(), st.Host.PID, st.Host.BrowserPID}
+	h := e.hostStatus(t)
+	p := faultPIDs{e.brokerPID(), h.PID, h.BrowserPID}
 	if p.Broker == 0 || p.Host == 0 || p.Browser == 0 {
 		t.Fatalf("status: %+v", p)
 	}

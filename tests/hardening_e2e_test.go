@@ -427,13 +427,7 @@ type stopResultJSON struct {
 func TestControlSocketFailureIsHostUnavailable(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.start(t)
-	var st struct {
-		Host struct {
-			PID        int `json:"pid"`
-			BrowserPID int `json:"browser_pid"`
-		} `json:"host"`
-	}
-	e.ok(t, &st, "status")
+	host := e.hostStatus(t)
 	cmd := e.command("headless", "wait", "--text", "never-there", "--timeout", "60s", "--json")
 	var so bytes.Buffer
 	cmd.Stdout = &so
@@ -441,13 +435,13 @@ func TestControlSocketFailureIsHostUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond) // the wait is in the host now
-	syscall.Kill(st.Host.PID, syscall.SIGKILL)
+	syscall.Kill(host.PID, syscall.SIGKILL)
 	cmd.Wait()
 	r := result{stdout: so.String()}
 	if code := errCode(t, r); code != "HOST_UNAVAILABLE" || !strings.Contains(so.String(), "headless start") {
 		t.Fatalf("a host killed mid-call: %s", so.String())
 	}
 	// A fresh host reaps what the killed one's Chromium left (its crash handlers).
-	pollUntil(10*time.Second, func() bool { return !procAlive(st.Host.BrowserPID) })
+	pollUntil(10*time.Second, func() bool { return !procAlive(host.BrowserPID) })
 	e.start(t)
 }

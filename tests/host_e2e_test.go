@@ -473,6 +473,8 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 
 // hostFigures is what tests watch in the host part of 'headless status --json'.
 type hostFigures struct {
+	PID             int `json:"pid"`
+	BrowserPID      int `json:"browser_pid"`
 	BrowserContexts int `json:"browser_contexts"`
 	QueuedVerbs     int `json:"queued_verbs"`
 }
