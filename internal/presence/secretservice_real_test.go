@@ -440,3 +440,47 @@ func BenchmarkSecretServiceBaselineUnlock(b *testing.B) {
 		return f.store.Lock(ctx)
 	})
 }
+
+// TestSecretServiceRemoveRefusedKeepsIndexEntry: the index entry goes first in a remove (so a
+// full disk refuses it with nothing removed); when the keyring then refuses to delete the item
+// (here: the collection is locked; gnome-keyring 42.1 refuses a locked item's Delete, and
+// should it prompt instead, the person cancels), the entry is put back and the item is still
+// there.
+func TestSecretServiceRemoveRefusedKeepsIndexEntry(t *testing.T) {
+	f := newSSFixture(t, 5*time.Second)
+	ctx := testContext(t)
+	before, err := os.ReadFile(f.index)
+	if err != nil || !strings.Contains(string(before), `"`+ssAlias+`"`) {
+		t.Fatalf("index before the remove: %q, %v", before, err)
+	}
+	err = f.store.Remove(ctx, ssOrigin, ssAlias) // the fixture's person cancels any prompt
+	if !errors.Is(err, vault.ErrLocked) {
+		t.Fatalf("Remove on the locked keyring: %v; want ErrLocked", err)
+	}
+	after, err := os.ReadFile(f.index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b, a any
+	if err := json.Unmarshal(before, &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		t.Fatalf("index after the refused remove is not JSON: %v: %q", err, after)
+	}
+	bj, _ := json.Marshal(b)
+	aj, _ := json.Marshal(a)
+	if string(aj) != string(bj) {
+		t.Fatalf("index after the refused remove:\n%s\nwant it as before:\n%s", after, before)
+	}
+	if recs, err := f.store.List(ctx, ssOrigin); err != nil || len(recs) != 1 || recs[0].Alias != ssAlias {
+		t.Fatalf("List after the refused remove = %+v, %v", recs, err)
+	}
+	f.assertLocked(t)
+	// The item itself is still in the keyring: an approved release reads it.
+	f.pr.Script(presencetest.Answer{Password: f.keypw})
+	got, err := f.release(ctx)
+	if err != nil || got != f.canary {
+		t.Fatalf("release after the refused remove: err %v, got the canary: %v", err, got == f.canary)
+	}
+}
