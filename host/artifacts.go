@@ -135,7 +135,7 @@ func boundClip(c clip) (clip, bool) {
 func (h *Host) elementClip(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) (clip, bool, error) {
 	node := map[string]any{"backendNodeId": t.BackendNodeID}
 	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
-		return clip{}, false, nodeErr(err)
+		return clip{}, false, h.nodeErr(err)
 	}
 	var bm struct {
 		Model struct {
@@ -143,7 +143,7 @@ func (h *Host) elementClip(ctx context.Context, b *cdp.Browser, s *session, t sn
 		} `json:"model"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.getBoxModel", node, &bm); err != nil {
-		return clip{}, false, nodeErr(err)
+		return clip{}, false, h.nodeErr(err)
 	}
 	box, ok := quadBox(bm.Model.Border)
 	if !ok {

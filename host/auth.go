@@ -612,7 +612,7 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 		return false, err
 	}
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
-		return false, nodeErr(err)
+		return false, h.nodeErr(err)
 	}
 	if err := selectAll(ctx, b, s); err != nil {
 		return false, h.browserErr(err)
@@ -917,7 +917,7 @@ func selectAll(ctx context.Context, b *cdp.Browser, s *session) error {
 // after typing.
 func (h *Host) typeAccount(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document, account string) error {
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
-		return nodeErr(err)
+		return h.nodeErr(err)
 	}
 	if err := selectAll(ctx, b, s); err != nil {
 		return h.browserErr(err)

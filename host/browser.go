@@ -210,7 +210,8 @@ func (h *Host) browserErr(err error) error {
 	}
 	if errors.Is(err, cdp.ErrTargetCrashed) || errors.Is(err, cdp.ErrDetached) {
 		// Only this page is gone: the session gets a fresh one at its next verb.
-		return wire.Errorf(wire.CodeBrowserCrashed, "the page's renderer crashed (or its tab was closed); the session's next command opens a fresh blank page")
+		return wire.Errorf(wire.CodeBrowserCrashed, "the page's renderer crashed (or its tab was closed); the session's next command opens a fresh blank page").
+			WithHint("only this page was lost (the browser and the other sessions run on): visit the page again and retry")
 	}
 	if errors.Is(err, cdp.ErrCrashed) || errors.Is(err, cdp.ErrClosed) || wire.CodeOf(err) == wire.CodeBrowserCrashed {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

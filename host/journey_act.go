@@ -42,7 +42,7 @@ func (r *jrun) fill(ctx context.Context, t match, value string) error {
 		return err
 	}
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.id}, nil); err != nil {
-		return nodeErr(err)
+		return h.nodeErr(err)
 	}
 	if err := selectAll(ctx, b, s); err != nil {
 		return h.browserErr(err)

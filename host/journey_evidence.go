@@ -57,7 +57,7 @@ func (h *Host) resolveIsolated(ctx context.Context, b *cdp.Browser, s *session, 
 		} `json:"object"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": world.ID}, &node); err != nil {
-		return "", nodeErr(err)
+		return "", h.nodeErr(err)
 	}
 	return node.Object.ObjectID, nil
 }

@@ -132,7 +132,7 @@ func (h *Host) focus(ctx context.Context, b *cdp.Browser, s *session, t snapshot
 		if errors.As(err, &ce) && strings.Contains(ce.Message, "not focusable") {
 			return wire.Errorf(wire.CodeNotInteractable, "the element of ref %s cannot take the focus", ref)
 		}
-		return nodeErr(err)
+		return h.nodeErr(err)
 	}
 	focused, err := h.callFixed(ctx, b, s, t.BackendNodeID, t.FrameID, fnFocused)
 	if err != nil {

@@ -323,7 +323,7 @@ func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id
 		} `json:"object"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": world.ID}, &node); err != nil {
-		return nodeErr(err)
+		return h.nodeErr(err)
 	}
 	call := map[string]any{"objectId": node.Object.ObjectID, "functionDeclaration": fn, "returnByValue": true}
 	if len(args) > 0 {

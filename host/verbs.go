@@ -117,13 +117,14 @@ func (s *session) target(ref string) (snapshot.Target, error) {
 	return t, nil
 }
 
-// nodeErr maps "the node is gone" to REF_STALE.
-func nodeErr(err error) error {
+// nodeErr maps "the node is gone" to REF_STALE, and anything else as [Host.browserErr] does
+// (a page whose session was closed meanwhile, a crash, a timeout: never INTERNAL).
+func (h *Host) nodeErr(err error) error {
 	var ce *cdp.Error
 	if errors.As(err, &ce) {
 		return wire.Errorf(wire.CodeRefStale, "the element is no longer in the page")
 	}
-	return err
+	return h.browserErr(err)
 }
 
 // Click clicks the element of ref with a real mouse event at its centre.
@@ -176,13 +177,13 @@ func (h *Host) clickNode(ctx context.Context, b *cdp.Browser, s *session, t snap
 func (h *Host) centre(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) (x, y float64, err error) {
 	node := map[string]any{"backendNodeId": t.BackendNodeID}
 	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
-		return 0, 0, nodeErr(err)
+		return 0, 0, h.nodeErr(err)
 	}
 	var q struct {
 		Quads [][]float64 `json:"quads"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", node, &q); err != nil {
-		return 0, 0, nodeErr(err)
+		return 0, 0, h.nodeErr(err)
 	}
 	if len(q.Quads) == 0 || len(q.Quads[0]) != 8 {
 		return 0, 0, wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
@@ -229,7 +230,7 @@ func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
 		return FillResult{}, wire.Errorf(wire.CodeNotInteractable, "ref %s is a %s, not a text field", p.Ref, t.Kind)
 	}
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
-		return FillResult{}, nodeErr(err)
+		return FillResult{}, h.nodeErr(err)
 	}
 	// Select what is there, so the text replaces it.
 	if err := selectAll(ctx, b, s); err != nil {

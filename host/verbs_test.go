@@ -2,11 +2,14 @@ package host
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"strings"
 	"testing"
 
+	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/wire"
@@ -158,6 +161,29 @@ func TestHistoryNavigable(t *testing.T) {
 	} {
 		if historyNavigable(u) != want {
 			t.Errorf("historyNavigable(%q) = %v", u, !want)
+		}
+	}
+}
+
+// TestNodeErrNeverInternal: a node call that fails because the page's session went away (a
+// profile clear closing the session during a sign-in, a crashed renderer) is BROWSER_CRASHED
+// with a hint that says only the page was lost — never INTERNAL "this is a bug" (red-team
+// round 6: 'profile clear' racing an 'auth login' answered INTERNAL after DOM.focus).
+func TestNodeErrNeverInternal(t *testing.T) {
+	h := &Host{}
+	for _, c := range []struct {
+		err  error
+		code wire.Code
+		hint string
+	}{
+		{fmt.Errorf("DOM.focus: %w", cdp.ErrDetached), wire.CodeBrowserCrashed, "only this page was lost"},
+		{fmt.Errorf("DOM.focus: %w", cdp.ErrTargetCrashed), wire.CodeBrowserCrashed, "only this page was lost"},
+		{&cdp.Error{Code: -32000, Message: "No node with given id found"}, wire.CodeRefStale, ""},
+		{fmt.Errorf("DOM.focus: %w", context.DeadlineExceeded), wire.CodeTimeout, ""},
+	} {
+		got := wire.From(h.nodeErr(c.err))
+		if got.Code != c.code || !strings.Contains(got.Hint, c.hint) {
+			t.Errorf("nodeErr(%v) = %s %q (hint %q); want %s with hint containing %q", c.err, got.Code, got.Message, got.Hint, c.code, c.hint)
 		}
 	}
 }
