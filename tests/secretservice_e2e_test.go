@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/godbus/dbus/v5"
+
+	"github.com/headless-dev/headless/internal/auditlog"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -243,4 +247,76 @@ func containsInOrder(got, want []string) bool {
 		}
 	}
 	return i == len(want)
+}
+
+// TestBrokerdLocksAnUnlockedKeyringAtStart: the keyring's unlock is not per caller, so a
+// brokerd killed (or stopped) inside a release's window leaves every credential readable by
+// any same-user process (red-team round 6). The next brokerd locks the collection before it
+// listens, warns, and audits it ("lock"); it leaves a locked one alone.
+func TestBrokerdLocksAnUnlockedKeyringAtStart(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	pr := presencetest.StartPrompter(t, e.k.Addr, presencetest.SystemPrompterName, presencetest.Answer{Cancel: true})
+	e.writeConfig(`{"presence":{"timeout_seconds":5}}`)
+	keypw := newCanary()
+	pr.Script(presencetest.Answer{Password: keypw})
+	e.ok(t, nil, "credentials", "init")
+	e.stopBroker()
+	conn, err := dbus.Connect(e.k.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	coll := labelled(t, conn, "headless")
+	if !locked(t, conn, coll) {
+		t.Fatal("the keyring is unlocked after init")
+	}
+	lockOps := func() int {
+		n := 0
+		for _, l := range e.auditFile(t, filepath.Join(e.root, "data", "headless", "audit.jsonl")) {
+			if r, _ := auditlog.Parse(l); r.Op == "lock" && r.Decision == "ok" && strings.Contains(r.Detail, "unlocked when brokerd started") {
+				n++
+			}
+		}
+		return n
+	}
+
+	// A locked keyring: nothing to do, nothing audited.
+	b := e.startBrokerd()
+	b.Stop()
+	if lockOps() != 0 {
+		t.Fatal("a lock was audited for a keyring that was locked")
+	}
+
+	// What a killed brokerd leaves: the collection unlocked by the person's answer.
+	pr.Script(presencetest.Answer{Password: keypw})
+	var unlocked []dbus.ObjectPath
+	var prm dbus.ObjectPath
+	if err := conn.Object("org.freedesktop.secrets", "/org/freedesktop/secrets").Call("org.freedesktop.Secret.Service.Unlock", 0,
+		[]dbus.ObjectPath{coll}).Store(&unlocked, &prm); err != nil {
+		t.Fatal(err)
+	}
+	sig := make(chan *dbus.Signal, 4)
+	conn.Signal(sig)
+	if err := conn.AddMatchSignal(dbus.WithMatchInterface("org.freedesktop.Secret.Prompt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Object("org.freedesktop.secrets", prm).Call("org.freedesktop.Secret.Prompt.Prompt", 0, "").Err; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sig:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the unlock prompt never completed")
+	}
+	if locked(t, conn, coll) {
+		t.Fatal("precondition: the test could not unlock the keyring")
+	}
+	b = e.startBrokerd()
+	if locked(t, conn, coll) != true {
+		t.Fatal("brokerd started and left the keyring unlocked")
+	}
+	if n := lockOps(); n != 1 {
+		t.Fatalf("audited locks at start: %d; want 1", n)
+	}
+	b.Stop()
 }

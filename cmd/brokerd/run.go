@@ -191,6 +191,20 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return 1
 	}
 	defer auditLog.Close()
+	// A brokerd killed or stopped inside a release's window leaves the keyring unlocked, and
+	// its unlock is not per caller: lock it before anything else, and say so.
+	if ss, ok := prov.(*presence.SecretService); ok {
+		if was, err := ss.LockIfUnlocked(ctx); err != nil {
+			log.Warn("could not check or lock the headless keyring at start", "err", err)
+		} else if was {
+			const what = "the headless keyring was unlocked when brokerd started (a brokerd stopped or killed during a release, or another program unlocked it): locked it"
+			log.Warn(what)
+			fmt.Fprintf(stderr, "brokerd: warning: %s\n", what)
+			if err := auditLog.Append(audit.Record{Op: "lock", Decision: "ok", Provider: prov.Name(), Detail: what}); err != nil {
+				log.Error("audit append failed", "op", "lock", "err", err)
+			}
+		}
+	}
 
 	// The socket appears only once everything behind it is ready. Under systemd socket
 	// activation (brokerd.socket) the socket is inherited instead, checked, and left to

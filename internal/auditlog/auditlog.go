@@ -55,7 +55,7 @@ const (
 type Record struct {
 	Seq      uint64    `json:"seq"` // 1, 2, 3 … across rotated files
 	Time     time.Time `json:"time"`
-	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover"
+	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock"
 	Decision string    `json:"decision"`       // "allow", "deny", "ok", "error"
 	Code     string    `json:"code,omitempty"` // error code when not allowed/ok
 	Origin   string    `json:"origin,omitempty"`

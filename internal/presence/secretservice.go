@@ -20,6 +20,9 @@ type Keyring interface {
 	// Create makes the collection when it does not exist; the keyring asks the person for
 	// its new password with its own prompt. It is left unlocked.
 	Create(ctx context.Context) (created bool, err error)
+	// Locked reports whether the collection is locked (vault.ErrNoKeyring when it does not
+	// exist).
+	Locked(ctx context.Context) (bool, error)
 	Lock(ctx context.Context) error
 	// Unlock shows the keyring's own unlock prompt and waits for the answer until ctx ends
 	// (vault.ErrLocked when dismissed or abandoned). An abandoned prompt is never dismissed.
@@ -224,6 +227,33 @@ func (p *SecretService) Repair(ctx context.Context) (repaired bool, err error) {
 		return false, fmt.Errorf("%w: an auto-unlock password is still stored (the new password was the old one, or 'Automatically unlock' was ticked again)", ErrAutoUnlock)
 	}
 	return true, nil
+}
+
+// LockIfUnlocked locks the collection when it is found unlocked outside a window of this
+// provider (brokerd calls it at start): a brokerd killed or stopped inside a release's window
+// leaves it unlocked, and the keyring's unlock is not per caller, so until it is locked again
+// any same-user process reads every credential in it. wasUnlocked reports that it was; a
+// missing collection is not an error.
+func (p *SecretService) LockIfUnlocked(ctx context.Context) (wasUnlocked bool, err error) {
+	tctx, cancel := context.WithTimeout(ctx, p.o.LockTimeout)
+	defer cancel()
+	select {
+	case p.window <- struct{}{}:
+	case <-tctx.Done():
+		return false, p.waitErr(ctx, "another request holds the unlock window")
+	}
+	defer func() { <-p.window }()
+	locked, err := p.o.Keyring.Locked(tctx)
+	if errors.Is(err, vault.ErrNoKeyring) {
+		return false, nil
+	}
+	if err != nil {
+		return false, vaultErr("see whether the headless keyring is locked", err)
+	}
+	if locked {
+		return false, nil
+	}
+	return true, p.lock()
 }
 
 // enter takes the unlock window, waiting for it and for abandoned prompts to settle.

@@ -58,6 +58,14 @@ func (k *fakeKeyring) Create(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+func (k *fakeKeyring) Locked(ctx context.Context) (bool, error) {
+	k.log("locked?")
+	if !k.exists {
+		return false, vault.ErrNoKeyring
+	}
+	return k.locked, nil
+}
+
 func (k *fakeKeyring) Lock(ctx context.Context) error {
 	k.log("lock")
 	if !k.exists {
@@ -274,5 +282,28 @@ func TestSecretServiceRepair(t *testing.T) {
 				t.Error("the keyring was left unlocked")
 			}
 		})
+	}
+}
+
+// TestLockIfUnlocked: brokerd's start locks a collection left unlocked (a brokerd killed inside
+// a release's window), leaves a locked or missing one alone, and says which it found.
+func TestLockIfUnlocked(t *testing.T) {
+	ctx := context.Background()
+	k := newFakeKeyring()
+	k.locked = false
+	p := NewSecretService(SecretServiceOptions{Keyring: k, Timeout: time.Second})
+	if was, err := p.LockIfUnlocked(ctx); !was || err != nil || !k.locked {
+		t.Fatalf("unlocked collection: was %v, err %v, locked after %v; want true, nil, true", was, err, k.locked)
+	}
+	if was, err := p.LockIfUnlocked(ctx); was || err != nil || k.Calls() != "locked?,lock,locked?" {
+		t.Fatalf("locked collection: was %v, err %v, calls %s; want false, nil and no lock", was, err, k.Calls())
+	}
+	k.exists = false
+	if was, err := p.LockIfUnlocked(ctx); was || err != nil {
+		t.Fatalf("no collection: was %v, err %v; want false, nil", was, err)
+	}
+	k.exists, k.locked, k.lockErr = true, false, errors.New("bus gone")
+	if was, err := p.LockIfUnlocked(ctx); !was || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("lock fails: was %v, err %v; want true and ErrUnavailable", was, err)
 	}
 }
