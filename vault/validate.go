@@ -37,8 +37,8 @@ func validKey(origin, alias string) error {
 }
 
 // validRecord checks a record and its stored secret before Add (a password, or a password and
-// a second factor: [credential.ValidStored]) and sets rec.TOTP from the secret: the flag is
-// the store's own record of what it holds, never the caller's claim.
+// a second factor, or such a secret sealed: [credential.ValidSaved]) and sets rec.TOTP from
+// the secret: the flag is the store's own record of what it holds, never the caller's claim.
 func validRecord(rec *Record, secret []byte) error {
 	if err := validKey(rec.Origin, rec.Alias); err != nil {
 		return err
@@ -46,7 +46,7 @@ func validRecord(rec *Record, secret []byte) error {
 	if err := credential.ValidAccount(rec.Account); err != nil {
 		return err
 	}
-	totp, err := credential.ValidStored(secret)
+	totp, err := credential.ValidSaved(secret)
 	rec.TOTP = totp
 	return err
 }

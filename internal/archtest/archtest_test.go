@@ -116,11 +116,11 @@ func godbus(p string) bool { return strings.HasPrefix(p, "github.com/godbus/") }
 var goosList = []string{"linux", "darwin"}
 
 // TestAgentBinaryLinksNoGate: cmd/headless never depends on the gate, the vault, the prompts,
-// the challenge registry, the audit writer or brokerd's host supervisor.
+// the challenge registry, the audit writer, brokerd's host supervisor or the sealing.
 func TestAgentBinaryLinksNoGate(t *testing.T) {
 	for _, goos := range goosList {
 		g := load(t, goos, mod+"/cmd/headless")
-		for _, forbidden := range []string{"vault", "internal/broker", "internal/presence", "challenge", "audit", "internal/hostproc"} {
+		for _, forbidden := range []string{"vault", "internal/broker", "internal/presence", "challenge", "audit", "internal/hostproc", "internal/seal"} {
 			bad := func(p string) bool { return p == mod+"/"+forbidden || strings.HasPrefix(p, mod+"/"+forbidden+"/") }
 			if c := g.chain(mod+"/cmd/headless", bad, nil); c != nil {
 				t.Errorf("GOOS=%s: cmd/headless depends on %s:\n\t  %s", goos, forbidden, short(c))

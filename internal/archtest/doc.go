@@ -4,8 +4,8 @@
 //
 //   - cmd/headless (the CLI, the browser host, later MCP: the agent-facing binary) never
 //     depends on vault, internal/broker (the release gate), internal/presence, challenge,
-//     audit (the writer; the CLI reads the log with internal/auditlog) or internal/hostproc
-//     (brokerd's host supervisor).
+//     audit (the writer; the CLI reads the log with internal/auditlog), internal/hostproc
+//     (brokerd's host supervisor) or internal/seal (what opens a sealed credential).
 //   - D-Bus code (github.com/godbus/...) reaches cmd/headless only through internal/keyprobe,
 //     the read-only Secret Service probe for Chromium's cookie key.
 //   - vault and challenge know no browser: they never depend on host, host/... (cdp,

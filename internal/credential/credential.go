@@ -184,6 +184,41 @@ func ValidStored(stored []byte) (totp bool, err error) {
 	return true, nil
 }
 
+// A sealed secret (package internal/seal) is a stored secret encrypted with the person's
+// passphrase, kept as text: SealedPrefix, "p" (a password) or "t" (a password and a TOTP
+// seed), ":", then standard base64 without padding. The flag is readable without the
+// passphrase, as a record's TOTP attribute always was.
+const (
+	SealedPrefix = "hlseal1:"
+	// MaxSealedLen bounds a sealed secret: a MaxStoredLen secret sealed, with room to spare.
+	MaxSealedLen = 2048
+)
+
+// IsSealed reports whether saved starts as a sealed secret does.
+func IsSealed(saved []byte) bool {
+	return len(saved) >= len(SealedPrefix) && string(saved[:len(SealedPrefix)]) == SealedPrefix
+}
+
+// ValidSaved reports whether saved is acceptable to a store: a stored secret ([ValidStored])
+// or a sealed one of the right shape. It answers whether a second factor is present (for a
+// sealed secret, what its flag says). The error never quotes the secret.
+func ValidSaved(saved []byte) (totp bool, err error) {
+	if !IsSealed(saved) {
+		return ValidStored(saved)
+	}
+	bad := fmt.Errorf("%w: not a well-formed sealed secret", ErrInvalid)
+	rest := saved[len(SealedPrefix):]
+	if len(saved) > MaxSealedLen || len(rest) < 3 || (rest[0] != 'p' && rest[0] != 't') || rest[1] != ':' {
+		return false, bad
+	}
+	for _, c := range rest[2:] {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return false, bad
+		}
+	}
+	return rest[0] == 't', nil
+}
+
 // Zero overwrites b with zeros.
 func Zero(b []byte) {
 	clear(b)

@@ -69,3 +69,28 @@ func TestZero(t *testing.T) {
 	}
 	Zero(nil)
 }
+
+func TestValidSaved(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		saved string
+		ok    bool
+		totp  bool
+	}{
+		{"plain", "hunter2", true, false},
+		{"plain with totp", "hunter2\x00totp1:SHA1:6:30:GEZDGNBVGY3TQOJQ", true, true},
+		{"sealed", "hlseal1:p:AAAA", true, false},
+		{"sealed totp", "hlseal1:t:AAAA+/09", true, true},
+		{"sealed bad flag", "hlseal1:x:AAAA", false, false},
+		{"sealed no colon", "hlseal1:pAAAA", false, false},
+		{"sealed empty", "hlseal1:p:", false, false},
+		{"sealed padding", "hlseal1:p:AA==", false, false},
+		{"sealed NUL", "hlseal1:p:AA\x00A", false, false},
+		{"sealed too long", "hlseal1:p:" + strings.Repeat("A", MaxSealedLen), false, false},
+	} {
+		totp, err := ValidSaved([]byte(c.saved))
+		if (err == nil) != c.ok || totp != c.totp {
+			t.Errorf("%s: ValidSaved = %v, %v; want ok %v totp %v", c.name, totp, err, c.ok, c.totp)
+		}
+	}
+}

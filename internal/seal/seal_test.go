@@ -1,0 +1,197 @@
+package seal
+
+import (
+	"bytes"
+	stdpbkdf2 "crypto/pbkdf2"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/headless-dev/headless/internal/credential"
+)
+
+// RFC 7914 §11 gives PBKDF2-HMAC-SHA256 test vectors.
+func TestPBKDF2Vectors(t *testing.T) {
+	for _, v := range []struct {
+		p, s string
+		c    int
+		want string
+	}{
+		{"passwd", "salt", 1, "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783"},
+		{"Password", "NaCl", 80000, "4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d"},
+	} {
+		got := pbkdf2(sha256.New, []byte(v.p), []byte(v.s), v.c, 64)
+		if hex.EncodeToString(got) != v.want {
+			t.Errorf("pbkdf2(%q, %q, %d) = %x", v.p, v.s, v.c, got)
+		}
+		std, err := pbkdf2Std(v.p, v.s, v.c)
+		if err != nil || !bytes.Equal(std, got) {
+			t.Errorf("crypto/pbkdf2 disagrees: %x, %v", std, err)
+		}
+	}
+}
+
+func pbkdf2Std(p, s string, c int) ([]byte, error) {
+	return stdpbkdf2.Key(sha256.New, p, []byte(s), c, 64)
+}
+
+var rec = Binding{Origin: "https://staging.example.com", Account: "admin@example.com", Alias: "Staging-Admin"}
+
+func TestSealOpen(t *testing.T) {
+	pass := []byte("correct horse battery staple")
+	secret := []byte("pä55wörd-canary")
+	text, err := Seal(secret, pass, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !credential.IsSealed(text) || !strings.HasPrefix(string(text), "hlseal1:p:") {
+		t.Fatalf("sealed text %q", text)
+	}
+	if totp, err := credential.ValidSaved(text); err != nil || totp {
+		t.Fatalf("ValidSaved(sealed) = %v, %v", totp, err)
+	}
+	if bytes.Contains(text, secret) || bytes.Contains(text, pass) {
+		t.Fatal("the sealed text holds the secret or the passphrase")
+	}
+	again, _ := Seal(secret, pass, rec)
+	if bytes.Equal(again, text) {
+		t.Fatal("two seals of one secret are equal: salt and nonce are not fresh")
+	}
+	got, err := Open(text, pass, Binding{Origin: rec.Origin, Account: rec.Account, Alias: "staging-admin"})
+	if err != nil || !bytes.Equal(got, secret) {
+		t.Fatalf("Open = %q, %v", got, err)
+	}
+
+	// Everything else fails, and the failures cannot be told apart.
+	wrong := map[string]func() ([]byte, error){
+		"passphrase": func() ([]byte, error) { return Open(text, []byte("correct horse battery stapl"), rec) },
+		"origin": func() ([]byte, error) {
+			return Open(text, pass, Binding{"https://evil.example", rec.Account, rec.Alias, false})
+		},
+		"account": func() ([]byte, error) {
+			return Open(text, pass, Binding{rec.Origin, "root@example.com", rec.Alias, false})
+		},
+		"alias":     func() ([]byte, error) { return Open(text, pass, Binding{rec.Origin, rec.Account, "other", false}) },
+		"totp flag": func() ([]byte, error) { return Open(text, pass, Binding{rec.Origin, rec.Account, rec.Alias, true}) },
+		"flipped flag": func() ([]byte, error) {
+			return Open(bytes.Replace(text, []byte(":p:"), []byte(":t:"), 1), pass, Binding{rec.Origin, rec.Account, rec.Alias, true})
+		},
+		"flipped byte": func() ([]byte, error) { return Open(flip(t, text, 40), pass, rec) },
+		"last byte":    func() ([]byte, error) { return Open(flip(t, text, -1), pass, rec) },
+	}
+	for name, f := range wrong {
+		if got, err := f(); !errors.Is(err, ErrWrongPassphrase) || got != nil {
+			t.Errorf("%s: Open = %q, %v; want ErrWrongPassphrase", name, got, err)
+		}
+	}
+}
+
+// flip changes one byte of the sealed payload (index i of the raw bytes, -1: the last).
+func flip(t *testing.T, text []byte, i int) []byte {
+	t.Helper()
+	raw, err := base64.RawStdEncoding.DecodeString(string(text[len("hlseal1:p:"):]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i < 0 {
+		i = len(raw) - 1
+	}
+	raw[i] ^= 1
+	return []byte("hlseal1:p:" + base64.RawStdEncoding.EncodeToString(raw))
+}
+
+func TestSealTOTP(t *testing.T) {
+	pass := []byte("a long enough passphrase")
+	stored := credential.JoinFactor([]byte("pw"), []byte("totp1:SHA1:6:30:GEZDGNBVGY3TQOJQ"))
+	if _, err := Seal(stored, pass, rec); err == nil {
+		t.Fatal("sealed a secret with a second factor under a binding that says it has none")
+	}
+	b := rec
+	b.TOTP = true
+	text, err := Seal(stored, pass, b)
+	if err != nil || !strings.HasPrefix(string(text), "hlseal1:t:") {
+		t.Fatalf("Seal = %q, %v", text, err)
+	}
+	if totp, err := credential.ValidSaved(text); err != nil || !totp {
+		t.Fatalf("ValidSaved = %v, %v; want the TOTP flag", totp, err)
+	}
+	got, err := Open(text, pass, b)
+	if err != nil || !bytes.Equal(got, stored) {
+		t.Fatalf("Open = %v", err)
+	}
+}
+
+func TestSealRefuses(t *testing.T) {
+	pass := []byte("a long enough passphrase")
+	if _, err := Seal([]byte("pw"), nil, rec); err == nil {
+		t.Error("sealed with an empty passphrase")
+	}
+	text, _ := Seal([]byte("pw"), pass, rec)
+	if _, err := Seal(text, pass, rec); err == nil {
+		t.Error("sealed a sealed text again")
+	}
+	if _, err := Seal([]byte("pw\x00junk"), pass, rec); err == nil {
+		t.Error("sealed an invalid stored secret")
+	}
+	if _, err := Open([]byte("plain-password"), pass, rec); !errors.Is(err, ErrNotSealed) {
+		t.Errorf("Open(plain) = %v; want ErrNotSealed", err)
+	}
+}
+
+func TestParseBounds(t *testing.T) {
+	mk := func(iter uint32, payload int) []byte {
+		raw := make([]byte, headLen+payload)
+		binary.BigEndian.PutUint32(raw, iter)
+		return []byte("hlseal1:p:" + base64.RawStdEncoding.EncodeToString(raw))
+	}
+	for name, c := range map[string]struct {
+		text []byte
+		want error
+	}{
+		"plain":           {[]byte("hunter2"), ErrNotSealed},
+		"prefix only":     {[]byte("hlseal1:"), ErrMalformed},
+		"bad flag":        {[]byte("hlseal1:x:AAAA"), ErrMalformed},
+		"padding":         {[]byte("hlseal1:p:AAAA=="), ErrMalformed},
+		"short":           {mk(Iterations, 15), ErrMalformed},
+		"work factor low": {mk(minIterations-1, 32), ErrMalformed},
+		"work factor big": {mk(maxIterations+1, 32), ErrMalformed},
+		"too long":        {mk(Iterations, credential.MaxSealedLen), ErrMalformed},
+	} {
+		if _, err := parse(c.text); !errors.Is(err, c.want) {
+			t.Errorf("%s: parse = %v; want %v", name, err, c.want)
+		}
+	}
+	if _, err := parse(mk(Iterations, 32)); err != nil {
+		t.Errorf("well-formed: %v", err)
+	}
+}
+
+// FuzzParse: a sealed text comes from the vault (outside data, writable by any program of the
+// user): parsing it never panics, and what it accepts is a well-formed sealed secret within the
+// bounds.
+func FuzzParse(f *testing.F) {
+	good, _ := Seal([]byte("pw"), []byte("seed passphrase"), rec)
+	f.Add(good)
+	f.Add([]byte("hlseal1:t:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"))
+	f.Add([]byte("hlseal1:"))
+	f.Add([]byte("password"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		st, err := parse(text)
+		if err != nil {
+			if !errors.Is(err, ErrNotSealed) && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("parse error %v is neither ErrNotSealed nor ErrMalformed", err)
+			}
+			return
+		}
+		if _, verr := credential.ValidSaved(text); verr != nil || len(text) > credential.MaxSealedLen {
+			t.Fatalf("parse accepted what ValidSaved refuses: %v", verr)
+		}
+		if st.iter < minIterations || st.iter > maxIterations || len(st.salt) != saltLen || len(st.nonce) != nonceLen || len(st.ct) < 16 {
+			t.Fatalf("parse accepted out-of-bounds fields: %+v", st)
+		}
+	})
+}
