@@ -172,21 +172,8 @@ func (p *Pinentry) Name() string { return "pinentry" }
 // Do asks the pinentry program about r and, only if the person allows it, calls use. See
 // [Pinentry] for the decision table.
 func (p *Pinentry) Do(ctx context.Context, r Request, use func(ctx context.Context) error) error {
-	if err := ctx.Err(); err != nil {
-		return contextError(err)
-	}
-	// A bounded queue: a flood of releases must not line up dozens of prompts that the
-	// person would then click through without reading.
-	if p.waiting.Add(1) > MaxPinentryQueue {
-		p.waiting.Add(-1)
-		return fmt.Errorf("%w: %d releases are already waiting for the prompt", ErrUnavailable, MaxPinentryQueue)
-	}
-	select {
-	case p.slot <- struct{}{}:
-		p.waiting.Add(-1)
-	case <-ctx.Done():
-		p.waiting.Add(-1)
-		return contextError(ctx.Err())
+	if err := p.acquire(ctx); err != nil {
+		return err
 	}
 	err := p.prompt(ctx, r)
 	<-p.slot // the program is reaped: the next prompt may start while use runs
@@ -197,6 +184,27 @@ func (p *Pinentry) Do(ctx context.Context, r Request, use func(ctx context.Conte
 		return contextError(err)
 	}
 	return use(ctx)
+}
+
+// acquire waits for the prompt slot (one prompt at a time), in a bounded queue: a flood of
+// releases must not line up dozens of prompts that the person would then click through
+// without reading. The caller releases it with <-p.slot.
+func (p *Pinentry) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return contextError(err)
+	}
+	if p.waiting.Add(1) > MaxPinentryQueue {
+		p.waiting.Add(-1)
+		return fmt.Errorf("%w: %d releases are already waiting for the prompt", ErrUnavailable, MaxPinentryQueue)
+	}
+	select {
+	case p.slot <- struct{}{}:
+		p.waiting.Add(-1)
+		return nil
+	case <-ctx.Done():
+		p.waiting.Add(-1)
+		return contextError(ctx.Err())
+	}
 }
 
 // contextError maps a done context to a denial: a deadline is ErrTimeout, anything else
@@ -225,8 +233,7 @@ func (p *Pinentry) prompt(ctx context.Context, r Request) error {
 	stopAbort := context.AfterFunc(pctx, func() {
 		defer close(aborted)
 		proc.kill()
-		proc.out.SetReadDeadline(time.Unix(1, 0))
-		proc.in.SetWriteDeadline(time.Unix(1, 0))
+		proc.conn.SetDeadline(time.Unix(1, 0))
 	})
 	defer func() {
 		if !stopAbort() {
@@ -249,7 +256,7 @@ func (p *Pinentry) prompt(ctx context.Context, r Request) error {
 		"SETCANCEL Deny",
 		"SETTIMEOUT "+strconv.FormatInt(seconds, 10),
 	)
-	c := &assuanConn{r: bufio.NewReaderSize(proc.out, maxResponseLine), w: proc.in}
+	c := &assuanConn{r: bufio.NewReaderSize(proc.conn, maxResponseLine), w: proc.conn}
 	answered, err := c.confirm(cmds)
 	if !answered && pctx.Err() != nil {
 		// We stopped waiting: that, not the broken pipe it caused, is the outcome.
@@ -267,8 +274,15 @@ func (p *Pinentry) prompt(ctx context.Context, r Request) error {
 
 // assuanConn is the client side of an Assuan conversation with a pinentry.
 type assuanConn struct {
-	r *bufio.Reader // the program's stdout; its size bounds a line
-	w io.Writer     // the program's stdin
+	r lineSource // the program's stdout; its buffer's size bounds a line
+	w io.Writer  // the program's stdin
+}
+
+// lineSource is what assuanConn reads lines from: a *bufio.Reader, or a [wipeReader] when a
+// passphrase passes through it.
+type lineSource interface {
+	io.Reader
+	ReadSlice(delim byte) ([]byte, error)
 }
 
 // confirm reads the greeting, sends cmds and then CONFIRM, and returns nil only when the
@@ -299,13 +313,8 @@ func (c *assuanConn) confirm(cmds []string) (answered bool, err error) {
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.As(err, &pe) && pe.GPGCode() == gpgErrTimeout:
-		return true, fmt.Errorf("%w: the dialog closed itself: %w", ErrTimeout, err)
-	case errors.As(err, &pe) && pe.GPGCode() == gpgErrENOTTY:
-		// "Could not ask" is not "the person said no": nobody saw a prompt.
-		return true, fmt.Errorf("%w: the pinentry has no terminal or display to show the prompt on: %w", ErrUnavailable, err)
 	case errors.As(err, &pe):
-		return true, fmt.Errorf("%w: %w", ErrDenied, err)
+		return true, pinentryOutcome(pe)
 	default:
 		return false, fmt.Errorf("%w: pinentry gave no answer: %w", ErrDenied, err)
 	}
@@ -313,8 +322,7 @@ func (c *assuanConn) confirm(cmds []string) (answered bool, err error) {
 
 // bye tells the program to exit and waits, until deadline at most, for its answer and exit.
 func (c *assuanConn) bye(proc *pinentryProcess, deadline time.Time) {
-	proc.in.SetWriteDeadline(deadline)
-	proc.out.SetReadDeadline(deadline)
+	proc.conn.SetDeadline(deadline)
 	if c.send("BYE") != nil {
 		return
 	}
@@ -500,41 +508,42 @@ func shorten(s string, limit int) string {
 
 // pinentryProcess is a running pinentry program, leader of its own process group.
 type pinentryProcess struct {
-	cmd *exec.Cmd
-	in  *os.File // its stdin
-	out *os.File // its stdout
+	cmd  *exec.Cmd
+	conn *os.File // our end of its stdin and stdout
 }
 
-// startPinentry starts program with exactly env, stdin and stdout on pipes, stderr discarded,
-// in its own process group. The pipes are ours alone (not os/exec's), so reading can go on
-// while the process is reaped and deadlines work.
+// startPinentry starts program with exactly env, stdin and stdout on one end of a Unix socket
+// pair, stderr discarded, in its own process group. A socket, not a pipe: a pipe can be opened
+// again through /proc/PID/fd of the program by any process of the user, which could then read
+// the program's answers (a passphrase) before we do; a socket cannot be. Our end is ours alone
+// (not os/exec's), non-blocking, so reading can go on while the process is reaped and
+// deadlines work.
 func startPinentry(program string, env []string) (*pinentryProcess, error) {
-	inR, inW, err := os.Pipe()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
 		return nil, err
 	}
+	ours := os.NewFile(uintptr(fds[0]), "pinentry")
+	theirs := os.NewFile(uintptr(fds[1]), "pinentry-stdio")
 	cmd := exec.Command(program)
 	cmd.Env = env
 	cmd.Dir = "/"
-	cmd.Stdin = inR
-	cmd.Stdout = outW
+	cmd.Stdin = theirs
+	cmd.Stdout = theirs
 	cmd.Stderr = nil // /dev/null: nothing to bound, nothing to leak into our logs
 	cmd.SysProcAttr = pinentryProcAttr()
 	err = cmd.Start()
-	inR.Close()
-	outW.Close()
+	theirs.Close()
 	if err != nil {
-		inW.Close()
-		outR.Close()
+		ours.Close()
 		return nil, err
 	}
-	return &pinentryProcess{cmd: cmd, in: inW, out: outR}, nil
+	return &pinentryProcess{cmd: cmd, conn: ours}, nil
 }
 
 // kill sends SIGKILL to the whole process group. The group id stays valid until reap: the
@@ -543,10 +552,9 @@ func (p *pinentryProcess) kill() {
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 }
 
-// reap kills the process group, closes the pipes and waits for the program.
+// reap kills the process group, closes our end and waits for the program.
 func (p *pinentryProcess) reap() {
 	p.kill()
-	p.in.Close()
-	p.out.Close()
+	p.conn.Close()
 	p.cmd.Wait()
 }

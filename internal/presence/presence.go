@@ -71,6 +71,9 @@ type Request struct {
 	CodeOnly bool
 	// Basic: the password answers one HTTP Basic authentication challenge of the origin.
 	Basic bool
+	// Save: not a release but a credential being saved (typed by the person at the CLI's
+	// terminal), to be sealed with the passphrase asked for.
+	Save bool
 }
 
 // Description is the text a prompt shows for r.
@@ -80,7 +83,13 @@ func (r Request) Description() string {
 		exe = "unknown executable"
 	}
 	var b strings.Builder
-	if r.Verify {
+	if r.Save {
+		fmt.Fprintf(&b, "Save the password typed on the terminal for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
+		if r.Session != "" {
+			fmt.Fprintf(&b, " (in isolated session %q only)", r.Session)
+		}
+		b.WriteString(", sealed with your headless passphrase?")
+	} else if r.Verify {
 		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
 			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
 	} else if r.CodeOnly {

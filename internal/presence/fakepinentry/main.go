@@ -13,7 +13,10 @@
 //	garbage       a line of random non-protocol bytes, then keeps reading
 //	gate          OK once the file <log>.gate exists (polled), so a test can hold a prompt open
 //
-// and, before CONFIRM:
+// GETPIN is answered with a passphrase from the file <log>.pin, or from <log>.pins one line per
+// GETPIN, in every mode that does not fail CONFIRM (see getpin); without one it is cancelled.
+//
+// And, before CONFIRM:
 //
 //	nogreeting    exits at once without a word
 //	biggreeting   greets with a 100 KiB line
@@ -122,6 +125,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if code := confirm(*mode, *logPath, stdout, logf); code >= 0 {
 				return code
 			}
+		case "GETPIN":
+			if code := getpin(*mode, *logPath, stdout, logf); code >= 0 {
+				return code
+			}
 		default:
 			fmt.Fprintln(stdout, "ERR 83886355 Unknown IPC command <Pinentry>")
 		}
@@ -177,6 +184,59 @@ func confirm(mode, logPath string, stdout io.Writer, logf func(event, data strin
 		fmt.Fprintln(stdout, "OK")
 	}
 	return -1
+}
+
+// getpin answers GETPIN. In the modes that fail CONFIRM (deny, notconfirmed, timeout, hang,
+// crash, garbage) it fails the same way; in gate it first waits as CONFIRM does. Otherwise the
+// person types the content of the file <log>.pin (without a final newline), or, while the file
+// <log>.pins exists, its next line at each GETPIN (a test scripting several tries), sent
+// percent-escaped in a D line; with neither file there is nothing to type, and the prompt is
+// cancelled. A result >= 0 is an exit status. The passphrase is never logged.
+func getpin(mode, logPath string, stdout io.Writer, logf func(event, data string)) int {
+	switch mode {
+	case "deny", "notconfirmed", "timeout", "hang", "crash", "garbage":
+		return confirm(mode, logPath, stdout, logf)
+	case "gate":
+		confirm(mode, logPath, io.Discard, logf)
+	}
+	pin, ok := nextPin(logPath)
+	if !ok {
+		fmt.Fprintln(stdout, "ERR 83886179 Operation cancelled <Pinentry>")
+		return -1
+	}
+	var b strings.Builder
+	for i := 0; i < len(pin); i++ {
+		c := pin[i]
+		if c == '%' || c < 0x20 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	fmt.Fprintf(stdout, "S PROGRESS typed\nD %s\nOK\n", b.String())
+	return -1
+}
+
+// nextPin is what the person types at this GETPIN (see getpin).
+func nextPin(logPath string) (string, bool) {
+	if logPath == "" {
+		return "", false
+	}
+	if b, err := os.ReadFile(logPath + ".pins"); err == nil {
+		first, rest, _ := strings.Cut(string(b), "\n")
+		if first != "" {
+			if os.WriteFile(logPath+".pins", []byte(rest), 0o600) != nil {
+				return "", false
+			}
+			return first, true
+		}
+		os.Remove(logPath + ".pins") // used up: the last passphrase, in <log>.pin, from now on
+	}
+	b, err := os.ReadFile(logPath + ".pin")
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(string(b), "\n"), true
 }
 
 // startSleeper starts a child in mode sleeper that keeps stdout open, as a careless helper

@@ -86,6 +86,53 @@ func Prompts(t testing.TB, logFile string) []string {
 	return prompts
 }
 
+// Type makes the person at logFile's fake type passphrases at its GETPIN prompts: the next
+// prompts get them in order, one each, and the later ones the last of them. With none, the
+// person types nothing (the prompt is cancelled).
+func Type(t testing.TB, logFile string, passphrases ...string) {
+	t.Helper()
+	os.Remove(logFile + ".pins")
+	os.Remove(logFile + ".pin")
+	if len(passphrases) == 0 {
+		return
+	}
+	for _, p := range passphrases {
+		if strings.ContainsAny(p, "\n") || p == "" {
+			t.Fatalf("presencetest: a typed passphrase must be one non-empty line")
+		}
+	}
+	last := passphrases[len(passphrases)-1]
+	if err := os.WriteFile(logFile+".pin", []byte(last), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if len(passphrases) > 1 {
+		if err := os.WriteFile(logFile+".pins", []byte(strings.Join(passphrases[:len(passphrases)-1], "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Received returns every command logFile's fake received so far, in order ("GETPIN",
+// "SETERROR …"), percent-decoded.
+func Received(t testing.TB, logFile string) []string {
+	t.Helper()
+	b, err := os.ReadFile(logFile)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		_, rest, _ := strings.Cut(line, " ")
+		if cmd, ok := strings.CutPrefix(rest, "recv "); ok {
+			out = append(out, percentDecode(cmd))
+		}
+	}
+	return out
+}
+
 // Env returns the display and bus variables (DISPLAY, WAYLAND_DISPLAY, XAUTHORITY,
 // DBUS_SESSION_BUS_ADDRESS) that each run of logFile's fake found in its environment, as
 // "NAME=VALUE", one slice per run in order: where the prompt would have appeared.
