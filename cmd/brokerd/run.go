@@ -262,20 +262,24 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 // with auto (started by headless) only the config says where the prompt appears.
 func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, auto bool) (presence.Provider, error) {
 	switch cfg.Presence.Provider {
-	case "pinentry":
+	case config.ProviderPinentry, config.ProviderPassphrase:
 		tty := ""
 		if !auto && stdin != nil && term.IsTerminal(int(stdin.Fd())) {
 			if p, err := os.Readlink("/proc/self/fd/0"); err == nil && strings.HasPrefix(p, "/dev/") {
 				tty = p
 			}
 		}
-		return presence.NewPinentry(presence.PinentryOptions{
+		o := presence.PinentryOptions{
 			Program: cfg.Presence.Program,
 			Timeout: cfg.PresenceTimeout(),
 			TTY:     tty,
 			TTYType: getenv("TERM"),
 			Env:     pinentryEnv(getenv, cfg.Presence, auto),
-		})
+		}
+		if cfg.Presence.Provider == config.ProviderPassphrase {
+			return presence.NewPassphrase(o)
+		}
+		return presence.NewPinentry(o)
 	case config.ProviderSecretService:
 		// openVault builds it when the Secret Service can be reached.
 		return presence.Unavailable{Provider: "secret-service", Reason: "no Secret Service is reachable on the session bus"}, nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -44,7 +45,16 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 		return brokerapi.Credential{}, err
 	}
 	rec := vault.Record{Origin: o, Account: p.Account, Alias: p.Alias}
-	if err := s.write(ctx, p.Session, true, func(ctx context.Context) error { return store.Add(ctx, rec, p.Secret) }); err != nil {
+	saved := p.Secret
+	if sp, ok := s.Presence.(sealer); ok {
+		// Sealed with the person's passphrase, asked for now, in the vault and in an
+		// isolated session's store alike: a release opens it the same way.
+		if saved, err = s.sealNew(ctx, sp, conn.Peer, p.Session, rec, p.Secret); err != nil {
+			return brokerapi.Credential{}, err
+		}
+		defer credential.Zero(saved)
+	}
+	if err := s.write(ctx, p.Session, true, func(ctx context.Context) error { return store.Add(ctx, rec, saved) }); err != nil {
 		return brokerapi.Credential{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
@@ -81,8 +91,12 @@ type unlocker interface {
 	Repair(ctx context.Context) (repaired bool, err error)
 }
 
-// prompts reports whether method may wait for the keyring's prompt.
+// prompts reports whether method may wait for a prompt: the keyring's (a vault locked at
+// rest), or the passphrase that seals a new credential.
 func (s *Server) prompts(method string) bool {
+	if _, ok := s.Presence.(sealer); ok && method == brokerapi.MethodCredentialsAdd {
+		return true
+	}
 	_, ok := s.Presence.(unlocker)
 	return ok && (method == brokerapi.MethodCredentialsAdd || method == brokerapi.MethodCredentialsRm || method == brokerapi.MethodCredentialsInit || method == brokerapi.MethodCredentialsRepair)
 }

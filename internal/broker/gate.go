@@ -163,13 +163,20 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		secret []byte
 	)
 	defer func() { credential.Zero(secret) }()
-	err = s.Presence.Do(ctx, req, func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
-		defer cancel()
-		var err error
-		got, secret, err = store.Secret(ctx, ch.Origin, rec.Alias)
-		return err
-	})
+	if sp, ok := s.Presence.(sealer); ok {
+		got, secret, err = s.openSealed(ctx, sp, store, req, ch.Origin, rec.Alias)
+	} else {
+		err = s.Presence.Do(ctx, req, func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+			defer cancel()
+			var err error
+			got, secret, err = store.Secret(ctx, ch.Origin, rec.Alias)
+			if err == nil {
+				err = refuseSealed(secret, rec.Alias)
+			}
+			return err
+		})
+	}
 	if ctx.Err() != nil {
 		// The requester hung up (an MCP client cancelled its sign-in, say) while the person
 		// was asked: whatever they answered, nothing is released.

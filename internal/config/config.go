@@ -32,8 +32,8 @@
 //
 //	{
 //	  "presence": {
-//	    "provider": "pinentry",          // "secret-service", "pinentry" or "none"; unset: see above
-//	    "program": "/usr/bin/pinentry",  // only with "pinentry": absolute, executable
+//	    "provider": "pinentry",          // "secret-service", "passphrase", "pinentry" or "none"; unset: see above
+//	    "program": "/usr/bin/pinentry",  // only with "pinentry" and "passphrase": absolute, executable
 //	    "timeout_seconds": 60,           // 1..600, default 60
 //	    "display": ":0",                 // optional: DISPLAY for the pinentry
 //	    "wayland_display": "wayland-0",  // optional: WAYLAND_DISPLAY for the pinentry
@@ -87,7 +87,10 @@ import (
 const (
 	ProviderSecretService = "secret-service"
 	ProviderPinentry      = "pinentry"
-	ProviderNone          = "none"
+	// ProviderPassphrase: credentials are sealed with a passphrase the person types into the
+	// pinentry program (package internal/seal); a release is the person opening one.
+	ProviderPassphrase = "passphrase"
+	ProviderNone       = "none"
 	// ProviderAuto (the field unset) leaves the choice to brokerd: "secret-service" when a
 	// Secret Service with a system prompter is present, "none" otherwise.
 	ProviderAuto = ""
@@ -144,6 +147,12 @@ type Presence struct {
 	XAuthority     string `json:"xauthority"`
 }
 
+// UsesProgram reports whether the provider runs a pinentry program ("pinentry",
+// "passphrase").
+func (p Presence) UsesProgram() bool {
+	return p.Provider == ProviderPinentry || p.Provider == ProviderPassphrase
+}
+
 // ChromiumPath is the configured Chromium, or DefaultChromium.
 func (c Config) ChromiumPath() string {
 	if c.Chromium == "" {
@@ -198,7 +207,7 @@ func load(path string, uid int) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("load %s: %w", path, err)
 	}
-	if c.Presence.Provider == ProviderPinentry {
+	if c.Presence.UsesProgram() {
 		if err := checkProgram(c.Presence.Program); err != nil {
 			return Config{}, fmt.Errorf("load %s: %w", path, err)
 		}
@@ -354,18 +363,18 @@ func Parse(data []byte) (Config, error) {
 func (c *Config) validate() error {
 	p := &c.Presence
 	switch p.Provider {
-	case ProviderAuto, ProviderNone, ProviderSecretService, ProviderPinentry:
+	case ProviderAuto, ProviderNone, ProviderSecretService, ProviderPinentry, ProviderPassphrase:
 	default:
-		return invalid("presence.provider", "unknown provider %q; want %q, %q or %q",
-			p.Provider, ProviderSecretService, ProviderPinentry, ProviderNone)
+		return invalid("presence.provider", "unknown provider %q; want %q, %q, %q or %q",
+			p.Provider, ProviderSecretService, ProviderPassphrase, ProviderPinentry, ProviderNone)
 	}
 	switch {
-	case p.Provider != ProviderPinentry:
+	case !p.UsesProgram():
 		if p.Program != "" {
-			return invalid("presence.program", "only used with provider %q", ProviderPinentry)
+			return invalid("presence.program", "only used with provider %q or %q", ProviderPinentry, ProviderPassphrase)
 		}
 	case p.Program == "":
-		return invalid("presence.program", "required with provider %q", ProviderPinentry)
+		return invalid("presence.program", "required with provider %q", p.Provider)
 	case strings.IndexByte(p.Program, 0) >= 0:
 		return invalid("presence.program", "contains a NUL byte")
 	case !filepath.IsAbs(p.Program):

@@ -468,7 +468,7 @@ func (d *run) checkPresence() {
 			d.set(CheckPresence, Failed, "install gcr (gcr-prompter) and run inside your desktop session, or use the pinentry provider",
 				"secret-service: the keyring has no prompter to ask you (no org.gnome.keyring.SystemPrompter): every release is PRESENCE_UNAVAILABLE")
 		}
-	case config.ProviderPinentry:
+	case config.ProviderPinentry, config.ProviderPassphrase:
 		prog := d.cfg.Presence.Program
 		base := prog[strings.LastIndexByte(prog, '/')+1:]
 		terminal := strings.Contains(base, "tty") || strings.Contains(base, "curses")

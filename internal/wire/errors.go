@@ -39,17 +39,21 @@ const (
 	// asked (it stores its password for automatic unlock).
 	CodePresenceAutoUnlock Code = "PRESENCE_AUTO_UNLOCK"
 	CodeVaultNoKeyring     Code = "VAULT_NOT_INITIALIZED" // the headless keyring does not exist yet
-	CodeChallengeUnk       Code = "CHALLENGE_UNKNOWN"
-	CodeChallengeExp       Code = "CHALLENGE_EXPIRED"
-	CodeChallengeUsed      Code = "CHALLENGE_USED"
-	CodeChallengeMism      Code = "CHALLENGE_MISMATCH"
-	CodeBrokerUnavail      Code = "BROKER_UNAVAILABLE" // CLI: brokerd not reachable and could not be started
-	CodeBrokerRunning      Code = "BROKER_RUNNING"     // brokerd: another brokerd holds the runtime dir
-	CodeNoTTY              Code = "NO_TTY"             // CLI: a secret or confirmation needs the controlling terminal
-	CodeUsage              Code = "USAGE"              // CLI: bad flags or arguments
-	CodeCancelled          Code = "CANCELLED"          // the person answered no at the CLI, or the caller withdrew its request
-	CodeConfigInvalid      Code = "CONFIG_INVALID"     // config file unsafe or malformed
-	CodeRuntimeDir         Code = "RUNTIME_DIR_UNSAFE" // runtime dir has wrong owner or mode
+	// CodeNotSealed: the passphrase provider found a credential saved in plain text.
+	CodeNotSealed Code = "CREDENTIAL_NOT_SEALED"
+	// CodeSealed: another provider found a credential sealed with a passphrase.
+	CodeSealed        Code = "CREDENTIAL_SEALED"
+	CodeChallengeUnk  Code = "CHALLENGE_UNKNOWN"
+	CodeChallengeExp  Code = "CHALLENGE_EXPIRED"
+	CodeChallengeUsed Code = "CHALLENGE_USED"
+	CodeChallengeMism Code = "CHALLENGE_MISMATCH"
+	CodeBrokerUnavail Code = "BROKER_UNAVAILABLE" // CLI: brokerd not reachable and could not be started
+	CodeBrokerRunning Code = "BROKER_RUNNING"     // brokerd: another brokerd holds the runtime dir
+	CodeNoTTY         Code = "NO_TTY"             // CLI: a secret or confirmation needs the controlling terminal
+	CodeUsage         Code = "USAGE"              // CLI: bad flags or arguments
+	CodeCancelled     Code = "CANCELLED"          // the person answered no at the CLI, or the caller withdrew its request
+	CodeConfigInvalid Code = "CONFIG_INVALID"     // config file unsafe or malformed
+	CodeRuntimeDir    Code = "RUNTIME_DIR_UNSAFE" // runtime dir has wrong owner or mode
 
 	// Browser host (control.sock).
 	CodeHostUnavail     Code = "HOST_UNAVAILABLE"     // the host is not running
@@ -101,18 +105,22 @@ const (
 )
 
 var hints = map[Code]string{
-	CodeBadRequest:       "send one JSON object per line with only the documented fields",
-	CodeFrameTooLarge:    "frames are limited to 1 MiB",
-	CodeFrameTimeout:     "send each request as one whole line at once; reconnect and send it again",
-	CodeUnknownMethod:    "check the method name against the protocol documentation",
-	CodePeerRefused:      "only the user who runs brokerd may connect",
-	CodePeerNotHost:      "passwords go only to the browser host brokerd started: sign in with 'headless auth login' after 'headless start'; a host started any other way receives none",
-	CodeBusy:             "too many connections or requests at once; retry shortly",
-	CodeInternal:         "this is a bug; the logs in the runtime dir (brokerd.log, host.log) have details",
-	CodeInvalidOrigin:    "use https://host[:port]; http only for localhost and loopback addresses",
-	CodeInvalidArgument:  "the message names the value that was refused; 'headless help' lists each command's arguments",
-	CodeAliasExists:      "choose another alias, or remove the existing one with 'headless credentials remove'",
-	CodeAliasUnknown:     "list saved aliases with 'headless credentials list --origin ORIGIN'",
+	CodeBadRequest:      "send one JSON object per line with only the documented fields",
+	CodeFrameTooLarge:   "frames are limited to 1 MiB",
+	CodeFrameTimeout:    "send each request as one whole line at once; reconnect and send it again",
+	CodeUnknownMethod:   "check the method name against the protocol documentation",
+	CodePeerRefused:     "only the user who runs brokerd may connect",
+	CodePeerNotHost:     "passwords go only to the browser host brokerd started: sign in with 'headless auth login' after 'headless start'; a host started any other way receives none",
+	CodeBusy:            "too many connections or requests at once; retry shortly",
+	CodeInternal:        "this is a bug; the logs in the runtime dir (brokerd.log, host.log) have details",
+	CodeInvalidOrigin:   "use https://host[:port]; http only for localhost and loopback addresses",
+	CodeInvalidArgument: "the message names the value that was refused; 'headless help' lists each command's arguments",
+	CodeAliasExists:     "choose another alias, or remove the existing one with 'headless credentials remove'",
+	CodeAliasUnknown:    "list saved aliases with 'headless credentials list --origin ORIGIN'",
+	CodeNotSealed: "it was saved in plain text, before the passphrase provider was chosen: remove it and add it again, " +
+		"so that it is sealed (headless credentials remove --origin ORIGIN --alias ALIAS; headless credentials add …)",
+	CodeSealed: "it is sealed with your headless passphrase: choose \"provider\": \"passphrase\" (with a pinentry \"program\") " +
+		"in the config and restart brokerd to use it",
 	CodeOriginMismatch:   "the alias is saved for a different origin than the page; a credential is only used on its exact origin",
 	CodeOriginAmbiguous:  "different processes listen on the addresses this loopback origin reaches (for localhost: ::1 and 127.0.0.1): stop the other listener, or save the credential for http://127.0.0.1:PORT",
 	CodeOriginUnverified: "the kernel's socket tables could not be read, so the process serving this loopback origin is unknown; nothing was asked or released",

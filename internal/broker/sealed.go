@@ -1,0 +1,160 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/seal"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// sealer is a presence provider whose grant is the person's passphrase (presence.Passphrase):
+// every credential is saved sealed with it (package internal/seal), so what the vault hands
+// out — to brokerd, or to any program of the person's that asks the keyring — is useless
+// without the person, and a release is the person opening one.
+type sealer interface {
+	Ask(ctx context.Context, r presence.Request, repeat bool, check func(pass []byte) error) error
+}
+
+// MinPassphrase is the shortest passphrase, in characters, that may seal the first credential
+// (later ones are sealed with the same passphrase, checked against a saved credential).
+const MinPassphrase = 12
+
+// openSealed reads the sealed secret of alias at origin o from store — useless without the
+// passphrase, so it is read before anyone is asked — and has the person open it by typing the
+// passphrase at the prompt about req. The caller zeroes the secret.
+func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, req presence.Request, o, alias string) (vault.Record, []byte, error) {
+	vctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+	got, text, err := store.Secret(vctx, o, alias)
+	cancel()
+	if err != nil {
+		return got, nil, err
+	}
+	defer credential.Zero(text)
+	if !credential.IsSealed(text) {
+		return got, nil, wire.Errorf(wire.CodeNotSealed, "alias %q was saved in plain text, and the passphrase provider releases only sealed credentials; nothing was asked or released", alias)
+	}
+	totp, err := credential.ValidSaved(text)
+	if err != nil {
+		return got, nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q is not a well-formed sealed credential; nothing was asked or released", alias)
+	}
+	b := seal.Binding{Origin: got.Origin, Account: got.Account, Alias: got.Alias, TOTP: totp}
+	var secret []byte
+	err = sp.Ask(ctx, req, false, func(pass []byte) error {
+		pt, err := seal.Open(text, pass, b)
+		if errors.Is(err, seal.ErrWrongPassphrase) {
+			return fmt.Errorf("%w: %w", presence.ErrTryAgain, err)
+		}
+		if err != nil {
+			return wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q: %w; nothing was released", alias, err)
+		}
+		secret = pt
+		return nil
+	})
+	if err != nil {
+		credential.Zero(secret)
+		return got, nil, err
+	}
+	return got, secret, nil
+}
+
+// refuseSealed keeps a provider without a passphrase from releasing a sealed credential: its
+// sealed text would otherwise be typed into the page as the password.
+func refuseSealed(secret []byte, alias string) error {
+	if credential.IsSealed(secret) {
+		return wire.Errorf(wire.CodeSealed, "alias %q is sealed with a passphrase, and this brokerd's presence provider cannot open it; nothing was released", alias)
+	}
+	return nil
+}
+
+// sealNew asks the person to seal secret (a stored secret, as the CLI sent it) for rec with the
+// passphrase, and returns the sealed text. When the vault holds a sealed credential already,
+// the passphrase must open the oldest of them (so that every credential shares the one
+// passphrase the person knows, and a typo is caught now rather than at the first sign-in);
+// when it holds none, this passphrase is chosen now: asked twice, at least MinPassphrase
+// characters.
+func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session string, rec vault.Record, secret []byte) ([]byte, error) {
+	totp, err := credential.ValidStored(secret)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := s.sealRef(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer credential.Zero(ref.text)
+	req := presence.Request{Save: true, Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, Session: session, PID: peer.PID}
+	if chain := s.chainOf(peer); len(chain) > 0 {
+		req.Exe = chain[0].Exe
+	}
+	b := seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, TOTP: totp}
+	var sealed []byte
+	err = sp.Ask(ctx, req, ref.text == nil, func(pass []byte) error {
+		if ref.text == nil && utf8.RuneCount(pass) < MinPassphrase {
+			return fmt.Errorf("%w: choose a passphrase of at least %d characters", presence.ErrTryAgain, MinPassphrase)
+		}
+		if ref.text != nil {
+			pt, err := seal.Open(ref.text, pass, ref.b)
+			credential.Zero(pt)
+			if errors.Is(err, seal.ErrWrongPassphrase) {
+				return fmt.Errorf("%w: that is not the passphrase your saved credentials are sealed with", presence.ErrTryAgain)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var err error
+		sealed, err = seal.Seal(secret, pass, b)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sealed, nil
+}
+
+// sealedRef is a saved sealed credential that a new passphrase is checked against.
+type sealedRef struct {
+	text []byte // nil: the vault holds none
+	b    seal.Binding
+}
+
+// maxRefTries bounds the vault reads that look for a sealed credential to check against.
+const maxRefTries = 8
+
+// sealRef returns the oldest sealed credential of the vault (its creation time is the
+// keyring's, which no caller sets), or none.
+func (s *Server) sealRef(ctx context.Context) (sealedRef, error) {
+	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
+	defer cancel()
+	recs, err := s.Vault.List(ctx, "")
+	if err != nil {
+		return sealedRef{}, err
+	}
+	slices.SortStableFunc(recs, func(a, b vault.Record) int { return a.Created.Compare(b.Created) })
+	for i, r := range recs {
+		if i == maxRefTries {
+			break
+		}
+		got, text, err := s.Vault.Secret(ctx, r.Origin, r.Alias)
+		if err != nil {
+			if errors.Is(err, vault.ErrAliasUnknown) {
+				continue // removed meanwhile
+			}
+			return sealedRef{}, err
+		}
+		totp, verr := credential.ValidSaved(text)
+		if !credential.IsSealed(text) || verr != nil {
+			credential.Zero(text)
+			continue
+		}
+		return sealedRef{text: text, b: seal.Binding{Origin: got.Origin, Account: got.Account, Alias: got.Alias, TOTP: totp}}, nil
+	}
+	return sealedRef{}, nil
+}

@@ -1,0 +1,220 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// fakeSealer is the person at a passphrase prompt: at each try they type the next of typed
+// (the last one again once they run out). Like the real provider, three tries at most.
+type fakeSealer struct {
+	mu      sync.Mutex
+	typed   []string
+	asks    []presence.Request
+	repeats []bool
+	tries   int
+}
+
+func (f *fakeSealer) Name() string { return "passphrase" }
+func (f *fakeSealer) Do(context.Context, presence.Request, func(context.Context) error) error {
+	return presence.ErrUnavailable
+}
+
+func (f *fakeSealer) Ask(ctx context.Context, r presence.Request, repeat bool, check func([]byte) error) error {
+	f.mu.Lock()
+	f.asks = append(f.asks, r)
+	f.repeats = append(f.repeats, repeat)
+	f.mu.Unlock()
+	for try := 1; ; try++ {
+		f.mu.Lock()
+		pass := f.typed[min(f.tries, len(f.typed)-1)]
+		f.tries++
+		f.mu.Unlock()
+		err := check([]byte(pass))
+		if err == nil || !errors.Is(err, presence.ErrTryAgain) {
+			return err
+		}
+		if try == presence.MaxPassphraseTries {
+			return fmt.Errorf("%w: %w", presence.ErrDenied, err)
+		}
+	}
+}
+
+func (f *fakeSealer) typing(p ...string) {
+	f.mu.Lock()
+	f.typed, f.tries = p, 0
+	f.mu.Unlock()
+}
+
+func (f *fakeSealer) asked() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.asks)
+}
+
+// newSealedFixture is a fixture whose presence is the passphrase, with an empty vault.
+func newSealedFixture(t *testing.T) (*fixture, *fakeSealer) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, k := range [][2]string{{"https://app.example", "staging-admin"}, {"https://other.example", "other-bob"}} {
+		if err := f.store.Remove(ctx, k[0], k[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp := &fakeSealer{}
+	f.srv.Presence = sp
+	return f, sp
+}
+
+const passphrase = "a passphrase of some length"
+
+func (f *fixture) release(t *testing.T, c *brokerapi.Client, o, alias string, purpose string) (brokerapi.Released, []byte, error) {
+	t.Helper()
+	ch, err := c.Challenge(context.Background(), brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Release(context.Background(), brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: alias, Session: "s", Document: "d", Purpose: purpose})
+}
+
+// TestSealedCredentials: with the passphrase provider a credential is saved sealed (the vault
+// holds nothing usable without the passphrase), the first passphrase is chosen (asked twice,
+// long enough), later ones must open what is saved, a release is the person opening it, and a
+// wrong passphrase three times releases nothing.
+func TestSealedCredentials(t *testing.T) {
+	ctx := context.Background()
+	f, sp := newSealedFixture(t)
+	c := f.client(t)
+
+	// The first add chooses the passphrase: too short is asked again.
+	sp.typing("short", passphrase)
+	cred, err := c.Add(ctx, "https://app.example", "admin@example", "staging-admin", []byte(canary))
+	if err != nil || cred.Alias != "staging-admin" {
+		t.Fatalf("first add: %+v %v", cred, err)
+	}
+	if !sp.repeats[0] || !sp.asks[0].Save || sp.asks[0].Alias != "staging-admin" || sp.tries != 2 {
+		t.Fatalf("first add asked %+v (repeat %v) over %d tries; want a save prompt, asked twice, two tries", sp.asks[0], sp.repeats[0], sp.tries)
+	}
+	_, text, err := f.store.Store.Secret(ctx, "https://app.example", "staging-admin")
+	if err != nil || !credential.IsSealed(text) || bytes.Contains(text, []byte(canary)) {
+		t.Fatalf("the vault holds %q (%v); want a sealed text without the password", text, err)
+	}
+
+	// Released: the person types the passphrase.
+	sp.typing(passphrase)
+	rel, secret, err := f.release(t, c, "https://app.example", "staging-admin", "")
+	if err != nil || string(secret) != canary || rel.Alias != "staging-admin" {
+		t.Fatalf("release: %+v, %v (got the canary: %v)", rel, err, string(secret) == canary)
+	}
+	if r := sp.asks[len(sp.asks)-1]; r.Save || !r.Host || r.Origin != "https://app.example" || r.Account != "admin@example" {
+		t.Fatalf("release prompt %+v", r)
+	}
+	released(t, f, `"released":["password"]`)
+
+	// Wrong once, then right: released. Wrong three times: denied, nothing released, audited.
+	sp.typing("not it", passphrase)
+	if _, secret, err := f.release(t, c, "https://app.example", "staging-admin", ""); err != nil || string(secret) != canary {
+		t.Fatalf("wrong then right: %v", err)
+	}
+	sp.typing("not it", "nor this", "nope", passphrase)
+	if _, secret, err := f.release(t, c, "https://app.example", "staging-admin", ""); code(err) != wire.CodePresenceDenied || secret != nil {
+		t.Fatalf("wrong three times: %v (%d bytes)", err, len(secret))
+	}
+	if r := f.audit.records(); r[len(r)-1].Decision != "deny" || r[len(r)-1].Code != "PRESENCE_DENIED" {
+		t.Fatalf("audit of the wrong passphrase: %+v", r[len(r)-1])
+	}
+
+	// A second add must use the same passphrase (checked against the saved one); with a TOTP
+	// seed, the sealed text says so and a release gives the code too.
+	f.srv.Now = func() time.Time { return time.Unix(1111111109, 0) }
+	const factor = "totp1:SHA1:8:30:GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+	sp.typing("a different passphrase!", passphrase)
+	n := sp.asked()
+	if cred, err := c.Add(ctx, "https://app.example", "otp@example", "with-otp", credential.JoinFactor([]byte("otp-pw"), []byte(factor))); err != nil || !cred.TOTP {
+		t.Fatalf("second add: %+v %v", cred, err)
+	}
+	if sp.repeats[n] || sp.tries != 2 {
+		t.Fatalf("second add: repeat %v, %d tries; want checked against the saved one (no repeat), two tries", sp.repeats[n], sp.tries)
+	}
+	sp.typing(passphrase)
+	rel, secret, err = f.release(t, c, "https://app.example", "with-otp", "")
+	if pw, code := credential.SplitFactor(secret); err != nil || !rel.Code || string(pw) != "otp-pw" || string(code) != "07081804" {
+		t.Fatalf("sealed release with a code: %+v %v", rel, err)
+	}
+	if bytes.Contains(secret, []byte("GEZD")) {
+		t.Fatal("the seed left brokerd")
+	}
+
+	// Nothing in the audit or any error holds a secret.
+	for _, r := range f.audit.records() {
+		if s := fmt.Sprintf("%+v", r); strings.Contains(s, canary) || strings.Contains(s, passphrase) || strings.Contains(s, "hlseal1") {
+			t.Fatalf("audit record holds a secret: %s", s)
+		}
+	}
+}
+
+// TestSealedRefusals: a record in plain text is not released by the passphrase provider, a
+// sealed one not by any other, and a sealed text moved to another record does not open.
+func TestSealedRefusals(t *testing.T) {
+	ctx := context.Background()
+	f, sp := newSealedFixture(t)
+	c := f.client(t)
+	sp.typing(passphrase)
+	if _, err := c.Add(ctx, "https://app.example", "admin@example", "staging-admin", []byte(canary)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Plain text, saved behind brokerd's back (or before the provider was chosen).
+	if err := f.store.Add(ctx, vault.Record{Origin: "https://app.example", Account: "old", Alias: "plain"}, []byte("plain-pw")); err != nil {
+		t.Fatal(err)
+	}
+	n := sp.asked()
+	if _, secret, err := f.release(t, c, "https://app.example", "plain", ""); code(err) != wire.CodeNotSealed || secret != nil || sp.asked() != n {
+		t.Fatalf("plain record: %v, asked %d more; want CREDENTIAL_NOT_SEALED and nobody asked", err, sp.asked()-n)
+	}
+
+	// The sealed text of staging-admin copied into a record of another origin: the binding
+	// fails, whatever the passphrase.
+	_, text, _ := f.store.Store.Secret(ctx, "https://app.example", "staging-admin")
+	if err := f.store.Add(ctx, vault.Record{Origin: "https://evil.example", Account: "admin@example", Alias: "staging-admin"}, text); err != nil {
+		t.Fatal(err)
+	}
+	sp.typing(passphrase)
+	if _, secret, err := f.release(t, c, "https://evil.example", "staging-admin", ""); code(err) != wire.CodePresenceDenied || secret != nil {
+		t.Fatalf("moved sealed text: %v", err)
+	}
+
+	// Another provider finds a sealed text: it is not typed as a password.
+	f.srv.Presence = f.pres
+	if _, secret, err := f.release(t, c, "https://app.example", "staging-admin", ""); code(err) != wire.CodeSealed || secret != nil {
+		t.Fatalf("sealed record under another provider: %v (%q)", err, secret)
+	}
+
+	// A cancelled save saves nothing.
+	f.srv.Presence = &cancelling{&fakeSealer{typed: []string{passphrase}}}
+	if _, err := c.Add(ctx, "https://app.example", "x", "cancelled", []byte("pw")); code(err) != wire.CodePresenceDenied {
+		t.Fatalf("cancelled add: %v", err)
+	}
+	if recs, _ := f.store.List(ctx, "https://app.example"); len(recs) != 2 {
+		t.Fatalf("records after a cancelled add: %+v", recs)
+	}
+}
+
+// cancelling is a person who cancels the prompt.
+type cancelling struct{ *fakeSealer }
+
+func (c *cancelling) Ask(ctx context.Context, r presence.Request, repeat bool, check func([]byte) error) error {
+	return fmt.Errorf("%w: cancelled", presence.ErrDenied)
+}
