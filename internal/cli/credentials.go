@@ -252,6 +252,10 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 				return nil, nil, err
 			}
 			defer b.Close()
+			if v, verr := b.Version(ctx); verr == nil && v.Presence == "passphrase" && !c.json {
+				fmt.Fprintln(c.env.Stderr, "headless: brokerd's pinentry now asks for your headless passphrase, to seal the password with it\n"+
+					"(the first time you choose it: at least 12 characters, asked twice)")
+			}
 			cred, err = b.Add(ctx, co, *account, *alias, pw)
 		}
 		if err != nil {
