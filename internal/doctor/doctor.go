@@ -446,7 +446,7 @@ func (d *run) checkPresence() {
 	configured := d.cfg.Presence.Display != "" || d.cfg.Presence.WaylandDisplay != ""
 	switch prov {
 	case config.ProviderNone, "":
-		hint := `set "presence" in the config: {"provider":"secret-service"} on a desktop, or {"provider":"pinentry","program":…}`
+		hint := `set "presence" in the config: {"provider":"passphrase","program":"/usr/bin/pinentry-gnome3"} (or pinentry-tty) keeps the passwords from an agent's shell; {"provider":"secret-service"} on a desktop, or {"provider":"pinentry","program":…}, do not (README, Providers)`
 		if d.p.GOOS == "darwin" {
 			hint = `use pinentry-mac: {"presence":{"provider":"pinentry","program":"/opt/homebrew/bin/pinentry-mac"}} (README, macOS)`
 		}
