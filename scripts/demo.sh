@@ -2,10 +2,11 @@
 # demo.sh — the main job, for a person at a terminal, with no test stand-in anywhere:
 #   a local sign-in site (scripts/demosite) on which you create an account, a private D-Bus
 #   bus with a real gnome-keyring, the same password saved in it through headless's trusted
-#   path (typed here, echo off), brokerd with the pinentry presence provider (pinentry-tty) on
-#   THIS terminal, the browser host on Debian Chromium, and then what an agent does:
+#   path (typed here, echo off), sealed with a headless passphrase you choose, brokerd with the
+#   passphrase presence provider (pinentry-tty) on THIS terminal, the browser host on Debian
+#   Chromium, and then what an agent does:
 #     headless visit http://127.0.0.1:PORT/login      → auth_required, aliases: demo
-#     headless auth login --alias demo               → a presence prompt YOU answer → typed
+#     headless auth login --alias demo               → YOU type the passphrase → typed
 #   and the verified result, the signed-in page, the site's own log, and a search of everything
 #   headless wrote for the password (0 hits). Nothing outside a temp dir is touched; everything
 #   is torn down at the end.
@@ -44,10 +45,12 @@ mkdir -p "$HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME" "$work/out"
 chmod 700 "$HOME" "$XDG_CONFIG_HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME" "$work/out"
 mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 umask 077
-# The real terminal pinentry: the person at this terminal answers it.
+# The real terminal pinentry: the person at this terminal types the passphrase into it. The
+# passphrase provider keeps every saved password sealed with it, so no other program of yours
+# can read one from the keyring.
 pinentry=$(command -v pinentry-tty)
 cat > "$XDG_CONFIG_HOME/headless/config.json" <<JSON
-{"presence": {"provider": "pinentry", "program": "$pinentry", "timeout_seconds": 120}}
+{"presence": {"provider": "passphrase", "program": "$pinentry", "timeout_seconds": 120}}
 JSON
 
 bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -96,9 +99,11 @@ broker_pid=$!
 for _ in $(seq 100); do [ -S "$XDG_RUNTIME_DIR/headless/broker.sock" ] && break; sleep 0.05; done
 
 # --- 2. enrol ---------------------------------------------------------------------------
-bold "2. Save the same password in headless: it goes straight to the OS keyring."
+bold "2. Save the same password in headless: sealed, it goes straight to the OS keyring."
 note "Type the password you just chose (twice, echo off). A different one will make the"
 note "sign-in fail — which headless reports as 'failed', never as success."
+note "Then brokerd's prompt asks you to choose your headless passphrase (twice, at least 12"
+note "characters): the password is sealed with it, and every sign-in will ask you for it."
 for try in 1 2 3; do
   run headless credentials add --origin "$base" --account demo@example.test --alias demo && break
   [ "$try" = 3 ] && { echo "demo: the credential was not saved" >&2; exit 1; }
@@ -107,6 +112,9 @@ done
 
 bold "3. What an agent may see about it: metadata only."
 run headless credentials list --origin "$base"
+note "And what any program of yours gets from the keyring (secret-tool): the sealed text only."
+printf '$ secret-tool lookup alias demo | cut -c1-32\n' | tee -a "$transcript"
+{ secret-tool lookup alias demo | cut -c1-32; echo; } 2>&1 | tee -a "$transcript"
 
 # --- 4. the agent's side ----------------------------------------------------------------
 bold "4. Start the browser host (Debian Chromium over a private pipe)."
@@ -115,7 +123,8 @@ run headless start
 bold "5. The agent visits the login page. headless finds the form and offers the alias — not the password."
 run headless visit "$base/login"
 
-bold "6. The agent signs in by alias. A presence prompt appears below: press 'a' to allow ('d' denies)."
+bold "6. The agent signs in by alias. A presence prompt appears below: type your headless passphrase."
+note "(Three wrong passphrases, or an empty one three times, deny: nothing is released.)"
 printf '$ headless auth login --alias demo --json\n' | tee -a "$transcript"
 out=$(headless auth login --alias demo --json 2>&1) || true
 printf '%s\n' "$out" | tee -a "$transcript"
@@ -123,7 +132,7 @@ worked=0
 case "$out" in
   *'"status":"authenticated"'*)
     worked=1
-    note "→ verified: authenticated. headless released the password after your 'yes', typed it into"
+    note "→ verified: authenticated. brokerd opened the sealed password with your passphrase, typed it into"
     note "  the site's own login field, submitted, and saw the site move to a page without a login form." ;;
   *'"status":"failed"'*)
     note "→ verified: failed. The site refused the password (did you type the same one twice?)." ;;
