@@ -652,3 +652,54 @@ func TestSessionsBlocked(t *testing.T) {
 		p.Close()
 	}
 }
+
+// TestPlantedStateDisarmed: what a same-user process planted in the profile while the host
+// was stopped to route the browser's traffic or run code as a site — a proxy in Preferences
+// (red-team round 6b read a sign-in's password through one), secure DNS and chrome://flags
+// entries in Local State, the disk cache, the code cache, service workers — is gone when the
+// profile is opened again; every other key stays.
+func TestPlantedStateDisarmed(t *testing.T) {
+	dataDir := t.TempDir()
+	p := openT(t, dataDir)
+	dir := p.Dir()
+	p.Close()
+	prefs := readPrefs(t, dir)
+	prefs["proxy"] = map[string]any{"mode": "fixed_servers", "server": "http://127.0.0.1:41999", "bypass_list": "<-loopback>"}
+	prefs["keep_me"] = "yes"
+	b, _ := encodePrefs(prefs)
+	writeFile(t, filepath.Join(dir, "Default", "Preferences"), b)
+	ls := `{"dns_over_https":{"mode":"secure","templates":"https://127.0.0.1:8443/dns-query"},` +
+		`"browser":{"enabled_labs_experiments":["unsafely-treat-insecure-origin-as-secure"],"keep":1},"other":{"x":2}}`
+	writeFile(t, filepath.Join(dir, "Local State"), []byte(ls))
+	for _, d := range []string{"Cache/Cache_Data", "Code Cache/js", "Service Worker/Database"} {
+		if err := os.MkdirAll(filepath.Join(dir, "Default", d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "Default", d, "planted"), []byte("agent's"))
+	}
+
+	p = openT(t, dataDir)
+	defer p.Close()
+	got := readPrefs(t, dir)
+	if _, ok := got["proxy"]; ok || got["keep_me"] != "yes" {
+		t.Fatalf("Preferences after the open: proxy %v, keep_me %v", got["proxy"], got["keep_me"])
+	}
+	checkPasswordPrefs(t, dir)
+	lsb, err := os.ReadFile(filepath.Join(dir, "Local State"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := decodeObject(lsb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"browser": map[string]any{"keep": json.Number("1")}, "other": map[string]any{"x": json.Number("2")}}
+	if !reflect.DeepEqual(m, want) {
+		t.Fatalf("Local State after the open: %s; want %v", lsb, want)
+	}
+	for _, d := range []string{"Cache", "Code Cache", "Service Worker"} {
+		if _, err := os.Lstat(filepath.Join(dir, "Default", d)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Default/%s is still there: %v", d, err)
+		}
+	}
+}

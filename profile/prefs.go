@@ -126,13 +126,102 @@ func blockOne(path string) error {
 }
 
 // reassertPrefs makes sure Default/Preferences holds passwordPrefs, rewriting it atomically
-// (every other key kept) only when one differs, and that Chromium can write no session
-// restore data (blockSessions). It removes temporary files of a rewrite that was interrupted.
+// (every other key kept) only when one differs, that Chromium can write no session restore
+// data (blockSessions), and that nothing planted in the profile routes the browser's traffic
+// or runs as a site (disarm). It removes temporary files of a rewrite that was interrupted.
 func reassertPrefs(dir string) error {
 	if err := reassertPasswordPrefs(dir); err != nil {
 		return err
 	}
+	if err := disarm(dir); err != nil {
+		return err
+	}
 	return blockSessions(dir)
+}
+
+// The profile is the agent's to write (the same user), while the host is stopped too; at
+// every start, before Chromium reads it, what could route the browser's traffic elsewhere or
+// run code as a site goes. Red-team round 6b put a proxy into Default/Preferences and read a
+// sign-in's POST, password included (the host also passes --no-proxy-server, which wins over
+// any profile setting, and --disable-extensions). Planted the same way:
+//   - Local State: secure DNS ("dns_over_https": a resolver of the agent's choosing) and
+//     chrome://flags entries ("browser.enabled_labs_experiments", applied as command-line
+//     switches at start);
+//   - Default/Cache, Default/Code Cache: responses (a sign-in page with a script of the
+//     agent's) and compiled code served as the site's own (the host also keeps no disk cache:
+//     --disk-cache-size=1);
+//   - Default/Service Worker: a worker registered for the site's origin, which sees every
+//     request of its pages, a sign-in's POST included.
+var (
+	disarmPrefs      = [][]string{{"proxy"}}
+	disarmLocalState = [][]string{{"dns_over_https"}, {"browser", "enabled_labs_experiments"}}
+	disarmDirs       = []string{"Cache", "Code Cache", "Service Worker"}
+)
+
+// disarm removes disarmPrefs from Default/Preferences, disarmLocalState from Local State (each
+// file rewritten atomically, every other key kept, only when something was there) and the
+// disarmDirs of Default.
+func disarm(dir string) error {
+	for _, f := range []struct {
+		path string
+		keys [][]string
+	}{{filepath.Join(dir, "Default", "Preferences"), disarmPrefs}, {filepath.Join(dir, "Local State"), disarmLocalState}} {
+		if err := removeKeys(f.path, f.keys); err != nil {
+			return fmt.Errorf("disarm the profile: %w", err)
+		}
+	}
+	for _, name := range disarmDirs {
+		if err := os.RemoveAll(filepath.Join(dir, "Default", name)); err != nil {
+			return fmt.Errorf("disarm the profile: %w", err)
+		}
+	}
+	return nil
+}
+
+// removeKeys deletes each key path from the JSON object in path; a missing file is fine.
+func removeKeys(path string, keys [][]string) error {
+	b, err := readRegular(path, maxJSON)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m, err := decodeObject(b)
+	if err != nil {
+		return err
+	}
+	if !deleteKeys(m, keys) {
+		return nil
+	}
+	out, err := encodePrefs(m)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, out)
+}
+
+// deleteKeys deletes each key path from m and reports whether anything was there.
+func deleteKeys(m map[string]any, keys [][]string) (changed bool) {
+	for _, k := range keys {
+		cur := m
+		for _, step := range k[:len(k)-1] {
+			next, ok := cur[step].(map[string]any)
+			if !ok {
+				cur = nil
+				break
+			}
+			cur = next
+		}
+		if cur == nil {
+			continue
+		}
+		if _, ok := cur[k[len(k)-1]]; ok {
+			delete(cur, k[len(k)-1])
+			changed = true
+		}
+	}
+	return changed
 }
 
 func reassertPasswordPrefs(dir string) error {

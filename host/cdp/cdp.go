@@ -115,6 +115,16 @@ func baseFlags() []string {
 		// typed a password into (it would come back with the field filled).
 		"--disable-back-forward-cache",
 		"--disable-features=BackForwardCache",
+		// The durable profile is the agent's to write (the same user): nothing in it may
+		// route the browser's traffic or run code as a site. A proxy in its Preferences (or
+		// in the desktop's proxy settings) would receive a sign-in's POST — red-team round 6b
+		// read the password so — and so would an extension. Command-line proxy settings win
+		// over the profile's.
+		"--no-proxy-server",
+		"--disable-extensions",
+		// No disk cache: a response planted in the profile's cache (a sign-in page with a
+		// script of the agent's, say) would be served as the site's own.
+		"--disk-cache-size=1",
 	}
 	if os.Geteuid() == 0 {
 		f = append(f, "--no-sandbox") // Chromium refuses to run as root with its sandbox

@@ -1,0 +1,131 @@
+//go:build linux
+
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// proxyLog is a forward proxy of the agent's: it records every request it is sent (the
+// method, the URL and the body) and forwards nothing.
+type proxyLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (p *proxyLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	p.mu.Lock()
+	p.reqs = append(p.reqs, r.Method+" "+r.URL.String()+" "+string(body))
+	p.mu.Unlock()
+	http.Error(w, "no", http.StatusBadGateway)
+}
+
+func (p *proxyLog) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.reqs...)
+}
+
+// plantProxy writes, as any same-user process can while the host is stopped, a proxy into
+// the profile's Default/Preferences (red-team round 6b's way to the password) and a resolver
+// of its own into Local State.
+func plantProxy(t *testing.T, profile, proxyURL string) {
+	t.Helper()
+	for _, f := range []struct {
+		path, key string
+		value     any
+	}{
+		{filepath.Join(profile, "Default", "Preferences"), "proxy", map[string]any{"mode": "fixed_servers", "server": proxyURL, "bypass_list": "<-loopback>"}},
+		{filepath.Join(profile, "Local State"), "dns_over_https", map[string]any{"mode": "secure", "templates": proxyURL + "/dns-query"}},
+	} {
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		m[f.key] = f.value
+		if b, err = json.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPlantedProxyGetsNothing: a proxy planted in the durable profile's Preferences while the
+// host was stopped would receive the sign-in's POST, password included (red-team round 6b;
+// checked here first with a bare Chromium on a copy of the profile, which does send the page's
+// request to it). headless removes it at start and launches Chromium with --no-proxy-server:
+// the proxy gets nothing, the sign-in goes to the site.
+func TestPlantedProxyGetsNothing(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ls := newLoginSite(t)
+	const account = "alice@example.test"
+	canary := newCanary()
+	ls.SetAccount(account, canary)
+	program, _ := presencetest.FakePinentry(t, "approve")
+	e.pinentryConfig(program)
+	lsEnroll(t, e, ls.Origin(), "main", account, canary)
+	e.start(t)
+	e.run("", "headless", "stop")
+	profile := filepath.Join(e.root, "data", "headless", "profile")
+
+	proxy := &proxyLog{}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+
+	// The plant works on a Chromium without headless's defences.
+	bare := filepath.Join(t.TempDir(), "profile")
+	if out, err := exec.Command("cp", "-a", profile, bare).CombinedOutput(); err != nil {
+		t.Fatalf("copy the profile: %v %s", err, out)
+	}
+	plantProxy(t, bare, srv.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/usr/lib/chromium/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--password-store=gnome-libsecret", "--user-data-dir="+bare, "--dump-dom", ls.URL("/login"))
+	cmd.Env = []string{"HOME=" + e.root, "TMPDIR=" + t.TempDir(), "PATH=/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS=" + e.k.Addr}
+	cmd.Run()
+	if got := proxy.seen(); !strings.Contains(strings.Join(got, "\n"), "GET "+ls.URL("/login")) {
+		t.Fatalf("a bare Chromium on the planted profile sent the proxy %q; want the login page's request (the plant must work for this test to mean anything)", got)
+	}
+	proxy.mu.Lock()
+	proxy.reqs = nil
+	proxy.mu.Unlock()
+
+	// The same plant in headless's durable profile.
+	plantProxy(t, profile, srv.URL)
+	e.start(t)
+	b, _ := os.ReadFile(filepath.Join(profile, "Default", "Preferences"))
+	if strings.Contains(string(b), `"proxy"`) {
+		t.Fatal("the planted proxy is still in Preferences after the start")
+	}
+	posts := len(ls.Posts())
+	lsVisit(t, e, ls.URL("/login"))
+	lsLoginOK(t, e, "authenticated", "--alias", "main")
+	if p := ls.Posts(); len(p) != posts+1 || p[len(p)-1].Password != canary {
+		t.Fatalf("the site received %v", p[posts:])
+	}
+	if got := proxy.seen(); len(got) != 0 {
+		t.Fatalf("the planted proxy received %d requests: %q", len(got), got)
+	}
+	e.run("", "headless", "stop")
+}
