@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/credential"
@@ -45,10 +46,35 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 		return got, nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q is not a well-formed sealed credential; nothing was asked or released", alias)
 	}
 	b := seal.Binding{Origin: got.Origin, Account: got.Account, Alias: got.Alias, TOTP: totp}
-	var secret []byte
+	var (
+		secret []byte
+		ref    *sealedRef // another saved credential, read at the first wrong try
+	)
+	defer func() {
+		if ref != nil {
+			credential.Zero(ref.text)
+		}
+	}()
 	err = sp.Ask(ctx, req, false, func(pass []byte) error {
 		pt, err := seal.Open(text, pass, b)
 		if errors.Is(err, seal.ErrWrongPassphrase) {
+			// A passphrase that opens another saved credential is the right one: this record
+			// was altered or copied from another one, and asking again would only have the
+			// person try their other passwords (red-team round 6b).
+			if ref == nil {
+				r, rerr := s.sealRef(ctx, got.Origin, got.Alias)
+				if rerr != nil {
+					return rerr
+				}
+				ref = &r
+			}
+			if ref.text != nil {
+				if pt, rerr := seal.Open(ref.text, pass, ref.b); rerr == nil {
+					credential.Zero(pt)
+					return wire.Errorf(wire.CodeAliasUnknown, "the passphrase is right, but the saved record of alias %q does not open with it: it was altered, or copied from another record; nothing was released", alias).
+						WithHint("remove the alias and add it again (headless credentials remove …; headless credentials add …)")
+				}
+			}
 			return fmt.Errorf("%w: %w", presence.ErrTryAgain, err)
 		}
 		if err != nil {
@@ -84,7 +110,7 @@ func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session stri
 	if err != nil {
 		return nil, err
 	}
-	ref, err := s.sealRef(ctx)
+	ref, err := s.sealRef(ctx, "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +155,8 @@ type sealedRef struct {
 const maxRefTries = 8
 
 // sealRef returns the oldest sealed credential of the vault (its creation time is the
-// keyring's, which no caller sets), or none.
-func (s *Server) sealRef(ctx context.Context) (sealedRef, error) {
+// keyring's, which no caller sets) other than alias at origin o, or none.
+func (s *Server) sealRef(ctx context.Context, o, alias string) (sealedRef, error) {
 	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 	defer cancel()
 	recs, err := s.Vault.List(ctx, "")
@@ -138,6 +164,7 @@ func (s *Server) sealRef(ctx context.Context) (sealedRef, error) {
 		return sealedRef{}, err
 	}
 	slices.SortStableFunc(recs, func(a, b vault.Record) int { return a.Created.Compare(b.Created) })
+	recs = slices.DeleteFunc(recs, func(r vault.Record) bool { return r.Origin == o && strings.EqualFold(r.Alias, alias) })
 	for i, r := range recs {
 		if i == maxRefTries {
 			break

@@ -186,14 +186,21 @@ func TestSealedRefusals(t *testing.T) {
 	}
 
 	// The sealed text of staging-admin copied into a record of another origin: the binding
-	// fails, whatever the passphrase.
+	// fails, whatever the passphrase. The right passphrase, which opens the other saved
+	// credential, ends it at the first try, saying the record was altered (asking again would
+	// only have the person try their other passwords); a wrong one is asked again.
 	_, text, _ := f.store.Store.Secret(ctx, "https://app.example", "staging-admin")
 	if err := f.store.Add(ctx, vault.Record{Origin: "https://evil.example", Account: "admin@example", Alias: "staging-admin"}, text); err != nil {
 		t.Fatal(err)
 	}
 	sp.typing(passphrase)
-	if _, secret, err := f.release(t, c, "https://evil.example", "staging-admin", ""); code(err) != wire.CodePresenceDenied || secret != nil {
-		t.Fatalf("moved sealed text: %v", err)
+	if _, secret, err := f.release(t, c, "https://evil.example", "staging-admin", ""); code(err) != wire.CodeAliasUnknown || secret != nil ||
+		!strings.Contains(err.Error(), "altered") || sp.tries != 1 {
+		t.Fatalf("moved sealed text, right passphrase: %v after %d tries; want ALIAS_UNKNOWN (altered) at the first", err, sp.tries)
+	}
+	sp.typing("wrong one", "wrong two", "wrong three")
+	if _, secret, err := f.release(t, c, "https://evil.example", "staging-admin", ""); code(err) != wire.CodePresenceDenied || secret != nil || sp.tries != 3 {
+		t.Fatalf("moved sealed text, wrong passphrases: %v after %d tries; want PRESENCE_DENIED after 3", err, sp.tries)
 	}
 
 	// Another provider finds a sealed text: it is not typed as a password.

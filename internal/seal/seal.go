@@ -6,7 +6,8 @@
 // [Seal] encrypts a stored secret (a password, or a password and a TOTP seed: see
 // [credential.JoinFactor]) with AES-256-GCM under a key stretched from the passphrase with
 // PBKDF2-HMAC-SHA256 ([Iterations] rounds, a fresh random 16-byte salt and 12-byte nonce per
-// seal), and binds it to its record (origin, account, alias, whether a second factor is
+// seal), padded to one length for every secret (a sealed text does not tell a password's
+// length), and binds it to its record (origin, account, alias, whether a second factor is
 // inside) as additional data: a sealed secret copied into another record — an item of
 // another origin, say — does not open. The result is text ([credential.SealedPrefix]…), so
 // every store keeps it as it keeps a password, and its second-factor flag is readable without
@@ -56,6 +57,9 @@ const (
 	nonceLen = 12
 	keyLen   = 32
 	headLen  = 4 + saltLen + nonceLen
+	// paddedLen is what every secret is padded to before sealing: its length (2 bytes), the
+	// secret, zeros.
+	paddedLen = 2 + credential.MaxStoredLen
 )
 
 var (
@@ -104,7 +108,7 @@ func Seal(stored, passphrase []byte, b Binding) ([]byte, error) {
 	} else if totp != b.TOTP || credential.IsSealed(stored) {
 		return nil, errors.New("seal: the binding's second-factor flag disagrees with the secret, or it is sealed already")
 	}
-	raw := make([]byte, headLen, headLen+len(stored)+16)
+	raw := make([]byte, headLen, headLen+paddedLen+16)
 	binary.BigEndian.PutUint32(raw, Iterations)
 	if _, err := rand.Read(raw[4:headLen]); err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
@@ -113,7 +117,13 @@ func Seal(stored, passphrase []byte, b Binding) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw = aead.Seal(raw, raw[4+saltLen:headLen], stored, b.ad())
+	// Every secret is padded to one length before it is sealed: a sealed text says nothing of
+	// the password's length (red-team round 6b read it off an unpadded one).
+	padded := make([]byte, paddedLen)
+	defer clear(padded)
+	binary.BigEndian.PutUint16(padded, uint16(len(stored)))
+	copy(padded[2:], stored)
+	raw = aead.Seal(raw, raw[4+saltLen:headLen], padded, b.ad())
 	flag := "p"
 	if b.TOTP {
 		flag = "t"
@@ -136,10 +146,16 @@ func Open(text, passphrase []byte, b Binding) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := aead.Open(nil, st.nonce, st.ct, b.ad())
+	padded, err := aead.Open(nil, st.nonce, st.ct, b.ad())
 	if err != nil {
 		return nil, ErrWrongPassphrase
 	}
+	defer clear(padded)
+	n := int(binary.BigEndian.Uint16(padded))
+	if len(padded) != paddedLen || n > paddedLen-2 {
+		return nil, ErrWrongPassphrase
+	}
+	out := append([]byte(nil), padded[2:2+n]...)
 	if totp, verr := credential.ValidStored(out); verr != nil || totp != b.TOTP {
 		clear(out)
 		return nil, ErrWrongPassphrase

@@ -195,3 +195,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestSealedLengthSaysNothing: a one-byte password and the longest stored secret seal to texts
+// of one length (red-team round 6b read a password's length off an unpadded sealed text).
+func TestSealedLengthSaysNothing(t *testing.T) {
+	pass := []byte("a long enough passphrase")
+	short, err := Seal([]byte("x"), pass, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := Seal(bytes.Repeat([]byte("y"), credential.MaxSecretLen), pass, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(short) != len(long) || len(long) > credential.MaxSealedLen {
+		t.Fatalf("sealed lengths %d and %d (max %d); want one length", len(short), len(long), credential.MaxSealedLen)
+	}
+	if got, err := Open(short, pass, rec); err != nil || string(got) != "x" {
+		t.Fatalf("Open(short) = %q, %v", got, err)
+	}
+}
