@@ -199,6 +199,12 @@ func TestUndumpableAgainstSameUID(t *testing.T) {
 			t.Fatalf("pid %d does not run as uid 65534: the test proves nothing\n%s", pid, status)
 		}
 	}
+	// The host, run through /proc/self/fd/N, names itself "headless" even as an unprivileged,
+	// undumpable process: process chains in audit records and prompts name it so (red-team
+	// round 6b, as an ordinary user, saw "100").
+	if comm, _ := os.ReadFile("/proc/" + strconv.Itoa(hostPID) + "/comm"); string(comm) != "headless\n" {
+		t.Errorf("the host's comm is %q; want \"headless\"", comm)
+	}
 	// A dumpable process of the same uid: the control.
 	control := exec.Command("sleep", "60")
 	control.SysProcAttr = &syscall.SysProcAttr{Credential: nobody}
