@@ -32,6 +32,9 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
 	}
 	h.o.Log.Info("keyring checked", "ms", time.Since(t0).Milliseconds())
+	if err := h.prof.Reassert(); err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "the profile could not be made safe to launch Chromium on (%w); Chromium was not launched", err)
+	}
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	b, err := cdp.Launch(lctx, cdp.Options{

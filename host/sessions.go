@@ -125,8 +125,9 @@ func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, iso
 	return s, nil
 }
 
-// openPage gives s a page (adopt, or a new one in s's browser context), attaches to it and
-// enables the domains the host listens to: Page (lifecycle events) and Inspector (crashes).
+// openPage gives s a page (adopt, or a new one in s's browser context), attaches to it,
+// enables the domains the host listens to: Page (lifecycle events) and Inspector (crashes),
+// and has its requests bypass service workers.
 func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt string) error {
 	s.targetID = adopt
 	if s.targetID == "" {
@@ -162,7 +163,16 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 	for _, m := range []struct {
 		method string
 		params any
-	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil}} {
+	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil},
+		// No service worker sees this page's requests: one planted in the durable profile
+		// for a site's origin (which any process of the user can do, between two starts or
+		// before a relaunch) would see a sign-in's POST, password included (red-team round
+		// 6c). A site's own workers are bypassed the same way: its pages load from the
+		// network.
+		// (Chromium honours the bypass only with the Network domain enabled; its events go
+		// unheard, and it keeps no response bodies for them.)
+		{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 0}},
+		{"Network.setBypassServiceWorker", map[string]any{"bypass": true}}} {
 		if err := b.Call(ctx, s.sid, m.method, m.params, nil); err != nil {
 			h.routes.Delete(s.sid)
 			closePage()

@@ -179,6 +179,13 @@ func (p *Profile) prepare(dataDir string, o Options) error {
 	return reassertPrefs(p.dir)
 }
 
+// Reassert makes sure, again, right before each launch of Chromium (a relaunch after a crash
+// included), of what Open makes sure of: Chromium's password saving off, no session restore
+// data, and nothing planted in the profile since that routes the browser or runs as a site
+// (red-team round 6c planted a service worker, and a chrome://flags entry, between a crash
+// and the relaunch).
+func (p *Profile) Reassert() error { return reassertPrefs(p.dir) }
+
 // Reblock makes sure, again, that Chromium can write no session restore data
 // (Default/Sessions a regular empty read-only file; a directory found there is removed with
 // the data in it). The host calls it before every sign-in: a same-user process may have

@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +128,64 @@ func TestPlantedProxyGetsNothing(t *testing.T) {
 	}
 	if got := proxy.seen(); len(got) != 0 {
 		t.Fatalf("the planted proxy received %d requests: %q", len(got), got)
+	}
+	e.run("", "headless", "stop")
+}
+
+// TestRelaunchDisarmsThePlantedProfile: what a same-user process plants in the profile while
+// the browser runs, then kills it (red-team round 6c: a service worker, and a chrome://flags
+// entry that the relaunched Chromium applied), is removed before the relaunch too, not only at
+// the host's start.
+func TestRelaunchDisarmsThePlantedProfile(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.start(t)
+	st := e.hostStatus(t)
+	profile := filepath.Join(e.root, "data", "headless", "profile")
+	if err := syscall.Kill(st.BrowserPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Chromium is gone (and wrote nothing more): plant before anything relaunches it.
+	for i := 0; i < 200 && syscall.Kill(st.BrowserPID, 0) == nil && !isZombie(st.BrowserPID); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	plantProxy(t, profile, "http://127.0.0.1:9")
+	lsPath := filepath.Join(profile, "Local State")
+	b, _ := os.ReadFile(lsPath)
+	m := map[string]any{}
+	json.Unmarshal(b, &m)
+	m["browser"] = map[string]any{"enabled_labs_experiments": []string{"enable-experimental-web-platform-features"}}
+	b, _ = json.Marshal(m)
+	os.WriteFile(lsPath, b, 0o600)
+	sw := filepath.Join(profile, "Default", "Service Worker", "Database")
+	os.MkdirAll(sw, 0o700)
+	os.WriteFile(filepath.Join(sw, "planted"), []byte("x"), 0o600)
+
+	// The next command relaunches the browser.
+	r := e.run("", "headless", "snapshot", "--json")
+	if r.code == 0 {
+		r = e.run("", "headless", "snapshot", "--json")
+	}
+	if nst := e.hostStatus(t); nst.BrowserPID == 0 || nst.BrowserPID == st.BrowserPID {
+		t.Fatalf("the browser was not relaunched (%d → %d): %+v", st.BrowserPID, nst.BrowserPID, r)
+	}
+	if _, err := os.Stat(filepath.Join(profile, "Default", "Service Worker", "Database", "planted")); err == nil {
+		t.Error("the planted service worker storage survived the relaunch")
+	}
+	ls, _ := os.ReadFile(lsPath)
+	prefs, _ := os.ReadFile(filepath.Join(profile, "Default", "Preferences"))
+	for _, s := range []string{"enable-experimental-web-platform-features", "dns_over_https"} {
+		if strings.Contains(string(ls), s) {
+			t.Errorf("Local State still holds %s after the relaunch", s)
+		}
+	}
+	if strings.Contains(string(prefs), "127.0.0.1:9") {
+		t.Error("Preferences still hold the planted proxy after the relaunch")
+	}
+	// No process of the relaunched browser runs with the planted flag's switch.
+	for _, pid := range lsDescendants(e.hostStatus(t).PID) {
+		if cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); strings.Contains(string(cmd), "experimental-web-platform-features") {
+			t.Errorf("pid %d runs with the planted flag: %q", pid, cmd)
+		}
 	}
 	e.run("", "headless", "stop")
 }

@@ -122,6 +122,9 @@ func baseFlags() []string {
 		// over the profile's.
 		"--no-proxy-server",
 		"--disable-extensions",
+		// chrome://flags entries in the profile's Local State are applied as command-line
+		// switches at start: none is.
+		"--no-experiments",
 		// No disk cache: a response planted in the profile's cache (a sign-in page with a
 		// script of the agent's, say) would be served as the site's own.
 		"--disk-cache-size=1",
