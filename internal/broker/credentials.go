@@ -119,6 +119,11 @@ func (s *Server) write(ctx context.Context, session string, create bool, fn func
 // init creates the locked credentials keyring of the secret-service provider.
 func (s *Server) init(ctx context.Context) (brokerapi.InitResult, error) {
 	u, ok := s.Presence.(unlocker)
+	if _, sealing := s.Presence.(sealer); sealing {
+		return brokerapi.InitResult{}, wire.Errorf(wire.CodeInvalidArgument,
+			"with the passphrase presence provider there is nothing to create: the first 'credentials add' asks you to choose the passphrase").
+			WithHint("save a credential: headless credentials add --origin O --account A --alias NAME")
+	}
 	if !ok {
 		return brokerapi.InitResult{}, wire.Errorf(wire.CodeInvalidArgument,
 			"'credentials init' creates the locked keyring of the secret-service presence provider; this brokerd uses %q", s.Presence.Name())
