@@ -105,6 +105,15 @@ func Run(ctx context.Context, o RunOptions) int {
 			continue
 		case "DBUS_SESSION_BUS_ADDRESS":
 			v = bus
+		case "HOME", "XDG_DATA_HOME":
+			// Not the user's: NSS loads every PKCS#11 module listed in ~/.pki/nssdb or
+			// $XDG_DATA_HOME/pki/nssdb into the browser process, and any process of the
+			// user can list one there (red-team round 6d ran code in the browser so and read
+			// the typed password off the DevTools pipe). Chromium gets a home nobody can
+			// create anything in.
+			v = ChromiumHome
+		case "XDG_CACHE_HOME":
+			continue // under ChromiumHome, like the rest
 		}
 		if v != "" {
 			env = append(env, k+"="+v)
@@ -179,3 +188,10 @@ func Run(ctx context.Context, o RunOptions) int {
 	log.Info("stopped")
 	return 0
 }
+
+// ChromiumHome is Chromium's HOME (and XDG_DATA_HOME): a path under /proc, where nobody, root
+// included, can create a file, so nothing of the user's — NSS's module list and certificate
+// database above all — is read from there. Chromium runs without a user certificate
+// database: only its own root store (client certificates in the user's NSS database are not
+// offered).
+const ChromiumHome = "/proc/headless-chromium-has-no-home"

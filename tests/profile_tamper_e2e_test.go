@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/realtest"
 )
 
 // proxyLog is a forward proxy of the agent's: it records every request it is sent (the
@@ -188,4 +190,69 @@ func TestRelaunchDisarmsThePlantedProfile(t *testing.T) {
 		}
 	}
 	e.run("", "headless", "stop")
+}
+
+// nssModule builds a PKCS#11 "module" whose constructor creates marker when a process loads
+// it, and lists it in the NSS databases of home and dataHome, as any process of the user can.
+func nssModule(t *testing.T, marker string, dirs ...string) {
+	t.Helper()
+	gcc := realtest.Binary(t, "gcc")
+	src := filepath.Join(t.TempDir(), "hook.c")
+	lib := filepath.Join(filepath.Dir(src), "hook.so")
+	os.WriteFile(src, []byte(`#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void loaded(void) { int fd = open(MARKER, O_CREAT|O_WRONLY, 0600); if (fd >= 0) close(fd); }
+int C_GetFunctionList(void **p) { return 5; /* CKR_GENERAL_ERROR */ }
+`), 0o600)
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, `-DMARKER="`+marker+`"`, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	os.Chmod(filepath.Dir(src), 0o755)
+	os.Chmod(lib, 0o755)
+	list := "library=\nname=NSS Internal PKCS #11 Module\nparameters=configdir='sql:.' certPrefix='' keyPrefix='' secmod='secmod.db' flags=\n" +
+		"NSS=Flags=internal,critical trustOrder=75 cipherOrder=100 slotParams=(1={slotFlags=[RSA,RANDOM,SHA1,SSL,TLS,AES,SHA256] askpw=any timeout=30})\n\n" +
+		"library=" + lib + "\nname=agent\n"
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "pkcs11.txt"), []byte(list), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNoPlantedNSSModule: NSS loads every PKCS#11 module listed in the user's NSS database
+// (~/.pki/nssdb, or $XDG_DATA_HOME/pki/nssdb) into the browser process, which any process of
+// the user can write — red-team round 6d ran code in the browser so and read the typed password
+// off the DevTools pipe. Checked first with a bare Chromium (it loads the module at its first
+// certificate check); the host's Chromium has a home nobody can write and loads nothing.
+func TestNoPlantedNSSModule(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	home, data := filepath.Join(e.root, "home"), filepath.Join(e.root, "data")
+	marker := filepath.Join(t.TempDir(), "module-loaded")
+	nssModule(t, marker, filepath.Join(home, ".pki", "nssdb"), filepath.Join(data, "pki", "nssdb"))
+	tls := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<p>tls</p>")) }))
+	tls.Config.ErrorLog = log.New(io.Discard, "", 0) // Chromium refuses its certificate: expected
+	tls.StartTLS()
+	t.Cleanup(tls.Close)
+
+	bare := filepath.Join(t.TempDir(), "bare-profile")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/usr/lib/chromium/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--password-store=gnome-libsecret", "--user-data-dir="+bare, "--dump-dom", tls.URL)
+	cmd.Env = []string{"HOME=" + home, "XDG_DATA_HOME=" + data, "TMPDIR=" + t.TempDir(), "PATH=/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS=" + e.k.Addr}
+	cmd.Run()
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("a bare Chromium with the user's home did not load the planted module (%v): the test would prove nothing", err)
+	}
+	os.Remove(marker)
+
+	e.start(t)
+	e.run("", "headless", "visit", tls.URL) // a certificate check (the page itself fails: not a trusted certificate)
+	e.run("", "headless", "stop")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the host's Chromium loaded the PKCS#11 module planted in the user's NSS database")
+	}
 }
