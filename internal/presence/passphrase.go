@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 )
 
@@ -69,44 +68,17 @@ func (p *Passphrase) Ask(ctx context.Context, r Request, repeat bool, check func
 // passphrase runs one pinentry program for r and its passphrase tries. In every case the
 // program's process group is killed and the program reaped before it returns.
 func (p *Pinentry) passphrase(ctx context.Context, r Request, repeat bool, check func(pass []byte) error) error {
-	pctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	proc, err := startPinentry(p.program, p.env)
-	if err != nil {
-		return fmt.Errorf("%w: start pinentry: %w", ErrUnavailable, err)
-	}
-	aborted := make(chan struct{})
-	stopAbort := context.AfterFunc(pctx, func() {
-		defer close(aborted)
-		proc.kill()
-		proc.conn.SetDeadline(time.Unix(1, 0))
-	})
-	wr := newWipeReader(proc.conn, maxResponseLine)
-	defer func() {
-		if !stopAbort() {
-			<-aborted
-		}
-		proc.reap()
-		wr.wipe()
-	}()
-	seconds := int64(1)
-	if dl, ok := pctx.Deadline(); ok {
-		seconds = max(1, int64((time.Until(dl)-time.Second)/time.Second))
-	}
 	prompt, ok := "Passphrase to allow:", "Allow"
 	if r.Save {
 		prompt, ok = "Passphrase to save it:", "Save"
 	}
-	cmds := append(append([]string{}, p.options...),
-		"SETTITLE headless",
-		"SETDESC "+promptDescription(r),
-		"SETPROMPT "+prompt,
-		"SETOK "+ok,
-		"SETCANCEL Deny",
-		"SETTIMEOUT "+strconv.FormatInt(seconds, 10),
-	)
-	c := &assuanConn{r: wr, w: proc.conn}
-	if err := c.setup(cmds); err != nil {
+	d, err := p.open(ctx, r, prompt, ok, true)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	pctx, proc, c := d.pctx, d.proc, d.c
+	if err := c.setup(d.cmds); err != nil {
 		return p.outcome(ctx, pctx, false, err)
 	}
 	pass := make([]byte, 0, MaxPassphrase)

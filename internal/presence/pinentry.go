@@ -220,28 +220,55 @@ func contextError(err error) error {
 // CONFIRM; in every case the program's process group is killed and the program reaped before
 // prompt returns.
 func (p *Pinentry) prompt(ctx context.Context, r Request) error {
-	pctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
+	d, err := p.open(ctx, r, "Release the password?", "Allow", false)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	answered, err := d.c.confirm(d.cmds)
+	if !answered && d.pctx.Err() != nil {
+		return p.outcome(ctx, d.pctx, answered, err)
+	}
+	if answered && d.pctx.Err() == nil {
+		// Polite goodbye, bounded: lets the program restore the terminal and exit by itself.
+		d.c.bye(d.proc, time.Now().Add(byeGrace))
+	}
+	return err
+}
 
+// dialog is one running pinentry program: one prompt, bounded by the provider's timeout.
+type dialog struct {
+	pctx  context.Context // ends at the timeout (or with the caller's context)
+	proc  *pinentryProcess
+	c     *assuanConn
+	cmds  []string // the setup commands to send after the greeting
+	close func()   // kills the process group and reaps the program (and wipes the reader)
+}
+
+// open starts the program for one prompt about r, with prompt and ok as the field's prompt and
+// the allowing button's label. With wipe, what the program answers passes through a reader
+// whose buffer close zeroes (a passphrase does).
+func (p *Pinentry) open(ctx context.Context, r Request, prompt, ok string, wipe bool) (*dialog, error) {
+	pctx, cancel := context.WithTimeout(ctx, p.timeout)
 	proc, err := startPinentry(p.program, p.env)
 	if err != nil {
-		return fmt.Errorf("%w: start pinentry: %w", ErrUnavailable, err)
+		cancel()
+		return nil, fmt.Errorf("%w: start pinentry: %w", ErrUnavailable, err)
 	}
 	// On timeout or cancellation: kill the group and unblock our reads and writes (a
-	// descendant outside the group could still hold the pipes open).
+	// descendant outside the group could still hold the socket open).
 	aborted := make(chan struct{})
 	stopAbort := context.AfterFunc(pctx, func() {
 		defer close(aborted)
 		proc.kill()
 		proc.conn.SetDeadline(time.Unix(1, 0))
 	})
-	defer func() {
-		if !stopAbort() {
-			<-aborted // never kill a process group after its leader is reaped
-		}
-		proc.reap()
-	}()
-
+	var rd lineSource = bufio.NewReaderSize(proc.conn, maxResponseLine)
+	var wr *wipeReader
+	if wipe {
+		wr = newWipeReader(proc.conn, maxResponseLine)
+		rd = wr
+	}
 	// The dialog's own timeout ends a second or more before ours, so that it closes itself
 	// cleanly (a curses pinentry restores the terminal) rather than being killed.
 	seconds := int64(1)
@@ -251,25 +278,21 @@ func (p *Pinentry) prompt(ctx context.Context, r Request) error {
 	cmds := append(append([]string{}, p.options...),
 		"SETTITLE headless",
 		"SETDESC "+promptDescription(r),
-		"SETPROMPT Release the password?",
-		"SETOK Allow",
+		"SETPROMPT "+prompt,
+		"SETOK "+ok,
 		"SETCANCEL Deny",
 		"SETTIMEOUT "+strconv.FormatInt(seconds, 10),
 	)
-	c := &assuanConn{r: bufio.NewReaderSize(proc.conn, maxResponseLine), w: proc.conn}
-	answered, err := c.confirm(cmds)
-	if !answered && pctx.Err() != nil {
-		// We stopped waiting: that, not the broken pipe it caused, is the outcome.
-		if ctx.Err() != nil {
-			return contextError(ctx.Err())
+	return &dialog{pctx: pctx, proc: proc, c: &assuanConn{r: rd, w: proc.conn}, cmds: cmds, close: func() {
+		if !stopAbort() {
+			<-aborted // never kill a process group after its leader is reaped
 		}
-		return fmt.Errorf("%w: no answer from pinentry within %s", ErrTimeout, p.timeout)
-	}
-	if answered && pctx.Err() == nil {
-		// Polite goodbye, bounded: lets the program restore the terminal and exit by itself.
-		c.bye(proc, time.Now().Add(byeGrace))
-	}
-	return err
+		proc.reap()
+		if wr != nil {
+			wr.wipe()
+		}
+		cancel()
+	}}, nil
 }
 
 // assuanConn is the client side of an Assuan conversation with a pinentry.

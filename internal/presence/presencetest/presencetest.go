@@ -3,7 +3,6 @@
 package presencetest
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,25 +62,11 @@ func FakePinentry(t testing.TB, mode string) (program, logFile string) {
 // arguments, percent-decoded), in order.
 func Prompts(t testing.TB, logFile string) []string {
 	t.Helper()
-	f, err := os.Open(logFile)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var prompts []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		_, rest, _ := strings.Cut(sc.Text(), " ")
-		if arg, ok := strings.CutPrefix(rest, "recv SETDESC "); ok {
-			prompts = append(prompts, percentDecode(arg))
+	for _, cmd := range Received(t, logFile) {
+		if arg, ok := strings.CutPrefix(cmd, "SETDESC "); ok {
+			prompts = append(prompts, arg)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return prompts
 }
