@@ -107,6 +107,9 @@ func (h *Host) release(ctx context.Context, p brokerapi.ReleaseParams) (brokerap
 	if h.o.Broker == nil {
 		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	}
+	if err := h.browserIntact(); err != nil {
+		return brokerapi.Released{}, nil, err
+	}
 	rc, err := h.o.Broker(ctx)
 	if err != nil {
 		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
@@ -139,3 +142,25 @@ var errStopping = wire.SentinelHint(wire.CodeHostUnavail, "the browser host is s
 // asked (the caller never reads it; the log does).
 var errWithdrawn = wire.SentinelHint(wire.CodeCancelled, "the sign-in was withdrawn by its caller while the person was asked; nothing was typed",
 	"ask again when you still need to sign in")
+
+// browserIntact is asked right before every release: no process of the browser may run code
+// from a file that is not a root-owned system file (foreignCode). A browser that does is
+// killed (the next command relaunches it, its profile cleaned) and nothing is asked for.
+func (h *Host) browserIntact() error {
+	h.mu.Lock()
+	b := h.browser
+	h.mu.Unlock()
+	if b == nil {
+		return nil
+	}
+	desc, err := foreignCode(b.PID(), h.o.Chromium)
+	if err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "the browser's processes could not be checked for code of anyone's but the system (%w); nothing was asked for or released", err)
+	}
+	if desc != "" {
+		h.o.Log.Error("foreign code in the browser; killing it", "found", desc)
+		b.Kill()
+		return wire.Errorf(wire.CodeBrowserTampered, "the browser runs code that is not a root-owned system file: %s; it was killed, and nothing was asked for or released", desc)
+	}
+	return nil
+}

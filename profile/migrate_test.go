@@ -69,13 +69,15 @@ func TestMigrateMovesLegacyProfile(t *testing.T) {
 	if _, err := os.Lstat(old); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the old profile is still there: %v", err)
 	}
-	// Kept as it was, but for the session restore data Chromium is kept from writing.
+	// Kept as it was, but for the session restore data and the Widevine hint Chromium is kept
+	// from writing.
 	after := snapshot(t, p.Dir())
-	if after["Default/Sessions"] == "" {
-		t.Fatal("the migrated profile's session restore data is not blocked")
+	if after["Default/Sessions"] == "" || after["WidevineCdm"] == "" {
+		t.Fatal("the migrated profile's session restore data or Widevine hint is not blocked")
 	}
 	delete(after, "Default/Sessions")
 	delete(after, "Default/Sessions_Encrypted")
+	delete(after, "WidevineCdm")
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("the migrated profile differs from the old one:\nbefore %v\nafter  %v", before, after)
 	}

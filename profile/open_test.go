@@ -677,6 +677,11 @@ func TestPlantedStateDisarmed(t *testing.T) {
 		}
 		writeFile(t, filepath.Join(dir, "Default", d, "planted"), []byte("agent's"))
 	}
+	os.Remove(filepath.Join(dir, "WidevineCdm")) // the block, as a process of the user can
+	if err := os.MkdirAll(filepath.Join(dir, "WidevineCdm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "WidevineCdm", "latest-component-updated-widevine-cdm"), []byte(`{"Path":"/home/agent/lib"}`))
 
 	p = openT(t, dataDir)
 	defer p.Close()
@@ -701,5 +706,8 @@ func TestPlantedStateDisarmed(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, "Default", d)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("Default/%s is still there: %v", d, err)
 		}
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "WidevineCdm")); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 || fi.Mode().Perm() != 0o400 {
+		t.Errorf("WidevineCdm is %v, %v; want a regular empty 0400 file", fi, err)
 	}
 }

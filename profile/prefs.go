@@ -151,11 +151,15 @@ func reassertPrefs(dir string) error {
 //     agent's) and compiled code served as the site's own (the host also keeps no disk cache:
 //     --disk-cache-size=1);
 //   - Default/Service Worker: a worker registered for the site's origin, which sees every
-//     request of its pages, a sign-in's POST included.
+//     request of its pages, a sign-in's POST included;
+//   - WidevineCdm: its hint file names a library that every zygote, and so every renderer,
+//     loads (red-team round 6e read a sign-in's POST out of a renderer so). It becomes an
+//     empty read-only file, as Sessions does: no hint can be written under it.
 var (
 	disarmPrefs      = [][]string{{"proxy"}}
 	disarmLocalState = [][]string{{"dns_over_https"}, {"browser", "enabled_labs_experiments"}}
 	disarmDirs       = []string{"Cache", "Code Cache", "Service Worker"}
+	blockedRootNames = []string{"WidevineCdm"}
 )
 
 // disarm removes disarmPrefs from Default/Preferences, disarmLocalState from Local State (each
@@ -172,6 +176,11 @@ func disarm(dir string) error {
 	}
 	for _, name := range disarmDirs {
 		if err := os.RemoveAll(filepath.Join(dir, "Default", name)); err != nil {
+			return fmt.Errorf("disarm the profile: %w", err)
+		}
+	}
+	for _, name := range blockedRootNames {
+		if err := blockOne(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("disarm the profile: %w", err)
 		}
 	}

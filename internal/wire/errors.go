@@ -60,6 +60,7 @@ const (
 	CodeProfileLocked   Code = "PROFILE_LOCKED"       // another host owns the durable profile
 	CodeBrowserCrashed  Code = "BROWSER_CRASHED"      // Chromium died; it has been restarted
 	CodeBrowserFailed   Code = "BROWSER_FAILED"       // Chromium could not be started
+	CodeBrowserTampered Code = "BROWSER_TAMPERED"     // a browser process runs code that is not a root-owned system file
 	CodeUnsafeNav       Code = "UNSAFE_NAVIGATION"    // only http and https URLs may be visited
 	CodeNavFailed       Code = "NAVIGATION_FAILED"    // the page did not load
 	CodeSessionUnknown  Code = "SESSION_UNKNOWN"      // no session of that name
@@ -132,21 +133,23 @@ var hints = map[Code]string{
 	CodePresenceUnavail:  "configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see README); the secret-service provider needs the keyring's prompter (gcr-prompter) and a display",
 	CodePresenceAutoUnlock: "the keyring stores the password of the 'headless' keyring for automatic unlock, so nobody would be asked: " +
 		"run 'headless credentials repair' (the keyring asks you to change that keyring's password, then to unlock it once: leave 'Automatically unlock' unticked)",
-	CodeVaultNoKeyring:  "run 'headless credentials init' (the keyring asks you for the new keyring's password)",
-	CodeChallengeUnk:    "request a new challenge: visit the login page again",
-	CodeChallengeExp:    "the challenge expired; visit the login page again for a new one",
-	CodeChallengeUsed:   "challenges are single use; visit the login page again for a new one",
-	CodeChallengeMism:   "the challenge belongs to another session or document; visit the login page again",
-	CodeBrokerUnavail:   "start it with 'brokerd' and read its log in the runtime dir",
-	CodeBrokerRunning:   "one brokerd per user; stop the running one first (kill -TERM PID)",
-	CodeNoTTY:           "run this command from an interactive terminal; secrets are read only from the terminal",
-	CodeUsage:           "run 'headless help' for usage",
-	CodeCancelled:       "nothing was changed",
-	CodeConfigInvalid:   "fix $XDG_CONFIG_HOME/headless/config.json: owned by you, not group/world-writable, documented keys only",
-	CodeRuntimeDir:      "the runtime dir must be owned by you with mode 0700; remove it and retry",
-	CodeHostUnavail:     "start it with 'headless start'",
-	CodeProfileLocked:   "another host uses the durable profile; use 'headless session create NAME --isolated' with that host, or stop it",
-	CodeBrowserCrashed:  "the browser was restarted; sessions other than default were lost; retry the command",
+	CodeVaultNoKeyring: "run 'headless credentials init' (the keyring asks you for the new keyring's password)",
+	CodeChallengeUnk:   "request a new challenge: visit the login page again",
+	CodeChallengeExp:   "the challenge expired; visit the login page again for a new one",
+	CodeChallengeUsed:  "challenges are single use; visit the login page again for a new one",
+	CodeChallengeMism:  "the challenge belongs to another session or document; visit the login page again",
+	CodeBrokerUnavail:  "start it with 'brokerd' and read its log in the runtime dir",
+	CodeBrokerRunning:  "one brokerd per user; stop the running one first (kill -TERM PID)",
+	CodeNoTTY:          "run this command from an interactive terminal; secrets are read only from the terminal",
+	CodeUsage:          "run 'headless help' for usage",
+	CodeCancelled:      "nothing was changed",
+	CodeConfigInvalid:  "fix $XDG_CONFIG_HOME/headless/config.json: owned by you, not group/world-writable, documented keys only",
+	CodeRuntimeDir:     "the runtime dir must be owned by you with mode 0700; remove it and retry",
+	CodeHostUnavail:    "start it with 'headless start'",
+	CodeProfileLocked:  "another host uses the durable profile; use 'headless session create NAME --isolated' with that host, or stop it",
+	CodeBrowserCrashed: "the browser was restarted; sessions other than default were lost; retry the command",
+	CodeBrowserTampered: "a program of yours made Chromium load a library of its own (the message names it); the browser was killed and nothing was released: " +
+		"remove what loads it (the profile's files, the user's NSS database), then retry",
 	CodeBrowserFailed:   "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
 	CodeUnsafeNav:       "only http:// and https:// URLs can be visited",
 	CodeNavFailed:       "check the URL and that the site is reachable from this machine",

@@ -1,0 +1,166 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/headless-dev/headless/internal/procstat"
+)
+
+// Bounds of one scan of the browser's processes.
+const (
+	maxScanProcs = 512     // processes of the browser's tree
+	maxMapsBytes = 8 << 20 // bytes of one /proc/PID/maps
+)
+
+// foreignCode scans the executable mappings of every process of the browser's tree (the
+// browser, its zygotes, renderers and utilities) and returns a description of the first that
+// is not a root-owned system file ("" when there is none): code that something of the user's
+// made Chromium load. Red-team round 6d listed a PKCS#11 module in the user's NSS database,
+// and round 6e a Widevine CDM in the profile's WidevineCdm/ (both fixed at their source);
+// both were libraries of the agent's, mapped from its own files, and so is anything like them.
+//
+// A mapping is accepted when it is anonymous or a kernel one ([vdso]), or a file under /usr
+// or /lib* (or the Chromium binary's own directory) that is owned by root, writable by nobody
+// else, and still the file that was mapped (same device and inode). A deleted file, a memfd
+// or anything else is foreign. Everything the scan cannot read fails it too.
+func foreignCode(browserPID int, chromium string) (string, error) {
+	pids, err := tree(browserPID)
+	if err != nil {
+		return "", err
+	}
+	trusted := []string{"/usr/", "/lib/", "/lib64/", "/lib32/"}
+	if chromium != "" {
+		trusted = append(trusted, filepath.Dir(chromium)+"/")
+	}
+	seen := map[string]bool{} // "dev inode path" already checked and accepted
+	for _, pid := range pids {
+		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
+		if err != nil {
+			if !procstat.Alive(pid) {
+				continue // exited meanwhile
+			}
+			return "", fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
+		}
+		desc, err := scanMaps(io.LimitReader(f, maxMapsBytes), trusted, seen)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
+		}
+		if desc != "" {
+			return fmt.Sprintf("process %d maps %s", pid, desc), nil
+		}
+	}
+	return "", nil
+}
+
+// scanMaps reads /proc/PID/maps lines and returns the first executable mapping that is not
+// accepted (see foreignCode).
+func scanMaps(r io.Reader, trusted []string, seen map[string]bool) (string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 8192)
+	for sc.Scan() {
+		path, dev, inode, exec, ok := parseMapsLine(sc.Bytes())
+		if !ok {
+			return "", fmt.Errorf("malformed line %q", procstat.Clean(sc.Text(), 120))
+		}
+		if !exec || path == "" || strings.HasPrefix(path, "[") {
+			continue
+		}
+		key := dev + " " + inode + " " + path
+		if seen[key] {
+			continue
+		}
+		if reason := foreignFile(path, dev, inode, trusted); reason != "" {
+			return fmt.Sprintf("%s (%s)", procstat.Clean(path, 200), reason), nil
+		}
+		seen[key] = true
+	}
+	return "", sc.Err()
+}
+
+// parseMapsLine reads "start-end perms offset dev inode [path]".
+func parseMapsLine(b []byte) (path, dev, inode string, exec, ok bool) {
+	var f [5][]byte
+	rest := b
+	for i := range f {
+		rest = bytes.TrimLeft(rest, " \t")
+		end := bytes.IndexAny(rest, " \t")
+		if end < 0 {
+			end = len(rest)
+		}
+		f[i], rest = rest[:end], rest[end:]
+		if len(f[i]) == 0 {
+			return "", "", "", false, false
+		}
+	}
+	if len(f[1]) != 4 {
+		return "", "", "", false, false
+	}
+	// The path is everything after the inode (it may hold spaces).
+	return string(bytes.TrimSpace(rest)), string(f[3]), string(f[4]), f[1][2] == 'x', true
+}
+
+// foreignFile says why the mapped file path (device dev "major:minor" in hex, inode) is not a
+// trusted system file, or "" when it is.
+func foreignFile(path, dev, inode string, trusted []string) string {
+	if strings.HasSuffix(path, " (deleted)") {
+		return "deleted since it was mapped"
+	}
+	ok := false
+	for _, t := range trusted {
+		ok = ok || strings.HasPrefix(path, t)
+	}
+	if !ok || !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		return "not a system file"
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return "cannot be looked at"
+	}
+	maj, mnr, found := strings.Cut(dev, ":")
+	M, err1 := strconv.ParseUint(maj, 16, 32)
+	m, err2 := strconv.ParseUint(mnr, 16, 32)
+	ino, err3 := strconv.ParseUint(inode, 10, 64)
+	if !found || err1 != nil || err2 != nil || err3 != nil || unix.Major(st.Dev) != uint32(M) || unix.Minor(st.Dev) != uint32(m) || st.Ino != ino {
+		return "not the file that was mapped"
+	}
+	if st.Uid != 0 || st.Mode&0o022 != 0 {
+		return "not owned by root, or writable by others"
+	}
+	return ""
+}
+
+// tree lists root and its descendants (at most maxScanProcs), reading every /proc/PID/stat once.
+func tree(root int) ([]int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procstat.Read(pid); ok {
+			children[st.PPID] = append(children[st.PPID], pid)
+		}
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		if len(out) > maxScanProcs {
+			return nil, fmt.Errorf("the browser has more than %d processes", maxScanProcs)
+		}
+		out = append(out, children[out[i]]...)
+	}
+	return out, nil
+}

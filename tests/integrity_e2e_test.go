@@ -1,0 +1,76 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/realtest"
+)
+
+// TestForeignCodeInTheBrowserRefused: before every release the host checks that no process of
+// the browser runs code from a file that is not a root-owned system file, and kills a browser
+// that does (red-team rounds 6d and 6e made Chromium load libraries of theirs, through the
+// user's NSS database and the profile's WidevineCdm hint, and read the password). Here the
+// configured Chromium is an ELF program of the user's that preloads a library of its own into
+// the real Chromium: the sign-in is BROWSER_TAMPERED, nobody is asked, nothing is typed.
+func TestForeignCodeInTheBrowserRefused(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	gcc := realtest.Binary(t, "gcc")
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	libDir := filepath.Join(dir, "lib")
+	binDir := filepath.Join(dir, "bin")
+	os.Mkdir(libDir, 0o755)
+	os.Mkdir(binDir, 0o755)
+	lib := filepath.Join(libDir, "agent.so")
+	wrapper := filepath.Join(binDir, "chromium")
+	for _, c := range []struct{ src, out string }{
+		{"void agent_was_here(void) {}\n", lib},
+		{fmt.Sprintf(`#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) { setenv("LD_PRELOAD", %q, 1); argv[0] = "/usr/lib/chromium/chromium"; execv(argv[0], argv); return 127; }
+`, lib), wrapper},
+	} {
+		src := c.out + ".c"
+		os.WriteFile(src, []byte(c.src), 0o644)
+		args := []string{"-o", c.out, src}
+		if strings.HasSuffix(c.out, ".so") {
+			args = append([]string{"-shared", "-fPIC"}, args...)
+		}
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %s: %v %s", c.out, err, out)
+		}
+		os.Chmod(c.out, 0o755)
+	}
+	ls := newLoginSite(t)
+	canary := newCanary()
+	ls.SetAccount("alice@example.test", canary)
+	program, plog := presencetest.FakePinentry(t, "approve")
+	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":5},"chromium":%q}`, program, wrapper))
+	lsEnroll(t, e, ls.Origin(), "main", "alice@example.test", canary)
+	e.start(t)
+	st := e.hostStatus(t)
+	maps, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", st.BrowserPID))
+	if !strings.Contains(string(maps), lib) {
+		t.Fatalf("the browser does not map the preloaded library: the test would prove nothing")
+	}
+	lsVisit(t, e, ls.URL("/login"))
+	posts, typed := len(ls.Posts()), len(ls.Typed())
+	code := lsLoginFails(t, e, []string{"BROWSER_TAMPERED"}, "--alias", "main")
+	if n := len(presencetest.Prompts(t, plog)); n != 0 {
+		t.Fatalf("the person was asked %d times; want nobody asked (%s)", n, code)
+	}
+	lsNothingTyped(t, ls, posts, typed)
+	if !pollUntil(10*time.Second, func() bool { return !procAlive(st.BrowserPID) }) {
+		t.Fatal("the tampered browser still runs")
+	}
+	e.run("", "headless", "stop")
+}
