@@ -666,6 +666,8 @@ func TestPlantedStateDisarmed(t *testing.T) {
 	prefs := readPrefs(t, dir)
 	prefs["proxy"] = map[string]any{"mode": "fixed_servers", "server": "http://127.0.0.1:41999", "bypass_list": "<-loopback>"}
 	prefs["keep_me"] = "yes"
+	prefs["safebrowsing"] = map[string]any{"password_protection_login_urls": []any{"http://127.0.0.1:9/login"}, "enabled": true}
+	prefs["profile"].(map[string]any)["password_hash_data_list"] = []any{map[string]any{"hash": "1", "length": 20}}
 	b, _ := encodePrefs(prefs)
 	writeFile(t, filepath.Join(dir, "Default", "Preferences"), b)
 	ls := `{"dns_over_https":{"mode":"secure","templates":"https://127.0.0.1:8443/dns-query"},` +
@@ -688,6 +690,12 @@ func TestPlantedStateDisarmed(t *testing.T) {
 	got := readPrefs(t, dir)
 	if _, ok := got["proxy"]; ok || got["keep_me"] != "yes" {
 		t.Fatalf("Preferences after the open: proxy %v, keep_me %v", got["proxy"], got["keep_me"])
+	}
+	if sb := got["safebrowsing"].(map[string]any); sb["password_protection_login_urls"] != nil || sb["enabled"] != true {
+		t.Fatalf("Preferences after the open: safebrowsing %v", sb)
+	}
+	if got["profile"].(map[string]any)["password_hash_data_list"] != nil {
+		t.Fatal("Preferences after the open still hold password_hash_data_list")
 	}
 	checkPasswordPrefs(t, dir)
 	lsb, err := os.ReadFile(filepath.Join(dir, "Local State"))

@@ -156,7 +156,11 @@ func reassertPrefs(dir string) error {
 //     loads (red-team round 6e read a sign-in's POST out of a renderer so). It becomes an
 //     empty read-only file, as Sessions does: no hint can be written under it.
 var (
-	disarmPrefs      = [][]string{{"proxy"}}
+	disarmPrefs = [][]string{{"proxy"},
+		// Chromium's password reuse detection keeps a salted hash and the length of every
+		// password typed on these URLs in the profile (a lead of red-team round 6e).
+		{"safebrowsing", "password_protection_login_urls"}, {"safebrowsing", "password_protection_change_password_url"},
+		{"profile", "password_hash_data_list"}}
 	disarmLocalState = [][]string{{"dns_over_https"}, {"browser", "enabled_labs_experiments"}}
 	disarmDirs       = []string{"Cache", "Code Cache", "Service Worker"}
 	blockedRootNames = []string{"WidevineCdm"}
