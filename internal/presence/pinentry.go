@@ -542,7 +542,7 @@ type pinentryProcess struct {
 // (not os/exec's), non-blocking, so reading can go on while the process is reaped and
 // deadlines work.
 func startPinentry(program string, env []string) (*pinentryProcess, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := socketpair()
 	if err != nil {
 		return nil, err
 	}
