@@ -214,7 +214,8 @@ func removeKeys(path string, keys [][]string) error {
 	return atomicfile.Write(path, out)
 }
 
-// deleteKeys deletes each key path from m and reports whether anything was there.
+// deleteKeys deletes each key path from m whose value is not empty, and reports whether it
+// deleted anything.
 func deleteKeys(m map[string]any, keys [][]string) (changed bool) {
 	for _, k := range keys {
 		cur := m
@@ -229,7 +230,9 @@ func deleteKeys(m map[string]any, keys [][]string) (changed bool) {
 		if cur == nil {
 			continue
 		}
-		if _, ok := cur[k[len(k)-1]]; ok {
+		// An empty value sets nothing (Chromium itself writes an empty password_hash_data_list):
+		// it stays, so that a profile Chromium left is not rewritten at every start.
+		if v, ok := cur[k[len(k)-1]]; ok && !empty(v) {
 			delete(cur, k[len(k)-1])
 			changed = true
 		}
@@ -275,4 +278,19 @@ func reassertPasswordPrefs(dir string) error {
 		return fmt.Errorf("re-assert preferences: %w", err)
 	}
 	return nil
+}
+
+// empty reports whether a JSON value is null, "", [] or {}.
+func empty(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
 }
