@@ -579,6 +579,12 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if err != nil {
 		return false, err
 	}
+	// The browser is looked at again right before typing, not only before the release: the
+	// person may take up to the presence timeout to answer, and a password typed by the person
+	// (--interactive) had no look at all.
+	if err := h.browserIntact("nothing was typed"); err != nil {
+		return false, err
+	}
 	s.markHistory(ctx, h, b)
 	for _, ref := range []string{form.Username, form.Password} {
 		if ref == "" {

@@ -3,8 +3,10 @@ package host
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 )
 
@@ -21,21 +24,45 @@ const (
 	maxMapsBytes = 8 << 20 // bytes of one /proc/PID/maps
 )
 
-// foreignCode scans the executable mappings of every process of the browser's tree (the
-// browser, its zygotes, renderers and utilities) and returns a description of the first that
-// is not a root-owned system file ("" when there is none): code that something of the user's
-// made Chromium load. Red-team round 6d listed a PKCS#11 module in the user's NSS database,
-// and round 6e a Widevine CDM in the profile's WidevineCdm/ (both fixed at their source);
-// both were libraries of the agent's, mapped from its own files, and so is anything like them.
+// browserCheck is what one look at the browser's processes found.
+type browserCheck struct {
+	// Exposed is the first process of the browser whose memory this host could open
+	// (/proc/PID/mem), and so could every process of the user's: a password typed into a
+	// page is in the renderer's and the browser's memory (red-team round 7 read it out of
+	// both after a sign-in). 0: none.
+	Exposed int
+	// Foreign describes the first executable mapping that is not a root-owned system file
+	// ("": none).
+	Foreign string
+}
+
+// checkBrowser looks at every process of the browser's tree (the browser, its zygotes,
+// renderers and utilities) and stops at the first that is exposed or runs foreign code.
 //
-// A mapping is accepted when it is anonymous or a kernel one ([vdso]), or a file under /usr
-// or /lib* (or the Chromium binary's own directory) that is owned by root, writable by nobody
-// else, and still the file that was mapped (same device and inode). A deleted file, a memfd
-// or anything else is foreign. Everything the scan cannot read fails it too.
-func foreignCode(browserPID int, chromium string) (string, error) {
+// Exposed: unless root (whom nothing keeps out of any process, so the question means
+// nothing), the host tries to open each process's /proc/PID/mem. The host runs as the user
+// with no privilege, so what it may open, any process of the user's may: a process whose
+// memory it can open is exposed. Chromium's processes are closed when they were exec'd from
+// a binary the user cannot read (the kernel then makes them undumpable in the system's own
+// user namespace; Chromium's setuid sandbox keeps them so), or when Yama's ptrace_scope keeps
+// every non-root process out (2 or 3).
+//
+// Foreign: code that something of the user's made Chromium load. Red-team round 6d listed a
+// PKCS#11 module in the user's NSS database, and round 6e a Widevine CDM in the profile's
+// WidevineCdm/ (both fixed at their source); both were libraries of the agent's, mapped from
+// its own files, and so is anything like them. A mapping is accepted when it is anonymous or
+// a kernel one ([vdso]), or a file under /usr or /lib* (or the Chromium binary's own
+// directory) that is owned by root, writable by nobody else, and still the file that was
+// mapped (same device and inode). A deleted file, a memfd or anything else is foreign. The
+// mappings of a closed process that the host may not read either (undumpable) are not
+// looked at: no process of the user's can have put code into it since its exec, and what it
+// exec'd is the binary brokerd checked (root-owned, nobody else may write it); everything
+// else the scan cannot read fails it.
+func checkBrowser(browserPID int, chromium string, root bool) (browserCheck, error) {
+	var c browserCheck
 	pids, err := tree(browserPID)
 	if err != nil {
-		return "", err
+		return c, err
 	}
 	trusted := []string{"/usr/", "/lib/", "/lib64/", "/lib32/"}
 	if chromium != "" {
@@ -43,27 +70,57 @@ func foreignCode(browserPID int, chromium string) (string, error) {
 	}
 	seen := map[string]bool{} // "dev inode path" already checked and accepted
 	for _, pid := range pids {
+		closed := false
+		if !root {
+			open, err := hardening.MemoryOpen(pid)
+			if errors.Is(err, os.ErrNotExist) {
+				continue // exited meanwhile
+			}
+			if err != nil {
+				return c, err
+			}
+			if open {
+				c.Exposed = pid
+				return c, nil
+			}
+			closed = true
+		}
 		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
 		if err != nil {
 			if !procstat.Alive(pid) {
 				continue // exited meanwhile
 			}
-			return "", fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
+			if closed && errors.Is(err, fs.ErrPermission) {
+				continue // undumpable: see above
+			}
+			return c, fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
 		}
-		desc, err := scanMaps(io.LimitReader(f, maxMapsBytes), trusted, seen)
+		desc, err := scanMapsBounded(f, maxMapsBytes, trusted, seen)
 		f.Close()
 		if err != nil {
-			return "", fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
+			return c, fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
 		}
 		if desc != "" {
-			return fmt.Sprintf("process %d maps %s", pid, desc), nil
+			c.Foreign = fmt.Sprintf("process %d maps %s", pid, desc)
+			return c, nil
 		}
 	}
-	return "", nil
+	return c, nil
+}
+
+// scanMapsBounded is scanMaps over at most limit bytes of r. One byte over the bound tells a
+// cut list from a whole one: a cut list is refused, not taken as having nothing after the cut.
+func scanMapsBounded(r io.Reader, limit int64, trusted []string, seen map[string]bool) (string, error) {
+	lr := &io.LimitedReader{R: r, N: limit + 1}
+	desc, err := scanMaps(lr, trusted, seen)
+	if err == nil && desc == "" && lr.N == 0 {
+		err = fmt.Errorf("more than %d bytes of mappings", limit)
+	}
+	return desc, err
 }
 
 // scanMaps reads /proc/PID/maps lines and returns the first executable mapping that is not
-// accepted (see foreignCode).
+// accepted (see checkBrowser).
 func scanMaps(r io.Reader, trusted []string, seen map[string]bool) (string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 8192)

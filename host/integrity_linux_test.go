@@ -1,9 +1,15 @@
 package host
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseMapsLine(t *testing.T) {
@@ -47,5 +53,97 @@ func TestScanMapsOfThisProcess(t *testing.T) {
 	}
 	if _, err := scanMaps(strings.NewReader("not a maps line\n"), sys, map[string]bool{}); err == nil {
 		t.Fatal("a malformed line was accepted")
+	}
+}
+
+// TestScanMapsBounded: a list cut at the bound is refused, never taken as clean — the foreign
+// library after the cut (red-team review: on systems that allow many mappings, a page could
+// push an early library past 8 MiB) would otherwise go unseen.
+func TestScanMapsBounded(t *testing.T) {
+	benign := strings.Repeat("7f00-7f10 rw-p 00000000 00:00 0 \n", 100)
+	list := benign + "7f00-7f10 r-xp 00000000 08:02 77   /home/x/evil.so\n"
+	sys := []string{"/usr/"}
+	if desc, err := scanMapsBounded(strings.NewReader(list), int64(len(benign)), sys, map[string]bool{}); err == nil || desc != "" {
+		t.Fatalf("a list cut before its foreign line: %q, %v; want an error", desc, err)
+	}
+	if desc, err := scanMapsBounded(strings.NewReader(list), int64(len(list)), sys, map[string]bool{}); err != nil || !strings.Contains(desc, "/home/x/evil.so") {
+		t.Fatalf("a whole list exactly at the bound: %q, %v; want evil.so named", desc, err)
+	}
+	if desc, err := scanMapsBounded(strings.NewReader(benign), int64(len(benign)), sys, map[string]bool{}); err != nil || desc != "" {
+		t.Fatalf("a clean list exactly at the bound: %q, %v", desc, err)
+	}
+}
+
+// TestForeignFile: the rules a mapped file must pass, one broken at a time.
+func TestForeignFile(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root: the files must be root-owned to test one rule at a time")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	mk := func(name string, mode os.FileMode) (string, string, string) {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte("x"), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode)
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return p, fmt.Sprintf("%02x:%02x", unix.Major(st.Dev), unix.Minor(st.Dev)), strconv.FormatUint(st.Ino, 10)
+	}
+	trusted := []string{dir + "/"}
+	good, dev, ino := mk("good.so", 0o755)
+	gw, gwDev, gwIno := mk("gw.so", 0o775)
+	theirs, thDev, thIno := mk("theirs.so", 0o755)
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, path, dev, inode, want string
+	}{
+		{"a root-owned file under a trusted dir", good, dev, ino, ""},
+		{"deleted", good + " (deleted)", dev, ino, "deleted since it was mapped"},
+		{"outside every trusted dir", "/home/x/evil.so", dev, ino, "not a system file"},
+		{"climbs out of a trusted dir", dir + "/../" + filepath.Base(dir) + "/good.so", dev, ino, "not a system file"},
+		{"another inode", good, dev, ino + "1", "not the file that was mapped"},
+		{"another device", good, "ff:ff", ino, "not the file that was mapped"},
+		{"group-writable", gw, gwDev, gwIno, "not owned by root, or writable by others"},
+		{"not root's", theirs, thDev, thIno, "not owned by root, or writable by others"},
+		{"gone", dir + "/gone.so", dev, ino, "cannot be looked at"},
+	} {
+		if got := foreignFile(c.path, c.dev, c.inode, trusted); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCheckBrowser: over a real process (sleep, a system binary), the root look finds nothing
+// foreign, and the look of a host that is not root finds the process's memory open — as any
+// process of this uid's would (it is dumpable). The other side, memory closed to the user,
+// is TestUndumpableAgainstSameUID's (tests/, as an unprivileged uid).
+func TestCheckBrowser(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	if os.Getuid() == 0 {
+		c, err := checkBrowser(pid, "", true)
+		if err != nil || c != (browserCheck{}) {
+			t.Fatalf("root's look at sleep: %+v, %v; want nothing found", c, err)
+		}
+	}
+	c, err := checkBrowser(pid, "", false)
+	if err != nil || c.Exposed != pid || c.Foreign != "" {
+		t.Fatalf("a look at a dumpable process: %+v, %v; want Exposed %d", c, err, pid)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// A process gone meanwhile is skipped: nothing of it can be read, nor typed into.
+	if c, err := checkBrowser(pid, "", false); err != nil || c != (browserCheck{}) {
+		t.Fatalf("a look at a process that is gone: %+v, %v; want nothing found", c, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"os"
 	"strings"
 	"unicode"
 
@@ -107,7 +108,7 @@ func (h *Host) release(ctx context.Context, p brokerapi.ReleaseParams) (brokerap
 	if h.o.Broker == nil {
 		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	}
-	if err := h.browserIntact(); err != nil {
+	if err := h.browserIntact("nothing was asked for or released"); err != nil {
 		return brokerapi.Released{}, nil, err
 	}
 	rc, err := h.o.Broker(ctx)
@@ -143,24 +144,31 @@ var errStopping = wire.SentinelHint(wire.CodeHostUnavail, "the browser host is s
 var errWithdrawn = wire.SentinelHint(wire.CodeCancelled, "the sign-in was withdrawn by its caller while the person was asked; nothing was typed",
 	"ask again when you still need to sign in")
 
-// browserIntact is asked right before every release: no process of the browser may run code
-// from a file that is not a root-owned system file (foreignCode). A browser that does is
-// killed (the next command relaunches it, its profile cleaned) and nothing is asked for.
-func (h *Host) browserIntact() error {
+// browserIntact is asked right before every release, and again right before anything is
+// typed (checkBrowser): no process of the browser may have memory the user's processes can
+// read, nor run code from a file that is not a root-owned system file. A browser that runs
+// foreign code is killed (the next command relaunches it, its profile cleaned); an exposed
+// one is a setting of the machine, left as it is. Either way nothing is asked for or typed;
+// nothing ends the error's message (what was not done).
+func (h *Host) browserIntact(nothing string) error {
 	h.mu.Lock()
 	b := h.browser
 	h.mu.Unlock()
 	if b == nil {
 		return nil
 	}
-	desc, err := foreignCode(b.PID(), h.o.Chromium)
+	c, err := checkBrowser(b.PID(), h.o.Chromium, os.Geteuid() == 0)
 	if err != nil {
-		return wire.Errorf(wire.CodeBrowserFailed, "the browser's processes could not be checked for code of anyone's but the system (%w); nothing was asked for or released", err)
+		return wire.Errorf(wire.CodeBrowserFailed, "the browser's processes could not be checked (%w); %s", err, nothing)
 	}
-	if desc != "" {
-		h.o.Log.Error("foreign code in the browser; killing it", "found", desc)
+	if c.Exposed != 0 {
+		h.o.Log.Error("browser memory open to the user's processes; nothing released", "pid", c.Exposed)
+		return wire.Errorf(wire.CodeBrowserExposed, "the memory of browser process %d can be read by any process of yours, so a password typed into a page could be read back out of it; %s", c.Exposed, nothing)
+	}
+	if c.Foreign != "" {
+		h.o.Log.Error("foreign code in the browser; killing it", "found", c.Foreign)
 		b.Kill()
-		return wire.Errorf(wire.CodeBrowserTampered, "the browser runs code that is not a root-owned system file: %s; it was killed, and nothing was asked for or released", desc)
+		return wire.Errorf(wire.CodeBrowserTampered, "the browser runs code that is not a root-owned system file: %s; it was killed, and %s", c.Foreign, nothing)
 	}
 	return nil
 }

@@ -28,6 +28,11 @@ for f in /usr/bin/headless /usr/bin/brokerd /usr/lib/systemd/user/brokerd.socket
   [ -e "$f" ] || { echo "deb-check: $f is missing" >&2; exit 1; }
 done
 [ "$(stat -c '%U %a' /usr/bin/headless)" = "root 755" ] || { echo "deb-check: /usr/bin/headless is not root-owned 0755" >&2; exit 1; }
+# postinst: the programs a secret is typed into are unreadable, so their memory is closed to
+# the user's processes.
+for f in /usr/lib/chromium/chromium /usr/bin/pinentry-curses; do
+  [ "$(stat -c '%U %a' "$f")" = "root 711" ] || { echo "deb-check: $f is not root-owned 0711 after the install" >&2; exit 1; }
+done
 
 v=$(/usr/bin/headless version)
 b=$(/usr/bin/brokerd --version)

@@ -275,6 +275,7 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, 
 			TTY:     tty,
 			TTYType: getenv("TERM"),
 			Env:     pinentryEnv(getenv, cfg.Presence, auto),
+			Exposed: memoryOpen,
 		}
 		if cfg.Presence.Provider == config.ProviderPassphrase {
 			return presence.NewPassphrase(o)
@@ -342,4 +343,15 @@ func auditVerify(stdout, stderr io.Writer, layout xdg.Layout) int {
 	}
 	fmt.Fprintf(stdout, "audit log intact: %d records\n", n)
 	return 0
+}
+
+// memoryOpen says whether the user's processes can read process pid's memory (a pinentry the
+// passphrase is about to be typed into). Root reads every process's memory, so for brokerd
+// run as root the question means nothing and the answer is no (SECURITY.md: root is never
+// kept out).
+func memoryOpen(pid int) (bool, error) {
+	if os.Geteuid() == 0 {
+		return false, nil
+	}
+	return hardening.MemoryOpen(pid)
 }

@@ -294,6 +294,24 @@ func (d *run) checkChromium() {
 		}
 		return
 	}
+	// A Chromium binary the user may read runs dumpable: any program of the user's reads a
+	// typed password out of its memory, and the host refuses every sign-in (BROWSER_EXPOSED)
+	// unless Yama keeps every non-root process out (ptrace_scope 2 or 3).
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o044 != 0 {
+		scope := ""
+		if d.p.PtraceScope != nil {
+			scope = d.p.PtraceScope()
+		}
+		if scope != "2" && scope != "3" {
+			hint := "as root: apt-get install chromium-sandbox && dpkg-statoverride --update --add root root 0711 " + path + " (the Debian package of headless does this), or set kernel.yama.ptrace_scope=2"
+			if os.Geteuid() == 0 {
+				d.set(CheckChromium, Warning, hint, "%s can be read by users (mode %04o): its memory is open to their programs; as root nothing is kept out anyway", path, fi.Mode().Perm())
+			} else {
+				d.set(CheckChromium, Failed, hint, "%s can be read by you (mode %04o), so its memory is open to your programs: sign-ins are refused (BROWSER_EXPOSED)", path, fi.Mode().Perm())
+			}
+			return
+		}
+	}
 	switch {
 	case d.host != nil && d.host.Chromium != "":
 		d.set(CheckChromium, Healthy, "", "%s, running %s", path, bounded(d.host.Chromium, 64))
@@ -762,12 +780,12 @@ func (d *run) checkPtrace() {
 	if d.p.PtraceScope != nil {
 		scope = d.p.PtraceScope()
 	}
-	hint := "set kernel.yama.ptrace_scope=1 or more (sysctl), so programs running as you cannot attach to Chromium, which is dumpable"
+	hint := "set kernel.yama.ptrace_scope=2 (sysctl), so that no program of yours can attach to any process (Chromium is kept undumpable by its unreadable binary; check chromium)"
 	switch scope {
 	case "1", "2", "3":
 		d.set(CheckPtraceScope, Healthy, "", "kernel.yama.ptrace_scope = %s", scope)
 	case "0":
-		d.set(CheckPtraceScope, Warning, hint, "kernel.yama.ptrace_scope = 0: any program running as you may ptrace your dumpable processes (Chromium among them; brokerd and the host are undumpable)")
+		d.set(CheckPtraceScope, Warning, hint, "kernel.yama.ptrace_scope = 0: any program running as you may ptrace your dumpable processes (brokerd, the host, and Chromium from an unreadable binary are undumpable)")
 	case "absent":
 		d.set(CheckPtraceScope, Warning, hint, "the kernel has no Yama: nothing but undumpability keeps same-user ptrace out")
 	default:

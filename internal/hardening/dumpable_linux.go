@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -75,4 +76,26 @@ func Dumpable() (bool, error) {
 		return true, fmt.Errorf("prctl(PR_GET_DUMPABLE): %w", errno)
 	}
 	return r != 0, nil
+}
+
+// MemoryOpen reports whether this process may open /proc/PID/mem of process pid: the access a
+// ptrace attach needs, and what reads the process's memory. For a caller that is not root and
+// runs as pid's user, true means every process of that user (an agent's shell among them) can
+// read pid's memory; false means none can — the kernel refused the caller on pid's own terms
+// (pid is undumpable in the system's user namespace, or Yama keeps non-ancestors out), not on
+// the caller's. Root is refused nothing, so for root the answer is always true. A pid that has
+// exited is an error wrapping os.ErrNotExist.
+func MemoryOpen(pid int) (bool, error) {
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/mem", os.O_RDONLY, 0)
+	if err == nil {
+		f.Close()
+		return true, nil
+	}
+	switch {
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return false, nil
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ESRCH):
+		return false, fmt.Errorf("process %d: %w", pid, os.ErrNotExist)
+	}
+	return false, fmt.Errorf("open /proc/%d/mem: %w", pid, err)
 }

@@ -10,3 +10,8 @@ func Undumpable() error { return nil }
 
 // Dumpable reports true: this system offers no check.
 func Dumpable() (bool, error) { return true, errors.New("no PR_GET_DUMPABLE on this system") }
+
+// MemoryOpen reports false: there is no /proc/PID/mem here. (On macOS reading another
+// process's memory takes task_for_pid, which the system refuses an unprivileged process for
+// any process but its own children run under a debugger entitlement.)
+func MemoryOpen(pid int) (bool, error) { return false, nil }

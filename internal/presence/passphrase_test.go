@@ -269,3 +269,53 @@ func FuzzUnescapeAssuan(f *testing.F) {
 		}
 	})
 }
+
+// TestPassphraseExposedPinentryRefused: a pinentry whose memory the user's processes can read
+// is never asked for the passphrase (red-team round 7 read a typed password out of Chromium's
+// memory; a passphrase typed into a readable pinentry is as open): Exposed sees the started
+// program's pid, and a yes, or an error, ends the prompt with ErrUnavailable before GETPIN.
+func TestPassphraseExposedPinentryRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		open    bool
+		err     error
+		granted bool
+	}{
+		{"closed", false, nil, true},
+		{"open", true, nil, false},
+		{"cannot tell", false, errors.New("proc gone"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			program, logFile := presencetest.FakePinentry(t, "approve")
+			var asked []int
+			p, err := NewPassphrase(PinentryOptions{Program: program, Timeout: 10 * time.Second, Exposed: func(pid int) (bool, error) {
+				asked = append(asked, pid)
+				if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+					t.Errorf("Exposed asked about pid %d, which is not running: %v", pid, err)
+				}
+				return tc.open, tc.err
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			presencetest.Type(t, logFile, "the passphrase")
+			c := &checker{want: "the passphrase"}
+			err = p.Ask(context.Background(), testRequest, false, c.check)
+			if len(asked) != 1 {
+				t.Fatalf("Exposed asked %d times; want once", len(asked))
+			}
+			if tc.granted {
+				if err != nil || len(c.got) != 1 {
+					t.Fatalf("Ask = %v, checks %q; want granted", err, c.got)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnavailable) || len(c.got) != 0 {
+				t.Fatalf("Ask = %v, checks %q; want ErrUnavailable and nothing checked", err, c.got)
+			}
+			if slices.Contains(presencetest.Received(t, logFile), "GETPIN") {
+				t.Error("the exposed pinentry was asked for the passphrase (GETPIN)")
+			}
+		})
+	}
+}

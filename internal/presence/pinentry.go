@@ -59,6 +59,12 @@ type PinentryOptions struct {
 	// DBUS_SESSION_BUS_ADDRESS, ... as the caller decides). Nil means an empty environment:
 	// nothing is inherited from this process.
 	Env []string
+	// Exposed, when set, is asked about each started program before a passphrase is asked
+	// of it (GETPIN): true means the program's memory can be read by processes of the user
+	// (an agent's shell among them), and so could the passphrase typed into it. The prompt
+	// then ends at once, [ErrUnavailable], before anything is typed. brokerd sets it
+	// (hardening.MemoryOpen); nil asks nothing (tests with a scripted pinentry).
+	Exposed func(pid int) (bool, error)
 }
 
 // Pinentry asks for presence through a pinentry program speaking the Assuan protocol, the
@@ -109,6 +115,7 @@ type Pinentry struct {
 	timeout time.Duration
 	options []string // OPTION lines
 	env     []string
+	exposed func(pid int) (bool, error)
 	slot    chan struct{} // one prompt at a time
 	waiting atomic.Int32  // requests queued behind the current prompt
 }
@@ -150,6 +157,7 @@ func NewPinentry(o PinentryOptions) (*Pinentry, error) {
 		timeout: o.Timeout,
 		options: options,
 		env:     env,
+		exposed: o.Exposed,
 		slot:    make(chan struct{}, 1),
 	}, nil
 }
@@ -254,6 +262,21 @@ func (p *Pinentry) open(ctx context.Context, r Request, prompt, ok string, wipe 
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: start pinentry: %w", ErrUnavailable, err)
+	}
+	// A passphrase is typed into the program: its memory must be closed to the user's
+	// processes (red-team round 7 read a typed password out of Chromium's memory through
+	// /proc/PID/mem; a pinentry's is as open unless its binary is one the user cannot read).
+	// Checked after the exec (cmd.Start returns after it), before anything is asked.
+	if wipe && p.exposed != nil {
+		open, err := p.exposed(proc.cmd.Process.Pid)
+		if err != nil || open {
+			proc.reap()
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("%w: could not check who can read the pinentry's memory: %w", ErrUnavailable, err)
+			}
+			return nil, fmt.Errorf("%w: the memory of the pinentry %s can be read by any process of yours, so a passphrase typed into it could be read back out of it; nothing was asked (as root, make the program unreadable: dpkg-statoverride --update --add root root 0711 %s)", ErrUnavailable, p.program, p.program)
+		}
 	}
 	// On timeout or cancellation: kill the group and unblock our reads and writes (a
 	// descendant outside the group could still hold the socket open).

@@ -61,6 +61,7 @@ const (
 	CodeBrowserCrashed  Code = "BROWSER_CRASHED"      // Chromium died; it has been restarted
 	CodeBrowserFailed   Code = "BROWSER_FAILED"       // Chromium could not be started
 	CodeBrowserTampered Code = "BROWSER_TAMPERED"     // a browser process runs code that is not a root-owned system file
+	CodeBrowserExposed  Code = "BROWSER_EXPOSED"      // a browser process's memory is readable by the user's processes
 	CodeUnsafeNav       Code = "UNSAFE_NAVIGATION"    // only http and https URLs may be visited
 	CodeNavFailed       Code = "NAVIGATION_FAILED"    // the page did not load
 	CodeSessionUnknown  Code = "SESSION_UNKNOWN"      // no session of that name
@@ -150,6 +151,8 @@ var hints = map[Code]string{
 	CodeBrowserCrashed: "the browser was restarted; sessions other than default were lost; retry the command",
 	CodeBrowserTampered: "a program of yours made Chromium load a library of its own (the message names it); the browser was killed and nothing was released: " +
 		"remove what loads it (the profile's files, the user's NSS database), then retry",
+	CodeBrowserExposed: "any program of yours could read a typed password out of Chromium's memory; as root, make Chromium's binary unreadable " +
+		"(apt install chromium-sandbox && dpkg-statoverride --update --add root root 0711 /usr/lib/chromium/chromium) or set kernel.yama.ptrace_scope=2, then 'headless stop' and 'headless start' (SECURITY.md)",
 	CodeBrowserFailed:   "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
 	CodeUnsafeNav:       "only http:// and https:// URLs can be visited",
 	CodeNavFailed:       "check the URL and that the site is reachable from this machine",
