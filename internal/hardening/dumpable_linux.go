@@ -99,3 +99,8 @@ func MemoryOpen(pid int) (bool, error) {
 	}
 	return false, fmt.Errorf("open /proc/%d/mem: %w", pid, err)
 }
+
+// openPath opens path for fstat only (O_PATH): no read permission needed.
+func openPath(path string) (*os.File, error) {
+	return os.OpenFile(path, unix.O_PATH|syscall.O_CLOEXEC, 0)
+}

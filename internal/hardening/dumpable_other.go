@@ -2,7 +2,11 @@
 
 package hardening
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
 
 // Undumpable does nothing on this system: there is no PR_SET_DUMPABLE. (macOS keeps
 // same-user debuggers out only for hardened-runtime binaries.)
@@ -15,3 +19,8 @@ func Dumpable() (bool, error) { return true, errors.New("no PR_GET_DUMPABLE on t
 // process's memory takes task_for_pid, which the system refuses an unprivileged process for
 // any process but its own children run under a debugger entitlement.)
 func MemoryOpen(pid int) (bool, error) { return false, nil }
+
+// openPath has no O_PATH here: a file that cannot be read cannot be looked at.
+func openPath(path string) (*os.File, error) {
+	return nil, &os.PathError{Op: "open", Path: path, Err: fs.ErrPermission}
+}

@@ -30,7 +30,9 @@
 package hardening
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,16 +128,24 @@ func itoa(u uint32) string {
 // releases a password to a host that launches it: a regular, executable ELF file (not a
 // wrapper script, which could log what it is given or exec something else), owned by the user
 // or root, not writable by group or others. It reads the file's first bytes and runs nothing.
+// A file the user may execute but not read (Chromium installed mode 0711, so that its processes
+// are undumpable) has no first bytes to read, and needs none: a script cannot run from it, as
+// its interpreter could not read it either.
 func CheckChromium(path string) error {
 	if !filepath.IsAbs(path) {
 		return fmt.Errorf("chromium %q is not an absolute path", path)
 	}
+	elf := true
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		elf = false
+		f, err = openPath(path)
+	}
 	if err != nil {
 		return fmt.Errorf("chromium: %w", err)
 	}
 	defer f.Close()
-	return CheckExecutable(f, path, true)
+	return CheckExecutable(f, path, elf)
 }
 
 // CheckExecutable checks an open executable: a regular, executable file owned by the user or
