@@ -211,11 +211,14 @@ func (p *Profile) LockOwner() int { return p.pid }
 // Close releases the lock. It is safe to call more than once. Call it after Chromium exited.
 func (p *Profile) Close() { p.closeOnce.Do(p.unlock) }
 
-// ChromiumArgs returns the profile's Chromium flags, exactly: --user-data-dir and
-// --password-store=gnome-libsecret. Chromium 156 has no command-line switch that turns off
-// its password manager or the save-password bubble; the preferences that Open re-asserts do.
+// ChromiumArgs returns the profile's Chromium flags, exactly: --user-data-dir,
+// --profile-directory=Default and --password-store=gnome-libsecret. Chromium 156 has no
+// command-line switch that turns off its password manager or the save-password bubble; the
+// preferences that Open re-asserts do, in Default/ — so Default it is: without the flag
+// Chromium opens the profile Local State names as last used, which any process of the user
+// could point at a directory of its own with password saving on (a second reviewer's finding).
 func (p *Profile) ChromiumArgs() []string {
-	return []string{"--user-data-dir=" + p.dir, "--password-store=" + PasswordStore}
+	return []string{"--user-data-dir=" + p.dir, "--profile-directory=Default", "--password-store=" + PasswordStore}
 }
 
 // removeTemps removes leftovers of interrupted creations. They are ours (our prefix, in our

@@ -212,7 +212,7 @@ func TestOpenCreatesProfile(t *testing.T) {
 	if got := entries(t, filepath.Join(p.Dir(), "Default")); !slices.Equal(got, []string{"Preferences", "Sessions", "Sessions_Encrypted"}) {
 		t.Fatalf("Default holds %v (temporary files left?)", got)
 	}
-	want := []string{"--user-data-dir=" + p.Dir(), "--password-store=gnome-libsecret"}
+	want := []string{"--user-data-dir=" + p.Dir(), "--profile-directory=Default", "--password-store=gnome-libsecret"}
 	if got := p.ChromiumArgs(); !slices.Equal(got, want) {
 		t.Fatalf("ChromiumArgs = %q, want %q", got, want)
 	}
@@ -668,10 +668,14 @@ func TestPlantedStateDisarmed(t *testing.T) {
 	prefs["keep_me"] = "yes"
 	prefs["safebrowsing"] = map[string]any{"password_protection_login_urls": []any{"http://127.0.0.1:9/login"}, "enabled": true}
 	prefs["profile"].(map[string]any)["password_hash_data_list"] = []any{map[string]any{"hash": "1", "length": 20}}
+	prefs["profile"].(map[string]any)["content_settings"] = map[string]any{"exceptions": map[string]any{
+		"ssl_cert_decisions": map[string]any{"http://127.0.0.1:8443,*": map[string]any{"setting": map[string]any{"decisions": "proceed"}}},
+		"keep_this":          map[string]any{}}}
 	b, _ := encodePrefs(prefs)
 	writeFile(t, filepath.Join(dir, "Default", "Preferences"), b)
 	ls := `{"dns_over_https":{"mode":"secure","templates":"https://127.0.0.1:8443/dns-query"},` +
-		`"browser":{"enabled_labs_experiments":["unsafely-treat-insecure-origin-as-secure"],"keep":1},"other":{"x":2}}`
+		`"browser":{"enabled_labs_experiments":["unsafely-treat-insecure-origin-as-secure"],"keep":1},"other":{"x":2},` +
+		`"profile":{"last_used":"Planted","last_active_profiles":["Planted"],"keep":3}}`
 	writeFile(t, filepath.Join(dir, "Local State"), []byte(ls))
 	for _, d := range []string{"Cache/Cache_Data", "Code Cache/js", "Service Worker/Database"} {
 		if err := os.MkdirAll(filepath.Join(dir, "Default", d), 0o700); err != nil {
@@ -697,6 +701,9 @@ func TestPlantedStateDisarmed(t *testing.T) {
 	if got["profile"].(map[string]any)["password_hash_data_list"] != nil {
 		t.Fatal("Preferences after the open still hold password_hash_data_list")
 	}
+	if ex := got["profile"].(map[string]any)["content_settings"].(map[string]any)["exceptions"].(map[string]any); ex["ssl_cert_decisions"] != nil || ex["keep_this"] == nil {
+		t.Fatalf("Preferences after the open: content_settings.exceptions %v; want ssl_cert_decisions gone, keep_this kept", ex)
+	}
 	checkPasswordPrefs(t, dir)
 	lsb, err := os.ReadFile(filepath.Join(dir, "Local State"))
 	if err != nil {
@@ -706,7 +713,8 @@ func TestPlantedStateDisarmed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"browser": map[string]any{"keep": json.Number("1")}, "other": map[string]any{"x": json.Number("2")}}
+	want := map[string]any{"browser": map[string]any{"keep": json.Number("1")}, "other": map[string]any{"x": json.Number("2")},
+		"profile": map[string]any{"keep": json.Number("3")}}
 	if !reflect.DeepEqual(m, want) {
 		t.Fatalf("Local State after the open: %s; want %v", lsb, want)
 	}

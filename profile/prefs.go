@@ -160,8 +160,14 @@ var (
 		// Chromium's password reuse detection keeps a salted hash and the length of every
 		// password typed on these URLs in the profile (a lead of red-team round 6e).
 		{"safebrowsing", "password_protection_login_urls"}, {"safebrowsing", "password_protection_change_password_url"},
-		{"profile", "password_hash_data_list"}}
-	disarmLocalState = [][]string{{"dns_over_https"}, {"browser", "enabled_labs_experiments"}}
+		{"profile", "password_hash_data_list"},
+		// A "proceed anyway" kept for a host: with a resolver of the agent's (the start race,
+		// SECURITY.md), a certificate of its own would be taken without a warning.
+		{"profile", "content_settings", "exceptions", "ssl_cert_decisions"}}
+	// The last used profile: Chromium runs with --profile-directory=Default, and Local State
+	// does not get to name another one for the next start either.
+	disarmLocalState = [][]string{{"dns_over_https"}, {"browser", "enabled_labs_experiments"},
+		{"profile", "last_used"}, {"profile", "last_active_profiles"}}
 	disarmDirs       = []string{"Cache", "Code Cache", "Service Worker"}
 	blockedRootNames = []string{"WidevineCdm"}
 )
