@@ -169,9 +169,12 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		// before a relaunch) would see a sign-in's POST, password included (red-team round
 		// 6c). A site's own workers are bypassed the same way: its pages load from the
 		// network.
-		// (Chromium honours the bypass only with the Network domain enabled; its events go
-		// unheard, and it keeps no response bodies for them.)
-		{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 0}},
+		// (Chromium honours the bypass only with the Network domain enabled. It keeps no
+		// response bodies for it, and its events carry no request body: a maxPostDataSize of
+		// 0 would mean no limit — every fetch POST, a sign-in's JSON included, would reach the
+		// host, and one over cdp.MaxMessage would end the browser — so it is 1, which only an
+		// empty body fits. cdp drops the events unread.)
+		{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 1}},
 		{"Network.setBypassServiceWorker", map[string]any{"bypass": true}}} {
 		if err := b.Call(ctx, s.sid, m.method, m.params, nil); err != nil {
 			h.routes.Delete(s.sid)

@@ -342,6 +342,12 @@ func (b *Browser) read() {
 			}
 			continue
 		}
+		if strings.HasPrefix(m.Method, "Network.") {
+			// Enabled only for its service-worker bypass (host/sessions.go): nothing
+			// listens, and a request's event can carry what a page sent.
+			clear(buf.Bytes())
+			continue
+		}
 		if m.Method != "" {
 			switch m.Method {
 			case "Inspector.targetCrashed":

@@ -1,0 +1,51 @@
+package cdp
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestNetworkEventsDropped: the Network domain is on only for its service-worker bypass, so
+// its events — a request's can carry what a page sent, a sign-in's body included — reach no
+// subscriber; every other event still does, in order.
+func TestNetworkEventsDropped(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := &Browser{r: r, pending: map[int64]chan reply{}, psess: map[int64]string{}, gone: map[string]error{},
+		subs: map[int]func(Event){}, done: make(chan struct{})}
+	var mu sync.Mutex
+	var got []string
+	b.Subscribe(func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev.Method+" "+string(ev.Params))
+	})
+	go b.read()
+	for _, m := range []string{
+		`{"method":"Page.frameNavigated","params":{"n":1}}`,
+		`{"method":"Network.requestWillBeSent","params":{"request":{"postData":"user=a&password=CANARY-pw"}}}`,
+		`{"method":"Network.requestWillBeSentExtraInfo","sessionId":"S","params":{"headers":{"Authorization":"Basic CANARY"}}}`,
+		`{"method":"Page.loadEventFired","params":{"n":2}}`,
+	} {
+		if _, err := w.Write(append([]byte(m), 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	<-b.done
+	want := []string{`Page.frameNavigated {"n":1}`, `Page.loadEventFired {"n":2}`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events seen %q; want %q", got, want)
+	}
+	for _, e := range got {
+		if strings.Contains(e, "CANARY") {
+			t.Fatalf("an event with the canary reached a subscriber: %s", e)
+		}
+	}
+}
