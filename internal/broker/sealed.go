@@ -87,6 +87,10 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 		credential.Zero(secret)
 		return got, nil, err
 	}
+	if secret == nil {
+		// A provider that returned without a granted check: never an empty password.
+		return got, nil, wire.Errorf(wire.CodePresenceDenied, "the passphrase prompt ended without opening alias %q; nothing was released", alias)
+	}
 	return got, secret, nil
 }
 
@@ -109,6 +113,9 @@ func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session stri
 	totp, err := credential.ValidStored(secret)
 	if err != nil {
 		return nil, err
+	}
+	if credential.IsSealed(secret) {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "a password may not start with %q, the mark of a sealed credential; nothing was saved", credential.SealedPrefix)
 	}
 	ref, err := s.sealRef(ctx, "", "")
 	if err != nil {
@@ -151,7 +158,9 @@ type sealedRef struct {
 	b    seal.Binding
 }
 
-// maxRefTries bounds the vault reads that look for a sealed credential to check against.
+// maxRefTries bounds the sealed-looking records read and found malformed while looking for a
+// sealed credential to check against (plain records, saved under another provider, are
+// skipped without counting: any number of them may be older than the first sealed one).
 const maxRefTries = 8
 
 // sealRef returns the oldest sealed credential of the vault (its creation time is the
@@ -165,8 +174,9 @@ func (s *Server) sealRef(ctx context.Context, o, alias string) (sealedRef, error
 	}
 	slices.SortStableFunc(recs, func(a, b vault.Record) int { return a.Created.Compare(b.Created) })
 	recs = slices.DeleteFunc(recs, func(r vault.Record) bool { return r.Origin == o && strings.EqualFold(r.Alias, alias) })
-	for i, r := range recs {
-		if i == maxRefTries {
+	bad := 0
+	for _, r := range recs {
+		if bad == maxRefTries {
 			break
 		}
 		got, text, err := s.Vault.Secret(ctx, r.Origin, r.Alias)
@@ -176,9 +186,15 @@ func (s *Server) sealRef(ctx context.Context, o, alias string) (sealedRef, error
 			}
 			return sealedRef{}, err
 		}
-		totp, verr := credential.ValidSaved(text)
-		if !credential.IsSealed(text) || verr != nil {
+		if !credential.IsSealed(text) {
 			credential.Zero(text)
+			continue
+		}
+		totp, verr := credential.ValidSaved(text)
+		if verr != nil || seal.Valid(text) != nil {
+			// Not one to check a passphrase against (an altered record, say): the next.
+			credential.Zero(text)
+			bad++
 			continue
 		}
 		return sealedRef{text: text, b: seal.Binding{Origin: got.Origin, Account: got.Account, Alias: got.Alias, TOTP: totp}}, nil

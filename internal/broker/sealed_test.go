@@ -225,3 +225,48 @@ type cancelling struct{ *fakeSealer }
 func (c *cancelling) Ask(ctx context.Context, r presence.Request, repeat bool, check func([]byte) error) error {
 	return fmt.Errorf("%w: cancelled", presence.ErrDenied)
 }
+
+// TestSealRefPastPlainAndMalformed: the passphrase a new credential is checked against is the
+// oldest sealed credential's however many plain records (saved under another provider) are
+// older, and a malformed sealed-looking record is passed over rather than failing every add;
+// a password that looks sealed is refused with a code of its own (second reviewer).
+func TestSealRefPastPlainAndMalformed(t *testing.T) {
+	ctx := context.Background()
+	f, sp := newSealedFixture(t)
+	c := f.client(t)
+	for i := range maxRefTries + 1 {
+		if err := f.store.Add(ctx, vault.Record{Origin: "https://app.example", Account: "old", Alias: fmt.Sprintf("plain-%d", i)}, []byte("plain-pw")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // distinct creation times
+	}
+	// Sealed-looking, but with a work factor out of bounds.
+	if err := f.store.Add(ctx, vault.Record{Origin: "https://app.example", Account: "old", Alias: "malformed"}, []byte(credential.SealedPrefix+"p:AAAAAQ"+strings.Repeat("A", 80))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	sp.typing(passphrase)
+	if _, err := c.Add(ctx, "https://app.example", "a@example", "first-sealed", []byte(canary)); err != nil {
+		t.Fatalf("first sealed add: %v", err)
+	}
+	if !sp.repeats[len(sp.repeats)-1] {
+		t.Fatal("the first sealed credential's passphrase was not chosen (asked twice)")
+	}
+	// A second add with another passphrase: checked against first-sealed, past nine plain
+	// records and a malformed one, so refused — not chosen anew.
+	sp.typing("another passphrase entirely")
+	if _, err := c.Add(ctx, "https://app.example", "b@example", "second", []byte(canary)); code(err) != wire.CodePresenceDenied {
+		t.Fatalf("second add with another passphrase: %v; want PRESENCE_DENIED", err)
+	}
+	if sp.repeats[len(sp.repeats)-1] || sp.tries != 3 {
+		t.Fatalf("second add: asked twice %v, %d tries; want checked against the saved one, 3 tries", sp.repeats[len(sp.repeats)-1], sp.tries)
+	}
+	sp.typing(passphrase)
+	if _, err := c.Add(ctx, "https://app.example", "b@example", "second", []byte(canary)); err != nil {
+		t.Fatalf("second add with the passphrase: %v", err)
+	}
+	n := sp.asked()
+	if _, err := c.Add(ctx, "https://app.example", "c@example", "looks-sealed", []byte(credential.SealedPrefix+"p:x")); code(err) != wire.CodeInvalidArgument || sp.asked() != n {
+		t.Fatalf("a password that looks sealed: %v, asked %d more; want INVALID_ARGUMENT, nobody asked", err, sp.asked()-n)
+	}
+}

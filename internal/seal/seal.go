@@ -172,6 +172,13 @@ type sealed struct {
 }
 
 // parse reads a sealed text (outside data: it comes from the vault) without any key work.
+// Valid reports whether text is a well-formed sealed text (nil), or why not (an error
+// wrapping [ErrNotSealed] or [ErrMalformed]). It opens nothing.
+func Valid(text []byte) error {
+	_, err := parse(text)
+	return err
+}
+
 func parse(text []byte) (sealed, error) {
 	if !credential.IsSealed(text) {
 		return sealed{}, ErrNotSealed
