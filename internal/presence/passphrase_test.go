@@ -138,7 +138,7 @@ func TestPassphrasePrompt(t *testing.T) {
 	}
 	got := presencetest.Received(t, logFile)
 	desc := presencetest.Prompts(t, logFile)
-	if len(desc) != 1 || !strings.HasPrefix(desc[0], `Save the password typed on the terminal for "alice@example.com" at https://example.com as alias "work"`) {
+	if len(desc) != 1 || !strings.HasPrefix(desc[0], `Save the password sent by the requester below for "alice@example.com" at https://example.com as alias "work"`) {
 		t.Fatalf("prompt %q", desc)
 	}
 	if !slices.Contains(got, "SETPROMPT Passphrase to save it:") || !slices.Contains(got, "SETOK Save") || !slices.Contains(got, "GETPIN") {

@@ -561,7 +561,9 @@ type pinentryProcess struct {
 // startPinentry starts program with exactly env, stdin and stdout on one end of a Unix socket
 // pair, stderr discarded, in its own process group. A socket, not a pipe: a pipe can be opened
 // again through /proc/PID/fd of the program by any process of the user, which could then read
-// the program's answers (a passphrase) before we do; a socket cannot be. Our end is ours alone
+// the program's answers (a passphrase) before we do; a socket cannot be (only duplicated, with
+// pidfd_getfd, by a process allowed to ptrace the program — none of the user's when the
+// program is undumpable: Exposed). Our end is ours alone
 // (not os/exec's), non-blocking, so reading can go on while the process is reaped and
 // deadlines work.
 func startPinentry(program string, env []string) (*pinentryProcess, error) {

@@ -84,7 +84,7 @@ func (r Request) Description() string {
 	}
 	var b strings.Builder
 	if r.Save {
-		fmt.Fprintf(&b, "Save the password typed on the terminal for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
+		fmt.Fprintf(&b, "Save the password sent by the requester below for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
 		if r.Session != "" {
 			fmt.Fprintf(&b, " (in isolated session %q only)", r.Session)
 		}

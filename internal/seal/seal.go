@@ -24,7 +24,7 @@
 // keylogger, a program that reads the pinentry's memory or terminal); a record sealed with a
 // passphrase chosen by someone else (whoever answers the prompt when a credential is saved
 // chooses it). Passphrase and key are zeroed after use, but copies the runtime made (GC
-// moves, the HMAC pads inside crypto/hmac) are not.
+// moves, the HMAC pads inside crypto/hmac, the AES key schedule inside the cipher) are not.
 package seal
 
 import (
