@@ -370,3 +370,32 @@ func busConn(t *testing.T, addr string) *dbus.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// TestPlantedLastUsedProfileIgnored: Local State's profile.last_used, which any process of
+// the user can point at a profile directory of its own (with password saving on and no
+// Sessions block), does not choose the profile: ChromiumArgs pins Default, and everything the
+// profile's protections look after is written there, nothing in the planted one (second
+// reviewer's finding; without the flag Chromium 156 opens the planted profile).
+func TestPlantedLastUsedProfileIgnored(t *testing.T) {
+	chromium := realtest.Binary(t, "/usr/lib/chromium/chromium")
+	k := realtest.StartKeyring(t, realtest.KeyringOptions{})
+	ctx := testCtx(t, 2*time.Minute)
+	dataDir := newDataDir(t)
+	p := openT(t, dataDir)
+	dir := p.Dir()
+	if err := os.WriteFile(filepath.Join(dir, "Local State"), []byte(`{"profile":{"last_used":"Planted","last_active_profiles":["Planted"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "Planted"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b := launchChromium(t, chromium, p.ChromiumArgs(), k.Addr)
+	b.newTab(ctx, t, "about:blank")
+	b.close(t)
+	if ents, _ := os.ReadDir(filepath.Join(dir, "Planted")); len(ents) != 0 {
+		t.Errorf("Chromium wrote %d entries into the planted profile (%s...): it opened it", len(ents), ents[0].Name())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Default", "Preferences")); err != nil {
+		t.Errorf("Default/Preferences: %v", err)
+	}
+}

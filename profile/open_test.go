@@ -674,8 +674,7 @@ func TestPlantedStateDisarmed(t *testing.T) {
 	b, _ := encodePrefs(prefs)
 	writeFile(t, filepath.Join(dir, "Default", "Preferences"), b)
 	ls := `{"dns_over_https":{"mode":"secure","templates":"https://127.0.0.1:8443/dns-query"},` +
-		`"browser":{"enabled_labs_experiments":["unsafely-treat-insecure-origin-as-secure"],"keep":1},"other":{"x":2},` +
-		`"profile":{"last_used":"Planted","last_active_profiles":["Planted"],"keep":3}}`
+		`"browser":{"enabled_labs_experiments":["unsafely-treat-insecure-origin-as-secure"],"keep":1},"other":{"x":2}}`
 	writeFile(t, filepath.Join(dir, "Local State"), []byte(ls))
 	for _, d := range []string{"Cache/Cache_Data", "Code Cache/js", "Service Worker/Database"} {
 		if err := os.MkdirAll(filepath.Join(dir, "Default", d), 0o700); err != nil {
@@ -713,8 +712,7 @@ func TestPlantedStateDisarmed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"browser": map[string]any{"keep": json.Number("1")}, "other": map[string]any{"x": json.Number("2")},
-		"profile": map[string]any{"keep": json.Number("3")}}
+	want := map[string]any{"browser": map[string]any{"keep": json.Number("1")}, "other": map[string]any{"x": json.Number("2")}}
 	if !reflect.DeepEqual(m, want) {
 		t.Fatalf("Local State after the open: %s; want %v", lsb, want)
 	}

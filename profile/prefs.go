@@ -164,10 +164,9 @@ var (
 		// A "proceed anyway" kept for a host: with a resolver of the agent's (the start race,
 		// SECURITY.md), a certificate of its own would be taken without a warning.
 		{"profile", "content_settings", "exceptions", "ssl_cert_decisions"}}
-	// The last used profile: Chromium runs with --profile-directory=Default, and Local State
-	// does not get to name another one for the next start either.
-	disarmLocalState = [][]string{{"dns_over_https"}, {"browser", "enabled_labs_experiments"},
-		{"profile", "last_used"}, {"profile", "last_active_profiles"}}
+	// (Local State's profile.last_used, which would choose the profile, is left to Chromium,
+	// which writes "Default" there itself: --profile-directory=Default wins over it.)
+	disarmLocalState = [][]string{{"dns_over_https"}, {"browser", "enabled_labs_experiments"}}
 	disarmDirs       = []string{"Cache", "Code Cache", "Service Worker"}
 	blockedRootNames = []string{"WidevineCdm"}
 )
