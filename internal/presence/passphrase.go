@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -84,11 +85,29 @@ func (p *Pinentry) passphrase(ctx context.Context, r Request, repeat bool, check
 	pass := make([]byte, 0, MaxPassphrase)
 	again := make([]byte, 0, MaxPassphrase)
 	defer func() { clear(pass[:cap(pass)]); clear(again[:cap(again)]) }()
+	// A pinentry's SETTIMEOUT applies to each GETPIN; ours bounds the whole prompt. Every GETPIN
+	// after the first is told what is left of ours, so the dialog closes itself (restoring a
+	// terminal) before it would be killed.
+	remaining := func() error {
+		dl, ok := pctx.Deadline()
+		if !ok {
+			return nil
+		}
+		return c.command("SETTIMEOUT " + strconv.FormatInt(max(1, int64((time.Until(dl)-time.Second)/time.Second)), 10))
+	}
 	for try := 1; ; try++ {
 		var answered bool
+		if try > 1 {
+			if err := remaining(); err != nil {
+				return p.outcome(ctx, pctx, false, err)
+			}
+		}
 		pass, answered, err = c.getpin(pass[:0])
 		if err == nil && repeat {
 			err = c.command("SETPROMPT Repeat it:")
+			if err == nil {
+				err = remaining()
+			}
 			if err == nil {
 				again, answered, err = c.getpin(again[:0])
 			}

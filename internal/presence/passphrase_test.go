@@ -319,3 +319,37 @@ func TestPassphraseExposedPinentryRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPassphraseTimeoutPerTry: a pinentry's SETTIMEOUT applies to one GETPIN, so every GETPIN
+// after the first is preceded by a SETTIMEOUT of what is left of the prompt's own timeout
+// (never more than the first one said), and the dialog closes itself before it is killed.
+func TestPassphraseTimeoutPerTry(t *testing.T) {
+	p, logFile := newPassphrase(t, "approve", 30*time.Second)
+	presencetest.Type(t, logFile, "nope", "right", "right")
+	c := &checker{want: "right"}
+	if err := p.Ask(context.Background(), testRequest, true, c.check); err != nil {
+		t.Fatal(err)
+	}
+	var timeouts []int
+	getpins := 0
+	for _, cmd := range presencetest.Received(t, logFile) {
+		if v, ok := strings.CutPrefix(cmd, "SETTIMEOUT "); ok {
+			n, _ := strconv.Atoi(v)
+			timeouts = append(timeouts, n)
+		}
+		if cmd == "GETPIN" {
+			getpins++
+			if len(timeouts) != getpins {
+				t.Fatalf("GETPIN %d after %d SETTIMEOUTs; want one before each", getpins, len(timeouts))
+			}
+		}
+	}
+	if getpins != 4 {
+		t.Fatalf("%d GETPINs; want 4 (two tries, each asked twice)", getpins)
+	}
+	for i, n := range timeouts {
+		if n < 1 || n > timeouts[0] || n > 29 {
+			t.Fatalf("SETTIMEOUT %d is %d (first %d); want 1..%d", i, n, timeouts[0], min(29, timeouts[0]))
+		}
+	}
+}
