@@ -25,6 +25,13 @@
 //     never include the value of a password field, and mark page-derived text as untrusted.
 //     fill refuses password fields unless the user-only config sets
 //     allow_direct_password_fill. Text typed by fill is never logged or echoed.
+//   - The browser is looked at before every release and again right before anything is typed
+//     (integrity_linux.go): a process of its whose memory the host, running as the user
+//     without privilege, could open (/proc/PID/mem) could be read by any process of the user's,
+//     so the sign-in is BROWSER_EXPOSED and nobody is asked (root excepted, whom nothing keeps
+//     out); a process that maps code from anything but a root-owned system file makes it
+//     BROWSER_TAMPERED, and the browser is killed. Chromium's processes are closed when its
+//     binary is one the user cannot read (install-deps, the package: mode 0711).
 //   - Containment (taint.go): the password is in the page only between typing and submitting.
 //     Every node the host typed a secret into is tainted for the life of its document (by
 //     backend node id, whatever its type, name or id becomes): snapshot, wait and every other
