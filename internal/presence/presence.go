@@ -10,7 +10,12 @@
 // keyring's own prompt for exactly the duration of use) fits the same shape.
 //
 // Providers are chosen only in the user-only config file; no environment variable or flag can
-// approve or skip presence. Providers never see a password value.
+// approve or skip presence. Providers never see a password value. The passphrase provider
+// ([Passphrase]) does see the person's passphrase, which seals the passwords: it is read from
+// the pinentry over a socket pair into a buffer of fixed capacity, handed to the caller's
+// check and zeroed; and it is asked only of a pinentry whose memory no process of the user's
+// can read ([PinentryOptions].Exposed, which brokerd sets), so that it cannot be read back
+// out of the program it was typed into.
 //
 // # Not guaranteed
 //
