@@ -37,7 +37,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,19 +187,17 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	args := append(baseFlags(), o.Args...)
 	args = append(args, "about:blank")
 	cmd := exec.Command(o.Path, args...)
-	cmd.Env = o.Env
+	// XDG_CONFIG_HOME is a path under /proc, where nobody can create anything: Chromium has no
+	// crash database there, so it starts no crash handler. A live handler is what makes a
+	// crashing Chromium process dumpable (so that the handler may read it), and with it every
+	// process of the user could read that process's memory, a typed password included:
+	// red-team round 8 replaced the empty file that used to block the database (under the
+	// user's own runtime dir) with a directory in the moment before Chromium looked, then
+	// crashed the browser and read it. Nothing else of the user's config dir (fontconfig, GTK,
+	// dconf) is read either.
+	cmd.Env = append(append([]string(nil), o.Env...), "XDG_CONFIG_HOME="+NoConfigHome)
 	if o.TempDir != "" {
-		// Chromium's crash handler daemonises out of the browser's process group; giving the
-		// browser a private config dir puts that dir on the handler's command line, so
-		// reap can find and end it.
-		cmd.Env = append(append([]string(nil), o.Env...), "TMPDIR="+o.TempDir, "XDG_CONFIG_HOME="+filepath.Join(o.TempDir, "config"))
-		if err := blockCrashDumps(o.TempDir); err != nil {
-			toR.Close()
-			toW.Close()
-			fromR.Close()
-			fromW.Close()
-			return nil, err
-		}
+		cmd.Env = append(cmd.Env, "TMPDIR="+o.TempDir)
 	}
 	cmd.Dir = "/"
 	cmd.Stdout = nil
@@ -644,29 +641,9 @@ func (b *Browser) Kill() {
 // recognised by the private temp dir on their command line.
 func (b *Browser) reapDaemons() { ReapDaemons(b.tempDir) }
 
-// blockCrashDumps keeps Chromium's crash handler from writing minidumps: a renderer's dump is
-// a file of its memory, and the host crashes renderers on purpose (Page.crash, to discard a page
-// that may hold a typed password; red-team round 4 found such dumps under Crash Reports/pending).
-// The handler's database dir is taken by an empty read-only file, so it has nowhere to write;
-// --disable-breakpad alone does not stop it in headless mode.
-func blockCrashDumps(tempDir string) error {
-	dir := filepath.Join(tempDir, "config", "chromium")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("browser config dir: %w", err)
-	}
-	db := filepath.Join(dir, "Crash Reports")
-	if fi, err := os.Lstat(db); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return nil
-	}
-	if err := os.RemoveAll(db); err != nil {
-		return fmt.Errorf("remove old crash reports: %w", err)
-	}
-	f, err := os.OpenFile(db, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o400)
-	if err != nil {
-		return fmt.Errorf("block crash reports: %w", err)
-	}
-	return f.Close()
-}
+// NoConfigHome is Chromium's XDG_CONFIG_HOME: a path under /proc, where nobody, root
+// included, can create a file (see Launch).
+const NoConfigHome = "/proc/headless-chromium-has-no-config"
 
 // ReapDaemons kills the helpers of any browser that ran with tempDir as its private temp dir
 // and left its process group (Chromium's crash handlers daemonise): those of a browser whose

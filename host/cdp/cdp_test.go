@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -344,5 +345,39 @@ func TestCrashedRendererLeavesNoDump(t *testing.T) {
 	})
 	if len(dumps) != 0 {
 		t.Errorf("a crashed renderer left dumps: %v", dumps)
+	}
+}
+
+// TestNoCrashHandler: whatever config dir the environment names — here one with a crash
+// database ready, as red-team round 8 made one appear in the moment before Chromium looked —
+// Chromium gets XDG_CONFIG_HOME under /proc and starts no crash handler. A live handler makes
+// a crashing Chromium process dumpable, and so readable by every process of the user.
+func TestNoCrashHandler(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "cfg")
+	if err := os.MkdirAll(filepath.Join(cfg, "chromium", "Crash Reports"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := Launch(ctx, Options{
+		Path: chromium(t),
+		Args: []string{"--user-data-dir=" + filepath.Join(dir, "profile")},
+		Env:  []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "XDG_CONFIG_HOME=" + cfg},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { b.Kill(); ReapDaemons(dir) }()
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", b.PID())); err == nil && !bytes.Contains(env, []byte("\x00XDG_CONFIG_HOME="+NoConfigHome+"\x00")) {
+		t.Errorf("the browser's environment has no XDG_CONFIG_HOME=%s", NoConfigHome)
+	}
+	time.Sleep(2 * time.Second) // a handler starts within moments of the browser
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Contains(cmdline, []byte("crashpad_handler")) && bytes.Contains(cmdline, []byte(dir+"/")) {
+			t.Errorf("a crash handler runs for the browser: pid %s %q", e.Name(), bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
 	}
 }

@@ -57,7 +57,7 @@ const (
 type Proc = procstat.Proc
 
 // ChromiumEnv is the environment allowlist for Chromium: the only variable names the host
-// passes to the browser (TMPDIR and XDG_CONFIG_HOME point into the host's private temp dir).
+// passes to the browser (TMPDIR points into the host's private temp dir, XDG_CONFIG_HOME under /proc).
 // The host reports the names it used in host.hello; any other name is refused.
 var ChromiumEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
 	"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "TMPDIR"}
