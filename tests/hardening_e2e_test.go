@@ -345,6 +345,37 @@ func TestUndumpableAgainstSameUID(t *testing.T) {
 	if !chromiumChecked {
 		t.Errorf("no chromium check in the doctor's report: %s", dout)
 	}
+	// A Chromium and a pinentry of the user's own (ELF, theirs to replace) are refused: a
+	// wrapper there reads what is typed (red-team round 8 ran both, with a config and a
+	// brokerd of its own). brokerd's checks are the doctor's (hardening.NotReplaceable).
+	own := filepath.Join(root, "home")
+	for _, name := range []string{"chromium", "pinentry"} {
+		b, _ := os.ReadFile("/usr/bin/true")
+		p := filepath.Join(own, name)
+		os.WriteFile(p, b, 0o755)
+		os.Chown(p, 65534, 65534)
+	}
+	cfgDir := filepath.Join(root, "config", "headless")
+	os.Mkdir(cfgDir, 0o700)
+	os.Chown(cfgDir, 65534, 65534)
+	cfgFile := filepath.Join(cfgDir, "config.json")
+	os.WriteFile(cfgFile, []byte(fmt.Sprintf(`{"presence":{"provider":"passphrase","program":%q},"chromium":%q}`, filepath.Join(own, "pinentry"), filepath.Join(own, "chromium"))), 0o600)
+	os.Chown(cfgFile, 65534, 65534)
+	dout, _ = asNobody("headless", "doctor", "--json").Output()
+	os.Remove(cfgFile)
+	doc.Checks = nil
+	json.Unmarshal(dout, &doc)
+	refused := map[string]bool{}
+	for _, c := range doc.Checks {
+		if c.ID == "chromium" && c.State == "failed" && strings.Contains(c.Detail, "owned by you") {
+			refused[c.ID] = true
+		}
+	}
+	// (The pinentry's refusal, the same check, is TestNotReplaceable's: this doctor reports
+	// the running brokerd's provider, not the file's.)
+	if !refused["chromium"] {
+		t.Errorf("a Chromium of uid 65534's own: refused %v; want it failed as replaceable\n%s", refused, dout)
+	}
 	if o, err := asNobody("headless", "stop", "--json").CombinedOutput(); err != nil || !strings.Contains(string(o), `"broker_left_running":`+strconv.Itoa(brokerd.Process.Pid)) {
 		t.Errorf("stop: %v %s", err, o)
 	}

@@ -277,6 +277,16 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, 
 			Env:     pinentryEnv(getenv, cfg.Presence, auto),
 			Exposed: memoryOpen,
 		}
+		// The program the person answers — and, under passphrase, types the passphrase
+		// into — must be one no program of the user's can replace with a wrapper.
+		if err := hardening.NotReplaceable(cfg.Presence.Program); err != nil {
+			why := "the pinentry program is refused: " + err.Error() +
+				" (a program of yours could put a wrapper in its place that answers, or reads what is typed; name a root-owned pinentry in a directory only root can write)"
+			if cfg.Presence.Provider == config.ProviderPassphrase {
+				return presence.UnavailablePassphrase{Reason: why}, nil
+			}
+			return presence.Unavailable{Provider: cfg.Presence.Provider, Reason: why}, nil
+		}
 		if cfg.Presence.Provider == config.ProviderPassphrase {
 			return presence.NewPassphrase(o)
 		}

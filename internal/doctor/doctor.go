@@ -285,7 +285,7 @@ func (d *run) checkChromium() {
 	}
 	path := d.cfg.ChromiumPath()
 	if err := hardening.CheckChromium(path); err != nil {
-		hint := "install Debian's chromium package (apt-get install chromium), or name an ELF Chromium owned by you or root in the config's \"chromium\""
+		hint := "install Debian's chromium package (apt-get install chromium), or name a root-owned ELF Chromium, in a directory only root can write, in the config's \"chromium\""
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			d.set(CheckChromium, Failed, hint, "%s is not installed", path)
@@ -329,6 +329,8 @@ func classifyExec(err error) string {
 		{"not an ELF", "not an ELF executable (a wrapper script is refused)"},
 		{"writable by group or others", "writable by group or others"},
 		{"owned by uid", "owned by another user than you or root"},
+		{"owned by you", "owned by you: any program running as you could put a wrapper in its place"},
+		{"its directory", "in a directory that programs running as you can write: one could put a wrapper in its place"},
 		{"not executable", "not executable"},
 		{"not a regular file", "not a regular file"},
 		{"not an absolute path", "not an absolute path"},
@@ -491,6 +493,9 @@ func (d *run) checkPresence() {
 		base := prog[strings.LastIndexByte(prog, '/')+1:]
 		terminal := strings.Contains(base, "tty") || strings.Contains(base, "curses")
 		switch {
+		case d.linux() && hardening.NotReplaceable(prog) != nil:
+			d.set(CheckPresence, Failed, "name a root-owned pinentry in a directory only root can write (e.g. /usr/bin/pinentry-curses)",
+				"%s: brokerd refuses it, every prompt is PRESENCE_UNAVAILABLE", hardening.NotReplaceable(prog))
 		case d.p.GOOS == "darwin" && !strings.Contains(base, "mac"):
 			d.set(CheckPresence, Warning, "use pinentry-mac (brew install pinentry-mac; README, macOS)", "pinentry %s: on macOS the prompt that works today is pinentry-mac", base)
 		case d.p.GOOS == "darwin":

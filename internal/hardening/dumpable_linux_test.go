@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +26,46 @@ func TestMemoryOpen(t *testing.T) {
 	}
 	if open, err := MemoryOpen(pid); !errors.Is(err, os.ErrNotExist) || open {
 		t.Fatalf("a reaped child: open %v, %v; want os.ErrNotExist", open, err)
+	}
+}
+
+// TestNotReplaceable: for an unprivileged user, a program they own, or one in a directory
+// they own, is refused (a wrapper could take its place); a root-owned one in a root-owned
+// directory is not; root is refused nothing.
+func TestNotReplaceable(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to make files of two owners")
+	}
+	const user = 65534
+	rootDir := t.TempDir()
+	os.Chmod(rootDir, 0o755)
+	userDir := filepath.Join(rootDir, "user")
+	os.Mkdir(userDir, 0o755)
+	os.Chown(userDir, user, user)
+	mk := func(dir, name string, uid int) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("\x7fELF"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(p, uid, uid)
+		return p
+	}
+	theirs := mk(rootDir, "theirs", user)
+	inTheirDir := mk(userDir, "roots", 0)
+	system := mk(rootDir, "system", 0)
+	for _, c := range []struct {
+		path string
+		uid  uint32
+		want string // "" accepted, else a substring of the refusal
+	}{
+		{theirs, user, "owned by you"},
+		{inTheirDir, user, "its directory"},
+		{system, user, ""},
+		{theirs, 0, ""},
+	} {
+		err := notReplaceableBy(c.path, c.uid)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s for uid %d: %v; want %q", c.path, c.uid, err, c.want)
+		}
 	}
 }

@@ -81,9 +81,11 @@ func PtraceScope() string {
 // Binary checks whether the current user could modify or replace the file at path: it or
 // its directory is owned by the current user, or is writable by group or others (a
 // directory with the sticky bit and another owner excepted).
-func Binary(path string) BinaryFact {
+func Binary(path string) BinaryFact { return binaryFor(path, uint32(os.Getuid())) }
+
+// binaryFor is [Binary] for the user uid.
+func binaryFor(path string, uid uint32) BinaryFact {
 	f := BinaryFact{Path: path}
-	uid := uint32(os.Getuid())
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
 		f.UserWritable, f.Reason = true, "cannot be checked: "+err.Error()
@@ -126,8 +128,9 @@ func itoa(u uint32) string {
 
 // CheckChromium checks the Chromium executable at path the way brokerd does before it
 // releases a password to a host that launches it: a regular, executable ELF file (not a
-// wrapper script, which could log what it is given or exec something else), owned by the user
-// or root, not writable by group or others. It reads the file's first bytes and runs nothing.
+// wrapper script, which could log what it is given or exec something else), not writable by
+// group or others, and — for a user other than root — one no process of the user can modify
+// or replace (NotReplaceable: root-owned, in a directory only root can write). It reads the file's first bytes and runs nothing.
 // A file the user may execute but not read (Chromium installed mode 0711, so that its processes
 // are undumpable) has no first bytes to read, and needs none: a script cannot run from it, as
 // its interpreter could not read it either.
@@ -145,7 +148,29 @@ func CheckChromium(path string) error {
 		return fmt.Errorf("chromium: %w", err)
 	}
 	defer f.Close()
-	return CheckExecutable(f, path, elf)
+	if err := CheckExecutable(f, path, elf); err != nil {
+		return err
+	}
+	return NotReplaceable(path)
+}
+
+// NotReplaceable refuses a program that a process of the current user could modify or replace
+// ([Binary]), unless the current user is root (whom nothing keeps out). A program a password
+// or passphrase goes into — Chromium, the pinentry — must be one the agent's shell cannot
+// swap for a wrapper of its own: red-team round 8, with a config and a brokerd of its own,
+// ran Chromium through its own ELF wrapper adding a network log (the sign-in's POST in it)
+// and relayed the pinentry through another (the passphrase in its log).
+func NotReplaceable(path string) error { return notReplaceableBy(path, uint32(os.Getuid())) }
+
+// notReplaceableBy is [NotReplaceable] for the user uid.
+func notReplaceableBy(path string, uid uint32) error {
+	if uid == 0 {
+		return nil
+	}
+	if f := binaryFor(path, uid); f.UserWritable {
+		return fmt.Errorf("%s is %s", path, f.Reason)
+	}
+	return nil
 }
 
 // CheckExecutable checks an open executable: a regular, executable file owned by the user or

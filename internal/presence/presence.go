@@ -152,6 +152,25 @@ func (u Unavailable) Do(context.Context, Request, func(context.Context) error) e
 	return fmt.Errorf("%w: %s", ErrUnavailable, u.Reason)
 }
 
+// UnavailablePassphrase stands for a passphrase provider that cannot ask (its program was
+// refused): every request and every passphrase prompt is ErrUnavailable with Reason. Unlike
+// [Unavailable] it has [Passphrase]'s Ask, so that a credential is never saved unsealed for
+// want of a prompt.
+type UnavailablePassphrase struct{ Reason string }
+
+var _ Provider = UnavailablePassphrase{}
+
+func (u UnavailablePassphrase) Name() string { return "passphrase" }
+
+func (u UnavailablePassphrase) Do(context.Context, Request, func(context.Context) error) error {
+	return fmt.Errorf("%w: %s", ErrUnavailable, u.Reason)
+}
+
+// Ask refuses, calling nothing.
+func (u UnavailablePassphrase) Ask(context.Context, Request, bool, func([]byte) error) error {
+	return fmt.Errorf("%w: %s", ErrUnavailable, u.Reason)
+}
+
 // None is the provider used when none is configured: every request is ErrUnavailable.
 type None struct{}
 
