@@ -85,40 +85,6 @@ func attack() int {
 	return 0
 }
 
-// descendants lists every process below pid (children first found, then theirs), from
-// /proc/*/stat; at most 256.
-func descendants(pid int) []int {
-	parent := map[int]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if f := strings.Fields(string(b[i+1:])); i > 0 && len(f) > 2 {
-			parent[p], _ = strconv.Atoi(f[1])
-		}
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 && len(out) < 256 {
-		q := queue[0]
-		queue = queue[1:]
-		for p, pp := range parent {
-			if pp == q {
-				out = append(out, p)
-				queue = append(queue, p)
-			}
-		}
-	}
-	return out
-}
-
 func unwrap(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -259,7 +225,7 @@ func TestUndumpableAgainstSameUID(t *testing.T) {
 	// Every process of the browser's tree: a typed password is in the renderer's memory and
 	// the browser's (red-team round 7 read it out of both with /proc/PID/mem).
 	targets := fmt.Sprintf("brokerd:%d,host:%d,control:%d,chromium:%d", brokerd.Process.Pid, hostPID, control.Process.Pid, pre.Host.BrowserPID)
-	kids := descendants(pre.Host.BrowserPID)
+	kids := slices.DeleteFunc(procTree(pre.Host.BrowserPID), func(p int) bool { return p == pre.Host.BrowserPID })
 	if len(kids) < 2 {
 		t.Fatalf("the browser has %d child processes; want its zygotes and renderers", len(kids))
 	}
