@@ -96,3 +96,48 @@ func FuzzSetPasswordPrefs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDisarm: whatever a process of the user wrote into Preferences or Local State, the
+// clean-up at every start (deleteKeys over disarmPrefs and disarmLocalState) leaves none of
+// the disarmed settings with a value, is done in one pass (a second one changes nothing), and
+// what it writes back decodes as an object again.
+func FuzzDisarm(f *testing.F) {
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"proxy":{"mode":"fixed_servers","server":"http://127.0.0.1:9"},"keep":1}`))
+	f.Add([]byte(`{"profile":{"password_hash_data_list":[{"hash":"1"}],"content_settings":{"exceptions":{"ssl_cert_decisions":{"a":1}}}}}`))
+	f.Add([]byte(`{"dns_over_https":{"mode":"secure"},"browser":{"enabled_labs_experiments":["x"]},"profile":"flat"}`))
+	f.Add([]byte(`{"safebrowsing":[1],"profile":{"content_settings":null}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m, err := decodeObject(in)
+		if err != nil {
+			return
+		}
+		keys := append(append([][]string{}, disarmPrefs...), disarmLocalState...)
+		deleteKeys(m, keys)
+		if deleteKeys(m, keys) {
+			t.Fatalf("a second pass still removed something from %s", in)
+		}
+		out, err := encodePrefs(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeObject(out)
+		if err != nil {
+			t.Fatalf("written back is not an object: %v", err)
+		}
+		for _, k := range keys {
+			cur := back
+			for _, step := range k[:len(k)-1] {
+				next, ok := cur[step].(map[string]any)
+				if !ok {
+					cur = nil
+					break
+				}
+				cur = next
+			}
+			if v, ok := cur[k[len(k)-1]]; cur != nil && ok && !empty(v) {
+				t.Fatalf("%v still set after the clean-up of %s", k, in)
+			}
+		}
+	})
+}

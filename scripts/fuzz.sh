@@ -17,7 +17,7 @@ pick=${2:-.}
 # DOMSnapshot -> outline and login-form detection (snapshot); MCP tool arguments (mcpserver);
 # /proc/net listener tables (loopback); the profile's files; the navigation allowlist; the
 # journey plan; otpauth:// URIs and the vault's TOTP record; a passphrase in the pinentry's D
-# lines, and a sealed credential read from the vault.
+# lines, and a sealed credential read from the vault; the profile files the start disarms.
 targets=(
   "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker"
   "FuzzServeConn ./internal/rpc" "FuzzControlParams ./host" "FuzzReadFrame ./internal/wire"
@@ -27,7 +27,7 @@ targets=(
   "FuzzParseLine ./internal/loopback" "FuzzParseTable ./internal/loopback" "FuzzParseOrigin ./internal/loopback"
   "FuzzCheckSQLiteHeader ./profile" "FuzzSetPasswordPrefs ./profile" "FuzzDecode ./internal/journey"
   "FuzzParse ./internal/totp" "FuzzUnmarshal ./internal/totp"
-  "FuzzUnescapeAssuan ./internal/presence" "FuzzParse ./internal/seal"
+  "FuzzUnescapeAssuan ./internal/presence" "FuzzParse ./internal/seal" "FuzzDisarm ./profile"
 )
 ran=0
 for t in "${targets[@]}"; do
