@@ -35,6 +35,16 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 	if err := h.prof.Reassert(); err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "the profile could not be made safe to launch Chromium on (%w); Chromium was not launched", err)
 	}
+	// The blockers stay watched from before the exec for the browser's whole life
+	// (browserIntact asks): red-team round 9 swapped one for a directory of its own just after
+	// the exec, and back.
+	h.guard.Close()
+	g, err := h.prof.Guard()
+	if err != nil {
+		h.guard = nil
+		return wire.Errorf(wire.CodeBrowserFailed, "%w; Chromium was not launched", err)
+	}
+	h.guard = g
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	b, err := cdp.Launch(lctx, cdp.Options{

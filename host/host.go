@@ -60,6 +60,7 @@ type Options struct {
 type Host struct {
 	o       Options
 	prof    *profile.Profile
+	guard   *profile.Guard // watches the profile's blocked entries for the running browser (h.mu)
 	started time.Time
 
 	mu       sync.Mutex // guards browser, product, sessions
@@ -232,6 +233,7 @@ func (h *Host) Close(ctx context.Context) error {
 		h.browser = nil
 	}
 	os.RemoveAll(h.tempDir())
+	h.guard.Close()
 	h.prof.Close()
 	h.dropEnrollments("")
 	h.bmu.Lock()

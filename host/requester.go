@@ -152,10 +152,15 @@ var errWithdrawn = wire.SentinelHint(wire.CodeCancelled, "the sign-in was withdr
 // nothing ends the error's message (what was not done).
 func (h *Host) browserIntact(nothing string) error {
 	h.mu.Lock()
-	b := h.browser
+	b, g := h.browser, h.guard
 	h.mu.Unlock()
 	if b == nil {
 		return nil
+	}
+	if t := g.Tampered(); t != "" {
+		h.o.Log.Error("the profile's blocked entries changed under the browser; killing it", "found", t)
+		b.Kill()
+		return wire.Errorf(wire.CodeBrowserTampered, "the profile changed under the running browser (%s): it could have made Chromium load code or keep session data; the browser was killed, and %s", t, nothing)
 	}
 	c, err := checkBrowser(b.PID(), h.o.Chromium, os.Geteuid() == 0)
 	if err != nil {

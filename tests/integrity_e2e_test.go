@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -72,5 +74,53 @@ int main(int argc, char **argv) { setenv("LD_PRELOAD", %q, 1); argv[0] = "/usr/l
 	if !pollUntil(10*time.Second, func() bool { return !procAlive(st.BrowserPID) }) {
 		t.Fatal("the tampered browser still runs")
 	}
+	e.run("", "headless", "stop")
+}
+
+// TestProfileSwapUnderTheBrowserRefused: the profile's blockers (WidevineCdm, whose hint
+// names a library every zygote loads; Default/Sessions) are watched for the browser's whole
+// life. Red-team round 9 swapped WidevineCdm for a directory of its own right after Chromium's
+// exec and back 2.5 s later: its library ran in every renderer, unseen by the mappings scan
+// (the processes are undumpable). Here the swap comes after the start, and back: the sign-in
+// is BROWSER_TAMPERED, nobody is asked, nothing is typed, the browser is killed, and the next
+// start works.
+func TestProfileSwapUnderTheBrowserRefused(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ls := newLoginSite(t)
+	canary := newCanary()
+	ls.SetAccount("alice@example.test", canary)
+	program, plog := presencetest.FakePinentry(t, "approve")
+	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":5}}`, program))
+	lsEnroll(t, e, ls.Origin(), "main", "alice@example.test", canary)
+	e.start(t)
+	st := e.hostStatus(t)
+	wv := filepath.Join(e.profileDir(), "WidevineCdm")
+	prep := filepath.Join(e.root, "data", "headless", "prep")
+	os.MkdirAll(prep, 0o700)
+	for i := 0; i < 2; i++ { // there and back: the blocker is in place again
+		if err := unix.Renameat2(unix.AT_FDCWD, wv, unix.AT_FDCWD, prep, unix.RENAME_EXCHANGE); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Lstat(wv); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("WidevineCdm is not the blocker again: %v %v", fi, err)
+	}
+	lsVisit(t, e, ls.URL("/login"))
+	posts, typed := len(ls.Posts()), len(ls.Typed())
+	code := lsLoginFails(t, e, []string{"BROWSER_TAMPERED"}, "--alias", "main")
+	if n := len(presencetest.Prompts(t, plog)); n != 0 {
+		t.Fatalf("the person was asked %d times; want nobody asked (%s)", n, code)
+	}
+	lsNothingTyped(t, ls, posts, typed)
+	if !pollUntil(10*time.Second, func() bool { return !procAlive(st.BrowserPID) }) {
+		t.Fatal("the browser run on a swapped profile still runs")
+	}
+	// The next command relaunches it (answering BROWSER_CRASHED), and the new browser is
+	// watched anew: a sign-in works.
+	if r := e.run("", "headless", "visit", ls.URL("/login"), "--json"); r.code != 0 && !strings.Contains(r.stdout, "BROWSER_CRASHED") {
+		t.Fatalf("the visit after the kill: %s %s", r.stdout, r.stderr)
+	}
+	lsVisit(t, e, ls.URL("/login"))
+	lsLoginOK(t, e, "authenticated", "--alias", "main")
 	e.run("", "headless", "stop")
 }
