@@ -30,8 +30,10 @@
 //     without privilege, could open (/proc/PID/mem) could be read by any process of the user's,
 //     so the sign-in is BROWSER_EXPOSED and nobody is asked (root excepted, whom nothing keeps
 //     out); a process that maps code from anything but a root-owned system file makes it
-//     BROWSER_TAMPERED, and the browser is killed. Chromium's processes are closed when its
-//     binary is one the user cannot read (install-deps, the package: mode 0711).
+//     BROWSER_TAMPERED, and the browser is killed; so does any change, since before the
+//     browser's exec, to the profile's blockers (profile.Guard: WidevineCdm, Default/Sessions).
+//     Chromium's processes are closed when its binary is one the user cannot read
+//     (install-deps, the package: mode 0711).
 //   - Containment (taint.go): the password is in the page only between typing and submitting.
 //     Every node the host typed a secret into is tainted for the life of its document (by
 //     backend node id, whatever its type, name or id becomes): snapshot, wait and every other
