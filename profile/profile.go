@@ -38,6 +38,10 @@
 //     fresh profile as Open does and swaps it with the old one in one atomic rename
 //     (RENAME_EXCHANGE), then removes the old one; on failure the profile path holds the old
 //     profile or the fresh one, complete, and the error says which.
+//   - The blockers stay blockers while a browser runs: [Profile.Guard], started before each
+//     launch, watches WidevineCdm, Default/Sessions and Sessions_Encrypted and every directory
+//     on the way to them that the user can rename (inotify), and [Guard.Tampered] names any
+//     change to them, a queue overflow included.
 //
 // # Not guaranteed
 //
