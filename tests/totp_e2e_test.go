@@ -400,13 +400,23 @@ func TestTOTPLogin(t *testing.T) {
 		// Step-up: the site answers the code's POST with 200 in place, so its history entry
 		// holds the body (otp=…) until the host rewrites it (red-team round 5b read it from
 		// the session files when Chromium wrote them first).
-		// A process of the agent's (same user) removes the block first: the sign-in puts it
-		// back before anything is released.
+		// A process of the agent's (same user) removes the block first: the browser's watch
+		// of the profile sees it, so the sign-in is refused and the browser killed before
+		// anything is released (profile.Guard).
 		profile := filepath.Join(e.root, "data", "headless", "profile")
 		if err := os.Remove(filepath.Join(profile, "Default", "Sessions")); err != nil {
 			t.Fatal(err)
 		}
-		p = lsVisit(t, e, site.URL+"/stepup")
+		lsVisit(t, e, site.URL+"/stepup")
+		lsLoginFails(t, e, []string{"BROWSER_TAMPERED"}, "--code-only", "--alias", "otp")
+		// The next command relaunches the browser (answering BROWSER_CRASHED), on a profile
+		// whose block is back: sign in again, then step up.
+		if r := e.run("", "headless", "visit", site.URL+"/login", "--json"); r.code != 0 && !strings.Contains(r.stdout, "BROWSER_CRASHED") {
+			t.Fatalf("the visit after the kill: %+v", r)
+		}
+		p = lsVisit(t, e, site.URL+"/login")
+		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		lsVisit(t, e, site.URL+"/stepup")
 		lsLoginOK(t, e, "authenticated", "--code-only", "--alias", "otp")
 		stepups := site.stepupCodes()
 		if len(stepups) == 0 {
