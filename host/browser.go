@@ -45,6 +45,12 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 		return wire.Errorf(wire.CodeBrowserFailed, "%w; Chromium was not launched", err)
 	}
 	h.guard = g
+	// And once more under the watch: whatever was put at the profile's path between the
+	// first clean-up and the watch (the whole profile swapped for one of the agent's, say) is
+	// cleaned up too; a blocker that had to be put back shows in the watch.
+	if err := h.prof.Reassert(); err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "the profile could not be made safe to launch Chromium on (%w); Chromium was not launched", err)
+	}
 	lctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	b, err := cdp.Launch(lctx, cdp.Options{
