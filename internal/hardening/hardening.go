@@ -15,6 +15,12 @@
 //     host): under such a filter both programs refuse to run. Nor do they run inside a user
 //     namespace other than the system's own (red-team round 4 made one with 'unshare -Ur'):
 //     its owner can ptrace whatever runs in it, undumpable or not.
+//   - [MemoryOpen] asks the kernel whether this process may open another's /proc/PID/mem; for
+//     an unprivileged caller of the same user, "no" means no process of that user may. The
+//     host asks it of every browser process before a release and before typing, brokerd of a
+//     pinentry before a passphrase is typed into it.
+//   - [NotReplaceable] refuses, for a user other than root, a program the user could modify
+//     or replace; brokerd and the doctor refuse such a Chromium or pinentry with it.
 //   - [Facts] reports, for a doctor: whether this process is undumpable, the kernel's Yama
 //     ptrace_scope ("absent" on a kernel without Yama), and for each of headless's binaries
 //     whether a process of the current user could replace it (a user-writable host binary
