@@ -166,6 +166,19 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 			return fatal(wire.CodeConfigInvalid, "%v", err)
 		}
 	}
+	// No secret goes through a brokerd that a program of the user's could be tracing: every
+	// prompt, and so every release and every sealed save, is refused (a plain save too,
+	// below), with the reason and the sysctl that ends it.
+	unconfined := hardening.Unconfined()
+	if unconfined != "" {
+		why := unconfined + "; set kernel.yama.ptrace_scope=2 (sysctl), then start brokerd again"
+		log.Warn("no secret will be released or saved", "reason", why)
+		if cfg.Presence.Provider == config.ProviderPassphrase {
+			prov = presence.UnavailablePassphrase{Reason: why}
+		} else {
+			prov = presence.Unavailable{Provider: prov.Name(), Reason: why}
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fatal(wire.CodeInternal, "find brokerd's own executable: %v", err)
@@ -246,6 +259,9 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Started:  started,
 		Facts:    func() hardening.Report { return hardening.Facts(self, hostProgram) },
 		Loopback: loopback.Finder{},
+	}
+	if unconfined != "" {
+		srv.Unconfined = unconfined + "; set kernel.yama.ptrace_scope=2 (sysctl), then start brokerd again"
 	}
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
 		"started_by", started, "host_program", hostProgram)

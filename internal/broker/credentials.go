@@ -36,6 +36,9 @@ func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParam
 }
 
 func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams) (brokerapi.Credential, error) {
+	if s.Unconfined != "" {
+		return brokerapi.Credential{}, wire.Errorf(wire.CodePresenceUnavail, "nothing was saved: %s", s.Unconfined)
+	}
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
 		return brokerapi.Credential{}, err

@@ -270,3 +270,23 @@ func TestSealRefPastPlainAndMalformed(t *testing.T) {
 		t.Fatalf("a password that looks sealed: %v, asked %d more; want INVALID_ARGUMENT, nobody asked", err, sp.asked()-n)
 	}
 }
+
+// TestUnconfinedSavesNothing: a brokerd that a program of the user's could be tracing
+// (hardening.Unconfined: no Yama ptrace_scope 2 or 3) saves no secret — red-team round 10
+// traced brokerd from its exec and read what went through it.
+func TestUnconfinedSavesNothing(t *testing.T) {
+	ctx := context.Background()
+	f, sp := newSealedFixture(t)
+	f.srv.Unconfined = "the kernel has no Yama"
+	c := f.client(t)
+	sp.typing(passphrase)
+	if _, err := c.Add(ctx, "https://app.example", "a@example", "unconfined", []byte(canary)); code(err) != wire.CodePresenceUnavail || !strings.Contains(err.Error(), "no Yama") {
+		t.Fatalf("add on an unconfined brokerd: %v; want PRESENCE_UNAVAILABLE with the reason", err)
+	}
+	if sp.asked() != 0 {
+		t.Fatalf("the person was asked %d times", sp.asked())
+	}
+	if recs, _ := f.store.List(ctx, "https://app.example"); len(recs) != 0 {
+		t.Fatalf("records after a refused add: %+v", recs)
+	}
+}

@@ -120,6 +120,10 @@ type Server struct {
 	Loopback LoopbackFinder
 	// Now is the clock of one-time codes; nil means time.Now.
 	Now func() time.Time
+	// Unconfined, when not empty, says why no secret may go through this brokerd (a program
+	// of the user's could be tracing it: hardening.Unconfined). Saves are then refused with it
+	// (PRESENCE_UNAVAILABLE); releases already are, by the provider brokerd puts in place.
+	Unconfined string
 
 	isoMu sync.Mutex
 	iso   map[string]*isoStore // by session name

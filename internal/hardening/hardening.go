@@ -72,6 +72,27 @@ func Facts(binaries ...string) Report {
 	return r
 }
 
+// Unconfined says why a process of the current user could trace (or read the memory of) any
+// other process of that user, headless's own included, from its start: "" when it could not.
+// Undumpability keeps a process out only once it is set; a process that starts brokerd under
+// its own tracer (PTRACE_TRACEME) keeps register control through the exec and the prctl, and
+// can make brokerd dumpable again by itself (red-team round 10 did, and read the passphrase
+// and the password going through it). Only Yama's ptrace_scope 2 or 3 keeps every non-root
+// process from tracing at all. Root is never kept out of anything, so for root it is "".
+func Unconfined() string {
+	if os.Getuid() == 0 {
+		return ""
+	}
+	switch s := PtraceScope(); s {
+	case "2", "3":
+		return ""
+	case "absent":
+		return "the kernel has no Yama, so any program of yours can trace brokerd from its start and read what goes through it"
+	default:
+		return "kernel.yama.ptrace_scope is " + s + ", so a program of yours can trace brokerd from its start (as its parent) and read what goes through it"
+	}
+}
+
 // PtraceScope reads /proc/sys/kernel/yama/ptrace_scope: "absent" when the kernel has no Yama.
 func PtraceScope() string {
 	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
