@@ -582,7 +582,7 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	// The browser is looked at again right before typing, not only before the release: the
 	// person may take up to the presence timeout to answer, and a password typed by the person
 	// (--interactive) had no look at all.
-	if err := h.browserIntact("nothing was typed"); err != nil {
+	if err := h.browserIntact("nothing was typed", false); err != nil {
 		return false, err
 	}
 	s.markHistory(ctx, h, b)

@@ -37,7 +37,8 @@ type browserCheck struct {
 }
 
 // checkBrowser looks at every process of the browser's tree (the browser, its zygotes,
-// renderers and utilities) and stops at the first that is exposed or runs foreign code.
+// renderers and utilities) and stops at the first that is exposed or, with mappings, runs
+// foreign code.
 //
 // Exposed: unless root (whom nothing keeps out of any process, so the question means
 // nothing), the host tries to open each process's /proc/PID/mem. The host runs as the user
@@ -58,7 +59,7 @@ type browserCheck struct {
 // looked at: no process of the user's can have put code into it since its exec, and what it
 // exec'd is the binary brokerd checked (root-owned, nobody else may write it); everything
 // else the scan cannot read fails it.
-func checkBrowser(browserPID int, chromium string, root bool) (browserCheck, error) {
+func checkBrowser(browserPID int, chromium string, root, mappings bool) (browserCheck, error) {
 	var c browserCheck
 	pids, err := tree(browserPID)
 	if err != nil {
@@ -84,6 +85,9 @@ func checkBrowser(browserPID int, chromium string, root bool) (browserCheck, err
 				return c, nil
 			}
 			closed = true
+		}
+		if !mappings {
+			continue
 		}
 		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
 		if err != nil {

@@ -131,19 +131,19 @@ func TestCheckBrowser(t *testing.T) {
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	pid := cmd.Process.Pid
 	if os.Getuid() == 0 {
-		c, err := checkBrowser(pid, "", true)
+		c, err := checkBrowser(pid, "", true, true)
 		if err != nil || c != (browserCheck{}) {
 			t.Fatalf("root's look at sleep: %+v, %v; want nothing found", c, err)
 		}
 	}
-	c, err := checkBrowser(pid, "", false)
+	c, err := checkBrowser(pid, "", false, true)
 	if err != nil || c.Exposed != pid || c.Foreign != "" {
 		t.Fatalf("a look at a dumpable process: %+v, %v; want Exposed %d", c, err, pid)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	// A process gone meanwhile is skipped: nothing of it can be read, nor typed into.
-	if c, err := checkBrowser(pid, "", false); err != nil || c != (browserCheck{}) {
+	if c, err := checkBrowser(pid, "", false, true); err != nil || c != (browserCheck{}) {
 		t.Fatalf("a look at a process that is gone: %+v, %v; want nothing found", c, err)
 	}
 }

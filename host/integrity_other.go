@@ -9,6 +9,6 @@ type browserCheck struct {
 }
 
 // checkBrowser has no /proc to look at: nothing is found.
-func checkBrowser(browserPID int, chromium string, root bool) (browserCheck, error) {
+func checkBrowser(browserPID int, chromium string, root, mappings bool) (browserCheck, error) {
 	return browserCheck{}, nil
 }
