@@ -61,6 +61,9 @@ type browserCheck struct {
 // else the scan cannot read fails it.
 func checkBrowser(browserPID int, chromium string, root, mappings bool) (browserCheck, error) {
 	var c browserCheck
+	if root && !mappings {
+		return c, nil // nothing to look at: root is kept out of nothing
+	}
 	pids, err := tree(browserPID)
 	if err != nil {
 		return c, err
