@@ -126,16 +126,7 @@ func FuzzDisarm(f *testing.F) {
 			t.Fatalf("written back is not an object: %v", err)
 		}
 		for _, k := range keys {
-			cur := back
-			for _, step := range k[:len(k)-1] {
-				next, ok := cur[step].(map[string]any)
-				if !ok {
-					cur = nil
-					break
-				}
-				cur = next
-			}
-			if v, ok := cur[k[len(k)-1]]; cur != nil && ok && !empty(v) {
+			if v, ok := parentOf(back, k)[k[len(k)-1]]; ok && !empty(v) {
 				t.Fatalf("%v still set after the clean-up of %s", k, in)
 			}
 		}

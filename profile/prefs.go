@@ -219,19 +219,25 @@ func removeKeys(path string, keys [][]string) error {
 	return atomicfile.Write(path, out)
 }
 
+// parentOf returns the object of m that holds key path k's last key, or nil when a step on
+// the way is missing or not an object.
+func parentOf(m map[string]any, k []string) map[string]any {
+	cur := m
+	for _, step := range k[:len(k)-1] {
+		next, ok := cur[step].(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = next
+	}
+	return cur
+}
+
 // deleteKeys deletes each key path from m whose value is not empty, and reports whether it
 // deleted anything.
 func deleteKeys(m map[string]any, keys [][]string) (changed bool) {
 	for _, k := range keys {
-		cur := m
-		for _, step := range k[:len(k)-1] {
-			next, ok := cur[step].(map[string]any)
-			if !ok {
-				cur = nil
-				break
-			}
-			cur = next
-		}
+		cur := parentOf(m, k)
 		if cur == nil {
 			continue
 		}

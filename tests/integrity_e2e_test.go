@@ -64,16 +64,7 @@ int main(int argc, char **argv) { setenv("LD_PRELOAD", %q, 1); argv[0] = "/usr/l
 	if !strings.Contains(string(maps), lib) {
 		t.Fatalf("the browser does not map the preloaded library: the test would prove nothing")
 	}
-	lsVisit(t, e, ls.URL("/login"))
-	posts, typed := len(ls.Posts()), len(ls.Typed())
-	code := lsLoginFails(t, e, []string{"BROWSER_TAMPERED"}, "--alias", "main")
-	if n := len(presencetest.Prompts(t, plog)); n != 0 {
-		t.Fatalf("the person was asked %d times; want nobody asked (%s)", n, code)
-	}
-	lsNothingTyped(t, ls, posts, typed)
-	if !pollUntil(10*time.Second, func() bool { return !procAlive(st.BrowserPID) }) {
-		t.Fatal("the tampered browser still runs")
-	}
+	refusedAsTampered(t, e, ls, plog, st.BrowserPID)
 	e.run("", "headless", "stop")
 }
 
@@ -105,16 +96,7 @@ func TestProfileSwapUnderTheBrowserRefused(t *testing.T) {
 	if fi, err := os.Lstat(wv); err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("WidevineCdm is not the blocker again: %v %v", fi, err)
 	}
-	lsVisit(t, e, ls.URL("/login"))
-	posts, typed := len(ls.Posts()), len(ls.Typed())
-	code := lsLoginFails(t, e, []string{"BROWSER_TAMPERED"}, "--alias", "main")
-	if n := len(presencetest.Prompts(t, plog)); n != 0 {
-		t.Fatalf("the person was asked %d times; want nobody asked (%s)", n, code)
-	}
-	lsNothingTyped(t, ls, posts, typed)
-	if !pollUntil(10*time.Second, func() bool { return !procAlive(st.BrowserPID) }) {
-		t.Fatal("the browser run on a swapped profile still runs")
-	}
+	refusedAsTampered(t, e, ls, plog, st.BrowserPID)
 	// The next command relaunches it (answering BROWSER_CRASHED), and the new browser is
 	// watched anew: a sign-in works.
 	if r := e.run("", "headless", "visit", ls.URL("/login"), "--json"); r.code != 0 && !strings.Contains(r.stdout, "BROWSER_CRASHED") {
@@ -123,4 +105,20 @@ func TestProfileSwapUnderTheBrowserRefused(t *testing.T) {
 	lsVisit(t, e, ls.URL("/login"))
 	lsLoginOK(t, e, "authenticated", "--alias", "main")
 	e.run("", "headless", "stop")
+}
+
+// refusedAsTampered visits the login page and signs in as "main": BROWSER_TAMPERED, nobody
+// asked (plog), nothing typed or posted, and the browser (browserPID) killed.
+func refusedAsTampered(t *testing.T, e *env, ls *loginSite, plog string, browserPID int) {
+	t.Helper()
+	lsVisit(t, e, ls.URL("/login"))
+	posts, typed := len(ls.Posts()), len(ls.Typed())
+	code := lsLoginFails(t, e, []string{"BROWSER_TAMPERED"}, "--alias", "main")
+	if n := len(presencetest.Prompts(t, plog)); n != 0 {
+		t.Fatalf("the person was asked %d times; want nobody asked (%s)", n, code)
+	}
+	lsNothingTyped(t, ls, posts, typed)
+	if !pollUntil(10*time.Second, func() bool { return !procAlive(browserPID) }) {
+		t.Fatal("the tampered browser still runs")
+	}
 }
