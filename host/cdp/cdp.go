@@ -47,6 +47,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/safesock"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -247,7 +248,7 @@ func (b *Browser) Product() string { return b.product }
 // end given to the browser is duplicated onto its fd 3 or 4 by exec), used one way like a pipe:
 // r for reading, w for writing.
 func socketPair() (r, w *os.File, err error) {
-	fds, err := socketpairCloexec()
+	fds, err := safesock.Pair()
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/safesock"
 )
 
 // MaxPinentryQueue bounds the releases waiting behind the prompt being shown.
@@ -567,7 +568,7 @@ type pinentryProcess struct {
 // (not os/exec's), non-blocking, so reading can go on while the process is reaped and
 // deadlines work.
 func startPinentry(program string, env []string) (*pinentryProcess, error) {
-	fds, err := socketpair()
+	fds, err := safesock.Pair()
 	if err != nil {
 		return nil, err
 	}

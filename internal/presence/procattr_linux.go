@@ -7,8 +7,3 @@ import "syscall"
 func pinentryProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
-
-// socketpair returns a connected pair of Unix stream sockets, close-on-exec.
-func socketpair() ([2]int, error) {
-	return syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-}

@@ -1,12 +1,12 @@
 //go:build !linux
 
-package cdp
+package safesock
 
 import "syscall"
 
-// socketpairCloexec sets close-on-exec after the fact (no SOCK_CLOEXEC here), under the fork
-// lock so that no concurrent exec inherits the descriptors in between.
-func socketpairCloexec() ([2]int, error) {
+// Pair returns a connected pair of Unix stream sockets, close-on-exec: set after the fact (no
+// SOCK_CLOEXEC here), under the fork lock so that no concurrent exec inherits them in between.
+func Pair() ([2]int, error) {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
