@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/headless-dev/headless/internal/hardening"
 )
 
 // Guard watches, for the life of one browser, the entries of the profile that Chromium must
@@ -79,7 +80,7 @@ func (p *Profile) Guard() (*Guard, error) {
 	add(filepath.Join(dir, "Default"))
 	// Every directory on the way to the profile that the user can rename an entry of.
 	uid := uint32(os.Getuid())
-	for d := dir; d != "/" && userCanRenameIn(filepath.Dir(d), uid); d = filepath.Dir(d) {
+	for d := dir; d != "/" && hardening.DirReplaceable(filepath.Dir(d), uid); d = filepath.Dir(d) {
 		add(d)
 	}
 	const changes = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
@@ -100,17 +101,6 @@ func (p *Profile) Guard() (*Guard, error) {
 	}
 	go g.read()
 	return g, nil
-}
-
-// userCanRenameIn reports whether the user uid could rename or replace entries of dir: it is
-// theirs, or writable by group or others without the sticky bit. (Root can everywhere, so
-// for root every directory up to / is watched.)
-func userCanRenameIn(dir string, uid uint32) bool {
-	var st syscall.Stat_t
-	if err := syscall.Stat(dir, &st); err != nil {
-		return true
-	}
-	return uid == 0 || st.Uid == uid || (st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0)
 }
 
 func (g *Guard) read() {

@@ -171,13 +171,9 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	// below), with the reason and the sysctl that ends it.
 	unconfined := hardening.Unconfined()
 	if unconfined != "" {
-		why := unconfined + "; set kernel.yama.ptrace_scope=2 (sysctl), then start brokerd again"
-		log.Warn("no secret will be released or saved", "reason", why)
-		if cfg.Presence.Provider == config.ProviderPassphrase {
-			prov = presence.UnavailablePassphrase{Reason: why}
-		} else {
-			prov = presence.Unavailable{Provider: prov.Name(), Reason: why}
-		}
+		unconfined += "; set kernel.yama.ptrace_scope=2 (sysctl), then start brokerd again"
+		log.Warn("no secret will be released or saved", "reason", unconfined)
+		prov = refused(cfg.Presence.Provider, prov.Name(), unconfined)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -256,13 +252,12 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Hosts:      hosts,
 		Expect: broker.HostExpect{Chromium: cfg.ChromiumPath(), Config: cfgPath, Version: version.String(),
 			CheckChromium: hostproc.CheckChromium},
-		Started:  started,
-		Facts:    func() hardening.Report { return hardening.Facts(self, hostProgram) },
-		Loopback: loopback.Finder{},
+		Started:    started,
+		Facts:      func() hardening.Report { return hardening.Facts(self, hostProgram) },
+		Loopback:   loopback.Finder{},
+		Unconfined: unconfined,
 	}
-	if unconfined != "" {
-		srv.Unconfined = unconfined + "; set kernel.yama.ptrace_scope=2 (sysctl), then start brokerd again"
-	}
+
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
 		"started_by", started, "host_program", hostProgram)
 	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
@@ -298,10 +293,7 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, 
 		if err := hardening.NotReplaceable(cfg.Presence.Program); err != nil {
 			why := "the pinentry program is refused: " + err.Error() +
 				" (a program of yours could put a wrapper in its place that answers, or reads what is typed; name a root-owned pinentry in a directory only root can write)"
-			if cfg.Presence.Provider == config.ProviderPassphrase {
-				return presence.UnavailablePassphrase{Reason: why}, nil
-			}
-			return presence.Unavailable{Provider: cfg.Presence.Provider, Reason: why}, nil
+			return refused(cfg.Presence.Provider, cfg.Presence.Provider, why), nil
 		}
 		if cfg.Presence.Provider == config.ProviderPassphrase {
 			return presence.NewPassphrase(o)
@@ -380,4 +372,14 @@ func memoryOpen(pid int) (bool, error) {
 		return false, nil
 	}
 	return hardening.MemoryOpen(pid)
+}
+
+// refused is the provider that stands for the configured one when it may not ask: every
+// prompt is ErrUnavailable with why. Under the passphrase provider it still has Ask, so that
+// nothing is saved unsealed for want of a prompt.
+func refused(provider, name, why string) presence.Provider {
+	if provider == config.ProviderPassphrase {
+		return presence.UnavailablePassphrase{Reason: why}
+	}
+	return presence.Unavailable{Provider: name, Reason: why}
 }

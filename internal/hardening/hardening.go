@@ -129,10 +129,8 @@ func binaryFor(path string, uid uint32) BinaryFact {
 		f.UserWritable, f.Reason = true, "owned by you: any program running as you can replace it"
 	case st.Mode&0o022 != 0:
 		f.UserWritable, f.Reason = true, "writable by group or others"
-	case dst.Uid == uid:
-		f.UserWritable, f.Reason = true, "its directory "+dir+" is yours: any program running as you can put another file in its place"
-	case dst.Mode&0o022 != 0 && dst.Mode&syscall.S_ISVTX == 0:
-		f.UserWritable, f.Reason = true, "its directory "+dir+" is writable by group or others"
+	case dirReason(dir, &dst, uid) != "":
+		f.UserWritable, f.Reason = true, dirReason(dir, &dst, uid)
 	default:
 		f.Reason = "owned by uid " + itoa(st.Uid) + " in a directory you cannot write"
 	}
@@ -188,6 +186,29 @@ func CheckChromium(path string) error {
 // ran Chromium through its own ELF wrapper adding a network log (the sign-in's POST in it)
 // and relayed the pinentry through another (the passphrase in its log).
 func NotReplaceable(path string) error { return notReplaceableBy(path, uint32(os.Getuid())) }
+
+// dirReason says why the user uid could put another file in place of one in dir (stat dst):
+// dir is theirs, or writable by group or others without the sticky bit; "" when neither.
+func dirReason(dir string, dst *syscall.Stat_t, uid uint32) string {
+	switch {
+	case dst.Uid == uid:
+		return "its directory " + dir + " is yours: any program running as you can put another file in its place"
+	case dst.Mode&0o022 != 0 && dst.Mode&syscall.S_ISVTX == 0:
+		return "its directory " + dir + " is writable by group or others"
+	}
+	return ""
+}
+
+// DirReplaceable reports whether the user uid could rename or replace entries of dir (as
+// [Binary] judges a binary's directory). Root can everywhere; a dir that cannot be looked at
+// counts as replaceable.
+func DirReplaceable(dir string, uid uint32) bool {
+	var st syscall.Stat_t
+	if uid == 0 || syscall.Stat(dir, &st) != nil {
+		return true
+	}
+	return dirReason(dir, &st, uid) != ""
+}
 
 // notReplaceableBy is [NotReplaceable] for the user uid.
 func notReplaceableBy(path string, uid uint32) error {
