@@ -26,8 +26,7 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 		probe = startKeyProbe(ctx, h.o.BusAddress)
 	}
 	// While the Secret Service answers: nothing here starts Chromium or reads a secret.
-	cdp.ReapDaemons(h.tempDir()) // helpers of a browser whose host was killed
-	os.RemoveAll(h.tempDir())    // leftovers of a crashed browser
+	os.RemoveAll(h.tempDir()) // leftovers of a crashed browser
 	if err := <-probe; err != nil {
 		return fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium is not launched without it: %w", err)
 	}

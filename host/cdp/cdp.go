@@ -138,7 +138,6 @@ func baseFlags() []string {
 // Browser is one running Chromium.
 type Browser struct {
 	cmd     *exec.Cmd
-	tempDir string
 	product string // set once by Launch, before b is returned
 	w       *os.File
 	r       *os.File
@@ -215,7 +214,7 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	toR.Close()
 	fromW.Close()
 	b := &Browser{
-		cmd: cmd, w: toW, r: fromR, tempDir: o.TempDir,
+		cmd: cmd, w: toW, r: fromR,
 		pending: map[int64]chan reply{},
 		psess:   map[int64]string{},
 		gone:    map[string]error{},
@@ -612,7 +611,6 @@ func (b *Browser) Close(ctx context.Context) error {
 		return fmt.Errorf("browser did not exit after Browser.close: %w", ctx.Err())
 	}
 	b.kill() // stragglers of the group (renderers, zygotes)
-	b.reapDaemons()
 	b.markClosed()
 	return nil
 }
@@ -634,37 +632,12 @@ func (b *Browser) Kill() {
 	b.mu.Unlock()
 	b.kill()
 	<-b.exited
-	b.reapDaemons()
 	b.markClosed()
 }
-
-// reapDaemons kills the browser's helpers that left its process group (the crash handler),
-// recognised by the private temp dir on their command line.
-func (b *Browser) reapDaemons() { ReapDaemons(b.tempDir) }
 
 // NoConfigHome is Chromium's XDG_CONFIG_HOME: a path under /proc, where nobody, root
 // included, can create a file (see Launch).
 const NoConfigHome = "/proc/headless-chromium-has-no-config"
-
-// ReapDaemons kills the helpers of any browser that ran with tempDir as its private temp dir
-// and left its process group (Chromium's crash handlers daemonise): those of a browser whose
-// host was killed outlive it, so a new launch on the same dir reaps them first.
-func ReapDaemons(tempDir string) {
-	if tempDir == "" {
-		return
-	}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(cmdline, []byte("crashpad")) && bytes.Contains(cmdline, []byte(tempDir+"/")) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
 
 func (b *Browser) kill() {
 	pid := b.cmd.Process.Pid
