@@ -306,7 +306,7 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 			if c.code == "" {
 				approve() // the save goes on: its unlock prompt is answered
 			}
-			hook := func(i int, typed bool) {
+			hook := func(i int, typed bool, cli int) {
 				if i != 1 {
 					return
 				}
@@ -319,7 +319,12 @@ func TestKill9DuringEnrollmentSave(t *testing.T) {
 					}
 					return
 				}
-				if !pollUntil(20*time.Second, func() bool { return socketQueued(t, kpid) }) {
+				// Both: bytes at the keyring alone need not be the save's call (other
+				// clients of the bus can write to it: Chromium keeps its cookie key there,
+				// --password-store=gnome-libsecret), and brokerd killed before the CLI
+				// dialled it would let the CLI start a fresh one that then saves
+				// (BrokerDialer), which is how this case once saw the add succeed.
+				if !pollUntil(20*time.Second, func() bool { return connectedTo(t, cli, pids.Broker) && socketQueued(t, kpid) }) {
 					cont()
 					t.Fatal("the save never reached the keyring")
 				}
@@ -437,6 +442,30 @@ func procState(pid int) byte {
 		return 0
 	}
 	return b[i+2]
+}
+
+// connectedTo reports whether a Unix socket of pid is connected to one of peer's (ss -x
+// prints a connected socket's inode as its local port and its peer's as the peer port).
+func connectedTo(t *testing.T, pid, peer int) bool {
+	t.Helper()
+	mine, theirs := map[string]bool{}, map[string]bool{}
+	for _, ino := range socketInodes(pid) {
+		mine[ino] = true
+	}
+	for _, ino := range socketInodes(peer) {
+		theirs[ino] = true
+	}
+	out, err := exec.Command("ss", "-x", "-H").Output()
+	if err != nil {
+		t.Fatalf("ss: %v", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// Netid State Recv-Q Send-Q Local Port Peer Port
+		if f := strings.Fields(line); len(f) >= 8 && mine[f[5]] && theirs[f[7]] {
+			return true
+		}
+	}
+	return false
 }
 
 // socketQueued reports whether bytes wait unread in a Unix socket of pid (ss's Recv-Q; ss -x

@@ -294,10 +294,10 @@ func (e *env) runTTY(steps []step, name string, args ...string) result {
 	return e.runTTYHook(steps, nil, name, args...)
 }
 
-// runTTYHook is runTTY calling hook(i, false) right before step i's input is typed and
-// hook(i, true) right after (hook may be nil): a fault test acts at an exact point of the
-// exchange while the command waits.
-func (e *env) runTTYHook(steps []step, hook func(i int, typed bool), name string, args ...string) result {
+// runTTYHook is runTTY calling hook(i, false, pid) right before step i's input is typed and
+// hook(i, true, pid) right after, pid being the command's (hook may be nil): a fault test acts
+// at an exact point of the exchange while the command waits.
+func (e *env) runTTYHook(steps []step, hook func(i int, typed bool, pid int), name string, args ...string) result {
 	e.t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -351,11 +351,11 @@ func (e *env) runTTYHook(steps []step, hook func(i int, typed bool), name string
 			time.Sleep(5 * time.Millisecond)
 		}
 		if hook != nil {
-			hook(si, false)
+			hook(si, false, cmd.Process.Pid)
 		}
 		io.WriteString(ptmx, s.input)
 		if hook != nil {
-			hook(si, true)
+			hook(si, true, cmd.Process.Pid)
 		}
 	}
 	var werr error
