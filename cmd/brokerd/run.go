@@ -257,7 +257,6 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Loopback:   loopback.Finder{},
 		Unconfined: unconfined,
 	}
-
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
 		"started_by", started, "host_program", hostProgram)
 	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())

@@ -124,13 +124,13 @@ func binaryFor(path string, uid uint32) BinaryFact {
 		f.UserWritable, f.Reason = true, "its directory cannot be checked: "+err.Error()
 		return f
 	}
-	switch {
+	switch why := dirReason(dir, &dst, uid); {
 	case st.Uid == uid:
 		f.UserWritable, f.Reason = true, "owned by you: any program running as you can replace it"
 	case st.Mode&0o022 != 0:
 		f.UserWritable, f.Reason = true, "writable by group or others"
-	case dirReason(dir, &dst, uid) != "":
-		f.UserWritable, f.Reason = true, dirReason(dir, &dst, uid)
+	case why != "":
+		f.UserWritable, f.Reason = true, why
 	default:
 		f.Reason = "owned by uid " + itoa(st.Uid) + " in a directory you cannot write"
 	}
