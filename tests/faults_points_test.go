@@ -444,48 +444,53 @@ func procState(pid int) byte {
 	return b[i+2]
 }
 
-// connectedTo reports whether a Unix socket of pid is connected to one of peer's (ss -x
-// prints a connected socket's inode as its local port and its peer's as the peer port).
+// connectedTo reports whether a Unix socket of pid is connected to one of peer's.
 func connectedTo(t *testing.T, pid, peer int) bool {
 	t.Helper()
-	mine, theirs := map[string]bool{}, map[string]bool{}
-	for _, ino := range socketInodes(pid) {
-		mine[ino] = true
-	}
-	for _, ino := range socketInodes(peer) {
-		theirs[ino] = true
-	}
-	out, err := exec.Command("ss", "-x", "-H").Output()
-	if err != nil {
-		t.Fatalf("ss: %v", err)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		// Netid State Recv-Q Send-Q Local Port Peer Port
-		if f := strings.Fields(line); len(f) >= 8 && mine[f[5]] && theirs[f[7]] {
+	mine, theirs := inodeSet(pid), inodeSet(peer)
+	for _, f := range unixSockets(t) {
+		if mine[f[5]] && theirs[f[7]] {
 			return true
 		}
 	}
 	return false
 }
 
-// socketQueued reports whether bytes wait unread in a Unix socket of pid (ss's Recv-Q; ss -x
-// prints a Unix socket's inode as its local port).
+// socketQueued reports whether bytes wait unread in a Unix socket of pid (ss's Recv-Q).
 func socketQueued(t *testing.T, pid int) bool {
 	t.Helper()
-	mine := map[string]bool{}
-	for _, ino := range socketInodes(pid) {
-		mine[ino] = true
-	}
-	out, err := exec.Command("ss", "-x", "-a", "-H").Output()
-	if err != nil {
-		t.Fatalf("ss: %v", err)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		// Netid State Recv-Q Send-Q Local Port Peer Port
-		if len(f) >= 6 && mine[f[5]] && f[2] != "0" {
+	mine := inodeSet(pid)
+	for _, f := range unixSockets(t) {
+		if mine[f[5]] && f[2] != "0" {
 			return true
 		}
 	}
 	return false
+}
+
+// inodeSet is the set of pid's socket inodes.
+func inodeSet(pid int) map[string]bool {
+	set := map[string]bool{}
+	for _, ino := range socketInodes(pid) {
+		set[ino] = true
+	}
+	return set
+}
+
+// unixSockets returns the fields of every Unix socket line of ss -x -a: Netid State Recv-Q
+// Send-Q Local Port Peer Port, where ss prints a socket's inode as its port and a connected
+// socket's peer's inode as the peer port.
+func unixSockets(t *testing.T) [][]string {
+	t.Helper()
+	out, err := exec.Command("ss", "-x", "-a", "-H").Output()
+	if err != nil {
+		t.Fatalf("ss: %v", err)
+	}
+	var socks [][]string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 8 {
+			socks = append(socks, f)
+		}
+	}
+	return socks
 }
