@@ -184,20 +184,24 @@ func ValidStored(stored []byte) (totp bool, err error) {
 	return true, nil
 }
 
-// A sealed secret (package internal/seal) is a stored secret encrypted with the person's
-// passphrase, kept as text: SealedPrefix, "p" (a password) or "t" (a password and a TOTP
-// seed), ":", then standard base64 without padding. The flag is readable without the
-// passphrase, as a record's TOTP attribute always was.
+// A sealed secret (package internal/seal) is a stored secret encrypted with the machine's seal
+// key (and the person's passphrase where they chose one), kept as text: SealedPrefix (or, for
+// a credential sealed before the seal key existed, with the passphrase alone, SealedPrefixV1),
+// "p" (a password) or "t" (a password and a TOTP seed), ":", then standard base64 without
+// padding. The flag is readable without any key, as a record's TOTP attribute always was.
 const (
-	SealedPrefix = "hlseal1:"
+	SealedPrefix   = "hlseal2:"
+	SealedPrefixV1 = "hlseal1:"
 	// MaxSealedLen bounds a sealed secret: a MaxStoredLen secret sealed, with room to spare.
 	MaxSealedLen = 2048
 )
 
-// IsSealed reports whether saved starts as a sealed secret does.
+// IsSealed reports whether saved starts as a sealed secret (of either version) does.
 func IsSealed(saved []byte) bool {
-	return len(saved) >= len(SealedPrefix) && string(saved[:len(SealedPrefix)]) == SealedPrefix
+	return hasPrefix(saved, SealedPrefix) || hasPrefix(saved, SealedPrefixV1)
 }
+
+func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
 
 // ValidSaved reports whether saved is acceptable to a store: a stored secret ([ValidStored])
 // or a sealed one of the right shape. It answers whether a second factor is present (for a

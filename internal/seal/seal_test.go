@@ -41,14 +41,96 @@ func pbkdf2Std(p, s string, c int) ([]byte, error) {
 
 var rec = Binding{Origin: "https://staging.example.com", Account: "admin@example.com", Alias: "Staging-Admin"}
 
-func TestSealOpen(t *testing.T) {
+// tk is the test's seal key; otherKey another machine's.
+var tk, otherKey = mustKey(1), mustKey(2)
+
+func mustKey(b byte) *Key {
+	k, err := NewKey(bytes.Repeat([]byte{b}, KeyLen))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// TestPassphraseAloneOpensNothing: what a program of the user can get — the sealed text from
+// the keyring and the passphrase from a look-alike prompt — opens no v2 seal without the seal
+// key, and another machine's key opens nothing either; a seal made without a passphrase
+// opens with the key alone, and only with it.
+func TestPassphraseAloneOpensNothing(t *testing.T) {
 	pass := []byte("correct horse battery staple")
-	secret := []byte("pä55wörd-canary")
-	text, err := Seal(secret, pass, rec)
+	secret := []byte("canary-pw-4711")
+	withPass, err := Seal(secret, tk, pass, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !credential.IsSealed(text) || !strings.HasPrefix(string(text), "hlseal1:p:") {
+	keyOnly, err := Seal(secret, tk, nil, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !NeedsPassphrase(withPass) || NeedsPassphrase(keyOnly) || !Current(withPass) || !Current(keyOnly) {
+		t.Fatal("NeedsPassphrase/Current disagree with how the texts were sealed")
+	}
+	for name, c := range map[string]struct {
+		text []byte
+		k    *Key
+		pass []byte
+		want error
+	}{
+		"passphrase, no key":          {withPass, nil, pass, ErrNoKey},
+		"passphrase, another key":     {withPass, otherKey, pass, ErrWrongPassphrase},
+		"key, no passphrase":          {withPass, tk, nil, ErrWrongPassphrase},
+		"key-only seal, no key":       {keyOnly, nil, pass, ErrNoKey},
+		"key-only seal, another key":  {keyOnly, otherKey, nil, ErrWrongPassphrase},
+		"key-only as passphrase seal": {bytes.Replace(keyOnly, []byte("hlseal2:"), []byte("hlseal1:"), 1), nil, pass, nil},
+	} {
+		got, err := Open(c.text, c.k, c.pass, rec)
+		if c.want == nil {
+			if err == nil {
+				t.Errorf("%s: opened %q", name, got)
+			}
+			continue
+		}
+		if !errors.Is(err, c.want) || got != nil {
+			t.Errorf("%s: Open = %q, %v; want %v", name, got, err, c.want)
+		}
+	}
+	for _, text := range [][]byte{withPass, keyOnly} {
+		got, err := Open(text, tk, pass, rec)
+		if err != nil || string(got) != string(secret) {
+			t.Fatalf("Open with the key = %q, %v", got, err)
+		}
+	}
+}
+
+// TestV1StillOpens: a credential sealed before the seal key existed opens with its passphrase
+// (and is not Current, so brokerd seals it again), with or without a key at hand.
+func TestV1StillOpens(t *testing.T) {
+	pass := []byte("correct horse battery staple")
+	old, err := SealV1([]byte("old-pw"), pass, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(old), "hlseal1:p:") || Current(old) || !NeedsPassphrase(old) {
+		t.Fatalf("v1 text %q: Current %v NeedsPassphrase %v", old, Current(old), NeedsPassphrase(old))
+	}
+	for _, k := range []*Key{nil, tk} {
+		if got, err := Open(old, k, pass, rec); err != nil || string(got) != "old-pw" {
+			t.Fatalf("Open(v1) = %q, %v", got, err)
+		}
+	}
+	if _, err := Open(old, tk, []byte("wrong passphrase!"), rec); !errors.Is(err, ErrWrongPassphrase) {
+		t.Fatalf("Open(v1, wrong) = %v", err)
+	}
+}
+
+func TestSealOpen(t *testing.T) {
+	pass := []byte("correct horse battery staple")
+	secret := []byte("pä55wörd-canary")
+	text, err := Seal(secret, tk, pass, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !credential.IsSealed(text) || !strings.HasPrefix(string(text), "hlseal2:p:") {
 		t.Fatalf("sealed text %q", text)
 	}
 	if totp, err := credential.ValidSaved(text); err != nil || totp {
@@ -57,31 +139,31 @@ func TestSealOpen(t *testing.T) {
 	if bytes.Contains(text, secret) || bytes.Contains(text, pass) {
 		t.Fatal("the sealed text holds the secret or the passphrase")
 	}
-	again, _ := Seal(secret, pass, rec)
+	again, _ := Seal(secret, tk, pass, rec)
 	if bytes.Equal(again, text) {
 		t.Fatal("two seals of one secret are equal: salt and nonce are not fresh")
 	}
-	got, err := Open(text, pass, Binding{Origin: rec.Origin, Account: rec.Account, Alias: "staging-admin"})
+	got, err := Open(text, tk, pass, Binding{Origin: rec.Origin, Account: rec.Account, Alias: "staging-admin"})
 	if err != nil || !bytes.Equal(got, secret) {
 		t.Fatalf("Open = %q, %v", got, err)
 	}
 
 	// Everything else fails, and the failures cannot be told apart.
 	wrong := map[string]func() ([]byte, error){
-		"passphrase": func() ([]byte, error) { return Open(text, []byte("correct horse battery stapl"), rec) },
+		"passphrase": func() ([]byte, error) { return Open(text, tk, []byte("correct horse battery stapl"), rec) },
 		"origin": func() ([]byte, error) {
-			return Open(text, pass, Binding{"https://evil.example", rec.Account, rec.Alias, false})
+			return Open(text, tk, pass, Binding{"https://evil.example", rec.Account, rec.Alias, false})
 		},
 		"account": func() ([]byte, error) {
-			return Open(text, pass, Binding{rec.Origin, "root@example.com", rec.Alias, false})
+			return Open(text, tk, pass, Binding{rec.Origin, "root@example.com", rec.Alias, false})
 		},
-		"alias":     func() ([]byte, error) { return Open(text, pass, Binding{rec.Origin, rec.Account, "other", false}) },
-		"totp flag": func() ([]byte, error) { return Open(text, pass, Binding{rec.Origin, rec.Account, rec.Alias, true}) },
+		"alias":     func() ([]byte, error) { return Open(text, tk, pass, Binding{rec.Origin, rec.Account, "other", false}) },
+		"totp flag": func() ([]byte, error) { return Open(text, tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, true}) },
 		"flipped flag": func() ([]byte, error) {
-			return Open(bytes.Replace(text, []byte(":p:"), []byte(":t:"), 1), pass, Binding{rec.Origin, rec.Account, rec.Alias, true})
+			return Open(bytes.Replace(text, []byte(":p:"), []byte(":t:"), 1), tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, true})
 		},
-		"flipped byte": func() ([]byte, error) { return Open(flip(t, text, 40), pass, rec) },
-		"last byte":    func() ([]byte, error) { return Open(flip(t, text, -1), pass, rec) },
+		"flipped byte": func() ([]byte, error) { return Open(flip(t, text, 40), tk, pass, rec) },
+		"last byte":    func() ([]byte, error) { return Open(flip(t, text, -1), tk, pass, rec) },
 	}
 	for name, f := range wrong {
 		if got, err := f(); !errors.Is(err, ErrWrongPassphrase) || got != nil {
@@ -93,7 +175,7 @@ func TestSealOpen(t *testing.T) {
 // flip changes one byte of the sealed payload (index i of the raw bytes, -1: the last).
 func flip(t *testing.T, text []byte, i int) []byte {
 	t.Helper()
-	raw, err := base64.RawStdEncoding.DecodeString(string(text[len("hlseal1:p:"):]))
+	raw, err := base64.RawStdEncoding.DecodeString(string(text[len("hlseal2:p:"):]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,25 +183,25 @@ func flip(t *testing.T, text []byte, i int) []byte {
 		i = len(raw) - 1
 	}
 	raw[i] ^= 1
-	return []byte("hlseal1:p:" + base64.RawStdEncoding.EncodeToString(raw))
+	return []byte(string(text[:10]) + base64.RawStdEncoding.EncodeToString(raw))
 }
 
 func TestSealTOTP(t *testing.T) {
 	pass := []byte("a long enough passphrase")
 	stored := credential.JoinFactor([]byte("pw"), []byte("totp1:SHA1:6:30:GEZDGNBVGY3TQOJQ"))
-	if _, err := Seal(stored, pass, rec); err == nil {
+	if _, err := Seal(stored, tk, pass, rec); err == nil {
 		t.Fatal("sealed a secret with a second factor under a binding that says it has none")
 	}
 	b := rec
 	b.TOTP = true
-	text, err := Seal(stored, pass, b)
-	if err != nil || !strings.HasPrefix(string(text), "hlseal1:t:") {
+	text, err := Seal(stored, tk, pass, b)
+	if err != nil || !strings.HasPrefix(string(text), "hlseal2:t:") {
 		t.Fatalf("Seal = %q, %v", text, err)
 	}
 	if totp, err := credential.ValidSaved(text); err != nil || !totp {
 		t.Fatalf("ValidSaved = %v, %v; want the TOTP flag", totp, err)
 	}
-	got, err := Open(text, pass, b)
+	got, err := Open(text, tk, pass, b)
 	if err != nil || !bytes.Equal(got, stored) {
 		t.Fatalf("Open = %v", err)
 	}
@@ -127,24 +209,27 @@ func TestSealTOTP(t *testing.T) {
 
 func TestSealRefuses(t *testing.T) {
 	pass := []byte("a long enough passphrase")
-	if _, err := Seal([]byte("pw"), nil, rec); err == nil {
-		t.Error("sealed with an empty passphrase")
+	if _, err := SealV1([]byte("pw"), nil, rec); err == nil {
+		t.Error("sealed (v1) with an empty passphrase")
 	}
-	text, _ := Seal([]byte("pw"), pass, rec)
-	if _, err := Seal(text, pass, rec); err == nil {
+	if _, err := Seal([]byte("pw"), nil, pass, rec); !errors.Is(err, ErrNoKey) {
+		t.Errorf("sealed without the seal key: %v", err)
+	}
+	text, _ := Seal([]byte("pw"), tk, pass, rec)
+	if _, err := Seal(text, tk, pass, rec); err == nil {
 		t.Error("sealed a sealed text again")
 	}
-	if _, err := Seal([]byte("pw\x00junk"), pass, rec); err == nil {
+	if _, err := Seal([]byte("pw\x00junk"), tk, pass, rec); err == nil {
 		t.Error("sealed an invalid stored secret")
 	}
-	if _, err := Open([]byte("plain-password"), pass, rec); !errors.Is(err, ErrNotSealed) {
+	if _, err := Open([]byte("plain-password"), tk, pass, rec); !errors.Is(err, ErrNotSealed) {
 		t.Errorf("Open(plain) = %v; want ErrNotSealed", err)
 	}
 }
 
 func TestParseBounds(t *testing.T) {
 	mk := func(iter uint32, payload int) []byte {
-		raw := make([]byte, headLen+payload)
+		raw := make([]byte, headV1+payload)
 		binary.BigEndian.PutUint32(raw, iter)
 		return []byte("hlseal1:p:" + base64.RawStdEncoding.EncodeToString(raw))
 	}
@@ -174,7 +259,7 @@ func TestParseBounds(t *testing.T) {
 // user): parsing it never panics, and what it accepts is a well-formed sealed secret within the
 // bounds.
 func FuzzParse(f *testing.F) {
-	good, _ := Seal([]byte("pw"), []byte("seed passphrase"), rec)
+	good, _ := Seal([]byte("pw"), tk, []byte("seed passphrase"), rec)
 	f.Add(good)
 	f.Add([]byte("hlseal1:t:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"))
 	f.Add([]byte("hlseal1:"))
@@ -200,18 +285,18 @@ func FuzzParse(f *testing.F) {
 // of one length (red-team round 6b read a password's length off an unpadded sealed text).
 func TestSealedLengthSaysNothing(t *testing.T) {
 	pass := []byte("a long enough passphrase")
-	short, err := Seal([]byte("x"), pass, rec)
+	short, err := Seal([]byte("x"), tk, pass, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	long, err := Seal(bytes.Repeat([]byte("y"), credential.MaxSecretLen), pass, rec)
+	long, err := Seal(bytes.Repeat([]byte("y"), credential.MaxSecretLen), tk, pass, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(short) != len(long) || len(long) > credential.MaxSealedLen {
 		t.Fatalf("sealed lengths %d and %d (max %d); want one length", len(short), len(long), credential.MaxSealedLen)
 	}
-	if got, err := Open(short, pass, rec); err != nil || string(got) != "x" {
+	if got, err := Open(short, tk, pass, rec); err != nil || string(got) != "x" {
 		t.Fatalf("Open(short) = %q, %v", got, err)
 	}
 }
@@ -220,12 +305,12 @@ func TestSealedLengthSaysNothing(t *testing.T) {
 // one AES-GCM open.
 func BenchmarkOpen(b *testing.B) {
 	pass := []byte("a long enough passphrase")
-	text, err := Seal([]byte("benchmark-password"), pass, rec)
+	text, err := Seal([]byte("benchmark-password"), tk, pass, rec)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		pw, err := Open(text, pass, rec)
+		pw, err := Open(text, tk, pass, rec)
 		if err != nil {
 			b.Fatal(err)
 		}
