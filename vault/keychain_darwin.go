@@ -52,6 +52,11 @@ func (k *Keychain) Remove(ctx context.Context, origin, alias string) error {
 	return k.s.Remove(ctx, origin, alias)
 }
 
+// Replace implements Store.
+func (k *Keychain) Replace(ctx context.Context, origin, alias string, secret []byte) error {
+	return k.s.Replace(ctx, origin, alias, secret)
+}
+
 // Secret implements Store.
 func (k *Keychain) Secret(ctx context.Context, origin, alias string) (Record, []byte, error) {
 	return k.s.Secret(ctx, origin, alias)

@@ -228,6 +228,33 @@ func (s *kvStore) Remove(ctx context.Context, origin, alias string) error {
 	return nil
 }
 
+func (s *kvStore) Replace(ctx context.Context, origin, alias string, secret []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	if err := validKey(origin, alias); err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.load()
+	if err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	i := lookup(recs, origin, alias)
+	if i < 0 {
+		return fmt.Errorf("replace: %w: %q at %s", ErrAliasUnknown, alias, origin)
+	}
+	if err := validReplace(recs[i], secret); err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	// go-keyring takes a string; this copy cannot be zeroed. Set overwrites in one step.
+	if err := s.kv.Set(kvServicePrefix+origin, recs[i].Alias, string(secret)); err != nil {
+		return kvErr("replace: write secret", err)
+	}
+	return nil
+}
+
 func (s *kvStore) Secret(ctx context.Context, origin, alias string) (Record, []byte, error) {
 	if err := ctx.Err(); err != nil {
 		return Record{}, nil, fmt.Errorf("secret: %w", err)

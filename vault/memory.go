@@ -124,6 +124,25 @@ func (m *Memory) Remove(ctx context.Context, origin, alias string) error {
 	return nil
 }
 
+// Replace implements Store. The old secret is zeroed.
+func (m *Memory) Replace(ctx context.Context, origin, alias string, secret []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.recs[memKeyOf(origin, alias)]
+	if !ok {
+		return fmt.Errorf("replace: %w: %q at %s", ErrAliasUnknown, alias, origin)
+	}
+	if err := validReplace(e.rec, secret); err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	credential.Zero(e.secret)
+	e.secret = append([]byte(nil), secret...)
+	return nil
+}
+
 // Secret implements Store. The returned slice is a fresh copy.
 func (m *Memory) Secret(ctx context.Context, origin, alias string) (Record, []byte, error) {
 	if err := ctx.Err(); err != nil {

@@ -152,6 +152,42 @@ func (c *ssConn) remove(ctx context.Context, origin, alias string) error {
 	return nil
 }
 
+// Replace implements Store: the item's secret is set (Item.SetSecret) inside the encrypted
+// session, its attributes kept. A locked item answers ErrLocked; Replace never prompts.
+func (s *SecretService) Replace(ctx context.Context, origin, alias string, secret []byte) error {
+	if err := validKey(origin, alias); err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return fmt.Errorf("replace: %w", err)
+	}
+	defer unlock()
+	err = s.do(ctx, func(c *ssConn) error {
+		it, err := c.find(ctx, origin, alias, true)
+		if err != nil {
+			return err
+		}
+		if it.locked {
+			return fmt.Errorf("%w: item is locked", ErrLocked)
+		}
+		if err := validReplace(it.rec, secret); err != nil {
+			return err
+		}
+		iv, ct, err := sealSecret(c.key, secret, s.rand)
+		if err != nil {
+			return err
+		}
+		defer clear(ct)
+		sec := ssSecret{Session: c.session, Parameters: iv, Value: ct, ContentType: secretContentType}
+		if err := c.obj(it.path).CallWithContext(ctx, ifItem+".SetSecret", 0, sec).Err; err != nil {
+			return itemErr("set secret", err)
+		}
+		return nil
+	})
+	return wrapStep("replace", err)
+}
+
 // Secret implements Store. A locked item answers ErrLocked; Secret never prompts.
 func (s *SecretService) Secret(ctx context.Context, origin, alias string) (Record, []byte, error) {
 	if err := validKey(origin, alias); err != nil {

@@ -16,6 +16,9 @@ func (u Unavailable) err() error { return fmt.Errorf("%w: %s", ErrUnavailable, u
 func (u Unavailable) List(context.Context, string) ([]Record, error) { return nil, u.err() }
 func (u Unavailable) Add(context.Context, Record, []byte) error      { return u.err() }
 func (u Unavailable) Remove(context.Context, string, string) error   { return u.err() }
+func (u Unavailable) Replace(context.Context, string, string, []byte) error {
+	return u.err()
+}
 func (u Unavailable) Secret(context.Context, string, string) (Record, []byte, error) {
 	return Record{}, nil, u.err()
 }

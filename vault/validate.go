@@ -39,6 +39,18 @@ func validKey(origin, alias string) error {
 // validRecord checks a record and its stored secret before Add (a password, or a password and
 // a second factor, or such a secret sealed: [credential.ValidSaved]) and sets rec.TOTP from
 // the secret: the flag is the store's own record of what it holds, never the caller's claim.
+// validReplace checks a secret that replaces rec's: valid, and with the same second-factor flag.
+func validReplace(rec Record, secret []byte) error {
+	r := rec
+	if err := validRecord(&r, secret); err != nil {
+		return err
+	}
+	if r.TOTP != rec.TOTP {
+		return fmt.Errorf("%w: the new secret's second factor differs from the record's", credential.ErrInvalid)
+	}
+	return nil
+}
+
 func validRecord(rec *Record, secret []byte) error {
 	if err := validKey(rec.Origin, rec.Alias); err != nil {
 		return err

@@ -84,6 +84,11 @@ type Store interface {
 	Remove(ctx context.Context, origin, alias string) error
 	// Secret returns the record and a fresh copy of its password. The caller zeroes it.
 	Secret(ctx context.Context, origin, alias string) (Record, []byte, error)
+	// Replace swaps the saved secret of the record with this alias (case-insensitive) at
+	// origin for secret, in one step, keeping the record (ErrAliasUnknown). Its second-factor
+	// flag must stay what it was. brokerd seals a credential saved before the seal key again
+	// with it. Replace does not retain secret.
+	Replace(ctx context.Context, origin, alias string, secret []byte) error
 }
 
 // sortRecords orders records by origin, then alias case-insensitively, then alias.

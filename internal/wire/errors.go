@@ -39,6 +39,10 @@ const (
 	// asked (it stores its password for automatic unlock).
 	CodePresenceAutoUnlock Code = "PRESENCE_AUTO_UNLOCK"
 	CodeVaultNoKeyring     Code = "VAULT_NOT_INITIALIZED" // the headless keyring does not exist yet
+	// CodeBrokerUntrusted: this brokerd lacks what only root grants (its group, the seal key):
+	// not installed set-gid, or exec'd under a tracer, in a user namespace or with
+	// no_new_privs. Nothing is released or saved.
+	CodeBrokerUntrusted Code = "BROKER_UNTRUSTED"
 	// CodeNotSealed: the passphrase provider found a credential saved in plain text.
 	CodeNotSealed Code = "CREDENTIAL_NOT_SEALED"
 	// CodeSealed: another provider found a credential sealed with a passphrase.
@@ -119,6 +123,8 @@ var hints = map[Code]string{
 	CodeInvalidArgument: "the message names the value that was refused; 'headless help' lists each command's arguments",
 	CodeAliasExists:     "choose another alias, or remove the existing one with 'headless credentials remove'",
 	CodeAliasUnknown:    "list saved aliases with 'headless credentials list --origin ORIGIN'",
+	CodeBrokerUntrusted: "install headless with its set-up step (the .deb, or 'sudo scripts/install.sh' in a source checkout), " +
+		"then start brokerd as it is installed: not under a debugger or tracer, not inside a user namespace, not with NoNewPrivileges; 'headless doctor' says which",
 	CodeNotSealed: "it was saved in plain text, before the passphrase provider was chosen: remove it and add it again, " +
 		"so that it is sealed (headless credentials remove --origin ORIGIN --alias ALIAS; headless credentials add …)",
 	CodeSealed: "it is sealed with your headless passphrase: choose \"provider\": \"passphrase\" (with a pinentry \"program\") " +

@@ -36,6 +36,36 @@ func Run(t *testing.T, newStore func(t *testing.T) vault.Store) {
 	t.Run("MaxSecretLen", func(t *testing.T) { testMaxSecretLen(t, newStore(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newStore(t)) })
 	t.Run("SecondFactor", func(t *testing.T) { testSecondFactor(t, newStore(t)) })
+	t.Run("Replace", func(t *testing.T) { testReplace(t, newStore(t)) })
+}
+
+// testReplace: Replace swaps a record's secret and keeps the record (account, alias, creation
+// time); it refuses an unknown alias and a secret whose second factor differs.
+func testReplace(t *testing.T, s vault.Store) {
+	o := origin(t)
+	mustAdd(t, s, vault.Record{Origin: o, Account: "acct", Alias: "Swap"}, "old-secret")
+	before, _ := s.List(ctx(t), o)
+	if err := s.Replace(ctx(t), o, "swap", []byte("new-secret")); err != nil {
+		t.Fatalf("Replace: %v", err)
+	}
+	rec, got, err := s.Secret(ctx(t), o, "Swap")
+	if err != nil || string(got) != "new-secret" || rec.Account != "acct" || rec.Alias != "Swap" {
+		t.Fatalf("after Replace: %+v %q %v", rec, got, err)
+	}
+	after, _ := s.List(ctx(t), o)
+	if len(before) != 1 || len(after) != 1 || !after[0].Created.Equal(before[0].Created) {
+		t.Fatalf("Replace changed the record: %+v -> %+v", before, after)
+	}
+	if err := s.Replace(ctx(t), o, "nobody", []byte("x")); !errors.Is(err, vault.ErrAliasUnknown) {
+		t.Fatalf("Replace(unknown) = %v; want ErrAliasUnknown", err)
+	}
+	withFactor := credential.JoinFactor([]byte("pw"), []byte("totp1:SHA1:6:30:GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"))
+	if err := s.Replace(ctx(t), o, "swap", withFactor); err == nil {
+		t.Fatal("Replace gave a password-only record a second factor")
+	}
+	if _, got, _ := s.Secret(ctx(t), o, "swap"); string(got) != "new-secret" {
+		t.Fatalf("a refused Replace changed the secret: %q", got)
+	}
 }
 
 // testSecondFactor: a TOTP seed stored with the password comes back with it from Secret, and
