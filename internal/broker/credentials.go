@@ -36,8 +36,8 @@ func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParam
 }
 
 func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams) (brokerapi.Credential, error) {
-	if s.Unconfined != "" {
-		return brokerapi.Credential{}, wire.Errorf(wire.CodePresenceUnavail, "nothing was saved: %s", s.Unconfined)
+	if err := s.trusted("nothing was saved"); err != nil {
+		return brokerapi.Credential{}, err
 	}
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
@@ -48,15 +48,22 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 		return brokerapi.Credential{}, err
 	}
 	rec := vault.Record{Origin: o, Account: p.Account, Alias: p.Alias}
-	saved := p.Secret
+	var saved []byte
 	if sp, ok := s.Presence.(sealer); ok {
-		// Sealed with the person's passphrase, asked for now, in the vault and in an
-		// isolated session's store alike: a release opens it the same way.
-		if saved, err = s.sealNew(ctx, sp, conn.Peer, p.Session, rec, p.Secret); err != nil {
-			return brokerapi.Credential{}, err
-		}
-		defer credential.Zero(saved)
+		// Sealed with the seal key and the person's passphrase, asked for now, in the vault
+		// and in an isolated session's store alike: a release opens it the same way.
+		saved, err = s.sealNew(ctx, sp, conn.Peer, p.Session, rec, p.Secret)
+	} else if store == s.Vault {
+		// Sealed with the seal key alone: what the keyring hands any program of the user
+		// opens nothing without brokerd. (An isolated session's store is brokerd's memory.)
+		saved, err = s.sealKeyOnly(rec, p.Secret)
+	} else {
+		saved = append([]byte(nil), p.Secret...)
 	}
+	if err != nil {
+		return brokerapi.Credential{}, err
+	}
+	defer credential.Zero(saved)
 	if err := s.write(ctx, p.Session, true, func(ctx context.Context) error { return store.Add(ctx, rec, saved) }); err != nil {
 		return brokerapi.Credential{}, err
 	}

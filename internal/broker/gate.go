@@ -73,6 +73,9 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if err := s.requireHost(rpc.ConnOf(ctx)); err != nil {
 		return nil, err
 	}
+	if err := s.trusted("nothing was asked or released"); err != nil {
+		return nil, err
+	}
 	if err := validRelease(p); err != nil {
 		return nil, err
 	}
@@ -172,7 +175,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 			var err error
 			got, secret, err = store.Secret(ctx, ch.Origin, rec.Alias)
 			if err == nil {
-				err = refuseSealed(secret, rec.Alias)
+				secret, err = s.openKeyOnly(ctx, store, got, secret)
 			}
 			return err
 		})

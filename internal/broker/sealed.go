@@ -16,9 +16,9 @@ import (
 )
 
 // sealer is a presence provider whose grant is the person's passphrase (presence.Passphrase):
-// every credential is saved sealed with it (package internal/seal), so what the vault hands
-// out — to brokerd, or to any program of the person's that asks the keyring — is useless
-// without the person, and a release is the person opening one.
+// every credential is saved sealed with it and the seal key (package internal/seal), so what
+// the vault hands out is useless without brokerd and the person, and a release is the person
+// opening one. Under every other provider a credential is sealed with the seal key alone.
 type sealer interface {
 	Ask(ctx context.Context, r presence.Request, repeat bool, check func(pass []byte) error) error
 }
@@ -38,8 +38,8 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 		return got, nil, err
 	}
 	defer credential.Zero(text)
-	if !credential.IsSealed(text) {
-		return got, nil, wire.Errorf(wire.CodeNotSealed, "alias %q was saved in plain text, and the passphrase provider releases only sealed credentials; nothing was asked or released", alias)
+	if !credential.IsSealed(text) || !seal.NeedsPassphrase(text) && seal.Valid(text) == nil {
+		return got, nil, wire.Errorf(wire.CodeNotSealed, "alias %q was saved without the passphrase (in plain text, or under another presence provider), and the passphrase provider releases only credentials sealed with it; nothing was asked or released", alias)
 	}
 	totp, err := credential.ValidSaved(text)
 	if err != nil {
@@ -48,15 +48,17 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 	b := seal.Binding{Origin: got.Origin, Account: got.Account, Alias: got.Alias, TOTP: totp}
 	var (
 		secret []byte
+		again  []byte     // a v1 seal sealed again with the seal key, for the store
 		ref    *sealedRef // another saved credential, read at the first wrong try
 	)
+	defer func() { credential.Zero(again) }()
 	defer func() {
 		if ref != nil {
 			credential.Zero(ref.text)
 		}
 	}()
 	err = sp.Ask(ctx, req, false, func(pass []byte) error {
-		pt, err := seal.Open(text, pass, b)
+		pt, err := seal.Open(text, s.Key, pass, b)
 		if errors.Is(err, seal.ErrWrongPassphrase) {
 			// A passphrase that opens another saved credential is the right one: this record
 			// was altered or copied from another one, and asking again would only have the
@@ -69,7 +71,7 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 				ref = &r
 			}
 			if ref.text != nil {
-				if pt, rerr := seal.Open(ref.text, pass, ref.b); rerr == nil {
+				if pt, rerr := seal.Open(ref.text, s.Key, pass, ref.b); rerr == nil {
 					credential.Zero(pt)
 					return wire.Errorf(wire.CodeAliasUnknown, "the passphrase is right, but the saved record of alias %q does not open with it: it was altered, or copied from another record; nothing was released", alias).
 						WithHint("remove the alias and add it again (headless credentials remove …; headless credentials add …)")
@@ -80,12 +82,22 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 		if err != nil {
 			return wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q: %w; nothing was released", alias, err)
 		}
+		if !seal.Current(text) {
+			// Sealed before the seal key existed: sealed again, now, with it.
+			if again, err = seal.Seal(pt, s.Key, pass, b); err != nil {
+				credential.Zero(pt)
+				return err
+			}
+		}
 		secret = pt
 		return nil
 	})
 	if err != nil {
 		credential.Zero(secret)
 		return got, nil, err
+	}
+	if again != nil {
+		s.sealAgain(ctx, store, got, again)
 	}
 	if secret == nil {
 		// A provider that returned without a granted check: never an empty password.
@@ -94,13 +106,75 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 	return got, secret, nil
 }
 
-// refuseSealed keeps a provider without a passphrase from releasing a sealed credential: its
-// sealed text would otherwise be typed into the page as the password.
-func refuseSealed(secret []byte, alias string) error {
-	if credential.IsSealed(secret) {
-		return wire.Errorf(wire.CodeSealed, "alias %q is sealed with a passphrase, and this brokerd's presence provider cannot open it; nothing was released", alias)
+// trusted refuses (BROKER_UNTRUSTED) what needs the seal key when this brokerd has none.
+func (s *Server) trusted(what string) error {
+	if s.Key != nil {
+		return nil
 	}
-	return nil
+	why := s.Untrusted
+	if why == "" {
+		why = "this brokerd has no seal key"
+	}
+	return wire.Errorf(wire.CodeBrokerUntrusted, "%s: %s", what, why)
+}
+
+// openKeyOnly opens text, the saved secret of rec read inside a presence grant of a provider
+// without a passphrase, with the seal key, and zeroes text. A credential of the vault saved in
+// plain text before the seal key existed is returned as it is and sealed in the store, now (an
+// isolated session's store, brokerd's memory, holds plain secrets); one sealed with a
+// passphrase is refused (its sealed text would otherwise be typed into the page).
+func (s *Server) openKeyOnly(ctx context.Context, store vault.Store, rec vault.Record, text []byte) ([]byte, error) {
+	if !credential.IsSealed(text) && store != s.Vault {
+		return text, nil
+	}
+	if !credential.IsSealed(text) {
+		again, err := s.sealKeyOnly(rec, text)
+		if err != nil {
+			credential.Zero(text)
+			return nil, err
+		}
+		s.sealAgain(ctx, store, rec, again)
+		credential.Zero(again)
+		return text, nil
+	}
+	defer credential.Zero(text)
+	if seal.NeedsPassphrase(text) {
+		return nil, wire.Errorf(wire.CodeSealed, "alias %q is sealed with a passphrase, and this brokerd's presence provider cannot open it; nothing was released", rec.Alias)
+	}
+	totp, err := credential.ValidSaved(text)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q is not a well-formed sealed credential; nothing was released", rec.Alias)
+	}
+	pt, err := seal.Open(text, s.Key, nil, seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, TOTP: totp})
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q does not open with this machine's seal key (it was altered, copied from another record, or sealed on another machine); nothing was released", rec.Alias).
+			WithHint("remove the alias and add it again (headless credentials remove …; headless credentials add …)")
+	}
+	return pt, nil
+}
+
+// sealKeyOnly seals secret (a stored secret, as the CLI sent it) for rec with the seal key.
+func (s *Server) sealKeyOnly(rec vault.Record, secret []byte) ([]byte, error) {
+	totp, err := credential.ValidStored(secret)
+	if err != nil {
+		return nil, err
+	}
+	if credential.IsSealed(secret) {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "a password may not start with %q, the mark of a sealed credential; nothing was saved", credential.SealedPrefix)
+	}
+	return seal.Seal(secret, s.Key, nil, seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, TOTP: totp})
+}
+
+// sealAgain replaces the saved secret of rec with again, its new seal. A failure costs
+// nothing but the next use's try: the old record is still whole (Replace is one step).
+func (s *Server) sealAgain(ctx context.Context, store vault.Store, rec vault.Record, again []byte) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), VaultTimeout)
+	defer cancel()
+	if err := store.Replace(ctx, rec.Origin, rec.Alias, again); err != nil {
+		s.log().Warn("could not seal a credential again with the seal key", "origin", rec.Origin, "alias", rec.Alias, "err", err)
+		return
+	}
+	s.log().Info("sealed a credential again with the seal key", "origin", rec.Origin, "alias", rec.Alias)
 }
 
 // sealNew asks the person to seal secret (a stored secret, as the CLI sent it) for rec with the
@@ -133,7 +207,7 @@ func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session stri
 			return fmt.Errorf("%w: choose a passphrase of at least %d characters", presence.ErrTryAgain, MinPassphrase)
 		}
 		if ref.text != nil {
-			pt, err := seal.Open(ref.text, pass, ref.b)
+			pt, err := seal.Open(ref.text, s.Key, pass, ref.b)
 			credential.Zero(pt)
 			if errors.Is(err, seal.ErrWrongPassphrase) {
 				return fmt.Errorf("%w: that is not the passphrase your saved credentials are sealed with", presence.ErrTryAgain)
@@ -143,7 +217,7 @@ func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session stri
 			}
 		}
 		var err error
-		sealed, err = seal.Seal(secret, pass, b)
+		sealed, err = seal.Seal(secret, s.Key, pass, b)
 		return err
 	})
 	if err != nil {
@@ -186,8 +260,8 @@ func (s *Server) sealRef(ctx context.Context, o, alias string) (sealedRef, error
 			}
 			return sealedRef{}, err
 		}
-		if !credential.IsSealed(text) {
-			credential.Zero(text)
+		if !credential.IsSealed(text) || !seal.NeedsPassphrase(text) && seal.Valid(text) == nil {
+			credential.Zero(text) // plain, or sealed without a passphrase: nothing to check against
 			continue
 		}
 		totp, verr := credential.ValidSaved(text)

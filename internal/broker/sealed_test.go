@@ -13,6 +13,7 @@ import (
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
@@ -271,22 +272,98 @@ func TestSealRefPastPlainAndMalformed(t *testing.T) {
 	}
 }
 
-// TestUnconfinedSavesNothing: a brokerd that a program of the user's could be tracing
-// (hardening.Unconfined: no Yama ptrace_scope 2 or 3) saves no secret — red-team round 10
-// traced brokerd from its exec and read what went through it.
-func TestUnconfinedSavesNothing(t *testing.T) {
+// TestUntrustedSavesNothing: a brokerd without the seal key (not granted its group: traced
+// from its exec, in a user namespace, not installed set-gid) saves no secret and asks nobody.
+func TestUntrustedSavesNothing(t *testing.T) {
 	ctx := context.Background()
 	f, sp := newSealedFixture(t)
-	f.srv.Unconfined = "the kernel has no Yama"
+	f.srv.Key, f.srv.Untrusted = nil, "this brokerd may not read the seal key"
 	c := f.client(t)
 	sp.typing(passphrase)
-	if _, err := c.Add(ctx, "https://app.example", "a@example", "unconfined", []byte(canary)); code(err) != wire.CodePresenceUnavail || !strings.Contains(err.Error(), "no Yama") {
-		t.Fatalf("add on an unconfined brokerd: %v; want PRESENCE_UNAVAILABLE with the reason", err)
+	if _, err := c.Add(ctx, "https://app.example", "a@example", "untrusted", []byte(canary)); code(err) != wire.CodeBrokerUntrusted || !strings.Contains(err.Error(), "may not read the seal key") {
+		t.Fatalf("add on a brokerd without the key: %v; want BROKER_UNTRUSTED with the reason", err)
 	}
 	if sp.asked() != 0 {
 		t.Fatalf("the person was asked %d times", sp.asked())
 	}
 	if recs, _ := f.store.List(ctx, "https://app.example"); len(recs) != 0 {
 		t.Fatalf("records after a refused add: %+v", recs)
+	}
+}
+
+// TestSealedWithTheKey: under a provider without a passphrase a credential is saved sealed with
+// the seal key (the vault holds nothing another program of the user could use), a release opens
+// it, and a brokerd with another machine's key — or none — releases nothing.
+func TestSealedWithTheKey(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	if _, err := c.Add(ctx, "https://app.example", "k@example", "keyed", []byte("keyed-canary-77")); err != nil {
+		t.Fatal(err)
+	}
+	_, saved, err := f.store.Secret(ctx, "https://app.example", "keyed")
+	if err != nil || !seal.Current(saved) || seal.NeedsPassphrase(saved) || bytes.Contains(saved, []byte("keyed-canary-77")) {
+		t.Fatalf("saved %q, %v; want a seal with the key alone", saved, err)
+	}
+	if _, pw, err := f.release(t, c, "https://app.example", "keyed", brokerapi.PurposeLogin); err != nil || string(pw) != "keyed-canary-77" {
+		t.Fatalf("release = %q, %v", pw, err)
+	}
+	other, _ := seal.NewKey(bytes.Repeat([]byte{1}, seal.KeyLen))
+	f.srv.Key = other
+	asked := int(f.pres.asked.Load())
+	if _, pw, err := f.release(t, c, "https://app.example", "keyed", brokerapi.PurposeLogin); code(err) != wire.CodeAliasUnknown || pw != nil {
+		t.Fatalf("release with another key = %q, %v; want ALIAS_UNKNOWN", pw, err)
+	}
+	f.srv.Key, f.srv.Untrusted = nil, "this brokerd may not read the seal key"
+	if _, pw, err := f.release(t, c, "https://app.example", "keyed", brokerapi.PurposeLogin); code(err) != wire.CodeBrokerUntrusted || pw != nil {
+		t.Fatalf("release without a key = %q, %v; want BROKER_UNTRUSTED", pw, err)
+	}
+	if n := int(f.pres.asked.Load()) - asked; n != 1 {
+		t.Fatalf("the person was asked %d times for the two refused releases; want once (the one with another key; none without a key)", n)
+	}
+}
+
+// TestSavedBeforeTheKeyKeepsWorking: a credential saved in plain text (under a provider
+// without a passphrase) or sealed with the passphrase alone (v1) before the seal key existed is
+// released as before, and its first approved release seals it again with the key.
+func TestSavedBeforeTheKeyKeepsWorking(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t) // its records were saved in plain text
+	c := f.client(t)
+	if _, pw, err := f.release(t, c, "https://app.example", "staging-admin", brokerapi.PurposeLogin); err != nil || string(pw) != canary {
+		t.Fatalf("release of a plain record = %q, %v", pw, err)
+	}
+	_, saved, _ := f.store.Secret(ctx, "https://app.example", "staging-admin")
+	if !seal.Current(saved) || bytes.Contains(saved, []byte(canary)) {
+		t.Fatalf("after its release the record holds %q; want it sealed with the key", saved)
+	}
+	if _, pw, err := f.release(t, c, "https://app.example", "staging-admin", brokerapi.PurposeLogin); err != nil || string(pw) != canary {
+		t.Fatalf("second release = %q, %v", pw, err)
+	}
+
+	f, sp := newSealedFixture(t)
+	b := seal.Binding{Origin: "https://app.example", Account: "v1@example", Alias: "old"}
+	v1, err := seal.SealV1([]byte("v1-canary-pw"), []byte(passphrase), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.Add(ctx, vault.Record{Origin: b.Origin, Account: b.Account, Alias: b.Alias}, v1); err != nil {
+		t.Fatal(err)
+	}
+	c = f.client(t)
+	sp.typing(passphrase)
+	if _, pw, err := f.release(t, c, b.Origin, "old", brokerapi.PurposeLogin); err != nil || string(pw) != "v1-canary-pw" {
+		t.Fatalf("release of a v1 record = %q, %v", pw, err)
+	}
+	_, saved, _ = f.store.Secret(ctx, b.Origin, "old")
+	if !seal.Current(saved) || !seal.NeedsPassphrase(saved) {
+		t.Fatalf("after its release the v1 record holds %q; want a v2 seal with key and passphrase", saved)
+	}
+	if pt, err := seal.Open(saved, nil, []byte(passphrase), b); err == nil {
+		t.Fatalf("the passphrase alone opens the new seal: %q", pt)
+	}
+	sp.typing(passphrase)
+	if _, pw, err := f.release(t, c, b.Origin, "old", brokerapi.PurposeLogin); err != nil || string(pw) != "v1-canary-pw" {
+		t.Fatalf("release after the new seal = %q, %v", pw, err)
 	}
 }

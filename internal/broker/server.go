@@ -81,6 +81,7 @@ import (
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
@@ -120,10 +121,11 @@ type Server struct {
 	Loopback LoopbackFinder
 	// Now is the clock of one-time codes; nil means time.Now.
 	Now func() time.Time
-	// Unconfined, when not empty, says why no secret may go through this brokerd (a program
-	// of the user's could be tracing it: hardening.Unconfined). Saves are then refused with it
-	// (PRESENCE_UNAVAILABLE); releases already are, by the provider brokerd puts in place.
-	Unconfined string
+	// Key is the machine's seal key (seal.LoadKey): every saved secret is sealed with it, and
+	// only a brokerd the kernel gave the key's group can read it. nil: this brokerd has no
+	// key, and every release and save is BROKER_UNTRUSTED, with Untrusted as the reason.
+	Key       *seal.Key
+	Untrusted string
 
 	isoMu sync.Mutex
 	iso   map[string]*isoStore // by session name

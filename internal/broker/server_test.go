@@ -24,6 +24,7 @@ import (
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
@@ -116,6 +117,15 @@ type fixture struct {
 
 const canary = "c4nary-Pässwörd-9f3e"
 
+// testKey is the fixture's seal key.
+var testKey = func() *seal.Key {
+	k, err := seal.NewKey(bytes.Repeat([]byte{0x5a}, seal.KeyLen))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
@@ -134,6 +144,7 @@ func newFixture(t testing.TB) *fixture {
 			PID:        4242,
 			Hosts:      hosts,
 			Expect:     HostExpect{Chromium: goodHello.Chromium, Config: goodHello.Config, Version: "test"},
+			Key:        testKey,
 		},
 	}
 	ctx := context.Background()
