@@ -81,8 +81,8 @@ import (
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/presence"
-	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/vault"
 )
