@@ -41,12 +41,12 @@ type browserCheck struct {
 // foreign code.
 //
 // Exposed: unless root (whom nothing keeps out of any process, so the question means
-// nothing), the host tries to open each process's /proc/PID/mem. The host runs as the user
-// with no privilege, so what it may open, any process of the user's may: a process whose
-// memory it can open is exposed. Chromium's processes are closed when they were exec'd from
-// a binary the user cannot read (the kernel then makes them undumpable in the system's own
-// user namespace; Chromium's setuid sandbox keeps them so), or when Yama's ptrace_scope keeps
-// every non-root process out (2 or 3).
+// nothing), the host tries to open each process's /proc/PID/mem with the user's own gid as its
+// filesystem gid (hardening.MemoryOpenAs): what it may open so, any process of the user's
+// without the headless group may. Chromium's processes are closed when they run with the
+// headless group (the host, installed set-gid, runs Chromium so: the kernel refuses ptrace and
+// /proc/PID/mem to a caller whose gid differs), in the system's user namespace (the setuid
+// sandbox; a renderer in a namespace the user owns would be open to the user).
 //
 // Foreign: code that something of the user's made Chromium load. Red-team round 6d listed a
 // PKCS#11 module in the user's NSS database, and round 6e a Widevine CDM in the profile's
@@ -76,7 +76,8 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 	for _, pid := range pids {
 		closed := false
 		if !root {
-			open, err := hardening.MemoryOpen(pid)
+			// Asked with the user's own gid: the host itself shares Chromium's group.
+			open, err := hardening.MemoryOpenAs(pid, hardening.UserGID())
 			if errors.Is(err, os.ErrNotExist) {
 				continue // exited meanwhile
 			}

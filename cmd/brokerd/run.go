@@ -31,6 +31,7 @@ import (
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/safesock"
+	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/internal/xdg"
@@ -54,10 +55,16 @@ connections from its own uid, and is the only process that reads passwords
 from the Secret Service. 'headless' starts it (with --auto) when it is not running.
 
 brokerd starts the browser host itself ('headless start' asks it to): the headless binary
-beside brokerd, or the absolute "host_program" of the config, checked (owned by you or root,
-not group/world-writable, the headless built together with this brokerd) and executed from the very
-file it checked. Passwords are released only to that process (PEER_NOT_HOST for anything
-else, audited). When brokerd stops, however it stops, the host it started shuts down.
+beside brokerd, checked (root-owned, set-gid to the headless group, the headless built together
+with this brokerd) and executed from the very file it checked. Passwords are released only to
+that process, and only while the kernel reports the headless group for its connection
+(PEER_NOT_HOST for anything else, audited). When brokerd stops, however it stops, the host it
+started shuts down.
+
+Every saved secret is sealed with the seal key in /etc/headless/seal.key, which only the
+headless-broker group reads: brokerd is installed set-gid to it, and the kernel grants the group
+only to an exec that is not traced, not inside a user namespace and not under no_new_privs. A
+brokerd without the key releases and saves nothing (BROKER_UNTRUSTED).
 
 Where presence prompts appear: "presence.display", "presence.wayland_display" and
 "presence.xauthority" in the config. A brokerd you start yourself falls back to its own
@@ -159,33 +166,31 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return fatal(wire.CodeConfigInvalid, "%v", err)
 	}
 	index, _ := layout.CredentialsIndex() // resolved whenever AuditLog is
-	store, prov, closeStore := openVault(ctx, cfg, index, getenv, log)
-	defer closeStore()
-	if prov == nil {
-		if prov, err = newProvider(cfg, stdin, getenv, *auto); err != nil {
-			return fatal(wire.CodeConfigInvalid, "%v", err)
-		}
-	}
-	// No secret goes through a brokerd that a program of the user's could be tracing: every
-	// prompt, and so every release and every sealed save, is refused (a plain save too,
-	// below), with the reason and the sysctl that ends it.
-	unconfined := hardening.Unconfined()
-	if unconfined != "" {
-		unconfined += "; set kernel.yama.ptrace_scope=2 (sysctl), then start brokerd again"
-		log.Warn("no secret will be released or saved", "reason", unconfined)
-		prov = refused(cfg.Presence.Provider, prov.Name(), unconfined)
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return fatal(wire.CodeInternal, "find brokerd's own executable: %v", err)
 	}
-	hostProgram := cfg.HostProgram
-	if hostProgram == "" {
-		hostProgram = filepath.Join(filepath.Dir(self), "headless")
+	// The host, and the shim the pinentry runs through: the headless installed beside brokerd.
+	hostProgram := filepath.Join(filepath.Dir(self), "headless")
+	store, prov, closeStore := openVault(ctx, cfg, index, getenv, log)
+	defer closeStore()
+	if prov == nil {
+		if prov, err = newProvider(cfg, stdin, getenv, *auto, hostProgram); err != nil {
+			return fatal(wire.CodeConfigInvalid, "%v", err)
+		}
+	}
+	// No secret goes through a brokerd the kernel did not give its group: only such a brokerd
+	// reads the seal key, and so opens or seals anything (a traced, namespaced or copied
+	// brokerd has no key). Everything that needs the key is refused with the reason.
+	key, hostGID, untrusted := trust()
+	defer key.Zero()
+	if untrusted != "" {
+		log.Warn("no secret will be released or saved", "reason", untrusted)
+		fmt.Fprintf(stderr, "brokerd: warning: no secret will be released or saved: %s\nhint: %s\n", untrusted, wire.Hint(wire.CodeBrokerUntrusted))
 	}
 	bus, _ := keyprobe.SessionBusAddress(getenv)
 	hosts := hostproc.New(hostproc.Options{
-		Program: hostProgram, Version: version.String(), Env: hostEnv(getenv, bus),
+		Program: hostProgram, Group: hostGID, Version: version.String(), Env: hostEnv(getenv, bus),
 		LogPath: layout.HostLog(), Log: log,
 	})
 	// However brokerd stops (SIGKILL aside: then the host sees its lifeline close), the host
@@ -252,10 +257,11 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Hosts:      hosts,
 		Expect: broker.HostExpect{Chromium: cfg.ChromiumPath(), Config: cfgPath, Version: version.String(),
 			CheckChromium: hostproc.CheckChromium},
-		Started:    started,
-		Facts:      func() hardening.Report { return hardening.Facts(self, hostProgram) },
-		Loopback:   loopback.Finder{},
-		Unconfined: unconfined,
+		Started:   started,
+		Facts:     func() hardening.Report { return hardening.Facts(self, hostProgram) },
+		Loopback:  loopback.Finder{},
+		Key:       key,
+		Untrusted: untrusted,
 	}
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
 		"started_by", started, "host_program", hostProgram)
@@ -270,7 +276,12 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 
 // newProvider builds the configured presence provider. Only the config file chooses it, and
 // with auto (started by headless) only the config says where the prompt appears.
-func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, auto bool) (presence.Provider, error) {
+//
+// The pinentry is started through shim, the installed headless binary ('headless pinentry-exec'):
+// it runs with the headless group, so the kernel keeps every process of the user out of its
+// memory (and out of the answers typed into it), and without brokerd's group, so it cannot read
+// the seal key.
+func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, auto bool, shim string) (presence.Provider, error) {
 	switch cfg.Presence.Provider {
 	case config.ProviderPinentry, config.ProviderPassphrase:
 		tty := ""
@@ -286,6 +297,7 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, 
 			TTYType: getenv("TERM"),
 			Env:     pinentryEnv(getenv, cfg.Presence, auto),
 			Exposed: memoryOpen,
+			Via:     shim,
 		}
 		// The program the person answers — and, under passphrase, types the passphrase
 		// into — must be one no program of the user's can replace with a wrapper.
@@ -363,15 +375,50 @@ func auditVerify(stdout, stderr io.Writer, layout xdg.Layout) int {
 }
 
 // memoryOpen says whether the user's processes can read process pid's memory (a pinentry the
-// passphrase is about to be typed into). Root reads every process's memory, so for brokerd
-// run as root the question means nothing and the answer is no (SECURITY.md: root is never
-// kept out).
+// passphrase is about to be typed into): asked with the user's own gid, not brokerd's group.
+// Root reads every process's memory, so for brokerd run as root the question means nothing
+// and the answer is no (SECURITY.md: root is never kept out).
 func memoryOpen(pid int) (bool, error) {
 	if os.Geteuid() == 0 {
 		return false, nil
 	}
-	return hardening.MemoryOpen(pid)
+	return hardening.MemoryOpenAs(pid, os.Getgid())
 }
+
+// trust reads the seal key and the host group, and says why this brokerd may not be trusted
+// with secrets ("" when it may). As root the key is read (root is kept out of nothing); as
+// any other user the kernel must have given brokerd the key's group, which the user is not a
+// member of.
+func trust() (key *seal.Key, hostGID int, untrusted string) {
+	hostGID, gerr := hardening.LookupGroup(hardening.HostGroup)
+	if gerr != nil {
+		hostGID = noGroup
+	}
+	key, kf, err := seal.LoadKey(hardening.KeyPath)
+	egid, granted := hardening.Granted()
+	switch {
+	case err != nil && errors.Is(err, seal.ErrKeyDenied) && !granted && os.Getuid() != 0:
+		untrusted = "the kernel did not give this brokerd its group (" + hardening.BrokerGroup + "), so it may not read the seal key: it was not installed set-gid, or it was started under a tracer, inside a user namespace or with no_new_privs (" + err.Error() + ")"
+	case err != nil:
+		untrusted = err.Error()
+	case os.Getuid() != 0 && (!granted || egid != kf.GID):
+		untrusted = fmt.Sprintf("brokerd runs with group %d, not the seal key's group %d", egid, kf.GID)
+	case hardening.InGroup(kf.GID):
+		untrusted = "you are a member of the seal key's group (" + hardening.BrokerGroup + "): every program of yours can read the key; remove yourself from it"
+	case gerr != nil:
+		untrusted = gerr.Error()
+	case hardening.InGroup(hostGID):
+		untrusted = "you are a member of the " + hardening.HostGroup + " group: every program of yours could pass for the browser host; remove yourself from it"
+	}
+	if untrusted != "" {
+		key.Zero()
+		return nil, hostGID, untrusted
+	}
+	return key, hostGID, ""
+}
+
+// noGroup is a gid no process has: the host check when the host group does not exist.
+const noGroup = 1 << 30
 
 // refused is the provider that stands for the configured one when it may not ask: every
 // prompt is ErrUnavailable with why. Under the passphrase provider it still has Ask, so that

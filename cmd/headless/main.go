@@ -23,6 +23,13 @@ func main() {
 		os.Exit(1)
 	}
 	setName()
+	if err := identity(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "headless: error: %v\n", err)
+		os.Exit(1)
+	}
+	if len(os.Args) > 1 && os.Args[1] == hardening.PinentryShim {
+		os.Exit(pinentryExec(os.Args[2:]))
+	}
 	layout := xdg.New(os.Getenv, os.Getuid())
 	os.Exit(cli.Run(context.Background(), os.Args[1:], cli.Env{
 		Stdout:           os.Stdout,

@@ -131,6 +131,12 @@ func baseFlags() []string {
 	}
 	if os.Geteuid() == 0 {
 		f = append(f, "--no-sandbox") // Chromium refuses to run as root with its sandbox
+	} else {
+		// The setuid sandbox (Debian's chromium-sandbox), never the user-namespace one: a
+		// renderer in a user namespace the user owns is open to every process of the user
+		// (the namespace's owner may ptrace it and read its memory, whatever its gid), and
+		// the renderer holds what is typed into a page.
+		f = append(f, "--disable-namespace-sandbox")
 	}
 	return f
 }

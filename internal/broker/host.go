@@ -19,9 +19,9 @@ type HostSupervisor interface {
 	// Start starts the host unless the one it started still runs; allow (nil: not asked
 	// for) is the navigation allowlist 'headless start --allow' asks for.
 	Start(ctx context.Context, allow []string) (hostproc.Result, error)
-	// Genuine reports whether pid is the running host it started, for a connection
-	// accepted at accepted.
-	Genuine(pid int, accepted time.Time) bool
+	// Genuine reports whether pid, of effective gid gid, is the running host it started,
+	// for a connection accepted at accepted.
+	Genuine(pid, gid int, accepted time.Time) bool
 	// Running returns the running host's pid and executable (0, "" when none).
 	Running() (pid int, exe string)
 }
@@ -55,7 +55,7 @@ func (s *Server) requireHost(conn *rpc.Conn) error {
 		return peerNotHost("no connection identity")
 	}
 	peer := conn.Peer
-	if s.Hosts == nil || !s.Hosts.Genuine(peer.PID, conn.Accepted) {
+	if s.Hosts == nil || !s.Hosts.Genuine(peer.PID, peer.GID, conn.Accepted) {
 		return peerNotHost("%s is not the browser host this brokerd started; nothing was asked or released", s.describePeer(peer))
 	}
 	s.helloMu.Lock()
@@ -103,7 +103,7 @@ func (s *Server) hello(conn *rpc.Conn, p brokerapi.HelloParams) (struct{}, error
 		return struct{}{}, wire.Errorf(wire.CodeInternal, "no connection identity")
 	}
 	verdict := s.checkHello(p)
-	if s.Hosts != nil && s.Hosts.Genuine(conn.Peer.PID, conn.Accepted) {
+	if s.Hosts != nil && s.Hosts.Genuine(conn.Peer.PID, conn.Peer.GID, conn.Accepted) {
 		// The genuine host's connection waits between its sign-ins for as long as the host
 		// runs: it is never closed for idleness or to make room.
 		conn.Pin()

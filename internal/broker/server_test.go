@@ -100,8 +100,8 @@ type fakeHosts struct{ pid int }
 func (h *fakeHosts) Start(ctx context.Context, allow []string) (hostproc.Result, error) {
 	return hostproc.Result{Status: "running", PID: h.pid, Ready: json.RawMessage(`{"pid":777}`)}, nil
 }
-func (h *fakeHosts) Genuine(pid int, accepted time.Time) bool { return pid == h.pid }
-func (h *fakeHosts) Running() (int, string)                   { return h.pid, "/opt/headless/headless" }
+func (h *fakeHosts) Genuine(pid, gid int, accepted time.Time) bool { return pid == h.pid }
+func (h *fakeHosts) Running() (int, string)                        { return h.pid, "/opt/headless/headless" }
 
 // goodHello is what the fixture's Expect accepts.
 var goodHello = brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", ChromiumEnv: []string{"PATH", "HOME", "TMPDIR"}, Config: "/home/u/.config/headless/config.json", Version: "test"}

@@ -42,7 +42,6 @@
 //	  "challenge_ttl_seconds": 120,      // 10..3600, default 120
 //	  "allow_direct_password_fill": false,
 //	  "chromium": "/usr/lib/chromium/chromium", // absolute; the browser the host launches
-//	  "host_program": "/usr/local/bin/headless", // absolute; default: headless beside brokerd
 //	  "allow": ["staging.example.com", "*.corp.example"] // the navigation allowlist (package allowlist)
 //	}
 //
@@ -50,12 +49,12 @@
 // uses them, else its own environment; brokerd auto-started by headless (an agent's verb may
 // do that) uses only them, never its environment's DISPLAY, WAYLAND_DISPLAY, XAUTHORITY or
 // bus address. chromium is the only way to choose the browser that receives passwords (no
-// environment variable can); host_program the only way to choose the host executable brokerd
-// starts and trusts.
+// environment variable can). The host executable is not the config's to choose: brokerd starts
+// only the set-gid headless installed beside it, and "host_program" is refused.
 //
 // [Parse] checks everything that needs no file system. [Load] also checks that a pinentry
 // program exists, is a regular executable file and is not writable by group or others.
-// brokerd checks the chromium and host_program files themselves when it uses them.
+// brokerd checks the chromium file itself when it uses it.
 //
 // # Not guaranteed
 //
@@ -129,8 +128,8 @@ type Config struct {
 	AllowDirectPasswordFill bool     `json:"allow_direct_password_fill"`
 	// Chromium is the browser the host launches ("" = DefaultChromium; see ChromiumPath).
 	Chromium string `json:"chromium"`
-	// HostProgram is the host executable brokerd starts and trusts ("" = the headless
-	// binary beside brokerd's own executable).
+	// HostProgram is read only to be refused: a config (which any program of the user can
+	// write) no longer names the host executable (red-team: a forged host named there).
 	HostProgram string `json:"host_program"`
 	// Allow is the navigation allowlist (canonical; nil: no allowlist): the hosts the browser
 	// may show documents of. 'headless start --allow' may narrow it, never widen it.
@@ -392,7 +391,10 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	for _, f := range []struct{ path, v string }{{"presence.xauthority", p.XAuthority}, {"chromium", c.Chromium}, {"host_program", c.HostProgram}} {
+	if c.HostProgram != "" {
+		return invalid("host_program", "is no longer read: brokerd starts only the headless installed beside it (set-gid to the headless group, which only root grants); remove the key")
+	}
+	for _, f := range []struct{ path, v string }{{"presence.xauthority", p.XAuthority}, {"chromium", c.Chromium}} {
 		if err := absPath(f.path, f.v); err != nil {
 			return err
 		}

@@ -44,10 +44,10 @@ func TestParseAccepts(t *testing.T) {
 		{"escaped key", `{"allow_direct_password_fill":false, "presence":{"provid\u0065r":"none"}}`,
 			with(func(c *Config) { c.Presence.Provider = "none" })},
 		{"full", full, Config{Presence: Presence{Provider: "secret-service", TimeoutSeconds: 30}, ChallengeTTLSeconds: 300, AllowDirectPasswordFill: true}},
-		{"where and what", `{"presence":{"display":":1","wayland_display":"wayland-0","xauthority":"/home/a/.Xauthority"},"chromium":"/opt/chromium/chrome","host_program":"/usr/local/bin/headless"}`,
+		{"where and what", `{"presence":{"display":":1","wayland_display":"wayland-0","xauthority":"/home/a/.Xauthority"},"chromium":"/opt/chromium/chrome"}`,
 			with(func(c *Config) {
 				c.Presence.Display, c.Presence.WaylandDisplay, c.Presence.XAuthority = ":1", "wayland-0", "/home/a/.Xauthority"
-				c.Chromium, c.HostProgram = "/opt/chromium/chrome", "/usr/local/bin/headless"
+				c.Chromium = "/opt/chromium/chrome"
 			})},
 	}
 	for _, tt := range tests {
@@ -85,7 +85,7 @@ func TestParseRejects(t *testing.T) {
 		// Where prompts appear and what runs.
 		{"relative chromium", `{"chromium":"chromium"}`, `chromium: "chromium" is not an absolute path`},
 		{"unclean chromium", `{"chromium":"/usr/lib/../bin/chromium"}`, "chromium: \"/usr/lib/../bin/chromium\" is not a clean path"},
-		{"relative host program", `{"host_program":"./headless"}`, "host_program: \"./headless\" is not an absolute path"},
+		{"host program", `{"host_program":"/home/a/headless"}`, "host_program: is no longer read"},
 		{"chromium NUL", `{"chromium":"/a\u0000b"}`, "chromium: contains a NUL byte"},
 		{"display with space", `{"presence":{"display":":0 -x"}}`, "presence.display"},
 		{"wayland control char", `{"presence":{"wayland_display":"w\n"}}`, "presence.wayland_display"},

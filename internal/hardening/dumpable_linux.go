@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -15,12 +15,6 @@ import (
 // seccomp filter (or another sandbox) that answers prctl without running it, as an agent can
 // install before it execs headless.
 var ErrNotUndumpable = errors.New("the kernel still treats this process as dumpable after prctl(PR_SET_DUMPABLE, 0): a seccomp filter or sandbox answers prctl without running it")
-
-// ErrUserNamespace: the process runs in a user namespace other than the initial one. There,
-// undumpable means nothing to the namespace's owner (red-team round 4: 'unshare -Ur headless
-// start' left brokerd and the host traceable by the user who made the namespace, with every
-// check passing).
-var ErrUserNamespace = errors.New("this process runs inside a user namespace (not the system's own): whoever owns the namespace could ptrace it")
 
 // Undumpable makes this process undumpable (prctl PR_SET_DUMPABLE 0) and checks that the
 // kernel agrees ([Dumpable]). Call it first thing in main; a failure must stop the program
@@ -36,25 +30,63 @@ func Undumpable() error {
 	if d {
 		return ErrNotUndumpable
 	}
-	initial, err := InitialUserNamespace()
-	if err != nil {
-		return err
+	return nil
+}
+
+// DropGroup gives up a group a set-gid exec granted (real, effective and saved gid become the
+// real one). The process stays undumpable: the kernel keeps it so when the effective gid
+// changes, and Undumpable set it already.
+func DropGroup() error {
+	g := os.Getgid()
+	if os.Getegid() == g {
+		return nil
 	}
-	if !initial {
-		return ErrUserNamespace
+	if err := syscall.Setresgid(g, g, g); err != nil {
+		return fmt.Errorf("setresgid: %w", err)
 	}
 	return nil
 }
 
-// InitialUserNamespace reports whether this process runs in the system's own user namespace:
-// its uid_map is the identity map of the whole range, which a namespace made by a user never is.
-func InitialUserNamespace() (bool, error) {
-	b, err := os.ReadFile("/proc/self/uid_map")
-	if err != nil {
-		return false, fmt.Errorf("read /proc/self/uid_map: %w", err)
+// TakeGroup makes the granted group this process's real and effective gid, keeping the user's
+// own gid as the saved one (so that [MemoryOpenAs] can still look with it). What it execs then
+// runs with the group as real, effective and saved gid: Chromium, which refuses to start with
+// a real gid other than its effective one, runs so, and the kernel refuses ptrace, /proc/PID/mem
+// and process_vm_readv of it to every process of the user that lacks the group.
+func TakeGroup() (userGID int, err error) {
+	user, g := os.Getgid(), os.Getegid()
+	if user == g {
+		return user, fmt.Errorf("no group was granted to this process (effective gid %d is the real one): it was not exec'd from the installed set-gid binary, or under a tracer, in a user namespace or with no_new_privs", g)
 	}
-	f := strings.Fields(string(b))
-	return len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295", nil
+	if err := syscall.Setresgid(g, g, user); err != nil {
+		return user, fmt.Errorf("setresgid: %w", err)
+	}
+	return user, nil
+}
+
+// MemoryOpenAs is [MemoryOpen] asked with the filesystem gid gid (which must be this
+// process's real, effective or saved gid): what a process of the user whose gid is gid, and
+// not this process's group, may open. The check runs on a thread of its own whose fsgid is
+// changed and restored; a thread that cannot be restored is not given back to the runtime.
+func MemoryOpenAs(pid, gid int) (bool, error) {
+	runtime.LockOSThread()
+	fsgid := func(g int) int { prev, _ := unix.SetfsgidRetGid(g); return prev }
+	own := fsgid(-1) // -1 changes nothing and returns the current fsgid
+	if own == gid {
+		defer runtime.UnlockOSThread()
+		return MemoryOpen(pid)
+	}
+	fsgid(gid)
+	if now := fsgid(-1); now != gid {
+		fsgid(own)
+		runtime.UnlockOSThread()
+		return false, fmt.Errorf("setfsgid(%d): the kernel kept %d", gid, now)
+	}
+	open, err := MemoryOpen(pid)
+	fsgid(own)
+	if fsgid(-1) == own {
+		runtime.UnlockOSThread()
+	} // else: the goroutine exits with the thread locked, and the runtime ends the thread
+	return open, err
 }
 
 // Dumpable reports whether same-user processes may ptrace this process and read its memory.
@@ -103,4 +135,21 @@ func MemoryOpen(pid int) (bool, error) {
 // openPath opens path for fstat only (O_PATH): no read permission needed.
 func openPath(path string) (*os.File, error) {
 	return os.OpenFile(path, unix.O_PATH|syscall.O_CLOEXEC, 0)
+}
+
+// UserGID is the user's own gid: the real gid, or the saved one after [TakeGroup] moved the
+// real gid to the granted group.
+func UserGID() int {
+	r, e, s := unix.Getresgid()
+	if r == e && s != r {
+		return s
+	}
+	return r
+}
+
+// NoCoreDumps sets this process's core size limit to 0, soft and hard, so that neither it nor
+// anything it starts (Chromium, whose memory holds typed passwords) leaves a core dump, and
+// nothing it starts can raise the limit again.
+func NoCoreDumps() error {
+	return unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
 }

@@ -20,7 +20,22 @@ func Dumpable() (bool, error) { return true, errors.New("no PR_GET_DUMPABLE on t
 // any process but its own children run under a debugger entitlement.)
 func MemoryOpen(pid int) (bool, error) { return false, nil }
 
+// MemoryOpenAs is MemoryOpen here.
+func MemoryOpenAs(pid, gid int) (bool, error) { return MemoryOpen(pid) }
+
+// DropGroup does nothing here.
+func DropGroup() error { return nil }
+
+// TakeGroup fails here: no set-gid identity is used on this system.
+func TakeGroup() (int, error) { return os.Getgid(), errors.New("no set-gid identity on this system") }
+
 // openPath has no O_PATH here: a file that cannot be read cannot be looked at.
 func openPath(path string) (*os.File, error) {
 	return nil, &os.PathError{Op: "open", Path: path, Err: fs.ErrPermission}
 }
+
+// UserGID is the real gid here.
+func UserGID() int { return os.Getgid() }
+
+// NoCoreDumps does nothing here.
+func NoCoreDumps() error { return nil }

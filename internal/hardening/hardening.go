@@ -1,38 +1,37 @@
-// Package hardening closes the cheap doors a same-user process has into headless's own
-// processes, and reports the facts a doctor needs to say which doors stay open.
+// Package hardening closes the doors a same-user process has into headless's own processes,
+// with what the kernel enforces for a user at any Yama ptrace_scope, and reports the facts a
+// doctor needs to say which doors stay open.
 //
 // # Security contract
 //
-//   - [Undumpable] (Linux: prctl(PR_SET_DUMPABLE, 0)), called first thing in main by brokerd
-//     and by every invocation of the headless binary (CLI and host), makes the process
-//     undumpable: a same-user process that is not root can no longer ptrace it, nor open its
-//     /proc/PID/mem, environ, fd/ or exe, and it leaves no core dump. It stays so for the
-//     life of the process image; an exec resets it (Chromium, started by the host, is
-//     dumpable again). It then checks that the kernel agrees — a non-dumpable process's
-//     /proc/PID files belong to root — rather than trusting prctl's answer, which a seccomp
-//     filter installed by whoever execs headless can fake (red-team round 3 did, with
-//     PR_SET_NO_NEW_PRIVS and a filter returning 0 for prctl, inherited by brokerd and the
-//     host): under such a filter both programs refuse to run. Nor do they run inside a user
-//     namespace other than the system's own (red-team round 4 made one with 'unshare -Ur'):
-//     its owner can ptrace whatever runs in it, undumpable or not.
-//   - [MemoryOpen] asks the kernel whether this process may open another's /proc/PID/mem; for
-//     an unprivileged caller of the same user, "no" means no process of that user may. The
-//     host asks it of every browser process before a release and before typing, brokerd of a
-//     pinentry before a passphrase is typed into it.
+//   - An identity only root grants: brokerd is installed root-owned and set-gid to
+//     [BrokerGroup], the headless binary to [HostGroup] (scripts/install.sh, the .deb). A
+//     set-gid exec is undumpable from its first instruction, and the kernel does not grant the
+//     group to an exec under a tracer, under no_new_privs, on a nosuid mount, or inside a user
+//     namespace that leaves root unmapped — so brokerd started any of those ways cannot read
+//     the seal key ([KeyPath], package internal/seal), and a host started so is not genuine
+//     (package hostproc compares the kernel's SO_PEERCRED gid). [Granted], [DropGroup],
+//     [TakeGroup] and [SetGIDTo] are the pieces; no check reads a /proc file a mount could cover
+//     to decide trust.
+//   - [Undumpable] (prctl(PR_SET_DUMPABLE, 0)), called first in every headless and brokerd
+//     process, then checks that the kernel agrees (a non-dumpable process's /proc/PID files
+//     belong to root) rather than trusting prctl's answer, which a seccomp filter can fake.
+//   - [MemoryOpen] asks the kernel whether this process may open another's /proc/PID/mem;
+//     [MemoryOpenAs] asks it with the user's own gid as filesystem gid, which is what a process
+//     of the user that lacks headless's groups may open. The host asks it of every browser
+//     process before a release and before typing, brokerd of a pinentry before a passphrase.
 //   - [NotReplaceable] refuses, for a user other than root, a program the user could modify
 //     or replace; brokerd and the doctor refuse such a Chromium or pinentry with it.
 //   - [Facts] reports, for a doctor: whether this process is undumpable, the kernel's Yama
-//     ptrace_scope ("absent" on a kernel without Yama), and for each of headless's binaries
-//     whether a process of the current user could replace it (a user-writable host binary
-//     can be swapped for anything by any same-user program; root-owned binaries in a
-//     root-owned directory cannot).
+//     ptrace_scope (informational: nothing depends on it), and for each of headless's binaries
+//     whether a process of the current user could replace it.
 //
 // # Not guaranteed
 //
-// Between exec and the prctl call (microseconds) the process is dumpable: a same-user
-// process racing for that window can attach to it. Yama's ptrace_scope ≥ 2 (or 3) closes
-// it for everyone but root; a kernel without Yama cannot. Root is never kept out. On other
-// systems Undumpable does nothing and Facts says so.
+// Root, and any member of headless's groups, is kept out of nothing. Processes that share the
+// host group (the headless CLI, the host, Chromium, the pinentry) are not kept from each
+// other by the kernel: they run only root-installed code. On other systems the Linux pieces
+// do nothing and Facts says so.
 package hardening
 
 import (
@@ -70,27 +69,6 @@ func Facts(binaries ...string) Report {
 		r.Binaries = append(r.Binaries, Binary(b))
 	}
 	return r
-}
-
-// Unconfined says why a process of the current user could trace (or read the memory of) any
-// other process of that user, headless's own included, from its start: "" when it could not.
-// Undumpability keeps a process out only once it is set; a process that starts brokerd under
-// its own tracer (PTRACE_TRACEME) keeps register control through the exec and the prctl, and
-// can make brokerd dumpable again by itself (red-team round 10 did, and read the passphrase
-// and the password going through it). Only Yama's ptrace_scope 2 or 3 keeps every non-root
-// process from tracing at all. Root is never kept out of anything, so for root it is "".
-func Unconfined() string {
-	if os.Getuid() == 0 {
-		return ""
-	}
-	switch s := PtraceScope(); s {
-	case "2", "3":
-		return ""
-	case "absent":
-		return "the kernel has no Yama, so any program of yours can trace brokerd from its start and read what goes through it"
-	default:
-		return "kernel.yama.ptrace_scope is " + s + ", so a program of yours can trace brokerd from its start (as its parent) and read what goes through it"
-	}
 }
 
 // PtraceScope reads /proc/sys/kernel/yama/ptrace_scope: "absent" when the kernel has no Yama.

@@ -3,31 +3,30 @@
 //
 // # Security contract
 //
-//   - The host executable is the headless binary beside brokerd's own executable, or the
-//     absolute path the user-only config names (host_program). [Open] opens it once and checks
-//     the open file: a regular, executable file owned by the user or root, not writable by
-//     group or others, an ELF whose Go build info says this module's cmd/headless at brokerd's
-//     own version (internal/version, with the build id scripts/build.sh stamps into both
-//     binaries it builds together) — so a root-owned interpreter or any other program named in
-//     its place, or another build, is
-//     refused. The checked inode is the one executed: the child execs /proc/self/fd/N of that
-//     open descriptor, so nothing can swap the file between the check and the exec.
+//   - The host executable is the headless binary beside brokerd's own executable; no config
+//     names another. [Open] opens it once and checks the open file: a regular, executable ELF,
+//     not writable by group or others, whose Go build info says this module's cmd/headless at
+//     brokerd's own version. With Options.Group (brokerd always sets it), the file must also be
+//     root-owned and set-gid to that group: only root makes such a file, so a build stamp
+//     copied into a program of the agent's (which -ldflags -X reproduces) is not enough. The
+//     checked inode is the one executed: the child execs /proc/self/fd/N of that open
+//     descriptor, so nothing can swap the file between the check and the exec.
 //   - The host gets an environment built by brokerd (Options.Env), cwd /, a session of its own,
 //     fd 3 for its one-line ready or error report, and fd 4, the read end of a pipe whose write
 //     end only brokerd holds: when brokerd ends, however it ends (SIGKILL included), the host
 //     reads EOF there and shuts down gracefully. A restarted brokerd therefore never meets a
 //     host it did not start.
 //   - [Supervisor.Genuine] is true only for the pid of the host process this Supervisor
-//     started, while that process has not exited, and for connections accepted after it was
-//     started. The exit is seen with waitid(WEXITED|WNOWAIT) and the state cleared before the
+//     started, while that process has not exited, for connections accepted after it was
+//     started, and (with Options.Group) whose kernel-reported effective gid is that group:
+//     the kernel gives it only to an exec of the set-gid file that is not traced, not inside a
+//     user namespace that leaves root unmapped, and not under no_new_privs. The exit is seen with waitid(WEXITED|WNOWAIT) and the state cleared before the
 //     process is reaped, so its pid cannot be reused by another process while it still counts
 //     as the host.
 //
 // # Not guaranteed
 //
-// A same-user process that can replace a user-owned host binary (or edit the config's
-// host_program) chooses what brokerd starts: install the binaries root-owned (a doctor reports
-// writable ones). A connection queued in the listen backlog by an earlier process with the
+// Without Options.Group (unit tests with a stand-in program) any executable passes. A connection queued in the listen backlog by an earlier process with the
 // host's pid, before that pid was reused for the host, would count as the host's; that needs
 // the kernel's pid counter to wrap within the accept latency.
 package hostproc
@@ -67,6 +66,9 @@ type Options struct {
 	// Version is brokerd's own version (internal/version); the host's build must match it.
 	// Empty skips the build check (unit tests with a stand-in program only).
 	Version string
+	// Group is the gid the host executable must be set-gid to (root-owned), and the
+	// effective gid its connections must have; -1 checks neither (unit tests only).
+	Group int
 	// Env is the host's complete environment.
 	Env []string
 	// LogPath names the host's log, for error messages.
@@ -120,12 +122,13 @@ func New(o Options) *Supervisor {
 // Program is the host executable this Supervisor starts.
 func (s *Supervisor) Program() string { return s.o.Program }
 
-// Genuine reports whether pid is the running host this Supervisor started, for a connection
-// accepted at accepted.
-func (s *Supervisor) Genuine(pid int, accepted time.Time) bool {
+// Genuine reports whether pid, with effective gid gid, is the running host this Supervisor
+// started, for a connection accepted at accepted.
+func (s *Supervisor) Genuine(pid, gid int, accepted time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cur != nil && pid > 0 && s.cur.pid == pid && !accepted.Before(s.cur.started)
+	return s.cur != nil && pid > 0 && s.cur.pid == pid && !accepted.Before(s.cur.started) &&
+		(s.o.Group < 0 || gid == s.o.Group)
 }
 
 // Running returns the pid and executable of the running host (0, "" when none).
@@ -171,6 +174,11 @@ func (s *Supervisor) Start(ctx context.Context, allow []string) (Result, error) 
 		return Result{}, wire.Errorf(wire.CodeHostUnavail, "%w", err)
 	}
 	defer f.Close()
+	if s.o.Group >= 0 {
+		if err := hardening.SetGIDTo(f, s.o.Program, s.o.Group); err != nil {
+			return Result{}, wire.Errorf(wire.CodeBrokerUntrusted, "%w", err)
+		}
+	}
 	// A descriptor far above the child's 0-4, close-on-exec: the child execs it by name before
 	// the kernel closes it, and the host does not inherit it.
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 100)

@@ -45,7 +45,7 @@ func stub(t *testing.T, mode string) *Supervisor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Program: self, Env: []string{modeEnv + "=" + mode}, StartTimeout: 20 * time.Second, StopTimeout: 10 * time.Second})
+	s := New(Options{Program: self, Group: -1, Env: []string{modeEnv + "=" + mode}, StartTimeout: 20 * time.Second, StopTimeout: 10 * time.Second})
 	t.Cleanup(s.Stop)
 	return s
 }
@@ -69,7 +69,7 @@ func TestStartOwnsAndForgetsTheHost(t *testing.T) {
 	if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", r.PID)); exe != self {
 		t.Fatalf("the host runs %q, want %q", exe, self)
 	}
-	if !s.Genuine(r.PID, time.Now()) || s.Genuine(r.PID, before.Add(-time.Second)) || s.Genuine(os.Getpid(), time.Now()) || s.Genuine(0, time.Now()) {
+	if !s.Genuine(r.PID, 0, time.Now()) || s.Genuine(r.PID, 0, before.Add(-time.Second)) || s.Genuine(os.Getpid(), 0, time.Now()) || s.Genuine(0, 0, time.Now()) {
 		t.Fatal("Genuine is wrong about the host, an earlier connection, another pid or pid 0")
 	}
 	if again, err := s.Start(context.Background(), nil); err != nil || again.Status != "running" || again.PID != r.PID || string(again.Ready) != string(r.Ready) {
@@ -78,7 +78,7 @@ func TestStartOwnsAndForgetsTheHost(t *testing.T) {
 	// SIGKILL: the exit is seen, the host forgotten, and a new start makes a new one.
 	syscall.Kill(r.PID, syscall.SIGKILL)
 	deadline := time.Now().Add(10 * time.Second)
-	for s.Genuine(r.PID, time.Now()) {
+	for s.Genuine(r.PID, 0, time.Now()) {
 		if time.Now().After(deadline) {
 			t.Fatal("a killed host still counts as genuine")
 		}
@@ -93,7 +93,7 @@ func TestStartOwnsAndForgetsTheHost(t *testing.T) {
 	}
 	// Stop: EOF on the lifeline; the host exits by itself.
 	s.Stop()
-	if s.Genuine(r2.PID, time.Now()) {
+	if s.Genuine(r2.PID, 0, time.Now()) {
 		t.Fatal("a stopped host still counts as genuine")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/safesock"
 )
@@ -66,7 +67,16 @@ type PinentryOptions struct {
 	// then ends at once, [ErrUnavailable], before anything is typed. brokerd sets it
 	// (hardening.MemoryOpen); nil asks nothing (tests with a scripted pinentry).
 	Exposed func(pid int) (bool, error)
+	// Via, when set, is the absolute path of a shim that starts Program in its place: it is
+	// run as "Via pinentry-exec Program" and execs Program with the same pid, stdio and
+	// environment. brokerd names the installed headless binary, so that the pinentry runs with
+	// the headless group (the kernel keeps the user's processes out of its memory) and without
+	// brokerd's (it cannot read the seal key). Empty starts Program directly (tests).
+	Via string
 }
+
+// ShimCommand is the argument of [PinentryOptions].Via that execs the pinentry.
+const ShimCommand = hardening.PinentryShim
 
 // Pinentry asks for presence through a pinentry program speaking the Assuan protocol, the
 // gpg-agent convention: for every request it starts Program in its own process group, sends
@@ -113,6 +123,7 @@ type PinentryOptions struct {
 // answered and its program reaped; that wait is bounded by ctx only, not by Timeout.
 type Pinentry struct {
 	program string
+	via     string
 	timeout time.Duration
 	options []string // OPTION lines
 	env     []string
@@ -155,6 +166,7 @@ func NewPinentry(o PinentryOptions) (*Pinentry, error) {
 	env := append([]string{}, o.Env...) // non-nil: exec must not inherit our environment
 	return &Pinentry{
 		program: o.Program,
+		via:     o.Via,
 		timeout: o.Timeout,
 		options: options,
 		env:     env,
@@ -259,7 +271,7 @@ type dialog struct {
 // whose buffer close zeroes (a passphrase does).
 func (p *Pinentry) open(ctx context.Context, r Request, prompt, ok string, wipe bool) (*dialog, error) {
 	pctx, cancel := context.WithTimeout(ctx, p.timeout)
-	proc, err := startPinentry(p.program, p.env)
+	proc, err := startPinentry(p.via, p.program, p.env)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("%w: start pinentry: %w", ErrUnavailable, err)
@@ -567,7 +579,7 @@ type pinentryProcess struct {
 // program is undumpable: Exposed). Our end is ours alone
 // (not os/exec's), non-blocking, so reading can go on while the process is reaped and
 // deadlines work.
-func startPinentry(program string, env []string) (*pinentryProcess, error) {
+func startPinentry(via, program string, env []string) (*pinentryProcess, error) {
 	fds, err := safesock.Pair()
 	if err != nil {
 		return nil, err
@@ -580,6 +592,10 @@ func startPinentry(program string, env []string) (*pinentryProcess, error) {
 	ours := os.NewFile(uintptr(fds[0]), "pinentry")
 	theirs := os.NewFile(uintptr(fds[1]), "pinentry-stdio")
 	cmd := exec.Command(program)
+	if via != "" {
+		cmd = exec.Command(via, ShimCommand, program)
+		cmd.Args[0] = "headless"
+	}
 	cmd.Env = env
 	cmd.Dir = "/"
 	cmd.Stdin = theirs

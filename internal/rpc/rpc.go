@@ -56,6 +56,9 @@ import (
 // Peer is the kernel's identity of a connection's process.
 type Peer struct {
 	UID int
+	// GID is the peer's effective gid when it connected (SO_PEERCRED): the group a set-gid
+	// executable gave it, which only root can grant.
+	GID int
 	PID int
 	Exe string
 }
@@ -455,7 +458,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 			refuse(c, wire.Errorf(wire.CodePeerRefused, "uid %d may not use this socket", cred.UID))
 			continue
 		}
-		conn := s.newConn(ctx, c, Peer{UID: cred.UID, PID: cred.PID, Exe: cred.Exe()})
+		conn := s.newConn(ctx, c, Peer{UID: cred.UID, GID: cred.GID, PID: cred.PID, Exe: cred.Exe()})
 		if !s.admit(conn) {
 			s.Log.Warn("connection refused: limit reached", "limit", s.MaxConns, "peer_pid", cred.PID)
 			refuse(c, wire.Errorf(wire.CodeBusy, "too many connections, every one busy (limit %d)", s.MaxConns))

@@ -1,0 +1,79 @@
+package hardening
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"syscall"
+)
+
+// What the install makes (scripts/install.sh, the .deb), and only root can: two system groups
+// no user is a member of, brokerd set-gid to BrokerGroup, the headless binary set-gid to
+// HostGroup, and the seal key readable by BrokerGroup alone.
+const (
+	// BrokerGroup is brokerd's group: the seal key's group. Nothing else runs with it.
+	BrokerGroup = "headless-broker"
+	// HostGroup is the browser host's group (and Chromium's, and the pinentry's): brokerd
+	// trusts a host connection only with it, and the kernel keeps every process without it
+	// out of their memory.
+	HostGroup = "headless"
+	// KeyPath is the seal key (package internal/seal): root:headless-broker, mode 0640.
+	KeyPath = "/etc/headless/seal.key"
+)
+
+// PinentryShim is the hidden command of the headless binary that execs a pinentry for brokerd
+// ('headless pinentry-exec PROGRAM'), so that the pinentry runs with the host group.
+const PinentryShim = "pinentry-exec"
+
+// LookupGroup returns the gid of the system group name (from /etc/group, root's file).
+func LookupGroup(name string) (int, error) {
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return -1, fmt.Errorf("group %s: %w (install headless: it makes the group)", name, err)
+	}
+	gid, err := strconv.Atoi(g.Gid)
+	if err != nil || gid <= 0 {
+		return -1, fmt.Errorf("group %s has gid %q", name, g.Gid)
+	}
+	return gid, nil
+}
+
+// Granted reports whether this process runs with an effective gid other than its real one:
+// the kernel gave it the group of a set-gid executable (which it does not under a tracer,
+// under no_new_privs, on a nosuid mount, or in a user namespace that leaves the file's owner or
+// group unmapped).
+func Granted() (egid int, ok bool) {
+	return os.Getegid(), os.Getegid() != os.Getgid()
+}
+
+// InGroup reports whether the user's supplementary groups include gid: then every program of
+// the user has the group, and what it guards is open to them.
+func InGroup(gid int) bool {
+	groups, err := os.Getgroups()
+	if err != nil {
+		return true // could not look: count it as open
+	}
+	for _, g := range groups {
+		if g == gid {
+			return true
+		}
+	}
+	return false
+}
+
+// SetGIDTo checks that the open executable f (at path) is owned by root, set-gid, and of the
+// group gid: a file only root can make, so that whatever runs from it runs with that group.
+func SetGIDTo(f *os.File, path string, gid int) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	switch {
+	case st.Uid != 0:
+		return fmt.Errorf("%s is owned by uid %d, not root: install headless (scripts/install.sh or the .deb)", path, st.Uid)
+	case uint32(st.Mode)&syscall.S_ISGID == 0 || int(st.Gid) != gid:
+		return fmt.Errorf("%s is not set-gid to group %d (mode %04o, group %d): install headless (scripts/install.sh or the .deb)", path, gid, uint32(st.Mode)&0o7777, st.Gid)
+	}
+	return nil
+}
