@@ -112,7 +112,6 @@ func errnoName(e syscall.Errno) string {
 }
 
 // nobody is uid 65534: the unprivileged user that runs both the daemons and the attacker.
-var nobody = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
 
 // TestUndumpableAgainstSameUID runs brokerd and the host (Chromium included) as an
 // unprivileged uid, then, as that same uid, tries what a same-user attacker with a shell would:
@@ -141,6 +140,15 @@ func TestUndumpableAgainstSameUID(t *testing.T) {
 		}
 		if err := os.WriteFile(filepath.Join(bin, dst), b, 0o755); err != nil {
 			t.Fatal(err)
+		}
+		if group := map[string]string{"brokerd": hardening.BrokerGroup, "headless": hardening.HostGroup}[dst]; group != "" {
+			gid, err := hardening.LookupGroup(group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := setGID(filepath.Join(bin, dst), gid); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, d := range []string{"run", "config", "data", "home"} {

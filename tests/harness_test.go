@@ -24,6 +24,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/realtest"
 )
@@ -63,6 +64,8 @@ func TestMain(m *testing.M) {
 		out, err := exec.Command("bash", filepath.Join(realtest.Root(nil), "scripts", "build.sh"), dir).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("build binaries: %v\n%s", err, out)
+		} else {
+			buildErr = installSetGID(dir)
 		}
 	}
 	code := m.Run()
@@ -79,6 +82,37 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// installSetGID makes the binaries in dir as the install does (scripts/install.sh): root-owned,
+// brokerd set-gid to headless-broker, headless to headless, in a directory every user may
+// enter (the tests that run as another user exec them). The groups and the seal key are the
+// install's (test.sh runs it first): without them brokerd trusts no host and reads no key.
+func installSetGID(dir string) error {
+	if os.Getuid() != 0 {
+		return fmt.Errorf("the end-to-end tests run as root (they install set-gid binaries, and run the threat as another user): run them through scripts/test.sh")
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	for name, group := range map[string]string{"brokerd": hardening.BrokerGroup, "headless": hardening.HostGroup} {
+		gid, err := hardening.LookupGroup(group)
+		if err != nil {
+			return fmt.Errorf("%w: run 'sudo scripts/install.sh' first (scripts/test.sh does)", err)
+		}
+		if err := setGID(filepath.Join(dir, name), gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setGID makes path root-owned and set-gid to gid, mode 2755.
+func setGID(path string, gid int) error {
+	if err := os.Chown(path, 0, gid); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o755|os.ModeSetgid)
 }
 
 // processesFrom lists pids whose executable lives in dir.
@@ -106,11 +140,28 @@ type env struct {
 	vars    []string
 	outputs *bytes.Buffer // every stdout/stderr/tty byte any command produced, for canary sweeps
 	mu      sync.Mutex
+	cred    *syscall.Credential // nil: root
+}
+
+// own gives path to the env's user (nothing for root's envs).
+func (e *env) own(path string) {
+	if e.cred != nil {
+		if err := os.Chown(path, int(e.cred.Uid), int(e.cred.Gid)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 }
 
 type envOptions struct {
 	noBus bool // no DBUS_SESSION_BUS_ADDRESS at all
+	// user runs everything of the env — the keyring, brokerd, the host, every command — as
+	// the unprivileged uid 65534, as a person (and an agent) on a stock machine are: root is
+	// kept out of nothing, so the threat is shown as that user.
+	user bool
 }
+
+// nobody is the unprivileged identity of user envs and of the threat tests.
+var nobody = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
@@ -123,10 +174,15 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, root: root, outputs: &bytes.Buffer{}}
+	if o.user {
+		e.cred = nobody
+		os.Chmod(root, 0o755)
+	}
 	for _, d := range []string{"run", "config", "data", "home"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
+		e.own(filepath.Join(root, d))
 	}
 	e.vars = []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -138,7 +194,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		"TERM=xterm",
 	}
 	if !o.noBus {
-		e.k = realtest.StartKeyring(t, realtest.KeyringOptions{})
+		e.k = realtest.StartKeyring(t, realtest.KeyringOptions{Credential: e.cred})
 		e.vars = append(e.vars, "DBUS_SESSION_BUS_ADDRESS="+e.k.Addr)
 	}
 	t.Cleanup(func() {
@@ -225,6 +281,8 @@ func (e *env) writeConfig(body string) string {
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
+	e.own(dir)
+	e.own(p)
 	return p
 }
 
@@ -237,7 +295,7 @@ func (e *env) command(name string, args ...string) *exec.Cmd {
 	cmd.Env = append([]string(nil), e.vars...)
 	cmd.Dir = e.root
 	// No controlling terminal: a new session without one.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.cred}
 	return cmd
 }
 
@@ -308,7 +366,7 @@ func (e *env) runTTYHook(steps []step, hook func(i int, typed bool, pid int), na
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	cmd.Stdin = tty
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: e.cred}
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}

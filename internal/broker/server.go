@@ -211,6 +211,12 @@ func (s *Server) methods() *rpc.Methods {
 			if s.Facts != nil {
 				v.Facts = s.Facts()
 			}
+			if s.Key == nil {
+				v.Untrusted = s.Untrusted
+				if v.Untrusted == "" {
+					v.Untrusted = "this brokerd has no seal key"
+				}
+			}
 			return v, nil
 		})
 		rpc.Handle(t, brokerapi.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })

@@ -137,6 +137,9 @@ type VersionResult struct {
 	HostPID int `json:"host_pid,omitempty"`
 	// Facts are the doctor's facts about brokerd (undumpable, ptrace_scope, binaries).
 	Facts hardening.Report `json:"facts"`
+	// Untrusted says why this brokerd releases and saves nothing (BROKER_UNTRUSTED: no seal
+	// key, not given its group); "" when it has the key.
+	Untrusted string `json:"untrusted,omitempty"`
 }
 
 // How brokerd was started (VersionResult.Started).
