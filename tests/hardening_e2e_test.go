@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
@@ -30,6 +32,10 @@ import (
 // attackResult is what one same-uid attempt on a process got: "ok" or the errno's name.
 type attackResult struct {
 	Attach, Mem, Environ, Exe string
+	// VMRead is process_vm_readv of one byte at the process's first mapping (read from
+	// /proc/self/maps of the attacker's own view: any address will do, the permission check
+	// comes first).
+	VMRead string `json:",omitempty"`
 	// DevTools is opening /proc/PID/fd/3 for writing: for the browser, the host's DevTools
 	// channel (a second writer there could send any CDP command).
 	DevTools string `json:",omitempty"`
@@ -71,6 +77,16 @@ func attack() int {
 		r.Environ = outcome(unwrap(err))
 		_, err = os.Readlink("/proc/" + p + "/exe")
 		r.Exe = outcome(unwrap(err))
+		if os.Getenv("ATTACK_VM") != "" {
+			buf := make([]byte, 1)
+			local := []unix.Iovec{{Base: &buf[0], Len: 1}}
+			remote := []unix.RemoteIovec{{Base: 0x400000, Len: 1}}
+			_, err = unix.ProcessVMReadv(pid, local, remote, 0)
+			if errors.Is(err, syscall.EFAULT) {
+				err = nil // permitted: the address just is not mapped there
+			}
+			r.VMRead = outcome(err)
+		}
 		if name == "chromium" {
 			f, err := os.OpenFile("/proc/"+p+"/fd/3", os.O_WRONLY, 0)
 			r.DevTools = outcome(unwrap(err))

@@ -45,6 +45,10 @@ func runHelper(name string) int {
 		return listen6()
 	case "seccompexec":
 		return seccompExec()
+	case "openall":
+		return openAll()
+	case "traceexec":
+		return traceExec()
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
 	return 2

@@ -179,6 +179,9 @@ type brokerStatus struct {
 	Started  string `json:"started,omitempty"` // "auto" (by headless) or "person"
 	// Facts are brokerd's doctor facts: undumpable, ptrace_scope, writable binaries.
 	Facts *hardening.Report `json:"facts,omitempty"`
+	// Untrusted says why brokerd releases and saves nothing (BROKER_UNTRUSTED); "" when it
+	// holds the seal key.
+	Untrusted string `json:"untrusted,omitempty"`
 	// Problem: brokerd's socket answered, but not the question (BUSY: every connection taken).
 	Problem *wire.Error `json:"problem,omitempty"`
 }
@@ -222,7 +225,7 @@ func (c *cmd) status(fs *flag.FlagSet) run {
 		}
 		if b, err := c.env.DialBroker(ctx); err == nil {
 			if v, err := b.Version(ctx); err == nil {
-				res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts, nil}
+				res.Broker = brokerStatus{true, v.PID, v.Version, v.Presence, v.Started, &v.Facts, v.Untrusted, nil}
 			} else if p := answered(err); p != nil {
 				res.Broker = brokerStatus{Running: true, Problem: p}
 			}
@@ -248,6 +251,9 @@ func (c *cmd) status(fs *flag.FlagSet) run {
 				fmt.Fprintf(w, "brokerd: running, not answering: %s: %s\n", res.Broker.Problem.Code, res.Broker.Problem.Message)
 			} else if res.Broker.Running {
 				fmt.Fprintf(w, "brokerd: running, pid %d, version %s, presence %s, started by %s\n", res.Broker.PID, res.Broker.Version, res.Broker.Presence, res.Broker.Started)
+				if res.Broker.Untrusted != "" {
+					fmt.Fprintf(w, "warning: brokerd releases and saves nothing (BROKER_UNTRUSTED): %s\nhint: %s\n", res.Broker.Untrusted, wire.Hint(wire.CodeBrokerUntrusted))
+				}
 				for _, b := range res.Broker.Facts.Binaries {
 					if b.UserWritable {
 						fmt.Fprintf(w, "warning: %s can be replaced by programs running as you (%s): install it root-owned\n", b.Path, b.Reason)

@@ -43,7 +43,17 @@ import (
 	"time"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	args := os.Args[1:]
+	if len(args) == 0 {
+		// Started with no arguments (as brokerd's shim starts a pinentry): its flags are in
+		// PROGRAM.args, one per line, beside it.
+		if b, err := os.ReadFile(os.Args[0] + ".args"); err == nil {
+			args = strings.Fields(string(b))
+		}
+	}
+	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr))
+}
 
 var modes = map[string]bool{
 	"approve": true, "deny": true, "notconfirmed": true, "timeout": true, "hang": true,

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -58,6 +59,43 @@ func FakePinentry(t testing.TB, mode string) (program, logFile string) {
 	return program, logFile
 }
 
+// FakePinentryAs is FakePinentry for a brokerd run by the unprivileged user uid:gid: the
+// program is the fake itself (no script: a shell drops the group brokerd's shim runs a
+// pinentry with), named pinentry-fake, root-owned in a root-owned directory every user may
+// enter (so that no process of the user could replace it), with its flags in
+// pinentry-fake.args; its log is in a directory of the user's, which Type writes for them.
+func FakePinentryAs(t testing.TB, mode string, uid, gid int) (program, logFile string) {
+	t.Helper()
+	bin, err := binary()
+	if err != nil {
+		t.Fatalf("presencetest: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "headless-pinentry-as-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	logDir := filepath.Join(dir, "log")
+	for _, step := range []error{os.Chmod(dir, 0o755), os.Mkdir(logDir, 0o700), os.Chown(logDir, uid, gid)} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	logFile = filepath.Join(logDir, "pinentry.log")
+	program = filepath.Join(dir, "pinentry-fake")
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(program, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(program+".args", []byte("-mode\n"+mode+"\n-log\n"+logFile+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return program, logFile
+}
+
 // Prompts returns the text of every prompt shown through logFile's fake so far (the SETDESC
 // arguments, percent-decoded), in order.
 func Prompts(t testing.TB, logFile string) []string {
@@ -87,11 +125,11 @@ func Type(t testing.TB, logFile string, passphrases ...string) {
 		}
 	}
 	last := passphrases[len(passphrases)-1]
-	if err := os.WriteFile(logFile+".pin", []byte(last), 0o600); err != nil {
+	if err := writeFor(logFile+".pin", []byte(last)); err != nil {
 		t.Fatal(err)
 	}
 	if len(passphrases) > 1 {
-		if err := os.WriteFile(logFile+".pins", []byte(strings.Join(passphrases[:len(passphrases)-1], "\n")+"\n"), 0o600); err != nil {
+		if err := writeFor(logFile+".pins", []byte(strings.Join(passphrases[:len(passphrases)-1], "\n")+"\n")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -220,4 +258,16 @@ func removeStale() {
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// writeFor writes a 0600 file owned by the owner of its directory (the fake's user).
+func writeFor(path string, b []byte) error {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Dir(path), &st); err != nil {
+		return err
+	}
+	return os.Chown(path, int(st.Uid), int(st.Gid))
 }

@@ -1,0 +1,455 @@
+//go:build linux
+
+package tests
+
+// Issue 26: the kernel is the boundary. Everything here runs as the unprivileged uid 65534 —
+// the person and the agent alike, on this kernel (no Yama) — with the binaries installed as the
+// install does (root-owned, set-gid): an alias sign-in works end to end, and each way a program
+// of that user tried to get a secret out ends in a typed error with nothing released.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/seal"
+	"github.com/headless-dev/headless/vault"
+)
+
+const boundaryPass = "the person's headless passphrase"
+
+// attackerIn copies this test binary (the attacker's scripts: see runHelper) into a root-owned
+// directory uid 65534 may enter, and returns a command running helper as that uid in e.
+func (e *env) attackerIn(t *testing.T, helper string, extra ...string) *exec.Cmd {
+	t.Helper()
+	dir := filepath.Join(e.root, "attacker")
+	bin := filepath.Join(dir, "attacker")
+	if _, err := os.Stat(bin); err != nil {
+		self, _ := os.Executable()
+		b, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Mkdir(dir, 0o755)
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(append(append([]string{}, e.vars...), helperEnv+"="+helper), extra...)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.cred}
+	return cmd
+}
+
+// userWorld is an env of uid 65534 with the passphrase provider (the scripted person types
+// boundaryPass), brokerd running, and a sign-in site with the alias "main" saved.
+func userWorld(t *testing.T, mode string) (*env, *loginSite, string) {
+	t.Helper()
+	e := newEnv(t, envOptions{user: true})
+	program, log := presencetest.FakePinentryAs(t, mode, 65534, 65534)
+	presencetest.Type(t, log, boundaryPass)
+	if mode == "gate" {
+		os.WriteFile(log+".gate", nil, 0o644) // open while the credential is saved
+	}
+	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"passphrase","program":%q,"timeout_seconds":20}}`, program))
+	e.startBrokerd()
+	ls := newLoginSite(t)
+	ls.SetAccount("admin@example.test", canaryBoundary)
+	lsEnroll(t, e, ls.Origin(), "main", "admin@example.test", canaryBoundary)
+	return e, ls, log
+}
+
+const canaryBoundary = "kernel-boundary-canary-Pw-4711"
+
+// TestBoundaryAliasLoginAsUser: as uid 65534 on a kernel without Yama (brokerd refused to work
+// here before), the whole job works: enrol, visit, sign in by alias with the person's approval,
+// authenticated. The saved record is sealed with the seal key and the passphrase.
+func TestBoundaryAliasLoginAsUser(t *testing.T) {
+	e, ls, log := userWorld(t, "approve")
+	e.start(t)
+	lsVisit(t, e, ls.URL("/login"))
+	lsLoginOK(t, e, "authenticated", "--alias", "main")
+	if got := presencetest.Received(t, log); len(got) == 0 {
+		t.Fatal("the person was never asked")
+	}
+	// What the keyring holds for the record is a v2 seal (key and passphrase).
+	ss, err := vault.OpenSecretService(context.Background(), vault.SecretServiceOptions{Address: e.k.Addr})
+	if err == nil {
+		defer ss.Close()
+	}
+	var st struct {
+		Broker struct {
+			Untrusted string `json:"untrusted"`
+		} `json:"broker"`
+	}
+	r := e.run("", "headless", "status", "--json")
+	json.Unmarshal([]byte(r.stdout), &st)
+	if st.Broker.Untrusted != "" {
+		t.Fatalf("brokerd as uid 65534 says it is untrusted: %s", st.Broker.Untrusted)
+	}
+	e.sweep(t, canaryBoundary)
+}
+
+// sweep fails t when canary is in anything the env's commands printed.
+func (e *env) sweep(t *testing.T, canary string) {
+	t.Helper()
+	if strings.Contains(e.allOutput(), canary) {
+		t.Fatal("the canary password is in a command's output")
+	}
+}
+
+// TestBoundaryPassphraseAloneOpensNothing (a): the agent has the passphrase (a look-alike
+// prompt harvested it), every keyring item the user's session hands out, and every file the
+// user can read. With the project's own seal code it opens no saved password: the key file is
+// refused to it, and no file it can read is the key. The same sealed text opens for root with
+// the key: the test can fail.
+func TestBoundaryPassphraseAloneOpensNothing(t *testing.T) {
+	e, _, _ := userWorld(t, "approve")
+	out, err := e.attackerIn(t, "openall", "OPEN_PASS="+boundaryPass, "OPEN_FILES="+e.root).CombinedOutput()
+	if err != nil {
+		t.Fatalf("attacker: %v %s", err, out)
+	}
+	var got openAllResult
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("attacker output %q", out)
+	}
+	t.Logf("as uid 65534: %+v", got)
+	if got.Items < 1 || got.Sealed != got.Items {
+		t.Fatalf("the attacker read %d items, %d sealed; want the saved credential, sealed", got.Items, got.Sealed)
+	}
+	if got.Opened != 0 || strings.Contains(string(out), canaryBoundary) {
+		t.Fatalf("the attacker opened %d saved passwords", got.Opened)
+	}
+	if !strings.Contains(got.KeyErr, "may not read the seal key") {
+		t.Fatalf("the key file as uid 65534: %q; want it refused", got.KeyErr)
+	}
+	if got.Files == 0 {
+		t.Fatal("the attacker tried no file as the key: the test proves nothing")
+	}
+	// The control: with the key (root reads it) and the passphrase the record opens.
+	key, _, err := seal.LoadKey(hardening.KeyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer key.Zero()
+	pt, err := seal.Open([]byte(got.First.Text), key, []byte(boundaryPass), got.First.Binding)
+	if err != nil || string(pt) != canaryBoundary {
+		t.Fatalf("with the key the record does not open (%v): the test proves nothing", err)
+	}
+}
+
+type openAllResult struct {
+	Items, Sealed, Opened, Files int
+	KeyErr                       string
+	First                        struct {
+		Text    string
+		Binding seal.Binding
+	}
+}
+
+// openAll is the attacker's offline attack: every item of the user's keyring (through the
+// project's own Secret Service client), opened with the passphrase OPEN_PASS and with no key,
+// with what the key file gives, and with every 32-byte file under OPEN_FILES as the key.
+func openAll() int {
+	var res openAllResult
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ss, err := vault.OpenSecretService(ctx, vault.SecretServiceOptions{Address: os.Getenv("DBUS_SESSION_BUS_ADDRESS")})
+	if err != nil {
+		fmt.Println("open", err)
+		return 1
+	}
+	defer ss.Close()
+	recs, err := ss.List(ctx, "")
+	if err != nil {
+		fmt.Println("list", err)
+		return 1
+	}
+	pass := []byte(os.Getenv("OPEN_PASS"))
+	var keys []*seal.Key
+	if k, _, err := seal.LoadKey(hardening.KeyPath); err != nil {
+		res.KeyErr = err.Error()
+	} else {
+		keys = append(keys, k)
+	}
+	// Every file it can read (its home, config, data, runtime dir, the keyring's files): its
+	// first 32 bytes, and their SHA-256, each as a candidate key.
+	filepath.WalkDir(os.Getenv("OPEN_FILES"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || res.Files >= 8 {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			return nil
+		}
+		res.Files++
+		sum := sha256.Sum256(b)
+		k1, _ := seal.NewKey(sum[:])
+		keys = append(keys, k1)
+		if len(b) >= seal.KeyLen {
+			k2, _ := seal.NewKey(b[:seal.KeyLen])
+			keys = append(keys, k2)
+		}
+		return nil
+	})
+	for _, r := range recs {
+		_, text, err := ss.Secret(ctx, r.Origin, r.Alias)
+		if err != nil {
+			continue
+		}
+		res.Items++
+		if !credential.IsSealed(text) {
+			continue
+		}
+		res.Sealed++
+		totp, _ := credential.ValidSaved(text)
+		b := seal.Binding{Origin: r.Origin, Account: r.Account, Alias: r.Alias, TOTP: totp}
+		if res.First.Text == "" {
+			res.First.Text, res.First.Binding = string(text), b
+		}
+		for _, k := range append([]*seal.Key{nil}, keys...) {
+			if _, err := seal.Open(text, k, pass, b); err == nil {
+				res.Opened++
+				break
+			}
+		}
+	}
+	out, _ := json.Marshal(res)
+	fmt.Println(string(out))
+	return 0
+}
+
+// brokerdUntrusted starts cmd (a brokerd started the agent's way), waits for its socket in e,
+// and returns what its version reply says; the caller's cleanup kills it.
+func brokerdUntrusted(t *testing.T, e *env, cmd *exec.Cmd) string {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	if !pollUntil(15*time.Second, func() bool { _, err := os.Stat(e.sockPath()); return err == nil }) {
+		t.Fatal("brokerd did not come up")
+	}
+	var st struct {
+		Broker struct {
+			Untrusted string `json:"untrusted"`
+		} `json:"broker"`
+	}
+	var r result
+	pollUntil(10*time.Second, func() bool {
+		r = e.run("", "headless", "status", "--json")
+		return json.Unmarshal([]byte(r.stdout), &st) == nil && st.Broker.Untrusted != ""
+	})
+	return st.Broker.Untrusted
+}
+
+// wantNothingSaved: an add through this brokerd is BROKER_UNTRUSTED, and nothing was saved.
+func wantNothingSaved(t *testing.T, e *env) {
+	t.Helper()
+	r := e.runTTY([]step{{"Password for", canaryBoundary + "\n"}, {"Repeat the password", canaryBoundary + "\n"}},
+		"headless", "credentials", "add", "--origin", "https://app.example", "--account", "a", "--alias", "planted", "--json")
+	if r.code == 0 || !strings.Contains(r.stdout, "BROKER_UNTRUSTED") {
+		t.Fatalf("credentials add through it: exit %d %s %s; want BROKER_UNTRUSTED", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBoundaryTracedBrokerd (b): the agent starts the genuine brokerd under its own tracer
+// (PTRACE_TRACEME, then exec: red-team round 10 read the passphrase so). The kernel does not
+// give a traced exec brokerd's group, so it has no seal key: it says so, and saves and
+// releases nothing, asking nobody. The same brokerd untraced is trusted: the test can fail.
+func TestBoundaryTracedBrokerd(t *testing.T) {
+	e := newEnv(t, envOptions{user: true})
+	program, _ := presencetest.FakePinentryAs(t, "approve", 65534, 65534)
+	e.pinentryConfig(program)
+	why := brokerdUntrusted(t, e, e.attackerIn(t, "traceexec", "TRACE_EXEC="+filepath.Join(binDir, "brokerd")))
+	if !strings.Contains(why, "did not give this brokerd its group") {
+		t.Fatalf("a traced brokerd says %q; want it untrusted for want of its group", why)
+	}
+	wantNothingSaved(t, e)
+}
+
+// traceExec starts TRACE_EXEC traced from its exec (the way a debugger starts a program),
+// lets it run on under the trace, and waits for it.
+func traceExec() int {
+	runtime.LockOSThread()
+	cmd := exec.Command(os.Getenv("TRACE_EXEC"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true, Setsid: true}
+	if err := cmd.Start(); err != nil { // returns with the child stopped at its exec
+		fmt.Println("start", err)
+		return 1
+	}
+	pid := cmd.Process.Pid
+	sig := 0
+	for {
+		if err := syscall.PtraceCont(pid, sig); err != nil {
+			break
+		}
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); err != nil || ws.Exited() || ws.Signaled() {
+			break
+		}
+		// A signal stop: deliver the signal, as a debugger does (a SIGTRAP is the tracer's).
+		if sig = int(ws.StopSignal()); sig == int(syscall.SIGTRAP) {
+			sig = 0
+		}
+	}
+	return 0
+}
+
+// TestBoundaryNamespacedBrokerd (c): the agent makes a user and mount namespace, covers its
+// /proc/PID/uid_map with a file that says "the initial namespace", and execs the genuine
+// brokerd inside: the kernel gives no group to an exec in a namespace that leaves root
+// unmapped, so brokerd has no key and saves nothing.
+func TestBoundaryNamespacedBrokerd(t *testing.T) {
+	e := newEnv(t, envOptions{user: true})
+	program, _ := presencetest.FakePinentryAs(t, "approve", 65534, 65534)
+	e.pinentryConfig(program)
+	fake := filepath.Join(e.root, "home", "uid_map")
+	os.WriteFile(fake, []byte("         0          0 4294967295\n"), 0o644)
+	e.own(fake)
+	cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+		`mount --bind "$0" /proc/$$/uid_map && exec "$1"`, fake, filepath.Join(binDir, "brokerd"))
+	cmd.Env = e.vars
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.cred}
+	why := brokerdUntrusted(t, e, cmd)
+	if !strings.Contains(why, "may not read the seal key") {
+		t.Fatalf("a namespaced brokerd says %q; want it refused the seal key", why)
+	}
+	wantNothingSaved(t, e)
+}
+
+// TestBoundaryForgedHost (d): a config naming a host of the agent's is refused outright, and a
+// copy of brokerd beside a modified headless (the agent's own directory, first on PATH) has no
+// group, so no key: nothing is saved or released through either.
+func TestBoundaryForgedHost(t *testing.T) {
+	e := newEnv(t, envOptions{user: true})
+	own := filepath.Join(e.root, "home", "bin")
+	os.Mkdir(own, 0o755)
+	e.own(own)
+	for _, name := range []string{"brokerd", "headless"} {
+		b, _ := os.ReadFile(filepath.Join(binDir, name))
+		p := filepath.Join(own, name)
+		os.WriteFile(p, b, 0o755) // the agent's copies: its own files, no set-gid
+		e.own(p)
+	}
+	e.writeConfig(fmt.Sprintf(`{"host_program":%q}`, filepath.Join(own, "headless")))
+	r := e.run("", "brokerd")
+	if r.code == 0 || !strings.Contains(r.stderr, "host_program: is no longer read") {
+		t.Fatalf("brokerd with a host_program: exit %d, %s; want a refused config", r.code, r.stderr)
+	}
+	program, _ := presencetest.FakePinentryAs(t, "approve", 65534, 65534)
+	e.pinentryConfig(program)
+	cmd := exec.Command(filepath.Join(own, "brokerd"))
+	cmd.Env = append(append([]string{}, e.vars...), "PATH="+own+":/usr/bin:/bin")
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.cred}
+	if why := brokerdUntrusted(t, e, cmd); !strings.Contains(why, "did not give this brokerd its group") {
+		t.Fatalf("the agent's copy of brokerd says %q; want it untrusted", why)
+	}
+	wantNothingSaved(t, e)
+}
+
+// TestBoundaryScriptOnBrokerSock (e): a script of the agent's on broker.sock, saying the hello
+// the genuine host says, asking for a challenge and a release of the saved alias, gets
+// PEER_NOT_HOST: it is not the process brokerd started, and the kernel reports no headless
+// group for it.
+func TestBoundaryScriptOnBrokerSock(t *testing.T) {
+	e, ls, log := userWorld(t, "approve")
+	e.start(t)
+	before := len(presencetest.Received(t, log))
+	out, _ := e.attackerIn(t, "rawclient", "RAW_SOCK="+e.sockPath(), "RAW_ORIGIN="+ls.Origin(), "RAW_ALIAS=main",
+		"RAW_HELLO="+genuineHello(t, e)).CombinedOutput()
+	m := replies(t, string(out))
+	if replyCode(m["release"]) != "PEER_NOT_HOST" || strings.Contains(string(out), canaryBoundary) {
+		t.Fatalf("the agent's script got %s", out)
+	}
+	if got := presencetest.Received(t, log); len(got) != before {
+		t.Fatalf("the person was asked for the agent's script: %v", got[before:])
+	}
+}
+
+// TestBoundaryMemoryClosed (f): as uid 65534, ptrace, /proc/PID/mem and process_vm_readv of
+// brokerd, the host, every Chromium process and the pinentry (open while it asks the person)
+// are refused; the same calls on a plain process of that uid succeed.
+func TestBoundaryMemoryClosed(t *testing.T) {
+	e, ls, log := userWorld(t, "gate")
+	e.start(t)
+	lsVisit(t, e, ls.URL("/login"))
+	os.Remove(log + ".gate") // the prompt of the sign-in stays open until the person answers
+	done := make(chan result, 1)
+	go func() { done <- lsLogin(e, "--alias", "main") }()
+	var pinentry int
+	if !pollUntil(20*time.Second, func() bool { pinentry = pidOf("pinentry-fake"); return pinentry != 0 }) {
+		t.Fatal("no pinentry came up for the sign-in")
+	}
+	control := exec.Command("sleep", "60")
+	control.SysProcAttr = &syscall.SysProcAttr{Credential: e.cred}
+	if err := control.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { control.Process.Kill(); control.Wait() }()
+	st := e.hostStatus(t)
+	targets := fmt.Sprintf("brokerd:%d,host:%d,pinentry:%d,control:%d", e.brokerPID(), st.PID, pinentry, control.Process.Pid)
+	for i, pid := range procTree(st.BrowserPID) {
+		targets += fmt.Sprintf(",chromium-%d:%d", i, pid)
+	}
+	out, err := e.attackerIn(t, "attack", "ATTACK_PIDS="+targets, "ATTACK_VM=1").Output()
+	os.WriteFile(log+".gate", nil, 0o644) // the person approves: the sign-in goes on
+	if r := <-done; r.code != 0 {
+		t.Errorf("the sign-in after the attack: %+v", r)
+	}
+	if err != nil {
+		t.Fatalf("attacker: %v %s", err, out)
+	}
+	var got map[string]attackResult
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("attacker output %q", out)
+	}
+	t.Logf("as uid 65534: %+v", got)
+	if c := got["control"]; c.Attach != "ok" || c.Mem != "ok" || c.VMRead != "ok" {
+		t.Fatalf("the attacker could not reach a plain process of its uid (%+v): the test proves nothing", c)
+	}
+	for name, r := range got {
+		if name == "control" || r.Attach == "ESRCH" && r.Mem == "ENOENT" {
+			continue // gone meanwhile: no memory left
+		}
+		if r.Attach != "EPERM" || r.Mem != "EACCES" || r.VMRead != "EPERM" {
+			t.Errorf("%s: attach %s, /proc/PID/mem %s, process_vm_readv %s; want EPERM, EACCES, EPERM", name, r.Attach, r.Mem, r.VMRead)
+		}
+	}
+	if len(got) < 6 {
+		t.Fatalf("only %d processes attacked", len(got))
+	}
+}
+
+// pidOf is the pid of the first process whose command line starts with a path ending in name.
+func pidOf(name string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if arg0, _, _ := strings.Cut(string(b), "\x00"); strings.HasSuffix(arg0, "/"+name) {
+			return pid
+		}
+	}
+	return 0
+}
+
