@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/headless-dev/headless/internal/doctor"
 )
 
 // tree lists every path under root with its size and modification time.
@@ -31,8 +33,11 @@ func tree(t *testing.T, root string) map[string]string {
 
 // TestDoctorE2E: 'headless doctor' as a user runs it: read-only (no file created or changed,
 // no process started, a stale socket reported and left), every check id present with a
-// state, the running daemons' facts, a broken audit chain failing the report (exit 1), and
-// nothing of the environment in what it prints.
+// state, the install (groups, set-gid binaries, seal key, Chromium's setuid sandbox) judged
+// healthy as scripts/install.sh made it, the X11 display a warning, a brokerd.service user
+// unit with NoNewPrivileges= failing the report, the running daemons' facts (brokerd trusted),
+// a broken audit chain failing the report (exit 1), and nothing of the environment in what
+// it prints.
 func TestDoctorE2E(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.vars = append(e.vars, "DISPLAY=:4242")
@@ -40,14 +45,21 @@ func TestDoctorE2E(t *testing.T) {
 	// A fresh user: nothing runs, nothing exists yet.
 	before := tree(t, e.root)
 	code, st, r := doctorReport(t, e)
-	if code != 0 || len(st) != 15 {
+	if code != 0 || len(st) != len(doctor.IDs) {
 		t.Fatalf("doctor on a fresh user: exit %d %v\n%s", code, st, r.stdout)
 	}
 	for id, want := range map[string]string{"secret_service": "healthy", "config": "healthy", "runtime_dir": "healthy", "sockets": "healthy",
-		"profile": "healthy", "audit": "healthy", "brokerd": "warning", "host": "warning", "chromium": "healthy", "presence": "warning"} {
+		"profile": "healthy", "audit": "healthy", "brokerd": "warning", "host": "warning", "chromium": "healthy", "presence": "warning",
+		// root (this test's user) is in neither group; the binaries of binDir and the seal key
+		// are as the install makes them; Chromium's sandbox is Debian's chromium-sandbox.
+		"groups": "healthy", "setgid": "healthy", "seal_key": "healthy", "chromium_sandbox": "healthy",
+		"brokerd_trust": "warning", "x11": "warning", "ptrace_scope": "healthy"} {
 		if st[id] != want {
-			t.Errorf("fresh user: %s = %s, want %s", id, st[id], want)
+			t.Errorf("fresh user: %s = %s, want %s\n%s", id, st[id], want, r.stdout)
 		}
+	}
+	if st["systemd_unit"] != "unsupported" && st["systemd_unit"] != "healthy" {
+		t.Errorf("fresh user: systemd_unit = %s (a user unit installed on this machine keeps brokerd from its group?)\n%s", st["systemd_unit"], r.stdout)
 	}
 	human := e.run("", "headless", "doctor")
 	if human.code != 0 || !strings.Contains(human.stdout, "keyring_auto_unlock") || !strings.Contains(human.stdout, "hint:") {
@@ -64,6 +76,22 @@ func TestDoctorE2E(t *testing.T) {
 	}
 	if left := e.leftovers(); len(left) > 0 {
 		t.Fatalf("the doctor started processes: %v", left)
+	}
+
+	// A brokerd.service user unit that sets no_new_privs (as the unit once shipped did) fails
+	// the report: the brokerd it runs is given no group and releases nothing.
+	unitDir := filepath.Join(e.root, "config", "systemd", "user")
+	if err := os.MkdirAll(unitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unitDir, "brokerd.service"), []byte("[Service]\nExecStart=/usr/bin/brokerd\nNoNewPrivileges=yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, st, r := doctorReport(t, e); code != 1 || st["systemd_unit"] != "failed" || !strings.Contains(r.stdout, "NoNewPrivileges=") {
+		t.Errorf("doctor with a NoNewPrivileges=yes user unit: exit %d %v\n%s", code, st, r.stdout)
+	}
+	if err := os.RemoveAll(filepath.Join(e.root, "config", "systemd")); err != nil {
+		t.Fatal(err)
 	}
 
 	// A stale socket is reported and left in place.
@@ -89,7 +117,8 @@ func TestDoctorE2E(t *testing.T) {
 	e.run("", "headless", "credentials", "init", "--json") // refused (no prompter): an audit record each
 	e.run("", "headless", "credentials", "init", "--json")
 	code, st, r = doctorReport(t, e)
-	for id, want := range map[string]string{"brokerd": "healthy", "host": "healthy", "undumpable": "healthy", "profile": "healthy", "audit": "healthy", "sockets": "healthy"} {
+	for id, want := range map[string]string{"brokerd": "healthy", "host": "healthy", "undumpable": "healthy", "profile": "healthy", "audit": "healthy", "sockets": "healthy",
+		"brokerd_trust": "healthy", "setgid": "healthy"} {
 		if st[id] != want {
 			t.Errorf("running: %s = %s, want %s\n%s", id, st[id], want, r.stdout)
 		}

@@ -19,8 +19,9 @@ import (
 )
 
 // DoctorProbes is Env.Doctor in production: the doctor's view of this machine for layout,
-// with getenv only to find the session bus (never printed) and inspect to look at the durable
-// profile (host.InspectProfile). brokerd and the host are asked through the CLI's own
+// with getenv only to find the session bus (never printed), whether DISPLAY and
+// WAYLAND_DISPLAY are set, and the systemd user unit directories, and inspect to look at the
+// durable profile (host.InspectProfile). brokerd and the host are asked through the CLI's own
 // dialers, which start nothing.
 func DoctorProbes(getenv func(string) string, inspect func(xdg.Layout) (control.ProfileFacts, error)) func(xdg.Layout) doctor.Probes {
 	return func(layout xdg.Layout) doctor.Probes {
@@ -34,6 +35,13 @@ func DoctorProbes(getenv func(string) string, inspect func(xdg.Layout) (control.
 			Alive:           procstat.Alive,
 			Listening:       doctor.ProcListening,
 			PtraceScope:     hardening.PtraceScope,
+			Root:            os.Geteuid() == 0,
+			Display:         getenv("DISPLAY") != "",
+			Wayland:         getenv("WAYLAND_DISPLAY") != "",
+			LookupGroup:     hardening.LookupGroup,
+			InGroup:         hardening.InGroup,
+			Stat:            doctor.StatFile,
+			Units:           doctor.UserUnits(doctor.UserUnitDirs(getenv)),
 		}
 	}
 }

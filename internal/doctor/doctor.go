@@ -4,8 +4,10 @@
 // # Security contract
 //
 //   - Read-only. The doctor reads files (the config, the runtime directory, the profile's
-//     marker and lock, the audit log, /proc), asks D-Bus read-only questions (package
-//     keyprobe: no Secret Service session, no secret, no unlock, no prompt), and asks a
+//     marker and lock, the audit log, /proc, the group database, the installed brokerd.service
+//     user unit), looks at the owner and mode of others without opening them (the set-gid
+//     binaries, the seal key, Chromium's setuid sandbox), asks D-Bus read-only questions
+//     (package keyprobe: no Secret Service session, no secret, no unlock, no prompt), and asks a
 //     running brokerd and host for their version and status. It never launches a browser or
 //     brokerd, repairs, removes (a stale socket is reported, not removed), creates or writes
 //     anything, and never takes a lock (a lock's owner is read from its file).
@@ -16,8 +18,10 @@
 //     session bus.
 //   - Nothing it prints is a secret, an environment value or a URL. Every detail is text of
 //     the doctor's own with bounded numbers, states and headless's own file paths in it; no
-//     bus address, display, page URL or value from a page. Errors of the probes are
-//     classified, never echoed.
+//     bus address, display, page URL or value from a page (of DISPLAY and WAYLAND_DISPLAY it
+//     knows only whether they are set). Errors of the probes, and brokerd's reason for being
+//     untrusted, are classified, never echoed. It cannot read the seal key (the CLI runs
+//     without brokerd's group) and does not try: it only looks at the key file's inode.
 //   - Stable: each check has an id that never changes meaning (the Check* constants), one of
 //     four states ([Healthy], [Warning], [Unsupported], [Failed]), a short detail and, unless
 //     healthy, a hint. The report carries its format version ([Format]). Only a failed check
@@ -28,7 +32,11 @@
 // A report is a snapshot: the keyring can be unlocked or a daemon can stop right after. What
 // brokerd and the host say about themselves (undumpable, version) is their own word over
 // their sockets; a same-user process that replaced a user-owned binary could lie, which is
-// why writable binaries are a warning of their own.
+// why writable binaries are a warning of their own. What the install made (the groups, the
+// set-gid binaries, the seal key: install.go) is judged from the file system as the doctor
+// sees it; whether the kernel granted brokerd its group is brokerd's own word (check
+// brokerd_trust). The systemd check reads the user unit directories systemd would, not the
+// user manager's loaded state (unit.go).
 package doctor
 
 import (
@@ -67,25 +75,33 @@ const (
 // Check ids. They never change meaning.
 const (
 	CheckChromium      = "chromium"
+	CheckSandbox       = "chromium_sandbox"
 	CheckSecretService = "secret_service"
 	CheckKeyring       = "keyring"
 	CheckAutoUnlock    = "keyring_auto_unlock"
 	CheckPresence      = "presence"
+	CheckX11           = "x11"
 	CheckConfig        = "config"
 	CheckRuntimeDir    = "runtime_dir"
 	CheckSockets       = "sockets"
 	CheckProfile       = "profile"
 	CheckAudit         = "audit"
 	CheckBrokerd       = "brokerd"
+	CheckBrokerTrust   = "brokerd_trust"
 	CheckHost          = "host"
+	CheckGroups        = "groups"
+	CheckSetGID        = "setgid"
+	CheckSealKey       = "seal_key"
+	CheckSystemdUnit   = "systemd_unit"
 	CheckBinaries      = "binaries"
-	CheckPtraceScope   = "ptrace_scope"
+	CheckPtraceScope   = "ptrace_scope" // informational: nothing depends on it
 	CheckUndumpable    = "undumpable"
 )
 
 // IDs lists every check id in report order.
-var IDs = []string{CheckChromium, CheckSecretService, CheckKeyring, CheckAutoUnlock, CheckPresence,
-	CheckConfig, CheckRuntimeDir, CheckSockets, CheckProfile, CheckAudit, CheckBrokerd, CheckHost,
+var IDs = []string{CheckChromium, CheckSandbox, CheckSecretService, CheckKeyring, CheckAutoUnlock,
+	CheckPresence, CheckX11, CheckConfig, CheckRuntimeDir, CheckSockets, CheckProfile, CheckAudit,
+	CheckBrokerd, CheckBrokerTrust, CheckHost, CheckGroups, CheckSetGID, CheckSealKey, CheckSystemdUnit,
 	CheckBinaries, CheckPtraceScope, CheckUndumpable}
 
 // Check is one verdict.
@@ -148,8 +164,24 @@ type Probes struct {
 	// Listening reports whether a process listens on the Unix socket at path, without
 	// connecting to it (ProcListening).
 	Listening func(path string) (bool, error)
-	// PtraceScope reads the kernel's Yama ptrace_scope (hardening.PtraceScope).
+	// PtraceScope reads the kernel's Yama ptrace_scope (hardening.PtraceScope), reported for
+	// information only.
 	PtraceScope func() string
+	// Root: the doctor runs as root (effective uid 0), whom nothing keeps out. Chromium then
+	// runs with --no-sandbox, so a missing setuid sandbox is a warning, not a failure.
+	Root bool
+	// Display and Wayland say whether DISPLAY and WAYLAND_DISPLAY are set (the values are
+	// never looked at).
+	Display, Wayland bool
+	// LookupGroup returns the gid of a system group (hardening.LookupGroup).
+	LookupGroup func(name string) (int, error)
+	// InGroup reports whether the user's supplementary groups include gid (hardening.InGroup).
+	InGroup func(gid int) bool
+	// Stat describes the file at path without opening it (StatFile).
+	Stat func(path string) (File, error)
+	// Units reads the brokerd.service user unit systemd would load and its drop-ins, in the
+	// order systemd applies them; none when no unit is installed (UserUnits).
+	Units func() ([]UnitFile, error)
 	// Timeout bounds each question to a daemon or the bus (default 3 s).
 	Timeout time.Duration
 }
@@ -168,16 +200,23 @@ func Run(ctx context.Context, p Probes) Report {
 	d := &run{p: p, ctx: ctx, checks: map[string]Check{}}
 	d.gather()
 	d.checkChromium()
+	d.checkSandbox()
 	d.checkSecretService()
 	d.checkKeyring()
 	d.checkPresence()
+	d.checkX11()
 	d.checkConfig()
 	d.checkRuntime()
 	d.checkSockets()
 	d.checkProfile()
 	d.checkAudit()
 	d.checkBrokerd()
+	d.checkBrokerTrust()
 	d.checkHost()
+	d.checkGroups()
+	d.checkSetGID()
+	d.checkSealKey()
+	d.checkSystemdUnit()
 	d.checkBinaries()
 	d.checkPtrace()
 	d.checkUndumpable()
@@ -293,24 +332,6 @@ func (d *run) checkChromium() {
 			d.set(CheckChromium, Failed, hint, "%s is refused: %s", path, classifyExec(err))
 		}
 		return
-	}
-	// A Chromium binary the user may read runs dumpable: any program of the user's reads a
-	// typed password out of its memory, and the host refuses every sign-in (BROWSER_EXPOSED)
-	// unless Yama keeps every non-root process out (ptrace_scope 2 or 3).
-	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o044 != 0 {
-		scope := ""
-		if d.p.PtraceScope != nil {
-			scope = d.p.PtraceScope()
-		}
-		if scope != "2" && scope != "3" {
-			hint := "as root: apt-get install chromium-sandbox && dpkg-statoverride --update --add root root 0711 " + path + " (the Debian package of headless does this), or set kernel.yama.ptrace_scope=2"
-			if os.Geteuid() == 0 {
-				d.set(CheckChromium, Warning, hint, "%s can be read by users (mode %04o): its memory is open to their programs; as root nothing is kept out anyway", path, fi.Mode().Perm())
-			} else {
-				d.set(CheckChromium, Failed, hint, "%s can be read by you (mode %04o), so its memory is open to your programs: sign-ins are refused (BROWSER_EXPOSED)", path, fi.Mode().Perm())
-			}
-			return
-		}
 	}
 	switch {
 	case d.host != nil && d.host.Chromium != "":
@@ -515,6 +536,30 @@ func (d *run) checkPresence() {
 		}
 	default:
 		d.set(CheckPresence, Failed, "fix presence.provider in the config", "unknown presence provider")
+	}
+}
+
+// checkX11 warns of an X11 session: every X client of the user (an agent's shell with
+// DISPLAY among them) can read the keys typed into a prompt and send it clicks and keys of its
+// own, which no group keeps out. The session is taken as X11 when DISPLAY is set and
+// WAYLAND_DISPLAY is not (a Wayland session with Xwayland sets both, and its native clients'
+// input is not shared); the config's presence.display without presence.wayland_display sends
+// the prompts to an X display whatever the session.
+func (d *run) checkX11() {
+	if !d.linux() {
+		d.set(CheckX11, Unsupported, "", "X11 sessions are judged on Linux only")
+		return
+	}
+	hint := "log in to a Wayland session (GNOME or Plasma on Wayland), or use a terminal pinentry (pinentry-tty) in a terminal you watch; on X11 any program of yours can read and type into a prompt"
+	switch {
+	case d.cfgErr == nil && d.cfg.Presence.Display != "" && d.cfg.Presence.WaylandDisplay == "":
+		d.set(CheckX11, Warning, hint, "the config's presence.display sends prompts to an X11 display: any X client of yours can read what you type into them and click their buttons")
+	case d.p.Display && !d.p.Wayland:
+		d.set(CheckX11, Warning, hint, "this session uses X11 (DISPLAY is set, WAYLAND_DISPLAY is not): any X client of yours can read what you type into a prompt and click its buttons")
+	case d.p.Wayland:
+		d.set(CheckX11, Healthy, "", "this session uses Wayland (WAYLAND_DISPLAY is set): other clients cannot read or send a prompt's input")
+	default:
+		d.set(CheckX11, Healthy, "", "no display in this environment (neither DISPLAY nor WAYLAND_DISPLAY is set)")
 	}
 }
 
@@ -757,7 +802,7 @@ func (d *run) checkBinaries() {
 		}
 	}
 	if len(writable) > 0 {
-		d.set(CheckBinaries, Warning, "install them root-owned in a directory only root can write (the Debian package does: /usr/bin), and run headless as yourself, not root",
+		d.set(CheckBinaries, Warning, "as root: scripts/install.sh (or the .deb) installs them root-owned in a directory only root can write; run headless as yourself, not root",
 			"replaceable by programs running as you: %s", strings.Join(writable, "; "))
 		return
 	}
@@ -776,6 +821,9 @@ func binaryReason(r string) string {
 	return "cannot be checked"
 }
 
+// checkPtrace reports Yama's ptrace_scope for information: trust rests on the set-gid groups
+// the kernel grants at any ptrace_scope (checks groups, setgid, seal_key, brokerd_trust), so
+// no value is a warning.
 func (d *run) checkPtrace() {
 	if !d.linux() {
 		d.set(CheckPtraceScope, Unsupported, "", "Yama ptrace_scope is a Linux setting")
@@ -785,23 +833,14 @@ func (d *run) checkPtrace() {
 	if d.p.PtraceScope != nil {
 		scope = d.p.PtraceScope()
 	}
-	hint := "set kernel.yama.ptrace_scope=2 (sysctl; 3 works too), then start brokerd again"
-	// Below 2, a program of the user's can start brokerd under its own tracer and read what
-	// goes through it (red-team round 10): brokerd then releases and saves nothing. Root is
-	// kept out of nothing, so for root it is a warning.
-	state := Failed
-	if os.Geteuid() == 0 {
-		state = Warning
-	}
+	const info = "informational: brokerd and the host are kept from your programs by their groups at any value"
 	switch scope {
-	case "2", "3":
-		d.set(CheckPtraceScope, Healthy, "", "kernel.yama.ptrace_scope = %s: no program of yours can trace another", scope)
-	case "0", "1":
-		d.set(CheckPtraceScope, state, hint, "kernel.yama.ptrace_scope = %s: a program of yours can trace brokerd from its start, so brokerd releases and saves nothing (PRESENCE_UNAVAILABLE)", scope)
+	case "0", "1", "2", "3":
+		d.set(CheckPtraceScope, Healthy, "", "kernel.yama.ptrace_scope = %s (%s)", scope, info)
 	case "absent":
-		d.set(CheckPtraceScope, state, hint, "the kernel has no Yama: a program of yours can trace brokerd from its start, so brokerd releases and saves nothing (PRESENCE_UNAVAILABLE)")
+		d.set(CheckPtraceScope, Healthy, "", "the kernel has no Yama (%s)", info)
 	default:
-		d.set(CheckPtraceScope, Warning, "check /proc/sys/kernel/yama/ptrace_scope yourself", "kernel.yama.ptrace_scope cannot be read")
+		d.set(CheckPtraceScope, Healthy, "", "kernel.yama.ptrace_scope cannot be read (%s)", info)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +17,34 @@ import (
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/xdg"
 )
+
+// The fake install of world: gids of the two groups, and the files scripts/install.sh makes.
+const (
+	hostGID   = 994
+	brokerGID = 993
+	fakeExe   = "/opt/hl/bin/headless"
+)
+
+// installed is the file system world stats: what scripts/install.sh and chromium-sandbox make.
+func installed() map[string]File {
+	return map[string]File{
+		fakeExe:                            {Mode: 0o755 | fs.ModeSetgid, GID: hostGID, Size: 1 << 20},
+		"/opt/hl/bin/brokerd":              {Mode: 0o755 | fs.ModeSetgid, GID: brokerGID, Size: 1 << 20},
+		hardening.KeyPath:                  {Mode: 0o640, GID: brokerGID, Size: 32},
+		"/etc/headless":                    {Mode: 0o755 | fs.ModeDir},
+		"/usr/lib/chromium/chrome-sandbox": {Mode: 0o755 | fs.ModeSetuid, Size: 14840},
+	}
+}
+
+// statIn is a Stat probe over files (a missing path is fs.ErrNotExist).
+func statIn(files map[string]File) func(string) (File, error) {
+	return func(path string) (File, error) {
+		if f, ok := files[path]; ok {
+			return f, nil
+		}
+		return File{}, &fs.PathError{Op: "lstat", Path: path, Err: fs.ErrNotExist}
+	}
+}
 
 // world is a user's files in a temp dir and fakes for what the doctor asks.
 func world(t *testing.T) Probes {
@@ -32,6 +62,19 @@ func world(t *testing.T) Probes {
 		Alive:       func(int) bool { return true },
 		Listening:   func(string) (bool, error) { return false, nil },
 		PtraceScope: func() string { return "1" },
+		Executable:  fakeExe,
+		LookupGroup: func(name string) (int, error) {
+			switch name {
+			case hardening.HostGroup:
+				return hostGID, nil
+			case hardening.BrokerGroup:
+				return brokerGID, nil
+			}
+			return -1, user.UnknownGroupError(name)
+		},
+		InGroup: func(int) bool { return false },
+		Stat:    statIn(installed()),
+		Units:   func() ([]UnitFile, error) { return nil, nil },
 	}
 }
 
@@ -97,7 +140,6 @@ func TestVerdicts(t *testing.T) {
 				return keyprobe.Inspection{Keyrings: 1, Locked: true}, nil
 			}
 		}, CheckPresence, Failed},
-		{"ptrace scope 0", func(p *Probes) { p.PtraceScope = func() string { return "0" } }, CheckPtraceScope, Warning},
 		{"brokerd not running", func(p *Probes) {}, CheckBrokerd, Warning},
 		{"darwin", func(p *Probes) { p.GOOS = "darwin" }, CheckSecretService, Unsupported},
 		{"darwin presence without a provider", func(p *Probes) { p.GOOS = "darwin" }, CheckPresence, Warning},

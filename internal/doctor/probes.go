@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ProcListening reports whether a socket listening on the Unix path is in the kernel's
@@ -90,4 +92,25 @@ func dpkgVersion(r io.Reader, pkg string) string {
 		return version
 	}
 	return ""
+}
+
+// StatFile describes the file at path without opening it: the inode a symlink points to, and
+// whether path itself is a symlink.
+func StatFile(path string) (File, error) {
+	lfi, err := os.Lstat(path)
+	if err != nil {
+		return File{}, err
+	}
+	link := lfi.Mode()&fs.ModeSymlink != 0
+	fi := lfi
+	if link {
+		if fi, err = os.Stat(path); err != nil {
+			return File{Symlink: true}, err
+		}
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return File{}, errors.New("no owner in the file's status")
+	}
+	return File{Mode: fi.Mode(), UID: int(st.Uid), GID: int(st.Gid), Size: fi.Size(), Symlink: link}, nil
 }
