@@ -10,17 +10,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/realtest"
 )
 
 // TestSystemdUnitsVerify: systemd itself accepts the user units as shipped (ExecStart pointed at
 // the built brokerd, since systemd-analyze checks that the program exists), with nothing to
-// say, and they carry the settings the security contract relies on.
+// say; they carry the settings the security contract relies on, and none that would keep the
+// kernel from giving brokerd (and the host, and Chromium's sandbox) their set-id privileges.
 func TestSystemdUnitsVerify(t *testing.T) {
 	realtest.Need(t)
 	if buildErr != nil {
@@ -31,7 +34,7 @@ func TestSystemdUnitsVerify(t *testing.T) {
 	dir := t.TempDir()
 	want := map[string][]string{
 		"brokerd.socket":  {"ListenStream=%t/headless/broker.sock", "SocketMode=0600", "DirectoryMode=0700"},
-		"brokerd.service": {"ExecStart=/usr/bin/brokerd", "NoNewPrivileges=yes", "UMask=0077", "LockPersonality=yes", "RestrictAddressFamilies=AF_UNIX", "KillMode=mixed"},
+		"brokerd.service": {"ExecStart=/usr/bin/brokerd", "UMask=0077", "KillMode=mixed"},
 	}
 	for name, lines := range want {
 		b, err := os.ReadFile(filepath.Join(src, name))
@@ -41,6 +44,11 @@ func TestSystemdUnitsVerify(t *testing.T) {
 		for _, l := range lines {
 			if !bytes.Contains(b, []byte("\n"+l)) {
 				t.Errorf("%s lacks %q", name, l)
+			}
+		}
+		if name == "brokerd.service" {
+			if u := parseService(b); len(u.nnp) > 0 || len(u.userns) > 0 {
+				t.Errorf("brokerd.service turns on %v (no_new_privs in a user unit) and %v (a user namespace in a user unit): brokerd would get no group", u.nnp, u.userns)
 			}
 		}
 		b = bytes.ReplaceAll(b, []byte("ExecStart=/usr/bin/brokerd"), []byte("ExecStart="+filepath.Join(binDir, "brokerd")))
@@ -55,6 +63,243 @@ func TestSystemdUnitsVerify(t *testing.T) {
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
 	}
+}
+
+// The [Service] options that keep a set-id exec from its privileges when the user's systemd
+// runs the unit (systemd.exec(5)). A user manager has no CAP_SYS_ADMIN, so each option of
+// nnpOptions sets no_new_privs (NoNewPrivileges= itself, and every seccomp- or
+// capability-based option, which then implies it); each of usernsOptions needs a user
+// namespace in a user unit (PrivateUsers=, which systemd 254 and later implies), one that maps
+// root and the headless groups to nobody. Under either the kernel grants brokerd, the host and
+// Chromium's setuid sandbox nothing.
+var (
+	nnpOptions = []string{"NoNewPrivileges", "DynamicUser", "LockPersonality", "MemoryDenyWriteExecute",
+		"PrivateDevices", "ProtectClock", "ProtectHostname", "ProtectKernelLogs", "ProtectKernelModules",
+		"ProtectKernelTunables", "RestrictAddressFamilies", "RestrictNamespaces", "RestrictRealtime",
+		"RestrictSUIDSGID", "SystemCallArchitectures", "SystemCallFilter", "SystemCallLog"}
+	usernsOptions = []string{"PrivateUsers", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateNetwork",
+		"PrivateIPC", "PrivateMounts", "ProtectControlGroups", "ProtectProc", "ProcSubset", "ReadOnlyPaths",
+		"ReadWritePaths", "InaccessiblePaths", "ExecPaths", "NoExecPaths", "TemporaryFileSystem", "BindPaths",
+		"BindReadOnlyPaths", "RootDirectory", "RootImage", "MountAPIVFS", "ExtensionDirectories",
+		"ExtensionImages", "NetworkNamespacePath", "IPCNamespacePath"}
+)
+
+// serviceSettings is what a unit's [Service] asks of the process it runs, as far as brokerd's
+// trust goes: the options left on of nnpOptions and usernsOptions, and UMask=.
+type serviceSettings struct {
+	nnp, userns []string
+	umask       string
+}
+
+// parseService applies a unit's [Service] assignments in order, as systemd does: an option is
+// on after a non-empty assignment other than a false boolean, and off after an empty one
+// (which resets a list) or a false boolean. Comments (# and ;) and other sections are skipped;
+// a line ending in a backslash goes on on the next.
+func parseService(b []byte) serviceSettings {
+	on := map[string]bool{}
+	var u serviceSettings
+	section := ""
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+			continue
+		case line[0] == '[':
+			section = line
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if !ok || section != "[Service]" {
+			continue
+		}
+		if key == "UMask" {
+			u.umask = value
+			continue
+		}
+		switch strings.ToLower(value) {
+		case "", "no", "false", "off", "0":
+			delete(on, key)
+		default:
+			on[key] = true
+		}
+	}
+	for _, k := range nnpOptions {
+		if on[k] {
+			u.nnp = append(u.nnp, k)
+		}
+	}
+	for _, k := range usernsOptions {
+		if on[k] {
+			u.userns = append(u.userns, k)
+		}
+	}
+	return u
+}
+
+// TestSystemdUnitAsUser: brokerd.service's settings applied as the user's systemd applies them
+// (no user manager runs here: no systemd is PID 1), to brokerd run as uid 65534 on a socket
+// systemd-socket-activate passes it: its UMask=, and no_new_privs when the unit turns on any
+// option that sets it in a user unit. Under the shipped unit brokerd is given its group (it is
+// trusted), the host and Chromium start, the host is trusted, and a sign-in by alias works.
+// The same unit with NoNewPrivileges=yes added (what it shipped before set-gid brokerd) is
+// applied the same way: brokerd has no_new_privs, says it is untrusted for want of its group,
+// and the browser does not start. So the test fails if the unit sets no_new_privs again.
+func TestSystemdUnitAsUser(t *testing.T) {
+	realtest.Need(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	b, err := os.ReadFile(filepath.Join(realtest.Root(t), "contrib", "systemd", "user", "brokerd.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := parseService(b)
+	if len(shipped.nnp) > 0 || len(shipped.userns) > 0 {
+		t.Errorf("brokerd.service turns on %v %v", shipped.nnp, shipped.userns)
+	}
+	if shipped.umask != "0077" {
+		t.Errorf("brokerd.service has UMask=%q, want 0077", shipped.umask)
+	}
+	old := parseService(append(b, "\n[Service]\nNoNewPrivileges=yes\n"...))
+	if len(old.nnp) == 0 || old.nnp[0] != "NoNewPrivileges" {
+		t.Fatalf("parseService of the unit with NoNewPrivileges=yes: %+v", old)
+	}
+	// Both run: a shipped unit that turns on an option of nnpOptions fails here too, as
+	// brokerd is then run with no_new_privs.
+	t.Run("shipped", func(t *testing.T) { unitAsUser(t, shipped, true) })
+	t.Run("NoNewPrivileges", func(t *testing.T) { unitAsUser(t, old, false) })
+}
+
+// unitAsUser runs brokerd as uid 65534 under u, on a socket passed as systemd passes it, and
+// checks that the whole job works (works) or that brokerd is untrusted and no browser starts.
+func unitAsUser(t *testing.T, u serviceSettings, works bool) {
+	e := newEnv(t, envOptions{user: true})
+	activate := realtest.Binary(t, "systemd-socket-activate")
+	program, log := presencetest.FakePinentryAs(t, "approve", 65534, 65534)
+	e.pinentryConfig(program)
+	// What brokerd.socket's DirectoryMode=0700 makes, as the user.
+	must(t, os.MkdirAll(e.runDir(), 0o700))
+	e.own(e.runDir())
+	// systemd forks, sets the unit's umask and (for any option of nnpOptions) no_new_privs,
+	// then execs ExecStart: sh and setpriv do the same, after systemd-socket-activate made the
+	// listening socket.
+	args := []string{"-c", `umask "$0" && exec "$@"`, u.umask, activate, "-l", e.sockPath()}
+	for _, v := range e.vars {
+		args = append(args, "-E", v)
+	}
+	if len(u.nnp) > 0 {
+		args = append(args, realtest.Binary(t, "setpriv"), "--no-new-privs")
+	}
+	args = append(args, filepath.Join(binDir, "brokerd"))
+	sa := exec.Command("/bin/sh", args...)
+	sa.Env = e.vars
+	sa.Dir = "/"
+	var saOut bytes.Buffer
+	sa.Stdout, sa.Stderr = &saOut, &saOut
+	sa.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.cred}
+	must(t, sa.Start())
+	t.Cleanup(func() {
+		sa.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { sa.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(40 * time.Second):
+			syscall.Kill(-sa.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("brokerd under the unit's settings: %s", saOut.String())
+		}
+	})
+	if !pollUntil(10*time.Second, func() bool {
+		fi, err := os.Lstat(e.sockPath())
+		return err == nil && fi.Mode().Type() == os.ModeSocket
+	}) {
+		t.Fatalf("the socket never appeared: %s", saOut.String())
+	}
+	must(t, os.Chmod(e.sockPath(), 0o600)) // SocketMode=0600
+
+	var st struct {
+		Host struct {
+			PID int `json:"pid"`
+		} `json:"host"`
+		Broker struct {
+			PID       int    `json:"pid"`
+			Started   string `json:"started"`
+			Untrusted string `json:"untrusted"`
+		} `json:"broker"`
+	}
+	status := func() {
+		t.Helper()
+		r := e.run("", "headless", "status", "--json")
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Broker.PID == 0 {
+			t.Fatalf("status: %+v", r)
+		}
+	}
+	status() // the first client: brokerd starts on the inherited socket
+	if st.Broker.Started != "systemd" {
+		t.Fatalf("brokerd was not started on the inherited socket: %+v", st.Broker)
+	}
+	nnp := noNewPrivs(t, st.Broker.PID)
+	if nnp != (len(u.nnp) > 0) {
+		t.Fatalf("brokerd has NoNewPrivs %v under %+v", nnp, u)
+	}
+
+	if !works {
+		if !strings.Contains(st.Broker.Untrusted, "did not give this brokerd its group") {
+			t.Fatalf("brokerd with no_new_privs says untrusted %q; want it untrusted for want of its group", st.Broker.Untrusted)
+		}
+		r := e.run("", "headless", "start", "--json")
+		if r.code == 0 {
+			t.Fatalf("headless start under no_new_privs succeeded: %s", r.stdout)
+		}
+		t.Logf("headless start under no_new_privs: exit %d %s", r.code, strings.TrimSpace(r.stdout))
+		return
+	}
+
+	if st.Broker.Untrusted != "" {
+		t.Fatalf("brokerd under the shipped unit is untrusted: %s", st.Broker.Untrusted)
+	}
+	ls := newLoginSite(t)
+	ls.SetAccount("admin@example.test", canarySystemd)
+	lsEnroll(t, e, ls.Origin(), "main", "admin@example.test", canarySystemd)
+	e.start(t)
+	status()
+	if st.Host.PID == 0 || noNewPrivs(t, st.Host.PID) {
+		t.Fatalf("the host under the shipped unit: %+v", st)
+	}
+	lsVisit(t, e, ls.URL("/login"))
+	// A release goes only to a host brokerd trusts (its pid and the headless group).
+	lsLoginOK(t, e, "authenticated", "--alias", "main")
+	if len(presencetest.Received(t, log)) == 0 {
+		t.Fatal("the person was never asked")
+	}
+	e.sweep(t, canarySystemd)
+}
+
+const canarySystemd = "systemd-unit-canary-Pw-0815"
+
+// noNewPrivs reads the NoNewPrivs flag of pid.
+func noNewPrivs(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "NoNewPrivs:"); ok {
+			return strings.TrimSpace(v) == "1"
+		}
+	}
+	t.Fatalf("no NoNewPrivs in /proc/%d/status", pid)
+	return false
 }
 
 // TestBrokerdSocketActivationE2E: brokerd serves on a socket it inherits the way systemd passes
