@@ -6,7 +6,10 @@ set -euo pipefail
 
 # systemd: systemd-analyze (the user units' check) and systemd-socket-activate (brokerd on an
 # inherited socket, as systemd passes it), for the tests. chromium-sandbox: Chromium's setuid
-# sandbox, which it needs once its binary is unreadable (below).
+# sandbox, which Chromium needs as a non-root user: the host starts it without the
+# user-namespace sandbox (--disable-namespace-sandbox: a renderer in a namespace the user owns
+# is open to every process of the user). Nothing of these packages is changed afterwards; the
+# groups, the seal key and the set-gid binaries are scripts/install.sh's (or the .deb's).
 pkgs=(gnome-keyring libsecret-tools dbus chromium chromium-sandbox pinentry-curses pinentry-tty util-linux procps systemd)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -19,22 +22,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-# Chromium and the pinentry programs run with memory that no process of the user can read. An
-# exec of a binary the user may not read leaves the process undumpable in the system's user
-# namespace, so ptrace and /proc/PID/mem are refused to every process but root's. Red-team
-# round 7 read a typed password out of Chromium's memory; a passphrase typed into a pinentry
-# is as open. The host refuses to release into a browser whose memory is readable
-# (BROWSER_EXPOSED), brokerd to ask a readable pinentry for a passphrase. dpkg-statoverride
-# keeps the mode across upgrades of those packages; chromium-sandbox (above) is the sandbox
-# Chromium then uses, as its user-namespace sandbox cannot be set up by an undumpable process.
-for f in /usr/lib/chromium/chromium /usr/bin/pinentry-curses /usr/bin/pinentry-tty /usr/bin/pinentry-gnome3; do
-  [ -e "$f" ] || continue
-  [ "$(stat -c %a "$f")" = 711 ] && continue
-  [ "$(id -u)" = 0 ] || { echo "install-deps: run as root to make $f unreadable (mode 0711)" >&2; exit 1; }
-  dpkg-statoverride --list "$f" >/dev/null && dpkg-statoverride --remove "$f"
-  dpkg-statoverride --update --add root root 0711 "$f"
-done
 
 # Go 1.26 or newer in /usr/local/go. Debian 12 ships only Go 1.19, so when no suitable Go is
 # there, Debian's golang-1.19-go fetches the official Go 1.26.8 toolchain module from the Go
