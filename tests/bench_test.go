@@ -271,7 +271,7 @@ func (selfHost) Start(context.Context, []string) (hostproc.Result, error) {
 	return hostproc.Result{}, nil
 }
 func (selfHost) Genuine(pid, _ int, _ time.Time) bool { return pid == os.Getpid() }
-func (selfHost) Running() (int, string)            { return os.Getpid(), "/proc/self/exe" }
+func (selfHost) Running() (int, string)               { return os.Getpid(), "/proc/self/exe" }
 
 // releaseLoop times one release per iteration (the challenge it answers is issued untimed).
 func releaseLoop(b *testing.B, c *brokerapi.Client) {

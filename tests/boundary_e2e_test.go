@@ -452,4 +452,3 @@ func pidOf(name string) int {
 	}
 	return 0
 }
-
