@@ -10,6 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 export PATH=/usr/local/go/bin:$PATH
+# The root step of a source checkout: the groups, the seal key and set-gid binaries the
+# guarantees rest on (the tests install their own builds set-gid the same way, and run the
+# threat as uid 65534).
+scripts/install.sh --yes
 export HEADLESS_REAL=1
 # Tests bring their own buses and runtime dirs; nothing from the caller's session leaks in.
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY

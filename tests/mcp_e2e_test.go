@@ -25,6 +25,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/headless-dev/headless/internal/doctor"
 	"github.com/headless-dev/headless/internal/mcpserver"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
@@ -340,7 +341,7 @@ func TestMCP(t *testing.T) {
 		for _, ch := range rep.Checks {
 			ids[ch.ID] = ch.State
 		}
-		if rep.Format != 1 || ids["host"] != "healthy" || ids["brokerd"] != "healthy" || ids["undumpable"] != "healthy" || len(ids) != 15 {
+		if rep.Format != 1 || ids["host"] != "healthy" || ids["brokerd"] != "healthy" || ids["undumpable"] != "healthy" || ids["brokerd_trust"] != "healthy" || len(ids) != len(doctor.IDs) {
 			t.Fatalf("doctor over MCP: %+v", rep)
 		}
 	})

@@ -197,8 +197,9 @@ reaches this process. Needs a running host ('headless start').`},
 
 		{name: "doctor", summary: "read-only report: can headless work here, and which doors are open", setup: c.doctorCmd, exit: doctorExit, timeout: 30 * time.Second,
 			about: `Checks, each healthy, warning, unsupported or failed, with a short detail and a hint:
-chromium, secret_service, keyring, keyring_auto_unlock, presence, config, runtime_dir,
-sockets, profile, audit, brokerd, host, binaries, ptrace_scope, undumpable.
+chromium, chromium_sandbox, secret_service, keyring, keyring_auto_unlock, presence, x11,
+config, runtime_dir, sockets, profile, audit, brokerd, brokerd_trust, host, groups, setgid,
+seal_key, systemd_unit, binaries, ptrace_scope (informational), undumpable.
 
 Read-only and offline: it never launches a browser or brokerd, repairs, removes or writes
 anything, contacts no network address, and prints no secret, environment value or URL.

@@ -265,7 +265,7 @@ func (s *Server) register() {
 			}
 			return r, fmt.Sprintf("sign-in as %q at %s: %s", r.Alias, r.Origin, r.Status), nil
 		})
-	addTool(s, "doctor", "Doctor", "A read-only, offline report of whether headless can work here: each check (chromium, secret_service, keyring, keyring_auto_unlock, presence, config, runtime_dir, sockets, profile, audit, brokerd, host, binaries, ptrace_scope, undumpable) is healthy, warning, unsupported or failed, with a short detail and a hint for the person. Starts, repairs and changes nothing.",
+	addTool(s, "doctor", "Doctor", "A read-only, offline report of whether headless can work here: each check (chromium, chromium_sandbox, secret_service, keyring, keyring_auto_unlock, presence, x11, config, runtime_dir, sockets, profile, audit, brokerd, brokerd_trust, host, groups, setgid, seal_key, systemd_unit, binaries, ptrace_scope, undumpable) is healthy, warning, unsupported or failed, with a short detail and a hint for the person. Starts, repairs and changes nothing.",
 		readOnlyLocal, func(ctx context.Context, c *call, _ empty) (doctor.Report, string, error) {
 			if s.o.Doctor == nil {
 				return doctor.Report{}, "", wire.Errorf(wire.CodeInternal, "no doctor in this world")

@@ -157,8 +157,8 @@ var hints = map[Code]string{
 	CodeBrowserCrashed: "the browser was restarted; sessions other than default were lost; retry the command",
 	CodeBrowserTampered: "a program of yours made Chromium load a library of its own (the message names it); the browser was killed and nothing was released: " +
 		"remove what loads it (the profile's files, the user's NSS database), then retry",
-	CodeBrowserExposed: "any program of yours could read a typed password out of Chromium's memory; as root, make Chromium's binary unreadable " +
-		"(apt install chromium-sandbox && dpkg-statoverride --update --add root root 0711 /usr/lib/chromium/chromium) or set kernel.yama.ptrace_scope=2, then 'headless stop' and 'headless start' (SECURITY.md)",
+	CodeBrowserExposed: "any program of yours could read a typed password out of Chromium's memory: install headless with its set-up step (the .deb, or 'sudo scripts/install.sh'), " +
+		"so that the host runs Chromium with the headless group, and Debian's chromium-sandbox (apt install chromium-sandbox); then 'headless stop' and 'headless start'; 'headless doctor' says which is missing",
 	CodeBrowserFailed:   "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
 	CodeUnsafeNav:       "only http:// and https:// URLs can be visited",
 	CodeNavFailed:       "check the URL and that the site is reachable from this machine",
