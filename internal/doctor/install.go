@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/internal/hardening"
-	"github.com/headless-dev/headless/internal/seal"
 )
 
 // File is what the doctor reads of a file's inode, without opening it.
@@ -152,6 +151,10 @@ func modeBits(m fs.FileMode) uint32 {
 	return b
 }
 
+// sealKeyLen is seal.KeyLen: the doctor runs in the agent's binary, which never links the
+// seal code (internal/archtest); a test keeps the two equal.
+const sealKeyLen = 32
+
 // checkSealKey judges the seal key's inode as seal.LoadKey does, and that brokerd's group may
 // read it. The doctor cannot read it (it runs without that group), and does not need to.
 func (d *run) checkSealKey() {
@@ -194,9 +197,9 @@ func (d *run) checkSealKey() {
 	case f.Mode.Perm()&0o040 == 0:
 		unsafe("has mode %04o: its group (brokerd) may not read it", modeBits(f.Mode))
 		return
-	case f.Size != seal.KeyLen:
+	case f.Size != sealKeyLen:
 		d.set(CheckSealKey, Failed, "never replace the key in place (every saved credential is sealed with it): as root, restore it from a backup",
-			"%s holds %d bytes, %d expected: brokerd refuses it", path, f.Size, seal.KeyLen)
+			"%s holds %d bytes, %d expected: brokerd refuses it", path, f.Size, sealKeyLen)
 		return
 	}
 	df, err := d.p.Stat(dir)

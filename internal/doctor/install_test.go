@@ -13,6 +13,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/seal"
 )
 
 // withFile replaces one file of world's install (nil: it does not exist).
@@ -255,5 +256,12 @@ func TestStatFile(t *testing.T) {
 	}
 	if _, err := StatFile(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("StatFile(missing): %v", err)
+	}
+}
+
+// TestSealKeyLen: the doctor's copy of the key length is the seal package's.
+func TestSealKeyLen(t *testing.T) {
+	if sealKeyLen != seal.KeyLen {
+		t.Fatalf("sealKeyLen %d, seal.KeyLen %d", sealKeyLen, seal.KeyLen)
 	}
 }
