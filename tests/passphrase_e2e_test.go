@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/headless-dev/headless/internal/credential"
 	"os"
 	"os/exec"
 	"strings"
@@ -48,7 +49,7 @@ func TestPassphrasePresenceE2E(t *testing.T) {
 	cmd := exec.Command(realtest.Binary(t, "secret-tool"), "lookup", "alias", "main")
 	cmd.Env = append(os.Environ(), "DBUS_SESSION_BUS_ADDRESS="+e.k.Addr)
 	out, err := cmd.Output()
-	if err != nil || !bytes.HasPrefix(out, []byte("hlseal1:p:")) || bytes.Contains(out, []byte(canary)) {
+	if err != nil || !bytes.HasPrefix(out, []byte("hlseal2:p:")) || bytes.Contains(out, []byte(canary)) {
 		t.Fatalf("secret-tool lookup: %q, %v; want the sealed text", out, err)
 	}
 
@@ -158,7 +159,7 @@ func startKeyringSpy(t *testing.T, addr string) *keyringSpy {
 				}
 				s.mu.Lock()
 				s.res.total++
-				if bytes.HasPrefix(sec.Value, []byte("hlseal1:")) {
+				if bytes.HasPrefix(sec.Value, []byte(credential.SealedPrefix)) {
 					s.res.sealed++
 				} else {
 					s.res.plain++

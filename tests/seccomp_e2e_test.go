@@ -126,20 +126,9 @@ func TestUndumpableRefusedUnderAFakingSeccompFilter(t *testing.T) {
 	if out, code := run(false, filepath.Join(root, "headless"), "version"); code != 0 {
 		t.Fatalf("headless version as nobody: %d %s", code, out)
 	}
-	// In a user namespace of the user's own, both refuse to run too (the namespace's owner
-	// could ptrace them whatever prctl says). The control: the namespace is made.
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Fatal("unshare (util-linux) is missing")
-	}
-	if m, code := run(false, "unshare", "-Ur", "cat", "/proc/self/uid_map"); code != 0 || strings.Fields(m)[1] != "65534" {
-		t.Fatalf("no user namespace for uid 65534 (%d): %q", code, m)
-	}
-	for _, argv := range [][]string{{filepath.Join(root, "headless"), "version"}, {filepath.Join(root, "brokerd")}} {
-		out, code := run(false, append([]string{"unshare", "-Ur"}, argv...)...)
-		if code == 0 || !strings.Contains(out, "user namespace") {
-			t.Errorf("%v in a user namespace: exit %d, %q; want a refusal naming the user namespace", argv, code, out)
-		}
-	}
+	// In a user namespace of the user's own they run, but get no group and so no key and no
+	// host: that is TestBoundaryNamespacedBrokerd's (brokerd there is BROKER_UNTRUSTED and
+	// releases nothing), not a check of /proc/self/uid_map, which a mount can cover.
 	// Filtered, both refuse to run at all.
 	for _, argv := range [][]string{{filepath.Join(root, "headless"), "version"}, {filepath.Join(root, "headless"), "start"}, {filepath.Join(root, "brokerd")}} {
 		out, code := run(true, argv...)
