@@ -8,6 +8,7 @@ package tests
 // of that user tried to get a secret out ends in a typed error with nothing released.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -237,12 +239,17 @@ func openAll() int {
 // and returns what its version reply says; the caller's cleanup kills it.
 func brokerdUntrusted(t *testing.T, e *env, cmd *exec.Cmd) string {
 	t.Helper()
+	var out lockedBuffer
+	if cmd.Stdout == nil && cmd.Stderr == nil {
+		cmd.Stdout, cmd.Stderr = &out, &out
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	if !pollUntil(15*time.Second, func() bool { _, err := os.Stat(e.sockPath()); return err == nil }) {
-		t.Fatal("brokerd did not come up")
+		logb, _ := os.ReadFile(filepath.Join(e.runDir(), "brokerd.log"))
+		t.Fatalf("brokerd did not come up; its output: %q; brokerd.log: %s", out.String(), logb)
 	}
 	var st struct {
 		Broker struct {
@@ -293,18 +300,21 @@ func traceExec() int {
 		return 1
 	}
 	pid := cmd.Process.Pid
-	sig := 0
+	// Wait for each stop before continuing from it: Start returns when the exec closed its
+	// pipe, which may be before the child stopped at its exec's SIGTRAP, and a tracer that
+	// gave up then would leave that SIGTRAP to kill the untraced child.
 	for {
-		if err := syscall.PtraceCont(pid, sig); err != nil {
-			break
-		}
 		var ws syscall.WaitStatus
 		if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); err != nil || ws.Exited() || ws.Signaled() {
 			break
 		}
 		// A signal stop: deliver the signal, as a debugger does (a SIGTRAP is the tracer's).
-		if sig = int(ws.StopSignal()); sig == int(syscall.SIGTRAP) {
-			sig = 0
+		sig := 0
+		if ws.Stopped() && ws.StopSignal() != syscall.SIGTRAP {
+			sig = int(ws.StopSignal())
+		}
+		if err := syscall.PtraceCont(pid, sig); err != nil {
+			break
 		}
 	}
 	return 0
@@ -451,4 +461,22 @@ func pidOf(name string) int {
 		}
 	}
 	return 0
+}
+
+// lockedBuffer is a bytes.Buffer a process's output may be copied into while it is read.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
