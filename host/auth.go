@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headless-dev/headless/internal/hardening"
 	"strings"
 	"time"
 
@@ -684,7 +685,9 @@ func (h *Host) sameListener(o, want string) error {
 	if !loopback.IsLoopback(o) {
 		return nil
 	}
-	l, err := h.o.Loopback.Find(o)
+	var l loopback.Listener
+	var err error
+	hardening.AsUser(func() { l, err = h.o.Loopback.Find(o) }) // the user's processes, as the user sees them
 	switch {
 	case errors.Is(err, loopback.ErrAmbiguous):
 		return wire.Errorf(wire.CodeOriginAmbiguous, "%w; nothing was typed", err)

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"github.com/headless-dev/headless/internal/hardening"
 	"net/url"
 	"os"
 	"strings"
@@ -81,7 +82,9 @@ func agentChain(ctx context.Context) []brokerapi.Proc {
 	if c == nil {
 		return nil
 	}
-	return procstat.Chain(c.Peer.PID, brokerapi.MaxAgent)
+	var chain []brokerapi.Proc
+	hardening.AsUser(func() { chain = procstat.Chain(c.Peer.PID, brokerapi.MaxAgent) }) // as the user sees them
+	return chain
 }
 
 // callerGone reports whether the control connection of ctx's request was hung up by its peer

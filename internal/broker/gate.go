@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/headless-dev/headless/internal/hardening"
 	"strings"
 
 	"github.com/headless-dev/headless/audit"
@@ -148,7 +149,9 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	// one served by different processes, before anyone is asked.
 	listenerKey := ""
 	if loopback.IsLoopback(ch.Origin) {
-		l, err := s.loopback().Find(ch.Origin)
+		var l loopback.Listener
+		var err error
+		hardening.AsUser(func() { l, err = s.loopback().Find(ch.Origin) })
 		if l.Origin != "" {
 			ar.Listener = l.String()
 		}

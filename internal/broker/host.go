@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/headless-dev/headless/internal/hardening"
 	"slices"
 	"time"
 
@@ -81,7 +82,8 @@ func (s *Server) describePeer(peer Peer) string {
 // chainOf is the peer and up to three ancestors, from /proc. The genuine host is undumpable,
 // so brokerd (not root) cannot read its executable there: it is the file brokerd started.
 func (s *Server) chainOf(peer Peer) []procstat.Proc {
-	c := procstat.Chain(peer.PID, 4)
+	var c []procstat.Proc
+	hardening.AsUser(func() { c = procstat.Chain(peer.PID, 4) }) // the user's processes, as the user sees them
 	if len(c) == 0 {
 		return nil
 	}

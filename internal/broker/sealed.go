@@ -199,6 +199,11 @@ func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session stri
 	req := presence.Request{Save: true, Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, Session: session, PID: peer.PID}
 	if chain := s.chainOf(peer); len(chain) > 0 {
 		req.Exe = chain[0].Exe
+		if req.Exe == "" && chain[0].Comm != "" {
+			// The CLI is undumpable and of another gid: the kernel shows brokerd its name, not
+			// its executable. Say so rather than "unknown".
+			req.Exe = chain[0].Comm + " (its name; the executable cannot be read)"
+		}
 	}
 	b := seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, TOTP: totp}
 	var sealed []byte

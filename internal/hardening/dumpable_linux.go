@@ -68,25 +68,49 @@ func TakeGroup() (userGID int, err error) {
 // not this process's group, may open. The check runs on a thread of its own whose fsgid is
 // changed and restored; a thread that cannot be restored is not given back to the runtime.
 func MemoryOpenAs(pid, gid int) (bool, error) {
+	var open bool
+	err := WithFSGID(gid, func() error {
+		var err error
+		open, err = MemoryOpen(pid)
+		return err
+	})
+	return open, err
+}
+
+// WithFSGID runs f on one locked OS thread whose filesystem gid is gid (the real, effective or
+// saved gid: the kernel allows no other), and gives the thread its own back after. f must do
+// its work on the calling goroutine. The kernel decides access to another process's /proc
+// files (exe, fd/, mem) by the caller's fsgid against the target's gids, so a set-gid process
+// asks about the user's processes as the user with it.
+func WithFSGID(gid int, f func() error) error {
 	runtime.LockOSThread()
 	fsgid := func(g int) int { prev, _ := unix.SetfsgidRetGid(g); return prev }
 	own := fsgid(-1) // -1 changes nothing and returns the current fsgid
 	if own == gid {
 		defer runtime.UnlockOSThread()
-		return MemoryOpen(pid)
+		return f()
 	}
 	fsgid(gid)
 	if now := fsgid(-1); now != gid {
 		fsgid(own)
 		runtime.UnlockOSThread()
-		return false, fmt.Errorf("setfsgid(%d): the kernel kept %d", gid, now)
+		return fmt.Errorf("setfsgid(%d): the kernel kept %d", gid, now)
 	}
-	open, err := MemoryOpen(pid)
+	err := f()
 	fsgid(own)
 	if fsgid(-1) == own {
 		runtime.UnlockOSThread()
 	} // else: the goroutine exits with the thread locked, and the runtime ends the thread
-	return open, err
+	return err
+}
+
+// AsUser runs f with the user's own gid ([UserGID]) as the thread's filesystem gid: what f
+// reads of /proc, it reads as any process of the user could. If the kernel refuses the gid,
+// f runs as the process is.
+func AsUser(f func()) {
+	if WithFSGID(UserGID(), func() error { f(); return nil }) != nil {
+		f()
+	}
 }
 
 // Dumpable reports whether same-user processes may ptrace this process and read its memory.

@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMemoryOpen: a child of this process (dumpable, same uid) is open; a pid that is gone is
@@ -66,6 +69,35 @@ func TestNotReplaceable(t *testing.T) {
 		err := notReplaceableBy(c.path, c.uid)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s for uid %d: %v; want %q", c.path, c.uid, err, c.want)
+		}
+	}
+}
+
+// TestWithFSGID: f runs with the filesystem gid asked for, and the thread has its own back
+// after; a gid the kernel refuses is an error and f does not run.
+func TestWithFSGID(t *testing.T) {
+	own, _ := unix.SetfsgidRetGid(-1)
+	want := own + 4321
+	if os.Geteuid() != 0 {
+		want = os.Getgid() // the only other gid a plain process may take is one of its own
+	}
+	var inside int
+	if err := WithFSGID(want, func() error { inside, _ = unix.SetfsgidRetGid(-1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if inside != want {
+		t.Fatalf("fsgid inside f: %d, want %d", inside, want)
+	}
+	runtime.LockOSThread()
+	after, _ := unix.SetfsgidRetGid(-1)
+	runtime.UnlockOSThread()
+	if after != own {
+		t.Fatalf("fsgid after: %d, want %d", after, own)
+	}
+	if os.Geteuid() != 0 {
+		ran := false
+		if err := WithFSGID(own+4321, func() error { ran = true; return nil }); err == nil || ran {
+			t.Fatalf("a gid not of this process: err %v, ran %v; want an error and f not run", err, ran)
 		}
 	}
 }

@@ -23,6 +23,12 @@ func MemoryOpen(pid int) (bool, error) { return false, nil }
 // MemoryOpenAs is MemoryOpen here.
 func MemoryOpenAs(pid, gid int) (bool, error) { return MemoryOpen(pid) }
 
+// WithFSGID runs f: there is no filesystem gid here.
+func WithFSGID(gid int, f func() error) error { return f() }
+
+// AsUser runs f.
+func AsUser(f func()) { f() }
+
 // DropGroup does nothing here.
 func DropGroup() error { return nil }
 
