@@ -2,44 +2,76 @@
 # demo.sh — the main job, for a person at a terminal, with no test stand-in anywhere:
 #   a local sign-in site (scripts/demosite) on which you create an account, a private D-Bus
 #   bus with a real gnome-keyring, the same password saved in it through headless's trusted
-#   path (typed here, echo off), sealed with a headless passphrase you choose, brokerd with the
-#   passphrase presence provider (pinentry-tty) on THIS terminal, the browser host on Debian
-#   Chromium, and then what an agent does:
+#   path (typed here, echo off), sealed with the machine's seal key and a headless passphrase
+#   you choose, brokerd with the passphrase presence provider (pinentry-tty) on THIS terminal,
+#   the browser host on Debian Chromium, and then what an agent does:
 #     headless visit http://127.0.0.1:PORT/login      → auth_required, aliases: demo
 #     headless auth login --alias demo               → YOU type the passphrase → typed
 #   and the verified result, the signed-in page, the site's own log, and a search of everything
-#   headless wrote for the password (0 hits). Nothing outside a temp dir is touched; everything
-#   is torn down at the end.
+#   headless wrote for the password (0 hits).
+#
+# Run as root, it first does the set-up root does once (scripts/install-deps.sh, then
+# scripts/install.sh: the two groups, the seal key, brokerd and headless set-gid in
+# /usr/local/bin; each says what it changes), then runs everything else — the person's and the
+# agent's side — as a non-root user, as headless is meant to run: a temporary system user
+# "headless-demo" (removed at the end) whose home is the demo's temp dir. This terminal is
+# lent to that user for the demo (its owner and mode are given back at the end).
 #
 # The password is never in an argument, an environment variable or a pipe: the site reads it
 # from the terminal itself (like a site's sign-up form), and headless reads it from the
 # terminal itself (`credentials add`). See scripts/demosite/main.go for why the site asks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$(pwd)
+demo_user=headless-demo
 
 if [ "${1:-}" != "--inside" ]; then
-  scripts/install-deps.sh
-  export PATH=/usr/local/go/bin:$PATH
+  [ "$(id -u)" = 0 ] || { echo "demo: run as root (it installs what is missing, then runs the demo as a non-root user)" >&2; exit 1; }
   if ! [ -t 0 ] || ! [ -t 1 ]; then
     echo "demo: run this from an interactive terminal: it asks you for a password and for approval" >&2
     exit 1
   fi
+  scripts/install-deps.sh
+  export PATH=/usr/local/go/bin:$PATH
+  scripts/install.sh --yes
+  tty=$(tty)
+  tty_owner=$(stat -c %u:%g "$tty") tty_mode=$(stat -c %a "$tty")
   work=$(mktemp -d /tmp/headless-demo.XXXXXX)
-  chmod 700 "$work"
-  trap 'rm -rf "$work"' EXIT
-  echo "demo: building brokerd, headless and the demo site…"
-  scripts/build.sh "$work/bin"
+  made_user=0
+  finish() {
+    local status=$?
+    set +e
+    chown "$tty_owner" "$tty"; chmod "$tty_mode" "$tty"
+    if [ "$made_user" = 1 ]; then
+      pkill -KILL -u "$demo_user" 2>/dev/null; sleep 0.2
+      userdel "$demo_user" 2>/dev/null
+    fi
+    rm -rf "$work"
+    exit "$status"
+  }
+  trap finish EXIT
+  if ! getent passwd "$demo_user" >/dev/null; then
+    echo "demo: adding the temporary system user $demo_user (removed at the end)" >&2
+    useradd --system --user-group --no-create-home --home-dir "$work/home" --shell /usr/sbin/nologin "$demo_user"
+    made_user=1
+  fi
+  echo "demo: building the demo site…"
+  mkdir -p "$work/bin" "$work/scripts"
   go build -o "$work/bin/" ./scripts/demosite
-  export DEMO_WORK=$work DEMO_TTY=$(tty)
+  cp scripts/demo.sh scripts/with-secret-service.sh "$work/scripts/"
+  chmod 755 "$work" "$work/bin" "$work/scripts"
+  mkdir -m 700 "$work/d"
+  chown "$demo_user:" "$work/d"
+  # The person's terminal, lent to the demo user: the site, pinentry-tty and brokerd open it.
+  chown "$demo_user" "$tty"; chmod 600 "$tty"
   status=0
-  scripts/with-secret-service.sh -- "$repo/scripts/demo.sh" --inside || status=$?
+  runuser -u "$demo_user" -- env -i PATH="$work/bin:/usr/local/bin:/usr/bin:/bin" TERM="${TERM:-dumb}" \
+    LANG="${LANG:-C.UTF-8}" DEMO_WORK="$work/d" DEMO_TTY="$tty" \
+    "$work/scripts/with-secret-service.sh" -- "$work/scripts/demo.sh" --inside || status=$?
   exit $status
 fi
 
 # --- inside the private bus -------------------------------------------------------------
 work=$DEMO_WORK
-export PATH=$work/bin:$PATH
 export HOME=$work/home XDG_RUNTIME_DIR=$work/run XDG_CONFIG_HOME=$work/config XDG_DATA_HOME=$work/data
 mkdir -p "$HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME" "$work/out"
 chmod 700 "$HOME" "$XDG_CONFIG_HOME" "$XDG_CONFIG_HOME/headless" "$XDG_DATA_HOME" "$work/out"
