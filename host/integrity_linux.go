@@ -34,6 +34,10 @@ type browserCheck struct {
 	// Foreign describes the first executable mapping that is not a root-owned system file
 	// ("": none).
 	Foreign string
+	// Strays are processes of the user with the host's group outside the browser's tree
+	// (groupStrays), and what they are.
+	Strays    []int
+	StrayWhat []string
 }
 
 // checkBrowser looks at every process of the browser's tree (the browser, its zygotes,
@@ -67,6 +71,18 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 	pids, err := tree(browserPID)
 	if err != nil {
 		return c, err
+	}
+	if g := os.Getegid(); !root && g != hardening.UserGID() {
+		inTree := make(map[int]bool, len(pids))
+		for _, pid := range pids {
+			inTree[pid] = true
+		}
+		if c.Strays, c.StrayWhat, err = groupStrays(g, os.Getuid(), inTree); err != nil {
+			return c, fmt.Errorf("look for processes of the headless group: %w", err)
+		}
+		if len(c.Strays) > 0 {
+			return c, nil
+		}
 	}
 	trusted := []string{"/usr/", "/lib/", "/lib64/", "/lib32/"}
 	if chromium != "" {
@@ -228,4 +244,142 @@ func tree(root int) ([]int, error) {
 		out = append(out, children[out[i]]...)
 	}
 	return out, nil
+}
+
+// maxStrayScan bounds the processes and threads one look for strays reads.
+const maxStrayScan = 1 << 16
+
+// groupStrays lists the processes of user uid, outside the browser's tree (inTree) and other
+// than this host, of which a thread has gid as its real gid or in its supplementary groups:
+// code running with the host's group that no genuine path started. The host, installed
+// set-gid, runs Chromium with that group, so such a process may ptrace Chromium and read its
+// memory (red-team round 11: a wrapper the config named as Chromium, and a library planted in
+// the profile at the start, each forked a daemon that left the browser's tree, kept the
+// group across restarts, and read a sign-in's password out of the next browser). A genuine
+// set-gid exec (the CLI before it drops the group, the pinentry under brokerd) has the user's
+// own real gid, and from a process whose gids are all the group's no unprivileged call gives
+// the user's back, so the real gid tells them apart. Each thread is looked at: credentials are
+// per thread. Processes that vanish meanwhile are skipped; anything else unreadable is an
+// error.
+func groupStrays(gid, uid int, inTree map[int]bool) ([]int, []string, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, nil, err
+	}
+	self := os.Getpid()
+	var pids []int
+	var what []string
+	read := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || inTree[pid] {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		st, err := readStatus(dir + "/status")
+		if err != nil {
+			continue // gone meanwhile (status is readable by everyone)
+		}
+		if read++; read > maxStrayScan {
+			return nil, nil, fmt.Errorf("more than %d processes to look at", maxStrayScan)
+		}
+		if !st.hasUID(uid) || st.zombie {
+			continue // a zombie runs nothing and holds no memory
+		}
+		stray := st.hasGroup(gid)
+		if !stray && st.threads > 1 {
+			tasks, _ := os.ReadDir(dir + "/task")
+			for _, t := range tasks {
+				if read++; read > maxStrayScan {
+					return nil, nil, fmt.Errorf("more than %d threads to look at", maxStrayScan)
+				}
+				if ts, err := readStatus(dir + "/task/" + t.Name() + "/status"); err == nil && ts.hasGroup(gid) {
+					stray = true
+					break
+				}
+			}
+		}
+		if stray {
+			pids = append(pids, pid)
+			what = append(what, fmt.Sprintf("pid %d (%q)", pid, st.name))
+		}
+	}
+	return pids, what, nil
+}
+
+// procStatus is what groupStrays reads of /proc/PID/status.
+type procStatus struct {
+	name    string
+	uids    []int // real, effective, saved, filesystem
+	realGID int
+	groups  []int
+	threads int
+	zombie  bool
+}
+
+func (s procStatus) hasUID(uid int) bool {
+	for _, u := range s.uids {
+		if u == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// hasGroup: gid is the real gid or a supplementary one.
+func (s procStatus) hasGroup(gid int) bool {
+	if s.realGID == gid {
+		return true
+	}
+	for _, g := range s.groups {
+		if g == gid {
+			return true
+		}
+	}
+	return false
+}
+
+func readStatus(path string) (procStatus, error) {
+	s := procStatus{realGID: -1}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, err
+	}
+	ints := func(v string) []int {
+		var out []int
+		for _, f := range strings.Fields(v) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Name":
+			s.name = procstat.Clean(strings.TrimSpace(v), procstat.MaxComm)
+		case "Uid":
+			s.uids = ints(v)
+		case "Gid":
+			if g := ints(v); len(g) > 0 {
+				s.realGID = g[0]
+			}
+		case "Groups":
+			s.groups = ints(v)
+		case "State":
+			s.zombie = strings.HasPrefix(strings.TrimSpace(v), "Z")
+		case "Threads":
+			if n := ints(v); len(n) > 0 {
+				s.threads = n[0]
+			}
+		}
+	}
+	if len(s.uids) == 0 || s.realGID < 0 {
+		return s, fmt.Errorf("%s: no Uid or Gid line", path)
+	}
+	return s, nil
 }

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -132,7 +134,7 @@ func TestCheckBrowser(t *testing.T) {
 	pid := cmd.Process.Pid
 	if os.Getuid() == 0 {
 		c, err := checkBrowser(pid, "", true, true)
-		if err != nil || c != (browserCheck{}) {
+		if err != nil || c.Exposed != 0 || c.Foreign != "" || len(c.Strays) != 0 {
 			t.Fatalf("root's look at sleep: %+v, %v; want nothing found", c, err)
 		}
 	}
@@ -143,7 +145,44 @@ func TestCheckBrowser(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	// A process gone meanwhile is skipped: nothing of it can be read, nor typed into.
-	if c, err := checkBrowser(pid, "", false, true); err != nil || c != (browserCheck{}) {
+	if c, err := checkBrowser(pid, "", false, true); err != nil || (c.Exposed != 0 || c.Foreign != "" || len(c.Strays) != 0) {
 		t.Fatalf("a look at a process that is gone: %+v, %v; want nothing found", c, err)
 	}
+}
+
+// TestGroupStrays: a process of the user whose real gid is the group is found, unless it is in
+// the browser's tree or of another user; the test's own processes are not.
+func TestGroupStrays(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to start a process with another uid and gid") // the e2e test runs as uid 65534
+	}
+	const uid, gid = 65534, 4242
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	for !strings.Contains(readFile(t, fmt.Sprintf("/proc/%d/status", pid)), "\nGid:\t4242") {
+		time.Sleep(5 * time.Millisecond) // until the child has its credentials
+	}
+	pids, what, err := groupStrays(gid, uid, nil)
+	if err != nil || len(pids) != 1 || pids[0] != pid || !strings.Contains(what[0], `"sleep"`) {
+		t.Fatalf("groupStrays: %v %v %v; want the sleep %d", pids, what, err, pid)
+	}
+	if pids, _, err := groupStrays(gid, uid, map[int]bool{pid: true}); err != nil || len(pids) != 0 {
+		t.Fatalf("in the tree: %v %v; want none", pids, err)
+	}
+	if pids, _, err := groupStrays(gid, uid+1, nil); err != nil || len(pids) != 0 {
+		t.Fatalf("another user: %v %v; want none", pids, err)
+	}
+	if pids, _, err := groupStrays(os.Getgid(), os.Getuid(), nil); err != nil || len(pids) == 0 {
+		t.Fatalf("the test's own group: %v %v; want the test's other processes found (the control)", pids, err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }

@@ -3,10 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/internal/hardening"
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/headless-dev/headless/host/control"
@@ -165,12 +168,20 @@ func (h *Host) browserIntact(nothing string, mappings bool) error {
 	}
 	if t := g.Tampered(); t != "" {
 		h.o.Log.Error("the profile's blocked entries changed under the browser; killing it", "found", t)
-		b.Kill()
+		killBrowser(b)
 		return wire.Errorf(wire.CodeBrowserTampered, "the profile changed under the running browser (%s): it could have made Chromium load code or keep session data; the browser was killed, and %s", t, nothing)
 	}
 	c, err := checkBrowser(b.PID(), h.o.Chromium, os.Geteuid() == 0, mappings)
 	if err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "the browser's processes could not be checked (%w); %s", err, nothing)
+	}
+	if len(c.Strays) > 0 {
+		h.o.Log.Error("processes of the headless group outside the browser; killing them and the browser", "found", strings.Join(c.StrayWhat, ", "))
+		for _, pid := range c.Strays {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		killBrowser(b)
+		return wire.Errorf(wire.CodeBrowserTampered, "%s of yours ran with the browser's group outside the browser (%s): it could read the browser's memory, so it and the browser were killed, and %s", plural(len(c.Strays), "a process", "processes"), strings.Join(c.StrayWhat, ", "), nothing)
 	}
 	if c.Exposed != 0 {
 		h.o.Log.Error("browser memory open to the user's processes; nothing released", "pid", c.Exposed)
@@ -178,8 +189,46 @@ func (h *Host) browserIntact(nothing string, mappings bool) error {
 	}
 	if c.Foreign != "" {
 		h.o.Log.Error("foreign code in the browser; killing it", "found", c.Foreign)
-		b.Kill()
+		killBrowser(b)
 		return wire.Errorf(wire.CodeBrowserTampered, "the browser runs code that is not a root-owned system file: %s; it was killed, and %s", c.Foreign, nothing)
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// killBrowser kills the browser and every process of its tree: Chromium's sandboxed children
+// are not all in its process group, and left over they would keep the headless group.
+func killBrowser(b *cdp.Browser) {
+	pids, _ := tree(b.PID())
+	b.Kill()
+	for _, pid := range pids[min(1, len(pids)):] {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// sweepStrays kills, before a launch, every process of the user that runs with the host's
+// group outside any browser of this host (groupStrays): what a browser that crashed left, or
+// what a program of the agent's made run with the group. An error leaves Chromium unlaunched.
+func (h *Host) sweepStrays() error {
+	g := os.Getegid()
+	if os.Geteuid() == 0 || g == hardening.UserGID() {
+		return nil
+	}
+	pids, what, err := groupStrays(g, os.Getuid(), nil)
+	if err != nil {
+		return err
+	}
+	if len(pids) > 0 {
+		h.o.Log.Warn("processes of the headless group outside any browser; killed before the launch", "found", strings.Join(what, ", "))
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 	return nil
 }

@@ -155,8 +155,8 @@ var hints = map[Code]string{
 	CodeHostUnavail:    "start it with 'headless start'",
 	CodeProfileLocked:  "another host uses the durable profile; use 'headless session create NAME --isolated' with that host, or stop it",
 	CodeBrowserCrashed: "the browser was restarted; sessions other than default were lost; retry the command",
-	CodeBrowserTampered: "a program of yours made Chromium load a library of its own (the message names it); the browser was killed and nothing was released: " +
-		"remove what loads it (the profile's files, the user's NSS database), then retry",
+	CodeBrowserTampered: "a program of yours changed the browser's profile, made Chromium load code of its own, or ran with the browser's group (the message says which); " +
+		"the browser was killed and nothing was released: remove what did it (the profile's files, the user's NSS database, the program), then retry",
 	CodeBrowserExposed: "any program of yours could read a typed password out of Chromium's memory: install headless with its set-up step (the .deb, or 'sudo scripts/install.sh'), " +
 		"so that the host runs Chromium with the headless group, and Debian's chromium-sandbox (apt install chromium-sandbox); then 'headless stop' and 'headless start'; 'headless doctor' says which is missing",
 	CodeBrowserFailed:   "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
