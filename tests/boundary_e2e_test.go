@@ -8,7 +8,6 @@ package tests
 // of that user tried to get a secret out ends in a typed error with nothing released.
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -19,7 +18,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -239,7 +237,7 @@ func openAll() int {
 // and returns what its version reply says; the caller's cleanup kills it.
 func brokerdUntrusted(t *testing.T, e *env, cmd *exec.Cmd) string {
 	t.Helper()
-	var out lockedBuffer
+	var out syncBuffer
 	if cmd.Stdout == nil && cmd.Stderr == nil {
 		cmd.Stdout, cmd.Stderr = &out, &out
 	}
@@ -463,20 +461,80 @@ func pidOf(name string) int {
 	return 0
 }
 
-// lockedBuffer is a bytes.Buffer a process's output may be copied into while it is read.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// chromiumWrap is the name under which the test binary plays a Chromium of the agent's.
+const chromiumWrap = "chromium-wrap"
+
+// TestBoundaryUserChromium: the agent names a program of its own as Chromium in the config.
+// The host runs Chromium with the headless group, so that program would run with it and could
+// read every later browser's memory (red-team round 11 left a daemon so): the host refuses to
+// launch it, and it never runs. The config without it starts: the test can fail.
+func TestBoundaryUserChromium(t *testing.T) {
+	e, _, _ := userWorld(t, "approve")
+	dir := filepath.Join(e.root, "home", "bin")
+	os.MkdirAll(dir, 0o755)
+	e.own(dir)
+	wrap := filepath.Join(dir, chromiumWrap)
+	self, _ := os.Executable()
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wrap, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.own(wrap)
+	cfg, _ := os.ReadFile(filepath.Join(e.root, "config", "headless", "config.json"))
+	e.writeConfig(strings.Replace(string(cfg), "{", fmt.Sprintf(`{"chromium":%q,`, wrap), 1))
+	r := e.fails(t, "BROWSER_FAILED", "start")
+	if !strings.Contains(r.stdout, "Chromium was not launched") {
+		t.Fatalf("start with the agent's Chromium: %s; want it not launched", r.stdout)
+	}
+	if _, err := os.Stat(wrap + ".ran"); err == nil {
+		t.Fatal("the agent's Chromium ran")
+	}
+	e.writeConfig(string(cfg))
+	e.stopBroker()
+	e.startBrokerd()
+	e.start(t)
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// TestBoundaryGroupStray: a process of the user with the headless group outside the browser
+// (what a wrapper or a planted library of the agent's left behind in red-team round 11, to read
+// the next browser's memory) makes the sign-in BROWSER_TAMPERED before anyone is asked: it and
+// the browser are killed, nothing is typed. The next sign-in, with the process gone, works.
+func TestBoundaryGroupStray(t *testing.T) {
+	e, ls, log := userWorld(t, "approve")
+	e.start(t)
+	gid, err := hardening.LookupGroup(hardening.HostGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := exec.Command("sleep", "600")
+	stray.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: 65534, Gid: uint32(gid)}}
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- stray.Wait() }()
+	t.Cleanup(func() { stray.Process.Kill() })
+	lsVisit(t, e, ls.URL("/login"))
+	asked := len(presencetest.Received(t, log))
+	posts, typed := len(ls.Posts()), len(ls.Typed())
+	lsLoginFails(t, e, []string{"BROWSER_TAMPERED"}, "--alias", "main")
+	lsNothingTyped(t, ls, posts, typed)
+	if got := len(presencetest.Received(t, log)); got != asked {
+		t.Fatalf("the person was asked (%d lines at the pinentry, %d before)", got, asked)
+	}
+	select {
+	case err := <-done:
+		if ws, ok := stray.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("the stray ended %v; want killed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stray still runs")
+	}
+	e.run("", "headless", "visit", ls.URL("/login")) // BROWSER_CRASHED: the killed browser is relaunched
+	lsVisit(t, e, ls.URL("/login"))
+	lsLoginOK(t, e, "authenticated", "--alias", "main")
+	e.sweep(t, canaryBoundary)
 }
