@@ -186,3 +186,13 @@ func readFile(t *testing.T, path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// BenchmarkGroupStrays: one look at every process of the machine for strays of the group (run
+// before every launch, release and typing as a user).
+func BenchmarkGroupStrays(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, _, err := groupStrays(4242, 65534, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
