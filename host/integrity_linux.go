@@ -105,6 +105,16 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 				return c, nil
 			}
 			closed = true
+			// Every process of the tree runs Chromium's own files: anything else it started
+			// (a helper run by name, say) has the group too and may read the browser's memory
+			// (red-team round 11: an xdg-settings of the user's, which Chromium ran for an
+			// unknown URL scheme, stayed in the tree and read a typed password). An
+			// executable the host may not read is Chromium's undumpable sandboxed processes.
+			if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err == nil && chromium != "" &&
+				!strings.HasPrefix(exe, filepath.Dir(chromium)+"/") {
+				c.Foreign = fmt.Sprintf("process %d of the browser runs %s, not Chromium", pid, procstat.Clean(exe, procstat.MaxExe))
+				return c, nil
+			}
 		}
 		if !mappings {
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/headless-dev/headless/internal/hardening"
 	"io"
 	"log/slog"
 	"os/signal"
@@ -105,6 +106,8 @@ func Run(ctx context.Context, o RunOptions) int {
 			continue
 		case "DBUS_SESSION_BUS_ADDRESS":
 			v = bus
+		case "PATH":
+			v = hardening.SystemPath // never the user's: see hardening.SystemPath
 		case "HOME", "XDG_DATA_HOME":
 			// Not the user's: NSS loads every PKCS#11 module listed in ~/.pki/nssdb or
 			// $XDG_DATA_HOME/pki/nssdb into the browser process, and any process of the

@@ -324,8 +324,8 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, 
 // passes no display, X authority or bus address at all, so the agent never chooses where the
 // prompt appears.
 func pinentryEnv(getenv func(string) string, p config.Presence, auto bool) []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "XDG_RUNTIME_DIR"} {
+	env := []string{"PATH=" + hardening.SystemPath} // never the user's: see hardening.SystemPath
+	for _, k := range []string{"HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "XDG_RUNTIME_DIR"} {
 		if v := getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
@@ -346,8 +346,8 @@ func pinentryEnv(getenv func(string) string, p config.Presence, auto bool) []str
 // hostEnv is the complete environment of the browser host: what it needs to find its dirs,
 // its config and the Secret Service (the bus brokerd itself uses), nothing else.
 func hostEnv(getenv func(string) string, bus string) []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"} {
+	env := []string{"PATH=" + hardening.SystemPath} // never the user's: see hardening.SystemPath
+	for _, k := range []string{"HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"} {
 		if v := getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

@@ -33,7 +33,7 @@ func identity(args []string) error {
 }
 
 // pinentryEnvKeys is what the shim passes on to the pinentry (what brokerd gives it).
-var pinentryEnvKeys = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "XDG_RUNTIME_DIR",
+var pinentryEnvKeys = []string{"HOME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "XDG_RUNTIME_DIR",
 	"DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS"}
 
 // pinentryExec is 'headless pinentry-exec PROGRAM': it execs PROGRAM — an absolute path to a
@@ -56,7 +56,7 @@ func pinentryExec(args []string) int {
 	if err := hardening.NotReplaceable(prog); err != nil {
 		return fail("%v", err)
 	}
-	var env []string
+	env := []string{"PATH=" + hardening.SystemPath} // never the user's: see hardening.SystemPath
 	for _, k := range pinentryEnvKeys {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

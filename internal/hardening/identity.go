@@ -22,6 +22,13 @@ const (
 	KeyPath = "/etc/headless/seal.key"
 )
 
+// SystemPath is the PATH of every program headless starts with a group of its own (the host,
+// Chromium, the pinentry): directories only root can write. The user's PATH would let a
+// program of theirs run with the group: red-team round 11 put an xdg-settings of its own first
+// on PATH, and Chromium ran it, with the headless group, when a page asked for an unknown URL
+// scheme; it read the password out of the browser's memory.
+const SystemPath = "/usr/bin:/bin"
+
 // PinentryShim is the hidden command of the headless binary that execs a pinentry for brokerd
 // ('headless pinentry-exec PROGRAM'), so that the pinentry runs with the host group.
 const PinentryShim = "pinentry-exec"
