@@ -12,6 +12,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -537,4 +539,37 @@ func TestBoundaryGroupStray(t *testing.T) {
 	lsVisit(t, e, ls.URL("/login"))
 	lsLoginOK(t, e, "authenticated", "--alias", "main")
 	e.sweep(t, canaryBoundary)
+}
+
+// TestBoundaryUserPATH: the agent puts programs of its own first on PATH (xdg-settings,
+// xdg-open: what Chromium runs by name when a page asks for a URL scheme nobody handles) and
+// starts everything from that environment. Chromium runs with the headless group, so such a
+// program would too (red-team round 11 read a typed password so): none of them runs.
+func TestBoundaryUserPATH(t *testing.T) {
+	e, _, _ := userWorld(t, "approve")
+	bin := filepath.Join(e.root, "home", "pbin")
+	os.MkdirAll(bin, 0o755)
+	e.own(bin)
+	marker := filepath.Join(e.root, "home", "ran")
+	for _, name := range []string{"xdg-settings", "xdg-open", "xdg-mime", "gio", "uname", "sh"} {
+		p := filepath.Join(bin, name)
+		os.WriteFile(p, []byte("#!/bin/sh\necho \"$0 $*\" >> "+marker+"\nexec /usr/bin/"+name+" \"$@\"\n"), 0o755)
+		e.own(p)
+	}
+	e.stopBroker()
+	for i, v := range e.vars {
+		if strings.HasPrefix(v, "PATH=") {
+			e.vars[i] = "PATH=" + bin + ":" + strings.TrimPrefix(v, "PATH=")
+		}
+	}
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>scheme</title><script>location.href='rtx2://auto'</script>`)
+	}))
+	defer page.Close()
+	e.start(t) // brokerd started by the CLI, in the agent's environment
+	e.run("", "headless", "visit", page.URL+"/")
+	time.Sleep(3 * time.Second) // Chromium asks the system about the scheme meanwhile
+	if b, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("a program of the agent's PATH ran: %s", b)
+	}
 }
