@@ -93,7 +93,10 @@ func Run(ctx context.Context, o RunOptions) int {
 	if err != nil {
 		return fail(err)
 	}
-	bus, _ := keyprobe.SessionBusAddress(getenv) // "" → keyprobe.Check reports VAULT_UNAVAILABLE
+	bus, busErr := keyprobe.SessionBusAddress(getenv) // "" → keyprobe.Check reports VAULT_UNAVAILABLE
+	if busErr != nil && getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return fail(wire.Errorf(wire.CodeVaultUnavail, "%w; Chromium was not launched", busErr)) // an address refused, not a missing one
+	}
 	chromium := cfg.ChromiumPath()
 	// Chromium's environment: only allowlisted names (brokerapi.ChromiumEnv; cdp adds TMPDIR and
 	// its own XDG_CONFIG_HOME). The bus carries Chromium's cookie key in the Secret Service.

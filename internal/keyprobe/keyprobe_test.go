@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -194,5 +195,37 @@ func TestSessionBusAddress(t *testing.T) {
 	got, _ = SessionBusAddress(env(map[string]string{"XDG_RUNTIME_DIR": dir, "DBUS_SESSION_BUS_ADDRESS": "autolaunch:"}))
 	if !strings.HasPrefix(got, "unix:path=") {
 		t.Fatalf("autolaunch + XDG_RUNTIME_DIR: %q", got)
+	}
+}
+
+// TestSessionBusAddressOnlyUnix: the bus address reaches Chromium, whose D-Bus library would
+// start the program of a unixexec: address (red-team round 11): only one unix address is used.
+func TestSessionBusAddressOnlyUnix(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the session bus is Linux's")
+	}
+	for addr, ok := range map[string]bool{
+		"unix:path=/run/user/1000/bus":                                       true,
+		"unix:path=/tmp/wss.x/bus,guid=abbb4da246704e4bf337":                 true,
+		"unix:abstract=/tmp/dbus-XYZ,guid=00":                                true,
+		"unixexec:path=/home/a/bin/dx,argv0=dx;unix:path=/run/user/1000/bus": false,
+		"unix:path=/run/user/1000/bus;unixexec:path=/home/a/bin/dx":          false,
+		"tcp:host=127.0.0.1,port=4444":                                       false,
+		"unix:path=/a,abstract=/b":                                           false,
+		"unix:runtime=yes":                                                   false,
+		"unix:path=/a,noncefile=/b":                                          false,
+	} {
+		got, err := SessionBusAddress(func(k string) string {
+			if k == "DBUS_SESSION_BUS_ADDRESS" {
+				return addr
+			}
+			return ""
+		})
+		if ok && (err != nil || got != addr) {
+			t.Errorf("%q: %q %v; want it used", addr, got, err)
+		}
+		if !ok && (err == nil || !errors.Is(err, ErrUnavailable) || got != "") {
+			t.Errorf("%q: %q %v; want ErrUnavailable", addr, got, err)
+		}
 	}
 }
