@@ -573,3 +573,43 @@ func TestBoundaryUserPATH(t *testing.T) {
 		t.Fatalf("a program of the agent's PATH ran: %s", b)
 	}
 }
+
+// TestBoundaryBusAddressUnixexec: the agent's environment names a bus address list whose first
+// entry is "unixexec:" of a program of its own (red-team round 11, F4: Chromium's D-Bus library
+// started it, with the headless group, as the browser's child, and it read a typed password).
+// Only a single unix address is used: the start fails for want of a bus, and the program never
+// runs. The same environment with the real address alone starts: the test can fail.
+func TestBoundaryBusAddressUnixexec(t *testing.T) {
+	e, _, _ := userWorld(t, "approve")
+	marker := filepath.Join(e.root, "home", "dx-ran")
+	dx := filepath.Join(e.root, "home", "dx")
+	os.WriteFile(dx, []byte("#!/bin/sh\necho ran >> "+marker+"\n"), 0o755)
+	e.own(dx)
+	e.stopBroker()
+	real := ""
+	for i, v := range e.vars {
+		if a, ok := strings.CutPrefix(v, "DBUS_SESSION_BUS_ADDRESS="); ok {
+			real = a
+			e.vars[i] = "DBUS_SESSION_BUS_ADDRESS=unixexec:path=" + dx + ",argv0=dx;" + a
+		}
+	}
+	if real == "" {
+		t.Fatal("no bus address in the env")
+	}
+	r := e.run("", "headless", "start", "--json")
+	if r.code == 0 || errCode(t, r) != "VAULT_UNAVAILABLE" {
+		t.Fatalf("start with a unixexec: bus address: exit %d %s; want VAULT_UNAVAILABLE", r.code, r.stdout)
+	}
+	time.Sleep(time.Second)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the agent's unixexec: program ran")
+	}
+	e.run("", "headless", "stop")
+	e.stopBroker()
+	for i, v := range e.vars {
+		if strings.HasPrefix(v, "DBUS_SESSION_BUS_ADDRESS=") {
+			e.vars[i] = "DBUS_SESSION_BUS_ADDRESS=" + real
+		}
+	}
+	e.start(t)
+}
