@@ -334,6 +334,9 @@ func pinentryEnv(getenv func(string) string, p config.Presence, auto bool) []str
 		{"DISPLAY", p.Display}, {"WAYLAND_DISPLAY", p.WaylandDisplay}, {"XAUTHORITY", p.XAuthority}, {"DBUS_SESSION_BUS_ADDRESS", ""},
 	} {
 		switch v := getenv(d.key); {
+		case d.key == "DBUS_SESSION_BUS_ADDRESS" && v != "" && keyprobe.CheckAddress(v) != nil:
+			// Not a single unix address: a unixexec: entry would start a program with the
+			// pinentry's group (keyprobe.CheckAddress).
 		case d.config != "":
 			env = append(env, d.key+"="+d.config)
 		case !auto && v != "":

@@ -16,7 +16,7 @@ import (
 // ErrUnavailable. It never returns an autolaunch: address and never starts a bus.
 func SessionBusAddress(getenv func(string) string) (string, error) {
 	if addr := getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && !IsAutolaunch(addr) {
-		if err := unixAddress(addr); err != nil {
+		if err := CheckAddress(addr); err != nil {
 			return "", fmt.Errorf("find session bus: %w: DBUS_SESSION_BUS_ADDRESS: %v", ErrUnavailable, err)
 		}
 		return addr, nil
@@ -30,13 +30,13 @@ func SessionBusAddress(getenv func(string) string) (string, error) {
 	return "", fmt.Errorf("find session bus: %w: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist", ErrUnavailable)
 }
 
-// unixAddress accepts one unix:path= or unix:abstract= address (with an optional guid) and
+// CheckAddress accepts one unix:path= or unix:abstract= address (with an optional guid) and
 // nothing else. The address reaches Chromium, which runs with the headless group, and its D-Bus
 // library tries every address of a list in turn: a "unixexec:path=PROGRAM" first in the list
 // made Chromium start a program of the agent's with the group, as its own child, which read a
 // typed password out of the browser's memory (red-team round 11, F4); tcp: and the rest
 // reach other places than the user's own bus.
-func unixAddress(addr string) error {
+func CheckAddress(addr string) error {
 	rest, ok := strings.CutPrefix(addr, "unix:")
 	if !ok || strings.Contains(addr, ";") {
 		return errors.New("only a single unix:path= or unix:abstract= address is used (other transports, like unixexec:, start programs or leave the machine)")

@@ -22,3 +22,8 @@ func Inspect(ctx context.Context, addr, label string) (Inspection, error) {
 	err := Check(ctx, addr)
 	return Inspection{Default: err}, err
 }
+
+// CheckAddress refuses every address: there is no session bus here.
+func CheckAddress(addr string) error {
+	return fmt.Errorf("%w: no D-Bus session bus on this platform", ErrUnavailable)
+}
