@@ -200,24 +200,8 @@ func unitAsUser(t *testing.T, u serviceSettings, works bool) {
 	sa := exec.Command("/bin/sh", args...)
 	sa.Env = e.vars
 	sa.Dir = "/"
-	var saOut bytes.Buffer
-	sa.Stdout, sa.Stderr = &saOut, &saOut
 	sa.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: e.cred}
-	must(t, sa.Start())
-	t.Cleanup(func() {
-		sa.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { sa.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(40 * time.Second):
-			syscall.Kill(-sa.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("brokerd under the unit's settings: %s", saOut.String())
-		}
-	})
+	saOut := startActivator(t, sa, "brokerd under the unit's settings")
 	if !pollUntil(10*time.Second, func() bool {
 		fi, err := os.Lstat(e.sockPath())
 		return err == nil && fi.Mode().Type() == os.ModeSocket
@@ -321,25 +305,8 @@ func TestBrokerdSocketActivationE2E(t *testing.T) {
 	args = append(args, filepath.Join(binDir, "brokerd"))
 	sa := exec.Command(activate, args...)
 	sa.Env = e.vars
-	var saOut bytes.Buffer
-	sa.Stdout, sa.Stderr = &saOut, &saOut
 	sa.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := sa.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sa.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { sa.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(40 * time.Second):
-			sa.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("systemd-socket-activate: %s", saOut.String())
-		}
-	})
+	saOut := startActivator(t, sa, "systemd-socket-activate")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if fi, err := os.Lstat(e.sockPath()); err == nil && fi.Mode().Type() == os.ModeSocket {
@@ -447,4 +414,31 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startActivator starts sa (a socket activator, in a session of its own) with its output
+// kept, and at the test's end stops it (SIGTERM, then its whole group after 40 s), showing
+// the output, named what, when the test failed.
+func startActivator(t *testing.T, sa *exec.Cmd, what string) *syncBuffer {
+	t.Helper()
+	out := &syncBuffer{}
+	sa.Stdout, sa.Stderr = out, out
+	if err := sa.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sa.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { sa.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(40 * time.Second):
+			syscall.Kill(-sa.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s: %s", what, out.String())
+		}
+	})
+	return out
 }
