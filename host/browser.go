@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/headless-dev/headless/internal/hardening"
 	"os"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -51,14 +51,15 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 	if err := h.prof.Reassert(); err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "the profile could not be made safe to launch Chromium on (%w); Chromium was not launched", err)
 	}
+	// Nothing with the host's group outside a browser may watch the new one (sweepStrays).
+	if err := h.sweepStrays(); err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "look for processes of the headless group: %w; Chromium was not launched", err)
+	}
 	// Chromium runs with the host's group, so whatever runs as Chromium may read every later
 	// Chromium's memory: it must be a program no process of the user could have put there
 	// (red-team round 11 named a wrapper of its own in the config; brokerd refused releases
 	// to that host, but the wrapper had already run with the group and left a daemon). Root
 	// is kept out of nothing.
-	if err := h.sweepStrays(); err != nil {
-		return wire.Errorf(wire.CodeBrowserFailed, "look for processes of the headless group: %w; Chromium was not launched", err)
-	}
 	if os.Geteuid() != 0 {
 		if err := hardening.CheckChromium(h.o.Chromium); err != nil {
 			return wire.Errorf(wire.CodeBrowserFailed, "%w; Chromium was not launched (it would run with the headless group: name a root-owned Chromium in a directory only root can write, or remove \"chromium\" from the config)", err)

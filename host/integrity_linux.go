@@ -68,16 +68,20 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 	if root && !mappings {
 		return c, nil // nothing to look at: root is kept out of nothing
 	}
-	pids, err := tree(browserPID)
+	procs, err := procTable()
 	if err != nil {
 		return c, err
 	}
-	if g := os.Getegid(); !root && g != hardening.UserGID() {
+	pids, err := treeOf(procs, browserPID)
+	if err != nil {
+		return c, err
+	}
+	if g, ok := hostGroup(); ok && !root {
 		inTree := make(map[int]bool, len(pids))
 		for _, pid := range pids {
 			inTree[pid] = true
 		}
-		if c.Strays, c.StrayWhat, err = groupStrays(g, os.Getuid(), inTree); err != nil {
+		if c.Strays, c.StrayWhat, err = groupStrays(procs, g, os.Getuid(), inTree); err != nil {
 			return c, fmt.Errorf("look for processes of the headless group: %w", err)
 		}
 		if len(c.Strays) > 0 {
@@ -230,21 +234,37 @@ func foreignFile(path, dev, inode string, trusted []string) string {
 	return ""
 }
 
-// tree lists root and its descendants (at most maxScanProcs), reading every /proc/PID/stat once.
-func tree(root int) ([]int, error) {
+// procTable is one walk of /proc: the status of every process (at most maxStrayScan), what
+// both the browser's tree and the look for strays are computed from.
+func procTable() ([]procStatus, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
 	}
-	children := map[int][]int{}
+	var procs []procStatus
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if st, ok := procstat.Read(pid); ok {
-			children[st.PPID] = append(children[st.PPID], pid)
+		st, err := readStatus("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue // gone meanwhile (status is readable by everyone)
 		}
+		if len(procs) == maxStrayScan {
+			return nil, fmt.Errorf("more than %d processes to look at", maxStrayScan)
+		}
+		st.pid = pid
+		procs = append(procs, st)
+	}
+	return procs, nil
+}
+
+// treeOf lists root and its descendants in procs (at most maxScanProcs).
+func treeOf(procs []procStatus, root int) ([]int, error) {
+	children := map[int][]int{}
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p.pid)
 	}
 	out := []int{root}
 	for i := 0; i < len(out); i++ {
@@ -256,69 +276,88 @@ func tree(root int) ([]int, error) {
 	return out, nil
 }
 
-// maxStrayScan bounds the processes and threads one look for strays reads.
+// tree is treeOf a fresh procTable.
+func tree(root int) ([]int, error) {
+	procs, err := procTable()
+	if err != nil {
+		return nil, err
+	}
+	return treeOf(procs, root)
+}
+
+// maxStrayScan bounds the processes, and the threads, one look at /proc reads.
 const maxStrayScan = 1 << 16
 
-// groupStrays lists the processes of user uid, outside the browser's tree (inTree) and other
-// than this host, of which a thread has gid as its real gid or in its supplementary groups:
-// code running with the host's group that no genuine path started. The host, installed
-// set-gid, runs Chromium with that group, so such a process may ptrace Chromium and read its
-// memory (red-team round 11: a wrapper the config named as Chromium, and a library planted in
-// the profile at the start, each forked a daemon that left the browser's tree, kept the
-// group across restarts, and read a sign-in's password out of the next browser). A genuine
-// set-gid exec (the CLI before it drops the group, the pinentry under brokerd) has the user's
-// own real gid, and from a process whose gids are all the group's no unprivileged call gives
-// the user's back, so the real gid tells them apart. Each thread is looked at: credentials are
-// per thread. Processes that vanish meanwhile are skipped; anything else unreadable is an
-// error.
-func groupStrays(gid, uid int, inTree map[int]bool) ([]int, []string, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, nil, err
-	}
+// groupStrays lists the processes of user uid in procs, outside the browser's tree (inTree)
+// and other than this host, of which a thread has gid as its real gid or in its supplementary
+// groups: code running with the host's group that no genuine path started. The host,
+// installed set-gid, runs Chromium with that group, so such a process may ptrace Chromium and
+// read its memory (red-team round 11: a wrapper the config named as Chromium, and a library
+// planted in the profile at the start, each forked a daemon that left the browser's tree,
+// kept the group across restarts, and read a sign-in's password out of the next browser). A
+// genuine set-gid exec (the CLI before it drops the group, the pinentry under brokerd) has
+// the user's own real gid, and from a process whose gids are all the group's no unprivileged
+// call gives the user's back, so the real gid tells them apart. Each thread is looked at:
+// credentials are per thread.
+func groupStrays(procs []procStatus, gid, uid int, inTree map[int]bool) ([]int, []string, error) {
 	self := os.Getpid()
 	var pids []int
 	var what []string
-	read := 0
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || inTree[pid] {
-			continue
-		}
-		dir := "/proc/" + e.Name()
-		st, err := readStatus(dir + "/status")
-		if err != nil {
-			continue // gone meanwhile (status is readable by everyone)
-		}
-		if read++; read > maxStrayScan {
-			return nil, nil, fmt.Errorf("more than %d processes to look at", maxStrayScan)
-		}
-		if !st.hasUID(uid) || st.zombie {
+	threads := 0
+	for _, st := range procs {
+		if st.pid == self || inTree[st.pid] || !st.hasUID(uid) || st.zombie {
 			continue // a zombie runs nothing and holds no memory
 		}
 		stray := st.hasGroup(gid)
 		if !stray && st.threads > 1 {
-			tasks, _ := os.ReadDir(dir + "/task")
+			dir := "/proc/" + strconv.Itoa(st.pid) + "/task/"
+			tasks, _ := os.ReadDir(dir)
 			for _, t := range tasks {
-				if read++; read > maxStrayScan {
+				if threads++; threads > maxStrayScan {
 					return nil, nil, fmt.Errorf("more than %d threads to look at", maxStrayScan)
 				}
-				if ts, err := readStatus(dir + "/task/" + t.Name() + "/status"); err == nil && ts.hasGroup(gid) {
+				if ts, err := readStatus(dir + t.Name() + "/status"); err == nil && ts.hasGroup(gid) {
 					stray = true
 					break
 				}
 			}
 		}
 		if stray {
-			pids = append(pids, pid)
-			what = append(what, fmt.Sprintf("pid %d (%q)", pid, st.name))
+			pids = append(pids, st.pid)
+			what = append(what, fmt.Sprintf("pid %d (%q)", st.pid, st.name))
 		}
 	}
 	return pids, what, nil
 }
 
-// procStatus is what groupStrays reads of /proc/PID/status.
+// strays is groupStrays of a fresh procTable for this host's group, outside any browser
+// (nothing when the host has no group of its own).
+func strays() ([]int, []string, error) {
+	g, ok := hostGroup()
+	if !ok {
+		return nil, nil, nil
+	}
+	procs, err := procTable()
+	if err != nil {
+		return nil, nil, err
+	}
+	return groupStrays(procs, g, os.Getuid(), nil)
+}
+
+// hostGroup is the group this host runs Chromium with, when it has one of its own (installed
+// set-gid, not root): the group whose strays are looked for.
+func hostGroup() (int, bool) {
+	g := os.Getegid()
+	return g, os.Geteuid() != 0 && g != hardening.UserGID()
+}
+
+// found says whether the look found anything.
+func (c browserCheck) found() bool { return c.Exposed != 0 || c.Foreign != "" || len(c.Strays) > 0 }
+
+// procStatus is what procTable reads of /proc/PID/status.
 type procStatus struct {
+	pid     int
+	ppid    int
 	name    string
 	uids    []int // real, effective, saved, filesystem
 	realGID int
@@ -380,6 +419,10 @@ func readStatus(path string) (procStatus, error) {
 			}
 		case "Groups":
 			s.groups = ints(v)
+		case "PPid":
+			if n := ints(v); len(n) > 0 {
+				s.ppid = n[0]
+			}
 		case "State":
 			s.zombie = strings.HasPrefix(strings.TrimSpace(v), "Z")
 		case "Threads":

@@ -15,8 +15,8 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 	return browserCheck{}, nil
 }
 
-// groupStrays has no /proc to look at: nothing is found.
-func groupStrays(gid, uid int, inTree map[int]bool) ([]int, []string, error) { return nil, nil, nil }
-
 // tree has no /proc to walk: only the root.
 func tree(root int) ([]int, error) { return []int{root}, nil }
+
+// strays has no /proc to look at: nothing is found.
+func strays() ([]int, []string, error) { return nil, nil, nil }

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/headless-dev/headless/host/cdp"
-	"github.com/headless-dev/headless/internal/hardening"
 	"net/url"
 	"os"
 	"strings"
 	"syscall"
 	"unicode"
 
+	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -177,9 +177,7 @@ func (h *Host) browserIntact(nothing string, mappings bool) error {
 	}
 	if len(c.Strays) > 0 {
 		h.o.Log.Error("processes of the headless group outside the browser; killing them and the browser", "found", strings.Join(c.StrayWhat, ", "))
-		for _, pid := range c.Strays {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+		killAll(c.Strays)
 		killBrowser(b)
 		return wire.Errorf(wire.CodeBrowserTampered, "%s of yours ran with the browser's group outside the browser (%s): it could read the browser's memory, so it and the browser were killed, and %s", plural(len(c.Strays), "a process", "processes"), strings.Join(c.StrayWhat, ", "), nothing)
 	}
@@ -207,28 +205,26 @@ func plural(n int, one, many string) string {
 func killBrowser(b *cdp.Browser) {
 	pids, _ := tree(b.PID())
 	b.Kill()
-	for _, pid := range pids[min(1, len(pids)):] {
+	killAll(pids[min(1, len(pids)):])
+}
+
+func killAll(pids []int) {
+	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
 // sweepStrays kills, before a launch, every process of the user that runs with the host's
-// group outside any browser of this host (groupStrays): what a browser that crashed left, or
-// what a program of the agent's made run with the group. An error leaves Chromium unlaunched.
+// group outside any browser of this host (strays): what a browser that crashed left, or what
+// a program of the agent's made run with the group. An error leaves Chromium unlaunched.
 func (h *Host) sweepStrays() error {
-	g := os.Getegid()
-	if os.Geteuid() == 0 || g == hardening.UserGID() {
-		return nil
-	}
-	pids, what, err := groupStrays(g, os.Getuid(), nil)
+	pids, what, err := strays()
 	if err != nil {
 		return err
 	}
 	if len(pids) > 0 {
 		h.o.Log.Warn("processes of the headless group outside any browser; killed before the launch", "found", strings.Join(what, ", "))
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+		killAll(pids)
 	}
 	return nil
 }
