@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/headless-dev/headless/internal/hardening"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/rpc"

@@ -3,12 +3,12 @@ package broker
 import (
 	"context"
 	"fmt"
-	"github.com/headless-dev/headless/internal/hardening"
 	"strings"
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/presence"

@@ -3,12 +3,12 @@ package broker
 import (
 	"context"
 	"fmt"
-	"github.com/headless-dev/headless/internal/hardening"
 	"slices"
 	"time"
 
 	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
