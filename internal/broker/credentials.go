@@ -30,7 +30,7 @@ func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParam
 	}
 	out := brokerapi.ListResult{Credentials: make([]brokerapi.Credential, 0, len(recs))}
 	for _, r := range recs {
-		out.Credentials = append(out.Credentials, brokerapi.Credential(r))
+		out.Credentials = append(out.Credentials, listed(r))
 	}
 	return out, nil
 }
@@ -74,11 +74,11 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 	if err == nil {
 		for _, r := range recs {
 			if strings.EqualFold(r.Alias, p.Alias) {
-				return brokerapi.Credential(r), nil
+				return listed(r), nil
 			}
 		}
 	}
-	return brokerapi.Credential(rec), nil
+	return listed(rec), nil
 }
 
 func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p brokerapi.RemoveParams) (struct{}, error) {
@@ -152,4 +152,9 @@ func (s *Server) repair(ctx context.Context) (brokerapi.RepairResult, error) {
 	}
 	repaired, err := u.Repair(ctx)
 	return brokerapi.RepairResult{Repaired: repaired, Provider: s.Presence.Name()}, err
+}
+
+// listed is a record as credentials.list shows it.
+func listed(r vault.Record) brokerapi.Credential {
+	return brokerapi.Credential{Origin: r.Origin, Account: r.Account, Alias: r.Alias, Created: r.Created, TOTP: r.TOTP}
 }

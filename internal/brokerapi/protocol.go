@@ -51,6 +51,14 @@ const (
 	// MethodHostHello is the host telling brokerd how it runs, on each of its connections,
 	// before the first release there.
 	MethodHostHello = "host.hello"
+	// MethodLearnPath is the host telling brokerd that a form sign-in it released a password
+	// for (named by its challenge) ended authenticated: a credential with no known sign-in
+	// path learns that release's path, and one released for a new path the person allowed
+	// (ReleaseParams.NewPath) adds it.
+	MethodLearnPath = "credentials.learn_path"
+	// MethodEchoSeen is the host telling brokerd, for the audit, that a page showed a secret
+	// released into the browser and the output was refused (the page discarded).
+	MethodEchoSeen = "echo.seen"
 )
 
 // Proc is a process of a chain (pid, executable when readable, comm).
@@ -165,6 +173,33 @@ type Credential struct {
 	Alias   string    `json:"alias"`
 	Created time.Time `json:"created"`
 	TOTP    bool      `json:"totp,omitempty"` // a second factor (TOTP seed) is stored with the password
+	// LoginPaths are the paths of the origin where this credential's sign-in form may be
+	// (learned at the first authenticated sign-in, or set at enrolment); none: not yet known.
+	LoginPaths []string `json:"login_paths,omitempty"`
+}
+
+// MaxLoginPaths bounds a credential's known sign-in paths (each at most MaxPath bytes).
+const MaxLoginPaths = 8
+
+// LearnPathParams is "credentials.learn_path": the challenge of the release whose sign-in
+// ended authenticated.
+type LearnPathParams struct {
+	Challenge string `json:"challenge"`
+}
+
+// LearnPathResult answers "credentials.learn_path": the credential's sign-in paths now, and
+// whether this call added one.
+type LearnPathResult struct {
+	LoginPaths []string `json:"login_paths"`
+	Learned    bool     `json:"learned"`
+}
+
+// EchoSeenParams is "echo.seen": the session whose page showed a released secret, the
+// page's origin, and the output that was refused (a method name such as "snapshot").
+type EchoSeenParams struct {
+	Session string `json:"session"`
+	Origin  string `json:"origin,omitempty"`
+	Output  string `json:"output"`
 }
 
 // ListResult answers "credentials.list".
@@ -179,7 +214,10 @@ type AddParams struct {
 	Origin  string `json:"origin"`
 	Account string `json:"account"`
 	Alias   string `json:"alias"`
-	Secret  []byte `json:"secret"`
+	// LoginPaths are the sign-in paths the person set at enrolment (at most MaxLoginPaths,
+	// each an absolute path of at most MaxPath bytes); none: learned at the first sign-in.
+	LoginPaths []string `json:"login_paths,omitempty"`
+	Secret     []byte   `json:"secret"`
 }
 
 // ZeroSecret zeroes the password (rpc.Zeroer: params that failed to decode are zeroed).
@@ -242,6 +280,10 @@ type ReleaseParams struct {
 	// Client is what the agent's client says it is (an MCP client's name and version),
 	// self-reported and never an identity: shown and audited as such.
 	Client string `json:"client,omitempty"`
+	// NewPath asks the person to allow a form sign-in at a path that is not one of the
+	// credential's known sign-in paths (without it, brokerd refuses LOGIN_PATH_CHANGED
+	// before anyone is asked); the prompt says so in its first line.
+	NewPath bool `json:"new_path,omitempty"`
 }
 
 // Released is the non-secret part of a release reply; the reply also carries "secret".

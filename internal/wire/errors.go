@@ -82,11 +82,12 @@ const (
 	CodeProfileClear    Code = "PROFILE_CLEAR_FAILED" // profile clear failed; the profile is whole (old or fresh)
 
 	// Alias login.
-	CodeNoLoginForm     Code = "NO_LOGIN_FORM"            // no usable login form on the page
-	CodeDocumentChanged Code = "DOCUMENT_CHANGED"         // the page changed between challenge and typing
-	CodeFormCrossOrigin Code = "FORM_ACTION_CROSS_ORIGIN" // the form would send the password elsewhere
-	CodeFormMethodGet   Code = "FORM_METHOD_GET"          // the form (or a submitter) would not POST it: it would land in a URL
-	CodeSecretOnPage    Code = "SECRET_ON_PAGE"           // a field the host typed a password into still holds a value
+	CodeNoLoginForm      Code = "NO_LOGIN_FORM"            // no usable login form on the page
+	CodeDocumentChanged  Code = "DOCUMENT_CHANGED"         // the page changed between challenge and typing
+	CodeFormCrossOrigin  Code = "FORM_ACTION_CROSS_ORIGIN" // the form would send the password elsewhere
+	CodeFormMethodGet    Code = "FORM_METHOD_GET"          // the form (or a submitter) would not POST it: it would land in a URL
+	CodeSecretOnPage     Code = "SECRET_ON_PAGE"           // a field the host typed a password into still holds a value, or the page shows a released secret
+	CodeLoginPathChanged Code = "LOGIN_PATH_CHANGED"       // the sign-in form is at another path of the origin than the credential's known sign-in pages
 
 	// Interactive enrollment.
 	CodeEnrollUnknown Code = "ENROLLMENT_UNKNOWN" // no password waits for a save decision under that token
@@ -159,38 +160,39 @@ var hints = map[Code]string{
 		"the browser was killed and nothing was released: remove what did it (the profile's files, the user's NSS database, the program), then retry",
 	CodeBrowserExposed: "any program of yours could read a typed password out of Chromium's memory: install headless with its set-up step (the .deb, or 'sudo scripts/install.sh'), " +
 		"so that the host runs Chromium with the headless group, and Debian's chromium-sandbox (apt install chromium-sandbox); then 'headless stop' and 'headless start'; 'headless doctor' says which is missing",
-	CodeBrowserFailed:   "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
-	CodeUnsafeNav:       "only http:// and https:// URLs can be visited",
-	CodeNavFailed:       "check the URL and that the site is reachable from this machine",
-	CodeSessionUnknown:  "list sessions with 'headless session list'; credential --session names an isolated session",
-	CodeSessionExists:   "choose another name, or close the session first",
-	CodeSessionLimit:    "close unused sessions with 'headless session close NAME'",
-	CodeRefUnknown:      "take a fresh 'headless snapshot' and use a ref from it",
-	CodeRefStale:        "the page changed; take a fresh 'headless snapshot'",
-	CodeDirectFillOff:   "sign in with 'headless auth login --alias NAME'; direct password fill is off unless allow_direct_password_fill is set in the config",
-	CodeTimeout:         "increase --timeout or check the condition",
-	CodeNotInteractable: "the element is not visible or cannot be used (disabled, or it cannot take the focus); 'headless scroll REF' brings it into view, or take a fresh snapshot",
-	CodeNotASelect:      "select works on native <select> elements only; for a custom dropdown, click it, take a fresh snapshot and click the option",
-	CodeOptionUnknown:   "give an option's label exactly as the snapshot lists it under \"options\", or its value (case and spaces matter)",
-	CodeNoHistory:       "the session has no earlier page to go back to; visit one with 'headless visit URL'",
-	CodeProfileClear:    "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
-	CodeNoLoginForm:     "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
-	CodeDocumentChanged: "the page navigated or reloaded; visit the login page again and retry",
-	CodeFormCrossOrigin: "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
-	CodeFormMethodGet:   "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
-	CodeSecretOnPage:    "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page",
-	CodeAuditTampered:   "the audit log was edited, reordered, or had records inserted or deleted at the record named",
-	CodeAuditUnavail:    "free space where the audit log lives ($XDG_DATA_HOME/headless/audit.jsonl) and retry; nothing is released while its record cannot be written (brokerd.log in the runtime dir names the failure)",
-	CodeNoSpace:         "free space on the filesystem of the file named (the data dir $XDG_DATA_HOME/headless holds the profile, the credentials index and the audit log) and retry; nothing half-written was kept",
-	CodePlanInvalid:     "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
-	CodeUnsafeSelector:  "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
-	CodeTargetNotFound:  "no visible element matched within the action's timeout; compare the target with the evidence of the previous state (or a snapshot)",
-	CodeTargetAmbiguous: "make the target more specific (role and name, exact: true) or pick one match with nth (0 is the first in page order)",
-	CodeAssertionFailed: "the evidence of this state shows what the page showed instead; the states after it were not reviewed",
-	CodeBudgetExceeded:  "raise budget_seconds (at most 300) or split the journey; the states after this step were not reviewed",
-	CodeLoginFailed:     "the site answered the saved password with its login form or an error: check the credential ('headless credentials verify') or the site's sign-in",
-	CodeSecretField:     "a journey never reads or types a password or secret field; sign in with a login action, and assert on what the page shows after it",
-	CodeEnrollUnknown:   "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
+	CodeBrowserFailed:    "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
+	CodeUnsafeNav:        "only http:// and https:// URLs can be visited",
+	CodeNavFailed:        "check the URL and that the site is reachable from this machine",
+	CodeSessionUnknown:   "list sessions with 'headless session list'; credential --session names an isolated session",
+	CodeSessionExists:    "choose another name, or close the session first",
+	CodeSessionLimit:     "close unused sessions with 'headless session close NAME'",
+	CodeRefUnknown:       "take a fresh 'headless snapshot' and use a ref from it",
+	CodeRefStale:         "the page changed; take a fresh 'headless snapshot'",
+	CodeDirectFillOff:    "sign in with 'headless auth login --alias NAME'; direct password fill is off unless allow_direct_password_fill is set in the config",
+	CodeTimeout:          "increase --timeout or check the condition",
+	CodeNotInteractable:  "the element is not visible or cannot be used (disabled, or it cannot take the focus); 'headless scroll REF' brings it into view, or take a fresh snapshot",
+	CodeNotASelect:       "select works on native <select> elements only; for a custom dropdown, click it, take a fresh snapshot and click the option",
+	CodeOptionUnknown:    "give an option's label exactly as the snapshot lists it under \"options\", or its value (case and spaces matter)",
+	CodeNoHistory:        "the session has no earlier page to go back to; visit one with 'headless visit URL'",
+	CodeProfileClear:     "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
+	CodeNoLoginForm:      "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
+	CodeDocumentChanged:  "the page navigated or reloaded; visit the login page again and retry",
+	CodeFormCrossOrigin:  "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
+	CodeFormMethodGet:    "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
+	CodeSecretOnPage:     "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page, and every output of a page that shows a secret released into the browser is refused (the page is discarded)",
+	CodeLoginPathChanged: "sign in on the page where the credential was used before (the message names it); if the site moved its sign-in page, retry with --new-login-path (the person's prompt then says it is not where they signed in before), or have the person add the path: headless credentials add --login-path PATH",
+	CodeAuditTampered:    "the audit log was edited, reordered, or had records inserted or deleted at the record named",
+	CodeAuditUnavail:     "free space where the audit log lives ($XDG_DATA_HOME/headless/audit.jsonl) and retry; nothing is released while its record cannot be written (brokerd.log in the runtime dir names the failure)",
+	CodeNoSpace:          "free space on the filesystem of the file named (the data dir $XDG_DATA_HOME/headless holds the profile, the credentials index and the audit log) and retry; nothing half-written was kept",
+	CodePlanInvalid:      "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
+	CodeUnsafeSelector:   "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
+	CodeTargetNotFound:   "no visible element matched within the action's timeout; compare the target with the evidence of the previous state (or a snapshot)",
+	CodeTargetAmbiguous:  "make the target more specific (role and name, exact: true) or pick one match with nth (0 is the first in page order)",
+	CodeAssertionFailed:  "the evidence of this state shows what the page showed instead; the states after it were not reviewed",
+	CodeBudgetExceeded:   "raise budget_seconds (at most 300) or split the journey; the states after this step were not reviewed",
+	CodeLoginFailed:      "the site answered the saved password with its login form or an error: check the credential ('headless credentials verify') or the site's sign-in",
+	CodeSecretField:      "a journey never reads or types a password or secret field; sign in with a login action, and assert on what the page shows after it",
+	CodeEnrollUnknown:    "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
 }
 
 // Hint is the default one-line hint for code.
