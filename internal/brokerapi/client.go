@@ -101,6 +101,18 @@ func (c *Client) Challenge(ctx context.Context, p ChallengeParams) (ChallengeRes
 	return r, err
 }
 
+// LearnPath tells brokerd that the form sign-in of challenge ended authenticated.
+func (c *Client) LearnPath(ctx context.Context, challenge string) (LearnPathResult, error) {
+	var r LearnPathResult
+	err := c.Call(ctx, MethodLearnPath, LearnPathParams{Challenge: challenge}, &r)
+	return r, err
+}
+
+// EchoSeen tells brokerd, for the audit, that a page showed a released secret.
+func (c *Client) EchoSeen(ctx context.Context, p EchoSeenParams) error {
+	return c.Call(ctx, MethodEchoSeen, p, nil)
+}
+
 // Add saves a credential. secret stays owned by the caller; Add zeroes its own copies.
 func (c *Client) Add(ctx context.Context, origin, account, alias string, secret []byte) (Credential, error) {
 	return c.AddTo(ctx, "", origin, account, alias, secret)
@@ -109,14 +121,20 @@ func (c *Client) Add(ctx context.Context, origin, account, alias string, secret 
 // AddTo saves a credential into the isolated session's store (the vault when session is "").
 // secret stays owned by the caller; AddTo zeroes its own copies.
 func (c *Client) AddTo(ctx context.Context, session, origin, account, alias string, secret []byte) (Credential, error) {
+	return c.AddWithPaths(ctx, session, origin, account, alias, nil, secret)
+}
+
+// AddWithPaths is AddTo with the sign-in paths the person set (AddParams.LoginPaths).
+func (c *Client) AddWithPaths(ctx context.Context, session, origin, account, alias string, loginPaths []string, secret []byte) (Credential, error) {
 	id, unlock := c.Lock()
 	defer unlock()
 	frame, err := SecretRequestFrame(id, MethodCredentialsAdd, struct {
-		Session string `json:"session,omitempty"`
-		Origin  string `json:"origin"`
-		Account string `json:"account"`
-		Alias   string `json:"alias"`
-	}{session, origin, account, alias}, secret)
+		Session    string   `json:"session,omitempty"`
+		Origin     string   `json:"origin"`
+		Account    string   `json:"account"`
+		Alias      string   `json:"alias"`
+		LoginPaths []string `json:"login_paths,omitempty"`
+	}{session, origin, account, alias, loginPaths}, secret)
 	if err != nil {
 		return Credential{}, err
 	}
