@@ -46,6 +46,13 @@ func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotRe
 	} else if left {
 		return ScreenshotResult{}, errSecretOnPage()
 	}
+	// Nor of a page that shows a released secret (echoed.go): pixels cannot be scanned.
+	if echoes, err := h.pageEchoes(ctx, b, s); err != nil || echoes {
+		if err == nil {
+			err = h.echoed(ctx, b, s, "screenshot")
+		}
+		return ScreenshotResult{}, err
+	}
 	params := map[string]any{"format": "png"}
 	truncated := false
 	switch {
@@ -74,10 +81,17 @@ func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotRe
 	if err != nil {
 		return ScreenshotResult{}, h.browserErr(err)
 	}
-	// And once more after the capture: a page that refilled the field meanwhile gets no picture.
+	// And once more after the capture: a page that refilled the field, or showed the secret,
+	// meanwhile gets no picture.
 	if left, err := h.secretOnPage(ctx, b, s); err != nil || left {
 		if err == nil {
 			err = errSecretOnPage()
+		}
+		return ScreenshotResult{}, err
+	}
+	if echoes, err := h.pageEchoes(ctx, b, s); err != nil || echoes {
+		if err == nil {
+			err = h.echoed(ctx, b, s, "screenshot")
 		}
 		return ScreenshotResult{}, err
 	}

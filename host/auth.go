@@ -372,7 +372,7 @@ func (h *Host) formLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s
 		return res, err
 	}
 	rel, secret, err = h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password)})
+		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), NewPath: p.NewLoginPath})
 	if err != nil {
 		return res, err
 	}
@@ -413,7 +413,10 @@ func (h *Host) formLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s
 			res.Evidence.CodeTyped = codeTyped && err == nil
 		}
 		if err == nil {
-			h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
+			err = h.verify(ctx, b, s, st, &res.Status, &res.Evidence, res.Origin)
+		}
+		if err == nil && res.Status == "authenticated" {
+			h.learnPath(ctx, challengeID)
 		}
 	}
 	if typed {
@@ -960,7 +963,7 @@ func (h *Host) submit(ctx context.Context, b *cdp.Browser, s *session, st pageSt
 //     form and no error;
 //   - failed: after a navigation the login form is back, or an error alert is shown;
 //   - unknown: anything else when the time is up (for example a form that vanished in place).
-func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, status *string, ev *Evidence, pageOrigin string) {
+func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, status *string, ev *Evidence, pageOrigin string) (err error) {
 	res := struct {
 		Evidence *Evidence
 		Origin   string
@@ -968,7 +971,7 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 	*status = "unknown"
 	looked := false
 	defer func() {
-		if looked {
+		if looked || err != nil {
 			return
 		}
 		// The page never answered a look: its URL from the browser's own record of the tab
@@ -987,8 +990,11 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 	defer cancel()
 	s.settle(ctx)
 	for {
-		after, err := h.look(ctx, b, s)
-		if err == nil {
+		after, lerr := h.look(ctx, b, s)
+		if errors.Is(lerr, errEchoed) {
+			return lerr // the page was discarded: the outcome is not told
+		}
+		if lerr == nil {
 			looked = true
 			res.Evidence.URLAfter = bound(withoutQuery(after.outline.URL), 512)
 			res.Evidence.Navigated = after.document != before.document
@@ -999,13 +1005,13 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 			switch {
 			case res.Evidence.ErrorText != "":
 				*status = "failed"
-				return
+				return nil
 			case res.Evidence.Navigated && res.Evidence.LoginFormPresent:
 				*status = "failed"
-				return
+				return nil
 			case res.Evidence.Navigated && !anyForm && !after.outline.Truncated && afterOrigin == res.Origin:
 				*status = "authenticated"
-				return
+				return nil
 			case res.Evidence.Navigated:
 				return // another origin, an error page, a cut outline or a first step again: unknown
 			}
@@ -1018,7 +1024,7 @@ func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pa
 			}
 		case <-time.After(200 * time.Millisecond):
 		case <-ctx.Done():
-			return
+			return nil
 		}
 	}
 }
@@ -1122,7 +1128,7 @@ func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *s
 	if err == nil {
 		res.Evidence.CodeTyped = true
 		h.o.Log.Info("one-time code typed and submitted (step-up)", "session", s.name, "alias", rel.Alias, "origin", o)
-		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, o)
+		err = h.verify(ctx, b, s, st, &res.Status, &res.Evidence, o)
 	}
 	if typed {
 		err = h.endAttempt(ctx, b, s, &res.Evidence, err)

@@ -241,7 +241,7 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 		return err
 	}
 	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
-		Purpose: brokerapi.PurposeBasic, Path: pagePath(seen.url), Field: bound(realm, brokerapi.MaxField)})
+		Purpose: brokerapi.PurposeBasic, Path: pathQuery(seen.url), Field: bound(realm, brokerapi.MaxField)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
 		return err

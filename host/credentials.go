@@ -68,7 +68,7 @@ func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (brok
 	var cred brokerapi.Credential
 	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
-		cred, err = c.AddTo(ctx, p.Session, p.Origin, p.Account, p.Alias, p.Secret)
+		cred, err = c.AddWithPaths(ctx, p.Session, p.Origin, p.Account, p.Alias, p.LoginPaths, p.Secret)
 		return err
 	})
 	if err == nil {

@@ -27,6 +27,7 @@ type pendingEnroll struct {
 	isolated bool
 	origin   string
 	account  string
+	path     string // the sign-in page's path: the credential's first known sign-in path
 	secret   []byte
 	expires  time.Time   // on the host's clock
 	stop     func() bool // stops the expiry timer
@@ -79,11 +80,14 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return res, err
 	}
+	// The person's password goes into the page: every later output is scanned for it as for a
+	// released one (echoed.go).
+	h.remember(brokerapi.Released{Account: p.Account}, secret)
 	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
 	typed, err := h.fillVerified(tctx, b, s, st, form, pageOrigin, p.Account, "", secret, &res.Evidence, page)
 	tcancel()
 	if err == nil {
-		h.verify(ctx, b, s, st, &res.Status, &res.Evidence, pageOrigin)
+		err = h.verify(ctx, b, s, st, &res.Status, &res.Evidence, pageOrigin)
 	}
 	if typed {
 		err = h.endAttempt(ctx, b, s, &res.Evidence, err)
@@ -102,7 +106,7 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 		return res, nil // raced with another login: no save offered
 	}
 	token := "enr-" + rand.Text()
-	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, secret: secret, expires: h.o.Now().Add(EnrollHold)})
+	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, path: pagePath(st.outline.URL), secret: secret, expires: h.o.Now().Add(EnrollHold)})
 	secret = nil // held until the save decision now
 	res.Token = token
 	return res, nil
@@ -188,7 +192,7 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 	if h.o.Broker != nil && pe.isolated {
 		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
 			var err error
-			cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
+			cred, err = c.AddWithPaths(ctx, session, pe.origin, pe.account, p.Alias, loginPaths(pe.path), pe.secret)
 			return err
 		})
 	} else if h.o.Broker != nil {
@@ -196,7 +200,7 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 		if c, err = h.o.Broker(ctx); err != nil {
 			err = wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 		} else {
-			cred, err = c.AddTo(ctx, session, pe.origin, pe.account, p.Alias, pe.secret)
+			cred, err = c.AddWithPaths(ctx, session, pe.origin, pe.account, p.Alias, loginPaths(pe.path), pe.secret)
 			c.Close()
 		}
 	}
@@ -210,4 +214,12 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 	}
 	h.o.Log.Info("interactive login saved", "session", pe.session, "origin", cred.Origin, "alias", cred.Alias, "store", store)
 	return EnrollSaved{Saved: cred.Alias, Origin: cred.Origin, Account: cred.Account, Session: pe.session, Store: store}, nil
+}
+
+// loginPaths is the sign-in path of an enrollment as AddParams.LoginPaths (none when unknown).
+func loginPaths(path string) []string {
+	if path == "" {
+		return nil
+	}
+	return []string{path}
 }

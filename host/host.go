@@ -11,6 +11,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/host/echo"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/brokerapi"
@@ -68,6 +69,9 @@ type Host struct {
 	product  string
 	sessions map[string]*session
 	unsub    func()
+
+	// echo is the keyed fingerprints of every secret released into the browser (echoed.go).
+	echo *echo.Set
 
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
 	// queued counts the verbs waiting for their session's verb lock (verblock.go).
@@ -168,7 +172,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	for _, l := range m.NotMigrated {
 		o.Log.Warn("profile of an older layout left in place", "path", l.Path, "reason", string(l.Reason), "detail", l.Detail)
 	}
-	h := &Host{o: o, prof: prof, started: o.Now(), sessions: map[string]*session{}, isolated: map[string]bool{}, enroll: map[string]*pendingEnroll{}}
+	h := &Host{o: o, prof: prof, started: o.Now(), echo: echo.New(), sessions: map[string]*session{}, isolated: map[string]bool{}, enroll: map[string]*pendingEnroll{}}
 	if err := h.launch(ctx, probe); err != nil {
 		prof.Close()
 		return nil, err

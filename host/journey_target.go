@@ -67,7 +67,12 @@ func (r *jrun) look(ctx context.Context) (*look, error) {
 			return nil, errSecretOnPage()
 		}
 	}
-	if l.out, l.refs, err = snapshot.Build(raw, snapshot.Options{Tainted: l.taint}); err != nil {
+	l.out, l.refs, err = snapshot.Build(raw, snapshot.Options{Tainted: l.taint, Echo: h.echoOption()})
+	if errors.Is(err, snapshot.ErrEchoed) {
+		l.close()
+		return nil, h.echoed(ctx, b, s, "journey")
+	}
+	if err != nil {
 		l.close()
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

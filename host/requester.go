@@ -34,6 +34,20 @@ func pagePath(u string) string {
 	return procstat.Clean(p.EscapedPath(), brokerapi.MaxPath)
 }
 
+// pathQuery is the path and query of u, bounded: the one request an HTTP Basic answer goes to,
+// as the person's prompt shows it (the query is what a header-echo page would be asked by).
+func pathQuery(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	pq := p.EscapedPath()
+	if p.RawQuery != "" || p.ForceQuery {
+		pq += "?" + p.RawQuery
+	}
+	return procstat.Clean(pq, brokerapi.MaxPath)
+}
+
 // fieldLabel is the outline text (accessible name) of the element ref, bounded.
 func fieldLabel(o snapshot.Outline, ref string) string {
 	for _, e := range o.Elements {
@@ -126,6 +140,9 @@ func (h *Host) release(ctx context.Context, p brokerapi.ReleaseParams) (brokerap
 	rc.Close()
 	if ctx.Err() != nil {
 		return rel, secret, withdrawn(ctx)
+	}
+	if err == nil && p.Purpose != brokerapi.PurposeVerify {
+		h.remember(rel, secret) // before it reaches the page: every later output is scanned
 	}
 	return rel, secret, err
 }

@@ -36,7 +36,8 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, uid int) error {
 }
 
 // Methods is control.sock's method table: every method of package control, decoded into its
-// params type and answered by the Host.
+// params type and answered by the Host, every answer scanned for a released secret
+// (echoed.go).
 func (s *Server) Methods() *rpc.Methods {
 	h := s.Host
 	t := &rpc.Methods{Log: s.Log, Internal: internalMessage,
@@ -56,8 +57,8 @@ func (s *Server) Methods() *rpc.Methods {
 	// session notes the session a request names on its log line.
 	session := func(ctx context.Context, name string) { rpc.Note(ctx, "session", name) }
 
-	rpc.Handle(t, control.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
-	rpc.Handle(t, control.MethodStatus, func(ctx context.Context, _ struct{}) (Status, error) {
+	handle(t, h, control.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
+	handle(t, h, control.MethodStatus, func(ctx context.Context, _ struct{}) (Status, error) {
 		st := h.Status()
 		if d, err := hardening.Dumpable(); err == nil {
 			st.Undumpable = !d
@@ -65,84 +66,84 @@ func (s *Server) Methods() *rpc.Methods {
 		st.BrowserContexts = h.browserContexts(ctx)
 		return st, nil
 	})
-	rpc.Handle(t, control.MethodClientHello, func(ctx context.Context, p control.ClientHelloParams) (struct{}, error) {
+	handle(t, h, control.MethodClientHello, func(ctx context.Context, p control.ClientHelloParams) (struct{}, error) {
 		if c := rpc.ConnOf(ctx); c != nil {
 			c.SetClient(clientLabel(p))
 		}
 		return struct{}{}, nil
 	})
-	rpc.Handle(t, control.MethodShutdown, func(ctx context.Context, _ struct{}) (control.ShutdownResult, error) {
+	handle(t, h, control.MethodShutdown, func(ctx context.Context, _ struct{}) (control.ShutdownResult, error) {
 		if s.Shutdown != nil {
 			time.AfterFunc(50*time.Millisecond, s.Shutdown)
 		}
 		return control.ShutdownResult{PID: h.Status().PID}, nil
 	})
-	rpc.Handle(t, control.MethodSessionCreate, func(ctx context.Context, p CreateParams) (SessionInfo, error) {
+	handle(t, h, control.MethodSessionCreate, func(ctx context.Context, p CreateParams) (SessionInfo, error) {
 		session(ctx, p.Name)
 		return h.CreateSession(ctx, p)
 	})
-	rpc.Handle(t, control.MethodSessionList, func(ctx context.Context, _ struct{}) (SessionList, error) {
+	handle(t, h, control.MethodSessionList, func(ctx context.Context, _ struct{}) (SessionList, error) {
 		return h.Sessions(ctx)
 	})
-	rpc.Handle(t, control.MethodSessionClose, func(ctx context.Context, p control.CloseParams) (control.SessionClosed, error) {
+	handle(t, h, control.MethodSessionClose, func(ctx context.Context, p control.CloseParams) (control.SessionClosed, error) {
 		session(ctx, p.Name)
 		return control.SessionClosed{Closed: p.Name}, h.CloseSession(ctx, p.Name)
 	})
-	rpc.Handle(t, control.MethodVisit, func(ctx context.Context, p VisitParams) (PageResult, error) {
+	handle(t, h, control.MethodVisit, func(ctx context.Context, p VisitParams) (PageResult, error) {
 		session(ctx, p.Session)
 		return h.Visit(ctx, p)
 	})
-	rpc.Handle(t, control.MethodSnapshot, func(ctx context.Context, p SessionParams) (SnapshotResult, error) {
+	handle(t, h, control.MethodSnapshot, func(ctx context.Context, p SessionParams) (SnapshotResult, error) {
 		session(ctx, p.Session)
 		return h.Snapshot(ctx, p.Session)
 	})
-	rpc.Handle(t, control.MethodClick, func(ctx context.Context, p RefParams) (PageResult, error) {
+	handle(t, h, control.MethodClick, func(ctx context.Context, p RefParams) (PageResult, error) {
 		session(ctx, p.Session)
 		return h.Click(ctx, p)
 	})
-	rpc.Handle(t, control.MethodFill, func(ctx context.Context, p FillParams) (FillResult, error) {
+	handle(t, h, control.MethodFill, func(ctx context.Context, p FillParams) (FillResult, error) {
 		session(ctx, p.Session)
 		return h.Fill(ctx, p)
 	})
-	rpc.Handle(t, control.MethodPress, func(ctx context.Context, p PressParams) (PageResult, error) {
+	handle(t, h, control.MethodPress, func(ctx context.Context, p PressParams) (PageResult, error) {
 		session(ctx, p.Session)
 		return h.Press(ctx, p)
 	})
-	rpc.Handle(t, control.MethodWait, func(ctx context.Context, p WaitParams) (PageResult, error) {
+	handle(t, h, control.MethodWait, func(ctx context.Context, p WaitParams) (PageResult, error) {
 		session(ctx, p.Session)
 		return h.Wait(ctx, p)
 	})
-	rpc.Handle(t, control.MethodScreenshot, func(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
+	handle(t, h, control.MethodScreenshot, func(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
 		session(ctx, p.Session)
 		return h.Screenshot(ctx, p)
 	})
-	rpc.Handle(t, control.MethodBack, func(ctx context.Context, p SessionParams) (PageResult, error) {
+	handle(t, h, control.MethodBack, func(ctx context.Context, p SessionParams) (PageResult, error) {
 		session(ctx, p.Session)
 		return h.Back(ctx, p.Session)
 	})
-	rpc.Handle(t, control.MethodSelect, func(ctx context.Context, p SelectParams) (SelectResult, error) {
+	handle(t, h, control.MethodSelect, func(ctx context.Context, p SelectParams) (SelectResult, error) {
 		session(ctx, p.Session)
 		return h.Select(ctx, p)
 	})
-	rpc.Handle(t, control.MethodHover, func(ctx context.Context, p RefParams) (HoverResult, error) {
+	handle(t, h, control.MethodHover, func(ctx context.Context, p RefParams) (HoverResult, error) {
 		session(ctx, p.Session)
 		return h.Hover(ctx, p)
 	})
-	rpc.Handle(t, control.MethodScroll, func(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+	handle(t, h, control.MethodScroll, func(ctx context.Context, p ScrollParams) (ScrollResult, error) {
 		session(ctx, p.Session)
 		return h.Scroll(ctx, p)
 	})
-	rpc.Handle(t, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (ClearResult, error) {
+	handle(t, h, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (ClearResult, error) {
 		return h.ClearProfile(ctx)
 	})
-	rpc.Handle(t, control.MethodAuthLogin, func(ctx context.Context, p AuthParams) (AuthResult, error) {
+	handle(t, h, control.MethodAuthLogin, func(ctx context.Context, p AuthParams) (AuthResult, error) {
 		session(ctx, p.Session)
 		return h.AuthLogin(ctx, p)
 	})
 	// The params hold the person's password (from the CLI's hand-built frame): owned and
 	// zeroed by Enroll, never logged (only the session is). The table zeroes params that
 	// failed to decode.
-	rpc.Handle(t, control.MethodAuthEnroll, func(ctx context.Context, p EnrollParams) (EnrollResult, error) {
+	handle(t, h, control.MethodAuthEnroll, func(ctx context.Context, p EnrollParams) (EnrollResult, error) {
 		session(ctx, p.Session)
 		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
 			credential.Zero(p.Secret)
@@ -150,18 +151,18 @@ func (s *Server) Methods() *rpc.Methods {
 		}
 		return h.Enroll(ctx, p)
 	})
-	rpc.Handle(t, control.MethodAuthEnrollSave, func(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
+	handle(t, h, control.MethodAuthEnrollSave, func(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
 		return h.EnrollSave(ctx, p)
 	})
-	rpc.Handle(t, control.MethodAuthEnrollDiscard, func(ctx context.Context, p EnrollTokenParams) (EnrollDiscarded, error) {
+	handle(t, h, control.MethodAuthEnrollDiscard, func(ctx context.Context, p EnrollTokenParams) (EnrollDiscarded, error) {
 		return h.EnrollDiscard(p)
 	})
-	rpc.Handle(t, control.MethodCredentialsList, func(ctx context.Context, p CredentialsListParams) (brokerapi.ListResult, error) {
+	handle(t, h, control.MethodCredentialsList, func(ctx context.Context, p CredentialsListParams) (brokerapi.ListResult, error) {
 		session(ctx, p.Session)
 		return h.CredentialsList(ctx, p)
 	})
 	// As auth.enroll: the password is CredentialsAdd's to zero.
-	rpc.Handle(t, control.MethodCredentialsAdd, func(ctx context.Context, p CredentialsAddParams) (brokerapi.Credential, error) {
+	handle(t, h, control.MethodCredentialsAdd, func(ctx context.Context, p CredentialsAddParams) (brokerapi.Credential, error) {
 		session(ctx, p.Session)
 		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
 			credential.Zero(p.Secret)
@@ -169,14 +170,14 @@ func (s *Server) Methods() *rpc.Methods {
 		}
 		return h.CredentialsAdd(ctx, p)
 	})
-	rpc.Handle(t, control.MethodCredentialsRemove, func(ctx context.Context, p CredentialsRemoveParams) (struct{}, error) {
+	handle(t, h, control.MethodCredentialsRemove, func(ctx context.Context, p CredentialsRemoveParams) (struct{}, error) {
 		session(ctx, p.Session)
 		return h.CredentialsRemove(ctx, p)
 	})
-	rpc.Handle(t, control.MethodCredentialsVerify, func(ctx context.Context, p VerifyParams) (VerifyResult, error) {
+	handle(t, h, control.MethodCredentialsVerify, func(ctx context.Context, p VerifyParams) (VerifyResult, error) {
 		return h.CredentialsVerify(ctx, p)
 	})
-	rpc.Handle(t, control.MethodJourneyRun, func(ctx context.Context, p JourneyRunParams) (control.JourneyReport, error) {
+	handle(t, h, control.MethodJourneyRun, func(ctx context.Context, p JourneyRunParams) (control.JourneyReport, error) {
 		r, err := h.JourneyRun(ctx, p)
 		if err == nil {
 			rpc.Note(ctx, "journey", r.JourneyID, "session", r.Session, "status", r.Status)

@@ -92,7 +92,12 @@ func (h *Host) captureWith(ctx context.Context, b *cdp.Browser, s *session, o sn
 	}
 	defer clear(raw)
 	o.Tainted = s.taintOf(doc)
+	o.Echo = h.echoOption()
 	out, refs, err := snapshot.Build(raw, o)
+	if errors.Is(err, snapshot.ErrEchoed) {
+		clear(raw)
+		return doc, snapshot.Outline{}, nil, h.echoed(ctx, b, s, "page")
+	}
 	if err != nil {
 		return doc, snapshot.Outline{}, nil, fmt.Errorf("snapshot: %w", err)
 	}

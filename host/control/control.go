@@ -267,13 +267,14 @@ func (c *Client) Enroll(ctx context.Context, session, account string, secret []b
 // CredentialsAdd saves a credential into an isolated session's store: the password (read from
 // the person's terminal) travels in one hand-built frame, zeroed after writing; secret stays
 // the caller's to zero.
-func (c *Client) CredentialsAdd(ctx context.Context, session, origin, account, alias string, secret []byte) (Credential, error) {
+func (c *Client) CredentialsAdd(ctx context.Context, session, origin, account, alias string, loginPaths []string, secret []byte) (Credential, error) {
 	return secretCall[Credential](ctx, c, MethodCredentialsAdd, struct {
-		Session string `json:"session"`
-		Origin  string `json:"origin"`
-		Account string `json:"account"`
-		Alias   string `json:"alias"`
-	}{session, origin, account, alias}, secret)
+		Session    string   `json:"session"`
+		Origin     string   `json:"origin"`
+		Account    string   `json:"account"`
+		Alias      string   `json:"alias"`
+		LoginPaths []string `json:"login_paths,omitempty"`
+	}{session, origin, account, alias, loginPaths}, secret)
 }
 
 // secretCall sends one request whose params are meta plus "secret", built by hand

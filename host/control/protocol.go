@@ -351,6 +351,10 @@ type AuthParams struct {
 	// CodeOnly: step-up in a signed-in session. Only the alias's one-time code is released
 	// (its own prompt says so) and typed into the page's one-time-code field.
 	CodeOnly bool `json:"code_only,omitempty"`
+	// NewLoginPath asks the person to allow a sign-in form at a path where the credential
+	// was not used before (brokerapi.ReleaseParams.NewPath); without it such a form is
+	// LOGIN_PATH_CHANGED, refused before anyone is asked.
+	NewLoginPath bool `json:"new_login_path,omitempty"`
 }
 
 // AuthResult answers auth.login. Status is "authenticated", "failed" or "unknown": never a
@@ -450,7 +454,9 @@ type CredentialsAddParams struct {
 	Origin  string `json:"origin"`
 	Account string `json:"account"`
 	Alias   string `json:"alias"`
-	Secret  []byte `json:"secret"`
+	// LoginPaths are the sign-in paths the person set (brokerapi.AddParams.LoginPaths).
+	LoginPaths []string `json:"login_paths,omitempty"`
+	Secret     []byte   `json:"secret"`
 }
 
 // ZeroSecret zeroes the password (rpc.Zeroer).

@@ -163,7 +163,15 @@ type Options struct {
 	// Tainted are backend node ids whose value is never read, whatever their type, name or
 	// id: the fields the host typed a secret into.
 	Tainted map[int64]bool
+	// Echo, when set, is asked about every string of the page (text, comments, script
+	// source, attribute values, field values, URL, title) but the values of Tainted nodes;
+	// Build answers ErrEchoed when it reports one. It is the host's scan for a released
+	// secret the page shows back (package host/echo).
+	Echo func(string) bool
 }
+
+// ErrEchoed is Build's answer for a page that holds a string Options.Echo reported.
+var ErrEchoed = errors.New("snapshot: the page shows a secret released into the browser")
 
 func (o Options) withDefaults() (Options, error) {
 	if o.MaxElements < 0 || o.MaxText < 0 || o.MaxBytes < 0 {
@@ -223,6 +231,13 @@ func Build(raw []byte, o Options, frames ...Frame) (Outline, map[string]Target, 
 		}
 		b.frames[key] = s
 	}
+	if o.Echo != nil {
+		for _, s := range append([]*snap{top}, framesOf(b.frames)...) {
+			if s.echoes(o.Tainted, o.Echo) {
+				return Outline{}, nil, ErrEchoed
+			}
+		}
+	}
 	d := top.docs[0]
 	out := Outline{
 		Untrusted: UntrustedNotice,
@@ -235,6 +250,68 @@ func Build(raw []byte, o Options, frames ...Frame) (Outline, map[string]Target, 
 	out.Elements = els
 	out.Truncated = b.truncated
 	return out, targets, nil
+}
+
+// Echoes reports whether a string of raw (a captureSnapshot result) but the values of the
+// tainted nodes is one match reports (Options.Echo).
+func Echoes(raw []byte, tainted map[int64]bool, match func(string) bool) (bool, error) {
+	s, err := decode(raw)
+	if err != nil {
+		return false, err
+	}
+	return s.echoes(tainted, match), nil
+}
+
+func framesOf(m map[frameKey]*snap) []*snap {
+	out := make([]*snap, 0, len(m))
+	for _, s := range m {
+		out = append(out, s)
+	}
+	return out
+}
+
+// echoes asks match about every string a node or document of s refers to, but the value of a
+// tainted node (its field value, and its value attribute): those are the containment rule's
+// (a field the host typed into holds the secret until the attempt ends).
+func (s *snap) echoes(tainted map[int64]bool, match func(string) bool) bool {
+	asked := make([]bool, len(s.strings))
+	ask := func(i int) bool {
+		if i < 0 || asked[i] {
+			return false
+		}
+		asked[i] = true
+		return match(s.strings[i])
+	}
+	for _, d := range s.docs {
+		if match(d.url) || match(d.title) {
+			return true
+		}
+		for i := 0; i < d.n; i++ {
+			t := tainted[int64(d.backend[i])]
+			if ask(d.nodeValue[i]) {
+				return true
+			}
+			a := d.attrs[i]
+			for k := 0; k+1 < len(a); k += 2 {
+				if t && asciiLower(s.str(a[k])) == "value" {
+					continue
+				}
+				if ask(a[k+1]) {
+					return true
+				}
+			}
+			if t {
+				continue
+			}
+			if v, ok := d.inputValue[i]; ok && ask(v) {
+				return true
+			}
+			if v, ok := d.textValue[i]; ok && ask(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // HoldsValue reports whether any of nodes (backend node ids) holds a value in raw, a

@@ -186,6 +186,14 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 	account := fs.String("account", "", "the `ACCOUNT` (user name or e-mail)")
 	alias := fs.String("alias", "", "the `ALIAS` agents will use")
 	withTOTP := fs.Bool("totp", false, "after the password, read a TOTP seed (otpauth://totp/ URI or base32) from the terminal")
+	var loginPaths []string
+	fs.Func("login-path", "a `PATH` of the origin where its sign-in form is (repeatable); without one, the path of the first authenticated sign-in is learned", func(v string) error {
+		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, "?#") {
+			return fmt.Errorf("%q is not an absolute path without query or fragment (for example /login)", v)
+		}
+		loginPaths = append(loginPaths, v)
+		return nil
+	})
 	session := storeFlag(fs)
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		if err := required([2]string{"origin", *o}, [2]string{"account", *account}, [2]string{"alias", *alias}); err != nil {
@@ -244,7 +252,7 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 			// One hand-built frame to the host (never a JSON encoder buffer; zeroed after
 			// writing), which passes it on to the isolated session's store.
 			cred, err = withHost(ctx, c, func(cl *control.Client) (control.Credential, error) {
-				return cl.CredentialsAdd(ctx, st.isolated, co, *account, *alias, pw)
+				return cl.CredentialsAdd(ctx, st.isolated, co, *account, *alias, loginPaths, pw)
 			})
 		} else {
 			var b *brokerapi.Client
@@ -256,7 +264,7 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 				fmt.Fprintln(c.env.Stderr, "headless: brokerd's pinentry now asks for your headless passphrase, to seal the password with it\n"+
 					"(the first time you choose it: at least 12 characters, asked twice)")
 			}
-			cred, err = b.Add(ctx, co, *account, *alias, pw)
+			cred, err = b.AddWithPaths(ctx, "", co, *account, *alias, loginPaths, pw)
 		}
 		if err != nil {
 			return nil, nil, err

@@ -73,9 +73,10 @@ type waitIn struct {
 
 type authIn struct {
 	sessionIn
-	Alias     string `json:"alias" jsonschema:"the saved credential's alias (auth_required and credentials_list name them)"`
-	Challenge string `json:"challenge,omitempty" jsonschema:"the challenge from the latest auth_required (default: a fresh one for the page shown now)"`
-	CodeOnly  bool   `json:"code_only,omitempty" jsonschema:"step-up in a session already signed in: only the alias's one-time code is released (never the password), under a prompt of its own, and typed into the page's code field"`
+	Alias        string `json:"alias" jsonschema:"the saved credential's alias (auth_required and credentials_list name them)"`
+	Challenge    string `json:"challenge,omitempty" jsonschema:"the challenge from the latest auth_required (default: a fresh one for the page shown now)"`
+	CodeOnly     bool   `json:"code_only,omitempty" jsonschema:"step-up in a session already signed in: only the alias's one-time code is released (never the password), under a prompt of its own, and typed into the page's code field"`
+	NewLoginPath bool   `json:"new_login_path,omitempty" jsonschema:"the sign-in form is at a path where the credential was not used before: the person is asked, with a prompt that says so, instead of LOGIN_PATH_CHANGED"`
 }
 
 type screenshotIn struct {
@@ -258,7 +259,7 @@ func (s *Server) register() {
 				return control.AuthResult{}, "", err
 			}
 			stop := c.progress(ctx, "waiting for the person to approve the sign-in in headless's prompt")
-			r, err := cl.AuthLogin(ctx, control.AuthParams{Session: in.Session, Alias: in.Alias, Challenge: in.Challenge, CodeOnly: in.CodeOnly})
+			r, err := cl.AuthLogin(ctx, control.AuthParams{Session: in.Session, Alias: in.Alias, Challenge: in.Challenge, CodeOnly: in.CodeOnly, NewLoginPath: in.NewLoginPath})
 			stop()
 			if err != nil {
 				return r, "", err
