@@ -12,7 +12,8 @@
 //     the seal key ([KeyPath], package internal/seal), and a host started so is not genuine
 //     (package hostproc compares the kernel's SO_PEERCRED gid). [Granted], [DropGroup],
 //     [TakeGroup] and [SetGIDTo] are the pieces; no check reads a /proc file a mount could cover
-//     to decide trust.
+//     to decide trust. [StateDir] is the one directory only that group may search: brokerd
+//     keeps there what no process of the user may write ([CheckStateDir]).
 //   - [Undumpable] (prctl(PR_SET_DUMPABLE, 0)), called first in every headless and brokerd
 //     process, then checks that the kernel agrees (a non-dumpable process's /proc/PID files
 //     belong to root) rather than trusting prctl's answer, which a seccomp filter can fake.

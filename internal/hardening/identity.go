@@ -10,7 +10,8 @@ import (
 
 // What the install makes (scripts/install.sh, the .deb), and only root can: two system groups
 // no user is a member of, brokerd set-gid to BrokerGroup, the headless binary set-gid to
-// HostGroup, and the seal key readable by BrokerGroup alone.
+// HostGroup, the seal key readable by BrokerGroup alone, and StateDir, which only BrokerGroup
+// can enter.
 const (
 	// BrokerGroup is brokerd's group: the seal key's group. Nothing else runs with it.
 	BrokerGroup = "headless-broker"
@@ -20,6 +21,12 @@ const (
 	HostGroup = "headless"
 	// KeyPath is the seal key (package internal/seal): root:headless-broker, mode 0640.
 	KeyPath = "/etc/headless/seal.key"
+	// StateDir is where brokerd keeps what no process of the user may write (each
+	// credential's known sign-in paths): root:headless-broker, mode 1770 (sticky: one user's
+	// brokerd cannot rename or remove another's entry). brokerd keeps each user's state in
+	// StateDir/UID, made by brokerd mode 0700; the user cannot reach it, because only
+	// BrokerGroup may search StateDir ([CheckStateDir]).
+	StateDir = "/var/lib/headless"
 )
 
 // SystemPath is the PATH of every program headless starts with a group of its own (the host,
@@ -81,6 +88,29 @@ func SetGIDTo(f *os.File, path string, gid int) error {
 		return fmt.Errorf("%s is owned by uid %d, not root: install headless (scripts/install.sh or the .deb)", path, st.Uid)
 	case uint32(st.Mode)&syscall.S_ISGID == 0 || int(st.Gid) != gid:
 		return fmt.Errorf("%s is not set-gid to group %d (mode %04o, group %d): install headless (scripts/install.sh or the .deb)", path, gid, uint32(st.Mode)&0o7777, st.Gid)
+	}
+	return nil
+}
+
+// CheckStateDir checks that dir (StateDir) is as the install makes it: a directory, not a
+// symlink, owned by root, of the group gid (BrokerGroup), sticky, and closed to others (no
+// process without the group may search it, so none of the user's reaches the user's own
+// entry in it). The group may write it: brokerd makes each user's entry.
+func CheckStateDir(dir string, gid int) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("%s: %w (install headless: scripts/install.sh or the .deb makes it)", dir, err)
+	}
+	mode := uint32(st.Mode)
+	switch {
+	case mode&syscall.S_IFMT != syscall.S_IFDIR:
+		return fmt.Errorf("%s is not a directory (a symlink or another file): install headless (scripts/install.sh or the .deb)", dir)
+	case st.Uid != 0:
+		return fmt.Errorf("%s is owned by uid %d, not root: install headless (scripts/install.sh or the .deb)", dir, st.Uid)
+	case int(st.Gid) != gid:
+		return fmt.Errorf("%s is of group %d, not %s (%d): install headless (scripts/install.sh or the .deb)", dir, st.Gid, BrokerGroup, gid)
+	case mode&0o007 != 0 || mode&syscall.S_ISVTX == 0:
+		return fmt.Errorf("%s has mode %04o, not 1770 (sticky, nothing for others): install headless (scripts/install.sh or the .deb)", dir, mode&0o7777)
 	}
 	return nil
 }
