@@ -548,6 +548,11 @@ func promptDescription(r Request) string {
 		for i, p := range r.Agent {
 			s.Agent[i] = procstat.Proc{PID: p.PID, Exe: shorten(p.Exe, limit), Comm: shorten(p.Comm, limit)}
 		}
+		s.KnownPaths = make([]string, len(r.KnownPaths))
+		for i, p := range r.KnownPaths {
+			s.KnownPaths[i] = shorten(p, limit)
+		}
+		s.AgentSite = procstat.Proc{PID: r.AgentSite.PID, Exe: shorten(r.AgentSite.Exe, limit), Comm: shorten(r.AgentSite.Comm, limit)}
 		desc = escapeAssuan(s.Description())
 	}
 	return desc // with 8-byte fields the worst case is far below the budget

@@ -870,3 +870,96 @@ Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
 		t.Fatalf("verify description: %q", got)
 	}
 }
+
+// TestDescriptionWarningsComeFirst: a form sign-in at a path the credential was not used at,
+// and a loopback site served by a process the agent started, are each the prompt's first
+// line, before the usual text (which stays whole); both together are the first two lines.
+func TestDescriptionWarningsComeFirst(t *testing.T) {
+	base := Request{Origin: "http://127.0.0.1:8931", Account: "a@x", Alias: "x", Session: "default", PID: 42, Exe: "/usr/local/bin/headless", Host: true,
+		Path: "/u/agent/signin", Field: "Password"}
+	usual := base.Description()
+	const newPath = `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/signin"; alias "x" signed in at "/login" before.`
+	const agentSite = `THE AGENT STARTED THIS SITE: http://127.0.0.1:8931 is served by pid 4242 ("python3"), a process started by the agent asking.`
+	for _, tc := range []struct {
+		name  string
+		set   func(r *Request)
+		first []string
+	}{
+		{"new path", func(r *Request) { r.KnownPaths = []string{"/login"} }, []string{newPath}},
+		{"new path, several known", func(r *Request) { r.KnownPaths = []string{"/login", "/signin", "/auth"} },
+			[]string{`NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/signin"; alias "x" signed in at "/login", "/signin" or "/auth" before.`}},
+		{"agent site", func(r *Request) { r.AgentSite = procstat.Proc{PID: 4242, Comm: "python3"} }, []string{agentSite}},
+		{"agent site without a comm", func(r *Request) { r.AgentSite = procstat.Proc{PID: 4242, Exe: "/usr/bin/python3"} },
+			[]string{`THE AGENT STARTED THIS SITE: http://127.0.0.1:8931 is served by pid 4242 ("/usr/bin/python3"), a process started by the agent asking.`}},
+		{"both", func(r *Request) {
+			r.KnownPaths = []string{"/login"}
+			r.AgentSite = procstat.Proc{PID: 4242, Comm: "python3"}
+		}, []string{newPath, agentSite}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := base
+			tc.set(&r)
+			want := strings.Join(tc.first, "\n") + "\n" + usual
+			if got := r.Description(); got != want {
+				t.Fatalf("Description:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+	if strings.Contains(usual, "NOT WHERE") || strings.Contains(usual, "THE AGENT") || strings.Contains(usual, "First sign-in") {
+		t.Fatalf("a request without them warns: %s", usual)
+	}
+}
+
+// TestDescriptionFirstSignInAndBasic: a credential's first sign-in says, on a line after the
+// page, that the page path will be remembered; a Basic release names the one request the
+// header goes to (its path and query) instead of a page and field.
+func TestDescriptionFirstSignInAndBasic(t *testing.T) {
+	r := Request{Origin: "https://app.example", Account: "a@x", Alias: "x", Session: "s", PID: 42, Exe: "/usr/local/bin/headless", Host: true,
+		Path: "/login", Field: "Password", FirstLogin: true}
+	want := `Release the saved password for "a@x" at https://app.example (alias "x") to browser session "s"?
+Page "/login", field "Password" (as reported by the host).
+First sign-in with this credential: page "/login" will be remembered as its sign-in page.
+Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
+	if got := r.Description(); got != want {
+		t.Fatalf("Description:\n%s\nwant:\n%s", got, want)
+	}
+	b := Request{Origin: "https://app.example", Account: "a@x", Alias: "x", Session: "s", PID: 42, Exe: "/usr/local/bin/headless", Host: true,
+		Basic: true, Path: "/api/report?id=7", Field: "HTTP Basic authentication, realm staff"}
+	want = `Release the saved password for "a@x" at https://app.example (alias "x") to browser session "s" for HTTP Basic authentication (one challenge of that origin's server)?
+The Authorization header goes to this one request only: "/api/report?id=7"; the challenge: "HTTP Basic authentication, realm staff" (as reported by the host).
+Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
+	if got := b.Description(); got != want {
+		t.Fatalf("Basic Description:\n%s\nwant:\n%s", got, want)
+	}
+	b.Field = ""
+	if got := b.Description(); !strings.Contains(got, "\nThe Authorization header goes to this one request only: \"/api/report?id=7\" (as reported by the host).\n") || strings.Contains(got, "Page ") {
+		t.Fatalf("Basic Description without a challenge: %s", got)
+	}
+}
+
+// TestPromptDescriptionKeepsTheWarnings: shortened to fit one Assuan line, a prompt with the
+// longest known paths and agent site still starts with both warnings and names the requester.
+func TestPromptDescriptionKeepsTheWarnings(t *testing.T) {
+	long := make([]string, 8)
+	for i := range long {
+		long[i] = "/" + strings.Repeat("\x01%é", 170)
+	}
+	r := Request{Origin: strings.Repeat("o%", 900), Account: strings.Repeat("\x00", 900), Alias: strings.Repeat("é", 900),
+		Session: strings.Repeat("\n", 900), PID: 77, Exe: strings.Repeat("%\n", 900), Host: true,
+		Path: "/" + strings.Repeat("\x01%", 255), Field: strings.Repeat("f", 900), Listener: strings.Repeat("l%", 900),
+		Agent:      []procstat.Proc{{PID: 1, Exe: strings.Repeat("/x%", 300)}, {PID: 2, Comm: strings.Repeat("%", 300)}},
+		KnownPaths: long, AgentSite: procstat.Proc{PID: 9, Comm: strings.Repeat("\x01", 16), Exe: strings.Repeat("\x7f", 256)}}
+	d := promptDescription(r)
+	if n := len("SETDESC " + d + "\n"); n > maxCommandLine {
+		t.Fatalf("SETDESC line is %d bytes", n)
+	}
+	text, err := unescape(d)
+	if err != nil {
+		t.Fatalf("shortening broke an escape: %v", err)
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "NOT WHERE YOU SIGNED IN BEFORE: ") || !strings.HasPrefix(lines[1], "THE AGENT STARTED THIS SITE: ") ||
+		!strings.Contains(text, "Requested by pid 77 (") {
+		t.Fatalf("shortened prompt lost a warning or the requester: %q", text)
+	}
+}

@@ -22,15 +22,19 @@
 // The pinentry provider shows a dialog that any same-user process could answer (an X11 client,
 // a process writing to the same terminal). The prompt names the requesting process (the host),
 // the page, the field and the agent behind the request (as the host reports them), and a
-// loopback origin's listener, so that the person can notice a request they did not expect. The
+// loopback origin's listener, so that the person can notice a request they did not expect; its
+// first line warns of a sign-in form at a path where the credential was not used before
+// ([Request.KnownPaths]) and of a loopback site the agent started ([Request.AgentSite]). The
 // secret-service provider's dialog is gnome-keyring's own and shows none of it: gnome-keyring
 // 42.1 shows only the collection's label (which cannot be changed while it is locked) and
 // drops the caller's window id.
 package presence
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/headless-dev/headless/internal/procstat"
@@ -59,8 +63,10 @@ type Request struct {
 	// Verify marks a 'credentials verify': the host receives the password and zeroes it,
 	// nothing is typed anywhere.
 	Verify bool
-	// As reported by the host: the page path (no query), the password field's label, and
-	// the agent behind the request (the control-socket peer, then its ancestors).
+	// As reported by the host: the page path (no query; for Basic, the path and query of
+	// the one request the Authorization header goes to), the password field's label (for
+	// Basic, the server's challenge), and the agent behind the request (the control-socket
+	// peer, then its ancestors).
 	Path  string
 	Field string
 	Agent []procstat.Proc
@@ -79,6 +85,17 @@ type Request struct {
 	// Save: not a release but a credential being saved (typed by the person at the CLI's
 	// terminal), to be sealed with the passphrase asked for.
 	Save bool
+	// KnownPaths, for a form sign-in at a Path that is not one of the credential's known
+	// sign-in paths (brokerd asks only when the host said the person may allow a new one),
+	// are the known ones: the prompt's first line says this is not where they signed in.
+	KnownPaths []string
+	// FirstLogin: the credential has no known sign-in path yet; the page path of this
+	// sign-in is remembered when it ends authenticated (one line says so).
+	FirstLogin bool
+	// AgentSite, when its PID is set, is the process serving the loopback origin, which the
+	// agent asking started (it or one of its ancestors is in Agent): the prompt's first line
+	// says so.
+	AgentSite procstat.Proc
 }
 
 // Description is the text a prompt shows for r.
@@ -88,6 +105,14 @@ func (r Request) Description() string {
 		exe = "unknown executable"
 	}
 	var b strings.Builder
+	// The warnings come first: what the person must not miss.
+	if len(r.KnownPaths) > 0 {
+		fmt.Fprintf(&b, "NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at %q; alias %q signed in at %s before.\n", r.Path, r.Alias, quoted(r.KnownPaths))
+	}
+	if r.AgentSite.PID > 0 {
+		name := cmp.Or(r.AgentSite.Comm, r.AgentSite.Exe, "unknown")
+		fmt.Fprintf(&b, "THE AGENT STARTED THIS SITE: %s is served by pid %d (%q), a process started by the agent asking.\n", r.Origin, r.AgentSite.PID, name)
+	}
 	if r.Save {
 		fmt.Fprintf(&b, "Save the password sent by the requester below for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
 		if r.Session != "" {
@@ -110,8 +135,17 @@ func (r Request) Description() string {
 		}
 		fmt.Fprintf(&b, "Release the saved %s for %q at %s (alias %q) to browser session %q%s?", what, r.Account, r.Origin, r.Alias, r.Session, how)
 	}
-	if r.Path != "" || r.Field != "" {
+	switch {
+	case r.Path == "" && r.Field == "":
+	case r.Basic && r.Field != "":
+		fmt.Fprintf(&b, "\nThe Authorization header goes to this one request only: %q; the challenge: %q (as reported by the host).", r.Path, r.Field)
+	case r.Basic:
+		fmt.Fprintf(&b, "\nThe Authorization header goes to this one request only: %q (as reported by the host).", r.Path)
+	default:
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
+	}
+	if r.FirstLogin {
+		fmt.Fprintf(&b, "\nFirst sign-in with this credential: page %q will be remembered as its sign-in page.", r.Path)
 	}
 	if r.Listener != "" {
 		fmt.Fprintf(&b, "\nOn this machine: %s.", r.Listener)
@@ -128,6 +162,18 @@ func (r Request) Description() string {
 	}
 	fmt.Fprintf(&b, "\nRequested by pid %d (%q)%s.", r.PID, exe, role)
 	return b.String()
+}
+
+// quoted lists paths quoted: "a", "a" or "b", "a", "b" or "c".
+func quoted(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = strconv.Quote(p)
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // Provider asks for presence.
