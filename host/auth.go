@@ -201,19 +201,23 @@ func usable(st pageState, pageOrigin string, page int) (snapshot.LoginForm, bool
 }
 
 // authRequired issues a challenge when the session's page holds a usable login form. Any
-// failure (no broker, no form) just means no auth_required.
-func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *AuthRequired {
+// failure (no broker, no form) just means no auth_required, but a page that shows a released
+// secret: its look discarded it, and the verb answers that (echoed.go).
+func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*AuthRequired, error) {
 	st, err := h.look(ctx, b, s)
+	if errors.Is(err, errEchoed) {
+		return nil, err
+	}
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	o, err := origin.Canonical(st.outline.Origin)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	f, ok := usable(st, o, firstPage)
 	if !ok || checkForm(st, f, o) != nil {
-		return nil // a form that would be refused gets no challenge: 'auth login' says why
+		return nil, nil // a form that would be refused gets no challenge: 'auth login' says why
 	}
 	var ch brokerapi.ChallengeResult
 	err = h.withBroker(ctx, func(c *brokerapi.Client) error {
@@ -223,9 +227,9 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) *Au
 	})
 	if err != nil {
 		h.o.Log.Warn("no challenge for a login form", "session", s.name, "code", wire.CodeOf(err))
-		return nil
+		return nil, nil
 	}
-	return &AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}
+	return &AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}, nil
 }
 
 // AuthLogin signs the session in with the saved credential alias: finds the sign-in form,

@@ -75,16 +75,21 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", b.SessionErr(s.sid))
 	h.routes.Delete(s.sid)
-	if s.targetID != "" {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
-		cancel()
-	}
+	old := s.targetID
 	s.targetID, s.sid = "", ""
 	s.taint, s.taintDoc = nil, ""
 	clear(s.refs)
 	s.drain()
-	if err := h.openPage(ctx, b, s, ""); err != nil {
+	// The fresh page opens before the dead one is closed: closing the last window of the
+	// profile ends Chromium's browsing session, which deletes every session cookie (the
+	// session would be signed out of every site).
+	err := h.openPage(ctx, b, s, "")
+	if old != "" {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": old}, nil)
+		cancel()
+	}
+	if err != nil {
 		return wire.Errorf(wire.CodeBrowserCrashed, "the session's page crashed and a fresh one could not be opened: %w", err)
 	}
 	return nil

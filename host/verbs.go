@@ -201,7 +201,9 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (Page
 	if err != nil {
 		return r, err
 	}
-	r.AuthRequired = h.authRequired(ctx, b, s)
+	if r.AuthRequired, err = h.authRequired(ctx, b, s); err != nil {
+		return PageResult{}, err
+	}
 	if r.AuthRequired == nil {
 		r.AuthRequired = h.basicAuthRequired(ctx, b, s)
 	}
@@ -286,7 +288,7 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 				return res, nil
 			}
 			_, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
-			if wire.CodeOf(err) == wire.CodeBrowserCrashed {
+			if wire.CodeOf(err) == wire.CodeBrowserCrashed || errors.Is(err, errEchoed) {
 				return PageResult{}, err
 			}
 			if err == nil {
