@@ -147,6 +147,25 @@ func Chain(pid, n int) []Proc {
 	return out
 }
 
+// Lineage returns pid and then its ancestors' pids, n at most, read from /proc: pids only,
+// without Chain's limit of MaxChain, for a question such as "did this process start that
+// one". It stops after pid 1, at a process that is gone, or at a loop; a pid that does not
+// exist gives that pid alone, and n < 1 or pid <= 0 gives nil.
+func Lineage(pid, n int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for len(out) < n && pid > 0 && !seen[pid] {
+		seen[pid] = true
+		out = append(out, pid)
+		st, ok := Read(pid)
+		if !ok || pid == 1 {
+			break
+		}
+		pid = st.PPID
+	}
+	return out
+}
+
 // Clean makes s fit a prompt line: valid UTF-8, control and other non-printing characters
 // replaced by '?', cut to at most max bytes on a rune boundary.
 func Clean(s string, max int) string {

@@ -94,6 +94,42 @@ func TestChain(t *testing.T) {
 	}
 }
 
+// TestLineage: a child's lineage is the child, this test, its parent … up to pid 1, beyond
+// MaxChain when asked; n bounds it; a gone pid is that pid alone.
+func TestLineage(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	l := Lineage(cmd.Process.Pid, 32)
+	if len(l) < 3 || l[0] != cmd.Process.Pid || l[1] != os.Getpid() || l[2] != os.Getppid() {
+		t.Fatalf("Lineage = %v", l)
+	}
+	if last := l[len(l)-1]; len(l) < 32 && last != 1 && Alive(last) {
+		if st, _ := Read(last); st.PPID != 0 {
+			t.Fatalf("Lineage stopped at %d (parent %d) before pid 1: %v", last, st.PPID, l)
+		}
+	}
+	if got := Lineage(cmd.Process.Pid, 2); len(got) != 2 || got[1] != os.Getpid() {
+		t.Errorf("Lineage(n=2) = %v", got)
+	}
+	if got := Lineage(1, 32); len(got) != 1 || got[0] != 1 {
+		t.Errorf("Lineage(1) = %v", got)
+	}
+	if got := Lineage(os.Getpid(), 0); got != nil {
+		t.Errorf("Lineage(n=0) = %v", got)
+	}
+	gone := exec.Command("true")
+	gone.Run()
+	if got := Lineage(gone.Process.Pid, 32); len(got) != 1 || got[0] != gone.Process.Pid {
+		t.Errorf("Lineage(gone) = %v", got)
+	}
+}
+
 func TestProcString(t *testing.T) {
 	for p, want := range map[Proc]string{
 		{PID: 3, Exe: "/usr/bin/bash", Comm: "bash"}: "pid 3 /usr/bin/bash",
