@@ -107,7 +107,7 @@ func (r Request) Description() string {
 	var b strings.Builder
 	// The warnings come first: what the person must not miss.
 	if len(r.KnownPaths) > 0 {
-		fmt.Fprintf(&b, "NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at %q; alias %q signed in at %s before.\n", r.Path, r.Alias, quoted(r.KnownPaths))
+		fmt.Fprintf(&b, "NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at %q; alias %q signed in at %s before.\n", r.Path, r.Alias, QuoteList(r.KnownPaths))
 	}
 	if r.AgentSite.PID > 0 {
 		name := cmp.Or(r.AgentSite.Comm, r.AgentSite.Exe, "unknown")
@@ -164,11 +164,12 @@ func (r Request) Description() string {
 	return b.String()
 }
 
-// quoted lists paths quoted: "a", "a" or "b", "a", "b" or "c".
-func quoted(paths []string) string {
-	q := make([]string, len(paths))
-	for i, p := range paths {
-		q[i] = strconv.Quote(p)
+// QuoteList lists items quoted (Go syntax), for a prompt or a message: "a"; "a" or "b";
+// "a", "b" or "c".
+func QuoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, it := range items {
+		q[i] = strconv.Quote(it)
 	}
 	if len(q) < 2 {
 		return strings.Join(q, "")
