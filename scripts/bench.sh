@@ -6,7 +6,7 @@
 # credentials.list, challenge.issue) over 64 connections vs the same over 1 (p50, p99,
 # requests/s, errors); brokerd idle RSS; the browser host;
 # alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
-# the same page; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
+# the same page; a snapshot of a long page after a sign-in (the echo scan) vs before any; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
 # Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes).
 # The Playwright baselines need Node.js 20+ and npm; playwright-core, @playwright/mcp and the MCP
 # SDK (pinned in scripts/bench/package.json and its lockfile) are installed into
@@ -33,7 +33,7 @@ scripts/install-deps.sh
 export PATH=/usr/local/go/bin:$PATH HEADLESS_REAL=1
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY
 if [ $quick = 1 ]; then
-  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}"
+  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_SNAP_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}"
 fi
 out_dir=${BENCH_OUT:-docs/bench}
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -68,6 +68,7 @@ step ./tests/ '^Benchmark(HostStart|BareChromiumPipe|SessionCreate|IsolatedCreat
 step ./tests/ '^Benchmark(ProfileClear|BaselineStopStart)$' "${BENCH_HOST_N:-8}"
 step ./tests/ '^BenchmarkHostIdleRSS$' "${BENCH_RSS_N:-20}"
 step ./tests/ '^Benchmark(AliasLogin|PlaywrightLogin)$' "${BENCH_LOGIN_N:-20}"
+step ./tests/ '^BenchmarkSnapshotScan$' "${BENCH_SNAP_N:-20}"
 step ./tests/ '^Benchmark(Playwright)?ConcurrentLogins32$' "${BENCH_CONC_N:-3}"
 step ./tests/ '^BenchmarkMCP$' "${BENCH_MCP_N:-30}"
 step ./tests/ '^BenchmarkJourney$' "${BENCH_JOURNEY_N:-20}"

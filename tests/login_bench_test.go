@@ -302,3 +302,39 @@ func BenchmarkPlaywrightConcurrentLogins32(b *testing.B) {
 	s.report(b)
 	b.ReportMetric(sum/float64(n), "round-ms")
 }
+
+// BenchmarkSnapshotScan is the cost of the echo scan (issue 27): 'headless snapshot' of a long
+// page (benchSite /big, about 2,000 elements), first before anything was released into the
+// browser (no scan: the baseline, clean-p50-ms), then after an alias login (every string of
+// the page and the whole answer scanned for the released password's forms: released-p50-ms),
+// b.N snapshots each, in the same host.
+func BenchmarkSnapshotScan(b *testing.B) {
+	e, srv := loginBench(b)
+	snap := func() time.Duration {
+		start := time.Now()
+		r := e.run("", "headless", "snapshot", "--json")
+		d := time.Since(start)
+		if r.code != 0 || !strings.Contains(r.stdout, "Track 599") {
+			b.Fatalf("snapshot of /big: %+v", r)
+		}
+		return d
+	}
+	var clean, released samples
+	if r := e.run("", "headless", "visit", srv.URL+"/big", "--json"); r.code != 0 {
+		b.Fatalf("visit /big: %+v", r)
+	}
+	for range b.N {
+		clean = append(clean, snap())
+	}
+	if err := aliasLogin(e, srv, "default"); err != nil {
+		b.Fatal(err)
+	}
+	if r := e.run("", "headless", "visit", srv.URL+"/big", "--json"); r.code != 0 {
+		b.Fatalf("visit /big: %+v", r)
+	}
+	for range b.N {
+		released = append(released, snap())
+	}
+	clean.reportAs(b, "clean-")
+	released.reportAs(b, "released-")
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -123,6 +124,18 @@ document.getElementById("reserve").addEventListener("click", function () {
 		}
 		s.reserved.Add(1)
 		fmt.Fprintf(w, `{"ok":true,"stock":%d}`, 10-in.Quantity)
+	})
+	// /big: a long page (a table of 600 rows, each a link, a text and a button: about 2,000
+	// outline elements and 120 KB of outline), for the cost of reading a page.
+	mux.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		b.WriteString("<h1>Orders</h1><table>")
+		for i := range 600 {
+			fmt.Fprintf(&b, `<tr><td><a href="/order/%d">Order %d</a></td><td>Shipped to Example Street %d, 12345 Town &amp; Country</td><td><button>Track %d</button></td></tr>`, i, i, i, i)
+		}
+		b.WriteString("</table>")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><html><head><title>Orders</title></head><body>%s</body></html>", b.String())
 	})
 	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
 		if c, err := r.Cookie("bench_session"); err == nil {
