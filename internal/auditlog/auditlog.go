@@ -55,7 +55,7 @@ const (
 type Record struct {
 	Seq      uint64    `json:"seq"` // 1, 2, 3 … across rotated files
 	Time     time.Time `json:"time"`
-	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock"
+	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock", "learn_path", "echo"
 	Decision string    `json:"decision"`       // "allow", "deny", "ok", "error"
 	Code     string    `json:"code,omitempty"` // error code when not allowed/ok
 	Origin   string    `json:"origin,omitempty"`
@@ -69,9 +69,10 @@ type Record struct {
 	// /proc when it decided; an entry with only a comm had an unreadable executable.
 	Chain []procstat.Proc `json:"chain,omitempty"`
 	// What the host reported about a release (not verified by brokerd): the purpose
-	// ("verify" for 'credentials verify'; empty for a login), the page path without query,
-	// the password field's label, and the agent behind the request (the control-socket peer
-	// and its ancestors).
+	// ("verify" for 'credentials verify'; empty for a login), the page path without query
+	// (for "basic", the path and query of the one request the header went to; for
+	// "learn_path", the sign-in's path), the password field's label, and the agent behind
+	// the request (the control-socket peer and its ancestors).
 	Purpose string          `json:"purpose,omitempty"`
 	Path    string          `json:"path,omitempty"`
 	Field   string          `json:"field,omitempty"`
@@ -84,7 +85,12 @@ type Record struct {
 	// "password" and "totp" (the current one-time code of the alias's seed), in that order.
 	Released []string `json:"released,omitempty"`
 	// Detail is what a record of the log's own upkeep says: for op "recover", the torn record
-	// that was cut from the end of the log and where its bytes were kept.
+	// that was cut from the end of the log and where its bytes were kept. For a form sign-in
+	// at a path that is not one of the credential's known ones (a release refused
+	// LOGIN_PATH_CHANGED, or allowed by the person at the new path), the known paths; for
+	// "learn_path", why nothing was learned (or which learned path a full credential
+	// dropped); for "echo" (the host reporting that a page showed a released secret), the
+	// name of the output that was refused ("snapshot", …).
 	Detail string `json:"detail,omitempty"`
 	Prev   string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
 }

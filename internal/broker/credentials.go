@@ -2,6 +2,9 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/headless-dev/headless/internal/brokerapi"
@@ -28,11 +31,30 @@ func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParam
 	if err != nil {
 		return brokerapi.ListResult{}, err
 	}
+	var paths []pathEntry
+	if book := s.bookFor(p.Session); book != nil {
+		if paths, err = book.entries(); err != nil {
+			return brokerapi.ListResult{}, err
+		}
+	}
 	out := brokerapi.ListResult{Credentials: make([]brokerapi.Credential, 0, len(recs))}
 	for _, r := range recs {
-		out.Credentials = append(out.Credentials, listed(r))
+		c := listed(r)
+		if i := slices.IndexFunc(paths, func(e pathEntry) bool { return e.names(r.Origin, r.Alias) }); i >= 0 {
+			c.LoginPaths = paths[i].known()
+		}
+		out.Credentials = append(out.Credentials, c)
 	}
 	return out, nil
+}
+
+// bookFor is the known sign-in paths of the store session names ("": the vault), once
+// storeFor has checked the session is the caller's.
+func (s *Server) bookFor(session string) pathBook {
+	if session == "" {
+		return s.bookOf(nil)
+	}
+	return s.bookOf(s.isolated(session))
 }
 
 func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams) (brokerapi.Credential, error) {
@@ -43,9 +65,17 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 	if err != nil {
 		return brokerapi.Credential{}, err
 	}
+	paths, err := cleanLoginPaths(p.LoginPaths)
+	if err != nil {
+		return brokerapi.Credential{}, err
+	}
 	store, err := s.storeFor(conn, p.Session)
 	if err != nil {
 		return brokerapi.Credential{}, err
+	}
+	book := s.bookFor(p.Session)
+	if book == nil {
+		return brokerapi.Credential{}, s.trusted("nothing was saved")
 	}
 	rec := vault.Record{Origin: o, Account: p.Account, Alias: p.Alias}
 	var saved []byte
@@ -64,21 +94,57 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 		return brokerapi.Credential{}, err
 	}
 	defer credential.Zero(saved)
-	if err := s.write(ctx, p.Session, true, func(ctx context.Context) error { return store.Add(ctx, rec, saved) }); err != nil {
+	// The new credential's sign-in paths are the person's (none: learned at its first sign-in),
+	// whatever an earlier credential of that alias had; a credential whose paths cannot be
+	// kept is taken out again.
+	entry := pathEntry{Origin: o, Alias: p.Alias, Account: p.Account, Set: paths}
+	err = s.write(ctx, p.Session, true, func(ctx context.Context) error {
+		if err := store.Add(ctx, rec, saved); err != nil {
+			return err
+		}
+		err := setPaths(book, entry)
+		if errors.Is(err, errPathsFull) {
+			err = s.prune(ctx, store, book, entry)
+		}
+		if err != nil {
+			if rerr := store.Remove(ctx, o, p.Alias); rerr != nil {
+				return fmt.Errorf("%w (taking the new credential out again failed: %v)", err, rerr)
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return brokerapi.Credential{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, VaultTimeout)
 	defer cancel()
 	// Report what the store recorded (its creation time).
-	recs, err := store.List(ctx, o)
-	if err == nil {
+	out := listed(rec)
+	if recs, err := store.List(ctx, o); err == nil {
 		for _, r := range recs {
 			if strings.EqualFold(r.Alias, p.Alias) {
-				return listed(r), nil
+				out = listed(r)
 			}
 		}
 	}
-	return listed(rec), nil
+	out.LoginPaths = paths
+	return out, nil
+}
+
+// prune makes room for entry by dropping the entries of credentials no longer in store
+// (removed by another program than brokerd), then sets it.
+func (s *Server) prune(ctx context.Context, store vault.Store, book pathBook, entry pathEntry) error {
+	recs, err := store.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	if err := prunePaths(book, func(o, alias string) bool {
+		return slices.ContainsFunc(recs, func(r vault.Record) bool { return r.Origin == o && strings.EqualFold(r.Alias, alias) })
+	}); err != nil {
+		return err
+	}
+	return setPaths(book, entry)
 }
 
 func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p brokerapi.RemoveParams) (struct{}, error) {
@@ -90,7 +156,20 @@ func (s *Server) remove(ctx context.Context, conn *rpc.Conn, p brokerapi.RemoveP
 	if err != nil {
 		return struct{}{}, err
 	}
-	return struct{}{}, s.write(ctx, p.Session, false, func(ctx context.Context) error { return store.Remove(ctx, o, p.Alias) })
+	book := s.bookFor(p.Session)
+	return struct{}{}, s.write(ctx, p.Session, false, func(ctx context.Context) error {
+		if err := store.Remove(ctx, o, p.Alias); err != nil {
+			return err
+		}
+		// Its sign-in paths go with it. The removal stands if they cannot be dropped: an add
+		// of the alias replaces them anyway.
+		if book != nil {
+			if err := dropPaths(book, o, p.Alias); err != nil {
+				s.log().Warn("the sign-in paths of a removed credential were kept", "origin", o, "alias", p.Alias, "err", err)
+			}
+		}
+		return nil
+	})
 }
 
 // unlocker is a presence provider whose vault is locked at rest (secret-service): writes run

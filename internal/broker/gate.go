@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/headless-dev/headless/audit"
@@ -12,6 +14,7 @@ import (
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/totp"
 	"github.com/headless-dev/headless/internal/wire"
@@ -134,6 +137,35 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		return nil, fmt.Errorf("alias %q at %s: %w", p.Alias, ch.Origin, vault.ErrAliasUnknown)
 	}
 	ar.Account, ar.Alias = rec.Account, rec.Alias
+	// A form sign-in goes only where the credential signed in before (or where the person
+	// set at enrolment): anywhere else on the origin is refused before anyone is asked,
+	// unless the host asks the person to allow the new path, with a prompt that says so first.
+	login := p.Purpose == brokerapi.PurposeLogin
+	path := p.Path
+	var known []string
+	if login {
+		if path == "" {
+			path = "/" // a URL's empty path is its root
+		}
+		if err := checkLoginPath(path); err != nil {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "the page path %q is not a sign-in path: %v", procstat.Clean(path, 128), err)
+		}
+		ar.Path = path
+		book := s.bookOf(meta.store)
+		if book == nil {
+			return nil, s.trusted("nothing was asked or released")
+		}
+		if known, err = knownPaths(book, ch.Origin, rec.Alias); err != nil {
+			return nil, err
+		}
+	}
+	newPath := len(known) > 0 && !slices.Contains(known, path)
+	if newPath {
+		ar.Detail = "known sign-in paths: " + shownPaths(known)
+		if !p.NewPath {
+			return nil, errPathChanged(path, rec.Alias, known)
+		}
+	}
 	_, hostExe := s.Hosts.Running()
 	req := presence.Request{Origin: ch.Origin, Account: rec.Account, Alias: rec.Alias, Session: ch.Session, PID: peer.PID, Exe: hostExe, Host: true,
 		Verify: p.Purpose == brokerapi.PurposeVerify, Path: p.Path, Field: p.Field, Agent: p.Agent, Client: p.Client,
@@ -141,7 +173,13 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		// says so. (The record's metadata says whether a seed is stored; a record read
 		// inside the grant that disagrees is refused below.)
 		Code: rec.TOTP && p.Purpose == brokerapi.PurposeLogin, Basic: p.Purpose == brokerapi.PurposeBasic,
-		CodeOnly: p.Purpose == brokerapi.PurposeCode}
+		CodeOnly: p.Purpose == brokerapi.PurposeCode, FirstLogin: login && len(known) == 0}
+	if login {
+		req.Path = path
+	}
+	if newPath {
+		req.KnownPaths = known
+	}
 	if req.CodeOnly && !rec.TOTP {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "alias %q has no TOTP seed; nothing was asked or released", rec.Alias)
 	}
@@ -159,6 +197,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 			return nil, err
 		}
 		req.Listener, listenerKey = l.String(), l.Key()
+		req.AgentSite = agentSite(l, p.Agent)
 	}
 	// The record of this decision must fit in the log before anyone is asked.
 	if err := s.reserve("nothing was asked or released"); err != nil {
@@ -226,6 +265,10 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if err := s.record("release", nil, peer, ar); err != nil {
 		return nil, err // not audited, not released
 	}
+	if login {
+		s.rememberSignIn(rpc.ConnOf(ctx), &signIn{challenge: p.Challenge, at: s.now(), store: meta.store, session: ch.Session,
+			origin: got.Origin, alias: got.Alias, account: got.Account, path: path, newPath: newPath})
+	}
 	if !withCode {
 		return brokerapi.ReleaseFrame(id, rel, pw)
 	}
@@ -238,4 +281,40 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	out = key.AppendCode(out, s.now())
 	rel.Code = true
 	return brokerapi.ReleaseFrame(id, rel, out)
+}
+
+// maxAncestry bounds the generations walked from a loopback site's server to the agent.
+const maxAncestry = 32
+
+// agentSite is the process serving l when the agent asking started it: a holder of l's
+// sockets that is, or descends from (maxAncestry generations at most), a process of agent, the
+// chain the host reported (the control-socket peer and its ancestors), leaving out pid 1 and
+// brokerd's own ancestors (a systemd --user or login shell that started both brokerd and the
+// agent would otherwise make every listener the agent's). agent is the host's report, and a
+// pid may be reused: this only warns the person, first in the prompt; it decides nothing.
+func agentSite(l loopback.Listener, agent []brokerapi.Proc) procstat.Proc {
+	if len(agent) == 0 || len(l.Procs) == 0 {
+		return procstat.Proc{}
+	}
+	var site procstat.Proc
+	hardening.AsUser(func() { // the user's processes, as the user sees them
+		shared := map[int]bool{1: true}
+		for _, pid := range procstat.Lineage(os.Getpid(), maxAncestry)[1:] {
+			shared[pid] = true
+		}
+		asking := map[int]bool{}
+		for _, a := range agent {
+			if !shared[a.PID] {
+				asking[a.PID] = true
+			}
+		}
+		for _, h := range l.Procs {
+			if slices.ContainsFunc(procstat.Lineage(h.PID, maxAncestry), func(pid int) bool { return asking[pid] }) {
+				st, _ := procstat.Read(h.PID)
+				site = procstat.Proc{PID: h.PID, Exe: procstat.Clean(h.Exe, procstat.MaxExe), Comm: st.Comm}
+				return
+			}
+		}
+	})
+	return site
 }

@@ -15,6 +15,7 @@ type isoStore struct {
 	session string
 	owner   *rpc.Conn
 	mem     *vault.Memory
+	paths   *memPaths // its credentials' known sign-in paths, wiped with it
 }
 
 func errNoIsolated(session string) error {
@@ -71,7 +72,7 @@ func (s *Server) openSession(conn *rpc.Conn, p brokerapi.SessionOpenParams) (str
 	if len(s.iso) >= max {
 		return struct{}{}, wire.Errorf(wire.CodeSessionLimit, "at most %d isolated sessions", max)
 	}
-	s.iso[p.Session] = &isoStore{session: p.Session, owner: conn, mem: vault.NewMemory(vault.MemoryOptions{MaxRecords: brokerapi.MaxIsolatedRecords})}
+	s.iso[p.Session] = &isoStore{session: p.Session, owner: conn, mem: vault.NewMemory(vault.MemoryOptions{MaxRecords: brokerapi.MaxIsolatedRecords}), paths: &memPaths{}}
 	// While it owns the store, the connection is never closed for idleness or to make room;
 	// every way the store leaves s.iso unpins it once (closeSession, wipeOwned).
 	conn.Pin()
@@ -91,16 +92,33 @@ func (s *Server) closeSession(conn *rpc.Conn, p brokerapi.SessionCloseParams) (s
 		return struct{}{}, errNoIsolated(p.Session)
 	}
 	st.mem.Wipe()
+	st.paths.wipe()
 	s.log().Info("isolated store wiped", "session", st.session, "reason", "session closed")
 	return struct{}{}, nil
 }
 
-// connClosed zeroes every isolated store the ended connection owned and forgets its hello.
+// connClosed zeroes every isolated store the ended connection owned and forgets its hello and
+// its allowed sign-ins (learn_path answers only the connection of the release).
 func (s *Server) connClosed(conn *rpc.Conn) {
 	s.wipeOwned(conn, "host connection ended")
 	s.helloMu.Lock()
 	delete(s.hellos, conn)
 	s.helloMu.Unlock()
+	s.loginMu.Lock()
+	delete(s.logins, conn)
+	s.loginMu.Unlock()
+}
+
+// bookOf is the known sign-in paths of st's credentials (nil: the vault's); nil when this
+// brokerd keeps none (it is then untrusted).
+func (s *Server) bookOf(st *isoStore) pathBook {
+	if st != nil {
+		return st.paths
+	}
+	if s.Paths == nil {
+		return nil
+	}
+	return s.Paths
 }
 
 // wipeOwned zeroes every isolated store conn owns and returns how many there were.
@@ -120,6 +138,7 @@ func (s *Server) wipeOwned(conn *rpc.Conn, reason string) int {
 	s.isoMu.Unlock()
 	for _, st := range gone {
 		st.mem.Wipe()
+		st.paths.wipe()
 		s.log().Info("isolated store wiped", "session", st.session, "reason", reason, "peer_pid", conn.Peer.PID)
 	}
 	return len(gone)

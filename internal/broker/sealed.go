@@ -106,16 +106,27 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 	return got, secret, nil
 }
 
-// trusted refuses (BROKER_UNTRUSTED) what needs the seal key when this brokerd has none.
+// trusted refuses (BROKER_UNTRUSTED) what needs the seal key and the known sign-in paths
+// when this brokerd lacks either.
 func (s *Server) trusted(what string) error {
-	if s.Key != nil {
-		return nil
+	if why := s.untrusted(); why != "" {
+		return wire.Errorf(wire.CodeBrokerUntrusted, "%s: %s", what, why)
 	}
-	why := s.Untrusted
-	if why == "" {
-		why = "this brokerd has no seal key"
+	return nil
+}
+
+// untrusted is why this brokerd may release and save nothing ("" when it may).
+func (s *Server) untrusted() string {
+	switch {
+	case s.Key != nil && s.Paths != nil:
+		return ""
+	case s.Untrusted != "":
+		return s.Untrusted
+	case s.Key == nil:
+		return "this brokerd has no seal key"
+	default:
+		return "this brokerd has nowhere to keep the credentials' sign-in paths (no state directory)"
 	}
-	return wire.Errorf(wire.CodeBrokerUntrusted, "%s: %s", what, why)
 }
 
 // openKeyOnly opens text, the saved secret of rec read inside a presence grant of a provider

@@ -59,11 +59,27 @@
 // refused before the prompt); the release reply carries that listener's key for the host to
 // check again before typing.
 //
+// # Known sign-in paths
+//
+// A credential's form sign-in goes only where it signed in before (loginpaths.go). The person
+// sets paths at enrolment (credentials.add "login_paths"), or the credential learns the path
+// of its first form sign-in that the host reports authenticated (credentials.learn_path, from
+// the genuine host only, for an allowed login release on the same connection, once, within 10
+// minutes). A login release at any other path of the origin is LOGIN_PATH_CHANGED before
+// anyone is asked, unless the host sets "new_path": then the prompt's first line says this is
+// not where the person signed in before, and the path is learned when that sign-in succeeds.
+// The vault's paths live in hardening.StateDir/UID/login-paths.json, which no process of the
+// user can reach (a brokerd that cannot use it is BROKER_UNTRUSTED); an isolated session's
+// live and die with its store. A loopback origin served by a process the agent chain started
+// is named first in the prompt (a warning: the chain is the host's report).
+//
 // # Not guaranteed
 //
 // What the host reports (page, field, agent chain, purpose) is shown labelled as such; brokerd
-// cannot verify it. A same-user process that can replace a user-owned host binary, or edit the
-// user-only config, chooses what brokerd starts and trusts (see SECURITY.md).
+// cannot verify it; a path check is as good as the host's report of the page's path. A
+// credential with no known path yet learns whatever path its first approved sign-in was at.
+// A same-user process that can replace a user-owned host binary, or edit the user-only config,
+// chooses what brokerd starts and trusts (see SECURITY.md).
 package broker
 
 import (
@@ -126,12 +142,19 @@ type Server struct {
 	// key, and every release and save is BROKER_UNTRUSTED, with Untrusted as the reason.
 	Key       *seal.Key
 	Untrusted string
+	// Paths keeps the vault's credentials' known sign-in paths (OpenLoginPaths, in
+	// hardening.StateDir, which no process of the user can write). nil: this brokerd has
+	// nowhere to keep them, and every release and save is BROKER_UNTRUSTED, as without Key.
+	Paths *LoginPaths
 
 	isoMu sync.Mutex
 	iso   map[string]*isoStore // by session name
 
 	helloMu sync.Mutex
 	hellos  map[*rpc.Conn]*wire.Error // each connection's host.hello verdict (nil: it matched)
+
+	loginMu sync.Mutex
+	logins  map[*rpc.Conn][]*signIn // each connection's allowed form sign-ins, for learn_path
 
 	tableOnce sync.Once
 	table     *rpc.Methods
@@ -211,12 +234,7 @@ func (s *Server) methods() *rpc.Methods {
 			if s.Facts != nil {
 				v.Facts = s.Facts()
 			}
-			if s.Key == nil {
-				v.Untrusted = s.Untrusted
-				if v.Untrusted == "" {
-					v.Untrusted = "this brokerd has no seal key"
-				}
-			}
+			v.Untrusted = s.untrusted()
 			return v, nil
 		})
 		rpc.Handle(t, brokerapi.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
@@ -291,6 +309,13 @@ func (s *Server) methods() *rpc.Methods {
 			s.record("clear", nil, rpc.PeerOf(ctx), audit.Record{})
 			rpc.Note(ctx, "sessions_closed", p.SessionsClosed, "stores_wiped", n)
 			return struct{}{}, nil
+		})
+		rpc.Handle(t, brokerapi.MethodLearnPath, func(ctx context.Context, p brokerapi.LearnPathParams) (brokerapi.LearnPathResult, error) {
+			return s.learn(rpc.ConnOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodEchoSeen, func(ctx context.Context, p brokerapi.EchoSeenParams) (struct{}, error) {
+			rpc.Note(ctx, "session", p.Session, "output", p.Output)
+			return s.echoSeen(rpc.ConnOf(ctx), p)
 		})
 		// The one reply that carries a secret: release builds its frame by hand.
 		rpc.HandleFrame(t, brokerapi.MethodRelease, func(ctx context.Context, id uint64, p brokerapi.ReleaseParams) ([]byte, error) {

@@ -133,6 +133,10 @@ func newFixture(t testing.TB) *fixture {
 	pres := &fakePresence{}
 	hosts := &fakeHosts{pid: 777}
 	aud := &memAudit{}
+	paths, err := OpenLoginPaths(t.TempDir(), os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fixture{
 		store: store, pres: pres, clock: clk, hosts: hosts, audit: aud,
 		srv: &Server{
@@ -145,6 +149,7 @@ func newFixture(t testing.TB) *fixture {
 			Hosts:      hosts,
 			Expect:     HostExpect{Chromium: goodHello.Chromium, Config: goodHello.Config, Version: "test"},
 			Key:        testKey,
+			Paths:      paths,
 		},
 	}
 	ctx := context.Background()

@@ -1,0 +1,138 @@
+package broker
+
+import (
+	"slices"
+	"time"
+
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/rpc"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// signIn is an allowed form sign-in, kept for the host's credentials.learn_path once the
+// sign-in ends authenticated: what was released, where, and whether the person allowed it at
+// a new path.
+type signIn struct {
+	challenge string
+	at        time.Time
+	store     *isoStore // nil: the vault
+	session   string
+	origin    string
+	alias     string
+	account   string
+	path      string
+	newPath   bool // the person allowed it at a path that was not one of the known ones
+	used      bool
+}
+
+// Bounds of the allowed sign-ins kept for learn_path: each for signInTTL, at most
+// maxSignIns a connection (the oldest go first), and none beyond its connection.
+const (
+	signInTTL  = 10 * time.Minute
+	maxSignIns = 32
+)
+
+// rememberSignIn keeps an allowed form sign-in for learn_path on conn.
+func (s *Server) rememberSignIn(conn *rpc.Conn, si *signIn) {
+	if conn == nil {
+		return
+	}
+	s.loginMu.Lock()
+	defer s.loginMu.Unlock()
+	if s.logins == nil {
+		s.logins = map[*rpc.Conn][]*signIn{}
+	}
+	kept := slices.DeleteFunc(s.logins[conn], func(o *signIn) bool { return si.at.Sub(o.at) >= signInTTL })
+	if len(kept) >= maxSignIns {
+		kept = slices.Delete(kept, 0, len(kept)-maxSignIns+1)
+	}
+	s.logins[conn] = append(kept, si)
+}
+
+// takeSignIn finds the allowed sign-in of challenge on conn and marks it used: once per
+// challenge, on the connection of its release, within signInTTL.
+func (s *Server) takeSignIn(conn *rpc.Conn, challenge string) (signIn, error) {
+	s.loginMu.Lock()
+	defer s.loginMu.Unlock()
+	i := slices.IndexFunc(s.logins[conn], func(si *signIn) bool { return si.challenge == challenge })
+	if i < 0 {
+		return signIn{}, wire.Errorf(wire.CodeChallengeUnk, "no form sign-in released for challenge %q on this connection; nothing was learned", procstat.Clean(challenge, 64))
+	}
+	si := s.logins[conn][i]
+	switch {
+	case si.used:
+		return signIn{}, wire.Errorf(wire.CodeChallengeUsed, "the sign-in of challenge %q was reported already; nothing was learned", si.challenge)
+	case s.now().Sub(si.at) >= signInTTL:
+		return signIn{}, wire.Errorf(wire.CodeChallengeExp, "the sign-in of challenge %q was released more than %v ago; nothing was learned", si.challenge, signInTTL)
+	}
+	si.used = true
+	return *si, nil
+}
+
+// learn answers credentials.learn_path: the genuine host saying that the form sign-in it
+// released a password for (named by its challenge, on this connection) ended authenticated.
+// A credential without known sign-in paths learns the sign-in's path; one released at a new
+// path the person allowed adds it (learnPath). Every call is audited (op "learn_path").
+func (s *Server) learn(conn *rpc.Conn, p brokerapi.LearnPathParams) (res brokerapi.LearnPathResult, err error) {
+	var peer Peer
+	if conn != nil {
+		peer = conn.Peer
+	}
+	ar := audit.Record{}
+	defer func() { s.record("learn_path", err, peer, ar) }()
+	if err := s.requireHost(conn); err != nil {
+		return res, err
+	}
+	if err := s.reserve("nothing was learned"); err != nil {
+		return res, err
+	}
+	si, err := s.takeSignIn(conn, p.Challenge)
+	if err != nil {
+		return res, err
+	}
+	ar.Origin, ar.Alias, ar.Account, ar.Session, ar.Path = si.origin, si.alias, si.account, si.session, si.path
+	if cur := s.isolated(si.session); si.store != nil && cur != si.store {
+		return res, wire.Errorf(wire.CodeChallengeMism, "isolated session %q was closed since the sign-in; nothing was learned", si.session)
+	}
+	book := s.bookOf(si.store)
+	if book == nil {
+		return res, s.trusted("nothing was learned")
+	}
+	l, err := learnPath(book, si.origin, si.alias, si.account, si.path, si.newPath)
+	if err != nil {
+		return res, err
+	}
+	ar.Detail = l.note
+	s.log().Info("sign-in path", "origin", si.origin, "alias", si.alias, "path", si.path, "learned", l.added, "note", l.note)
+	return brokerapi.LearnPathResult{LoginPaths: l.paths, Learned: l.added}, nil
+}
+
+// maxEchoOutput bounds echo.seen's output name (a method name such as "snapshot").
+const maxEchoOutput = 64
+
+// echoSeen answers echo.seen: the genuine host reporting that a page showed a secret released
+// into the browser and the output was refused. It appends one audit record (op "echo",
+// decision "ok", the output's name in Detail) and changes nothing else. Only the host's
+// report is recorded: a refused one changes nothing, so it is not.
+func (s *Server) echoSeen(conn *rpc.Conn, p brokerapi.EchoSeenParams) (struct{}, error) {
+	if err := s.requireHost(conn); err != nil {
+		return struct{}{}, err
+	}
+	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeInvalidArgument, format, a...) }
+	switch {
+	case credential.ValidSession(p.Session) != nil:
+		return struct{}{}, bad("%s", credential.SessionRule)
+	case len(p.Origin) > audit.MaxField || !procstat.Printable(p.Origin):
+		return struct{}{}, bad("the origin is longer than %d bytes or not printable UTF-8", audit.MaxField)
+	case p.Output == "" || len(p.Output) > maxEchoOutput || !procstat.Printable(p.Output):
+		return struct{}{}, bad("the output name is empty, longer than %d bytes or not printable UTF-8", maxEchoOutput)
+	}
+	if err := s.reserve("the echo was not recorded"); err != nil {
+		return struct{}{}, err
+	}
+	s.log().Warn("a page showed a released secret", "session", p.Session, "origin", p.Origin, "output", p.Output)
+	return struct{}{}, s.record("echo", nil, conn.Peer, audit.Record{Session: p.Session, Origin: p.Origin, Detail: p.Output})
+}
