@@ -85,7 +85,10 @@ started from (its standard input), if any.
 Files:
     broker.sock, broker.lock, brokerd.log (bounded: 1 MiB + one rotated generation)
     in the runtime dir; audit.jsonl and, with secret-service presence, credentials.json
-    (the locked keyring's record metadata, never a password) in $XDG_DATA_HOME/headless/.
+    (the locked keyring's record metadata, never a password) in $XDG_DATA_HOME/headless/;
+    login-paths.json (each credential's known sign-in paths) in /var/lib/headless/UID/,
+    which only brokerd's group can reach (the install makes /var/lib/headless; a brokerd
+    that cannot use it releases and saves nothing).
 
 Exit status: 0 after a clean stop; 1 on a start-up error (another brokerd running,
 unsafe runtime dir, invalid config); 2 on a usage error.
@@ -184,6 +187,16 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	// brokerd has no key). Everything that needs the key is refused with the reason.
 	key, hostGID, untrusted := trust()
 	defer key.Zero()
+	// Nor through one that cannot keep the credentials' sign-in paths where no program of the
+	// user can write them: it could not refuse a sign-in form at another path of the origin.
+	paths, noPaths := loginPaths(layout.UID)
+	if noPaths != "" {
+		log.Warn("the credentials' sign-in paths cannot be kept", "reason", noPaths)
+		if untrusted == "" {
+			key.Zero()
+			key, untrusted = nil, noPaths
+		}
+	}
 	if untrusted != "" {
 		log.Warn("no secret will be released or saved", "reason", untrusted)
 		fmt.Fprintf(stderr, "brokerd: warning: no secret will be released or saved: %s\nhint: %s\n", untrusted, wire.Hint(wire.CodeBrokerUntrusted))
@@ -262,6 +275,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Loopback:  loopback.Finder{},
 		Key:       key,
 		Untrusted: untrusted,
+		Paths:     paths,
 	}
 	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
 		"started_by", started, "host_program", hostProgram)
@@ -418,6 +432,25 @@ func trust() (key *seal.Key, hostGID int, untrusted string) {
 		return nil, hostGID, untrusted
 	}
 	return key, hostGID, ""
+}
+
+// loginPaths opens the credentials' known sign-in paths in brokerd's state directory
+// (hardening.StateDir/UID), and says why this brokerd may not be trusted with secrets when it
+// cannot ("" when it can).
+func loginPaths(uid int) (*broker.LoginPaths, string) {
+	gid, err := hardening.LookupGroup(hardening.BrokerGroup)
+	if err == nil {
+		err = hardening.CheckStateDir(hardening.StateDir, gid)
+	}
+	var lp *broker.LoginPaths
+	if err == nil {
+		lp, err = broker.OpenLoginPaths(hardening.StateDir, uid)
+	}
+	if err != nil {
+		return nil, "brokerd cannot keep the credentials' sign-in paths: " + err.Error() +
+			" (the install makes " + hardening.StateDir + ": run 'sudo scripts/install.sh' in a source checkout, or install the .deb)"
+	}
+	return lp, ""
 }
 
 // noGroup is a gid no process has: the host check when the host group does not exist.
