@@ -3,7 +3,8 @@
 # build it (scripts/deb.sh), install it with apt (apt resolves its dependencies), then check
 # what its postinst made: the groups headless and headless-broker, /usr/bin/brokerd and
 # /usr/bin/headless root-owned and set-gid to them (2755), the seal key root:headless-broker
-# 0640 of 32 bytes (one that was there before is kept as it was), and no dpkg-statoverride of
+# 0640 of 32 bytes (one that was there before is kept as it was), brokerd's state directory
+# /var/lib/headless root:headless-broker 1770, and no dpkg-statoverride of
 # Chromium or a pinentry (an upgrade takes back the old package's "root root 711" ones and no
 # other). Then it runs the installed binaries: version; brokerd as uid 65534, which must be
 # trusted (given its group); doctor as a user runs it in a session with a keyring (a private
@@ -23,6 +24,9 @@ dpkg-query -W -f='${Status}' headless 2>/dev/null | grep -q 'install ok installe
 key=/etc/headless/seal.key
 keysum=""
 [ -e "$key" ] && keysum=$(sha256sum < "$key")
+nobody_state=/var/lib/headless/65534 # what the brokerd run as uid 65534 below makes, unless it was there
+nobody_kept=no
+[ -e "$nobody_state" ] && nobody_kept=yes
 olds=(/usr/lib/chromium/chromium /usr/bin/pinentry-curses /usr/bin/pinentry-tty /usr/bin/pinentry-gnome3)
 planted=() # "MODE PATH": an override this script added, and the file's mode before it
 cleanup() {
@@ -32,6 +36,7 @@ cleanup() {
     if [ -e "$f" ]; then chmod "${p%% *}" "$f"; fi
   done
   [ -z "${bpid:-}" ] || kill "$bpid" 2>/dev/null || true
+  [ "$nobody_kept" = yes ] || rm -rf "$nobody_state"
   [ "$before" = yes ] || apt-get remove -y -qq headless >/dev/null || true
   rm -rf "$work"
 }
@@ -44,7 +49,8 @@ dpkg-query -W -f='deb-check: installed ${Package} ${Version}\n' headless
 for f in /usr/bin/headless /usr/bin/brokerd /usr/lib/systemd/user/brokerd.socket /usr/lib/systemd/user/brokerd.service /usr/share/doc/headless/README.md; do
   [ -e "$f" ] || fail "$f is missing"
 done
-# postinst: the groups, the set-gid binaries and the seal key (scripts/install.sh's facts).
+# postinst: the groups, the set-gid binaries, the seal key and brokerd's state directory
+# (scripts/install.sh's facts).
 check_installed() {
   for g in headless headless-broker; do
     getent group "$g" >/dev/null || fail "group $g is missing"
@@ -54,6 +60,8 @@ check_installed() {
   [ "$(stat -c '%U:%G %a' /usr/bin/headless)" = "root:headless 2755" ] ||
     fail "/usr/bin/headless is $(stat -c '%U:%G %a' /usr/bin/headless), not root:headless 2755"
   [ "$(stat -c '%U:%G %a' /etc/headless)" = "root:root 755" ] || fail "/etc/headless is $(stat -c '%U:%G %a' /etc/headless), not root:root 755"
+  [ ! -L /var/lib/headless ] && [ "$(stat -c '%U:%G %a' /var/lib/headless)" = "root:headless-broker 1770" ] ||
+    fail "/var/lib/headless is $(stat -c '%U:%G %a' /var/lib/headless), not a directory root:headless-broker 1770"
   [ "$(stat -c '%U:%G %a %s' "$key")" = "root:headless-broker 640 32" ] ||
     fail "$key is $(stat -c '%U:%G %a, %s bytes' "$key"), not root:headless-broker 640, 32 bytes"
   if [ -n "$keysum" ]; then

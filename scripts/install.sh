@@ -8,6 +8,8 @@
 #   - adds the system groups "headless" and "headless-broker" (no user is a member of either);
 #   - makes the seal key /etc/headless/seal.key (32 random bytes; root:headless-broker, 0640),
 #     unless it exists — every saved secret is sealed with it, so it is never replaced;
+#   - makes brokerd's state directory /var/lib/headless (root:headless-broker, 1770: only
+#     brokerd reaches it; each user's brokerd keeps the credentials' sign-in paths there);
 #   - installs brokerd and headless to PREFIX/bin (default /usr/local), root-owned and set-gid:
 #     brokerd to headless-broker (only it reads the seal key), headless to headless (brokerd
 #     trusts a browser host only with that group; Chromium runs with it).
@@ -21,17 +23,22 @@ while [ $# -gt 0 ]; do
     --bin) bin=$2; shift 2 ;;
     --prefix) prefix=$2; shift 2 ;;
     --yes|-y) yes=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "install: run as root (sudo scripts/install.sh): only root can make the groups, the key and set-gid binaries" >&2; exit 1; }
-keydir=/etc/headless key=/etc/headless/seal.key dest=$prefix/bin
+keydir=/etc/headless key=/etc/headless/seal.key state=/var/lib/headless dest=$prefix/bin
 
+if [ -L "$state" ] || { [ -e "$state" ] && [ ! -d "$state" ]; }; then
+  echo "install: $state is not a directory (a symlink or another file); move it away and run install again: nothing changed" >&2; exit 1
+fi
 plan=()
 getent group headless >/dev/null || plan+=("add the system group headless")
 getent group headless-broker >/dev/null || plan+=("add the system group headless-broker")
 [ -e "$key" ] || plan+=("make the seal key $key (root:headless-broker, 0640)")
+[ "$(stat -c '%U:%G %a' "$state" 2>/dev/null)" = "root:headless-broker 1770" ] ||
+  plan+=("make brokerd's state directory $state (root:headless-broker, 1770), or set it so")
 plan+=("install $dest/brokerd (root:headless-broker, 2755) and $dest/headless (root:headless, 2755)")
 echo "install: this will:" >&2
 printf '  - %s\n' "${plan[@]}" >&2
@@ -67,6 +74,11 @@ fi
 # A key the install did not make as it makes it is left alone, and reported.
 [ "$(stat -c '%U:%G %a %s' "$key")" = "root:headless-broker 640 32" ] ||
   echo "install: warning: $key is $(stat -c '%U:%G %a, %s bytes' "$key"); brokerd refuses it unless it is root:headless-broker 640, 32 bytes" >&2
+# brokerd's state: only its group may enter; sticky, so that one user's brokerd cannot rename
+# or remove another user's entry. What is in it is each user's, and kept.
+install -d -o root -g headless-broker -m 1770 "$state"
+chown root:headless-broker "$state"
+chmod 1770 "$state"
 install -d -m 0755 "$dest"
 install -o root -g headless-broker -m 2755 "$bin/brokerd" "$dest/brokerd.new" && mv -f "$dest/brokerd.new" "$dest/brokerd"
 install -o root -g headless -m 2755 "$bin/headless" "$dest/headless.new" && mv -f "$dest/headless.new" "$dest/headless"
