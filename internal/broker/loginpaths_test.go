@@ -1,0 +1,690 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/presence"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// signInAt issues a challenge for origin on c and releases alias's password for a form
+// sign-in at path; it returns the challenge, for learn_path.
+func signInAt(t *testing.T, c *brokerapi.Client, origin, alias, path string, newPath bool) (string, []byte, error) {
+	t.Helper()
+	ctx := context.Background()
+	ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: alias, Session: "s", Document: "d",
+		Path: path, Field: "Password", NewPath: newPath})
+	return ch.Challenge, secret, err
+}
+
+// pathsOf is alias's LoginPaths as credentials.list shows them.
+func pathsOf(t *testing.T, c *brokerapi.Client, session, origin, alias string) []string {
+	t.Helper()
+	creds, err := c.ListIn(context.Background(), session, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cr := range creds {
+		if strings.EqualFold(cr.Alias, alias) {
+			return cr.LoginPaths
+		}
+	}
+	t.Fatalf("alias %q is not listed: %+v", alias, creds)
+	return nil
+}
+
+// lastRecord is the newest audit record.
+func lastRecord(t *testing.T, f *fixture) audit.Record {
+	t.Helper()
+	recs := f.audit.records()
+	if len(recs) == 0 {
+		t.Fatal("no audit record")
+	}
+	return recs[len(recs)-1]
+}
+
+// TestSignInPathIsLearnedAndKept: a credential's first form sign-in is asked with a prompt
+// that says its page will be remembered, and learn_path after it learns that path; a form at
+// another path of the origin is then LOGIN_PATH_CHANGED with nobody asked and nothing read,
+// naming both paths; the known path goes on as before; the host's NewPath asks the person with
+// the warning first, and the learn after it adds the new path. The paths survive a new
+// brokerd on the same state directory.
+func TestSignInPathIsLearnedAndKept(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	const o, alias = "https://app.example", "staging-admin"
+
+	ch, secret, err := signInAt(t, c, o, alias, "/login", false)
+	if err != nil || string(secret) != canary {
+		t.Fatalf("first sign-in: %v", err)
+	}
+	r := f.pres.last.Load()
+	if d := r.Description(); !r.FirstLogin || !strings.Contains(d, "\nFirst sign-in with this credential: page \"/login\" will be remembered") || strings.HasPrefix(d, "NOT WHERE") {
+		t.Fatalf("first sign-in prompt:\n%s", d)
+	}
+	if got := pathsOf(t, c, "", o, alias); got != nil {
+		t.Fatalf("paths before learn_path: %q", got)
+	}
+	res, err := c.LearnPath(ctx, ch)
+	if err != nil || !res.Learned || !slices.Equal(res.LoginPaths, []string{"/login"}) {
+		t.Fatalf("learn_path: %+v %v", res, err)
+	}
+	if rec := lastRecord(t, f); rec.Op != "learn_path" || rec.Decision != "ok" || rec.Origin != o || rec.Alias != alias || rec.Path != "/login" || rec.Account != "admin@example" {
+		t.Fatalf("learn_path record %+v", rec)
+	}
+	if got := pathsOf(t, c, "", o, alias); !slices.Equal(got, []string{"/login"}) {
+		t.Fatalf("listed paths %q", got)
+	}
+
+	// Another path of the origin: refused before anyone is asked.
+	asked, reads := f.pres.asked.Load(), f.store.secrets.Load()
+	_, secret, err = signInAt(t, c, o, alias, "/u/agent/signin", false)
+	if code(err) != wire.CodeLoginPathChanged || secret != nil {
+		t.Fatalf("sign-in at another path: %v, want LOGIN_PATH_CHANGED", err)
+	}
+	if f.pres.asked.Load() != asked || f.store.secrets.Load() != reads {
+		t.Fatalf("asked %d more times, vault read %d more times", f.pres.asked.Load()-asked, f.store.secrets.Load()-reads)
+	}
+	if msg := err.Error(); msg != `the sign-in form is at "/u/agent/signin", not where alias "staging-admin" signed in before ("/login"); nothing was asked or released` ||
+		!strings.Contains(wire.From(err).Hint, "--new-login-path") {
+		t.Fatalf("message %q, hint %q", msg, wire.From(err).Hint)
+	}
+	if rec := lastRecord(t, f); rec.Op != "release" || rec.Decision != "deny" || rec.Code != string(wire.CodeLoginPathChanged) ||
+		rec.Path != "/u/agent/signin" || !strings.Contains(rec.Detail, `"/login"`) {
+		t.Fatalf("refusal record %+v", rec)
+	}
+
+	// The known path: as before, no warning, and learn_path learns nothing.
+	ch, _, err = signInAt(t, c, o, alias, "/login", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.pres.last.Load(); r.FirstLogin || r.KnownPaths != nil {
+		t.Fatalf("a sign-in at the known path was asked with %+v", r)
+	}
+	if res, err := c.LearnPath(ctx, ch); err != nil || res.Learned || !slices.Equal(res.LoginPaths, []string{"/login"}) {
+		t.Fatalf("learn_path at the known path: %+v %v", res, err)
+	}
+
+	// The host asks the person to allow the new path: the warning is the first line.
+	ch, secret, err = signInAt(t, c, o, alias, "/u/agent/signin", true)
+	if err != nil || string(secret) != canary {
+		t.Fatalf("sign-in at a new path the person allowed: %v", err)
+	}
+	d := f.pres.last.Load().Description()
+	first, rest, _ := strings.Cut(d, "\n")
+	if first != `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/signin"; alias "staging-admin" signed in at "/login" before.` ||
+		!strings.HasPrefix(rest, "Release the saved password") || strings.Contains(d, "First sign-in") {
+		t.Fatalf("new-path prompt:\n%s", d)
+	}
+	if rec := lastRecord(t, f); rec.Decision != "allow" || !strings.Contains(rec.Detail, `"/login"`) {
+		t.Fatalf("the allowed new path's record %+v", rec)
+	}
+	if res, err := c.LearnPath(ctx, ch); err != nil || !res.Learned || !slices.Equal(res.LoginPaths, []string{"/login", "/u/agent/signin"}) {
+		t.Fatalf("learn_path after the new path: %+v %v", res, err)
+	}
+	if _, _, err := signInAt(t, c, o, alias, "/u/agent/signin", false); err != nil {
+		t.Fatalf("the learned path: %v", err)
+	}
+
+	// brokerd's file: 0600, and read back as it was by a new LoginPaths on the directory.
+	fi, err := os.Stat(f.srv.Paths.Path())
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("login-paths.json: %v %v", fi.Mode(), err)
+	}
+	again, err := OpenLoginPaths(filepath.Dir(f.srv.Paths.dir), os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := knownPaths(again, o, "STAGING-ADMIN"); err != nil || !slices.Equal(got, []string{"/login", "/u/agent/signin"}) {
+		t.Fatalf("read back: %q %v", got, err)
+	}
+}
+
+// TestLearnPathIsTheHostsAlone: learn_path is refused from anything but the genuine host
+// (PEER_NOT_HOST), for a challenge that released no form sign-in on this connection
+// (CHALLENGE_UNKNOWN: unknown, another connection's, a denied release, a step-up code or a
+// Basic answer), a second time (CHALLENGE_USED), and after ten minutes (CHALLENGE_EXPIRED);
+// nothing is learned by any of them.
+func TestLearnPathIsTheHostsAlone(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.srv.Now = f.clock.Now
+	c := f.client(t)
+	const o, alias = "https://app.example", "staging-admin"
+	ch, _, err := signInAt(t, c, o, alias, "/login", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notHost := brokerapi.NewClient(f.connAs(t, Peer{PID: 778, Exe: "/usr/bin/agent"}))
+	if _, err := notHost.LearnPath(ctx, ch); code(err) != wire.CodePeerNotHost {
+		t.Fatalf("learn_path from another process: %v, want PEER_NOT_HOST", err)
+	}
+	if rec := lastRecord(t, f); rec.Op != "learn_path" || rec.Decision != "error" || rec.Code != string(wire.CodePeerNotHost) || rec.PID != 778 {
+		t.Fatalf("the refusal's record %+v", rec)
+	}
+	other := f.client(t) // the host too, on another connection
+	if _, err := other.LearnPath(ctx, ch); code(err) != wire.CodeChallengeUnk {
+		t.Fatalf("learn_path on another connection: %v, want CHALLENGE_UNKNOWN", err)
+	}
+	if _, err := c.LearnPath(ctx, "AAAAAAAAAAAAAAAAAAAAAAAAAA"); code(err) != wire.CodeChallengeUnk {
+		t.Fatalf("learn_path of an unknown challenge: %v", err)
+	}
+	if got := pathsOf(t, c, "", o, alias); got != nil {
+		t.Fatalf("learned by a refused learn_path: %q", got)
+	}
+	if _, err := c.LearnPath(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LearnPath(ctx, ch); code(err) != wire.CodeChallengeUsed {
+		t.Fatalf("second learn_path: %v, want CHALLENGE_USED", err)
+	}
+
+	// Releases that are not an allowed form sign-in leave nothing to learn from.
+	f.pres.decide = func(context.Context, presence.Request) error { return presence.ErrDenied }
+	denied, _, err := signInAt(t, c, o, alias, "/login", false)
+	if code(err) != wire.CodePresenceDenied {
+		t.Fatal(err)
+	}
+	f.pres.decide = nil
+	basic, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: basic.Challenge, Alias: alias, Session: "s", Document: "d", Purpose: brokerapi.PurposeBasic, Path: "/other?x=1"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range map[string]string{"denied": denied, "basic": basic.Challenge} {
+		if _, err := c.LearnPath(ctx, id); code(err) != wire.CodeChallengeUnk {
+			t.Fatalf("learn_path of a %s release: %v, want CHALLENGE_UNKNOWN", name, err)
+		}
+	}
+
+	// Ten minutes on, the sign-in is forgotten for learning.
+	f.pres.decide = nil
+	f.srv.Paths = mustPaths(t) // a credential without paths again
+	late, _, err := signInAt(t, c, o, alias, "/login", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Add(signInTTL)
+	if _, err := c.LearnPath(ctx, late); code(err) != wire.CodeChallengeExp {
+		t.Fatalf("learn_path after %v: %v, want CHALLENGE_EXPIRED", signInTTL, err)
+	}
+	if got, _ := knownPaths(f.srv.Paths, o, alias); got != nil {
+		t.Fatalf("learned: %q", got)
+	}
+}
+
+func mustPaths(t *testing.T) *LoginPaths {
+	t.Helper()
+	lp, err := OpenLoginPaths(t.TempDir(), os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lp
+}
+
+// TestEnrolledPaths: the paths set at enrolment are checked (INVALID_ARGUMENT naming the bad
+// one, nothing saved), deduplicated and listed; a sign-in elsewhere is refused; removing the
+// credential drops them, and the alias added again starts without any.
+func TestEnrolledPaths(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	const o = "https://app.example"
+	for name, tc := range map[string]struct {
+		paths []string
+		want  string
+	}{
+		"relative":     {[]string{"/ok", "login"}, `"login"`},
+		"query":        {[]string{"/login?next=/"}, `"/login?next=/"`},
+		"fragment":     {[]string{"/login#x"}, `"/login#x"`},
+		"space":        {[]string{"/sign in"}, `"/sign in"`},
+		"control":      {[]string{"/log\x1bin"}, `"/log?in"`},
+		"long":         {[]string{"/" + strings.Repeat("a", brokerapi.MaxPath)}, "longer than 512 bytes"},
+		"too many":     {[]string{"/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8", "/9"}, "at most 8"},
+		"empty string": {[]string{""}, `""`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.AddWithPaths(ctx, "", o, "e@x", "enrolled", tc.paths, []byte("pw"))
+			if code(err) != wire.CodeInvalidArgument || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("add with %q: %v, want INVALID_ARGUMENT naming %s", tc.paths, err, tc.want)
+			}
+			if recs, _ := f.store.List(ctx, o); len(recs) != 1 {
+				t.Fatalf("saved anyway: %+v", recs)
+			}
+		})
+	}
+	cred, err := c.AddWithPaths(ctx, "", o, "e@x", "Enrolled", []string{"/login", "/sso/start", "/login"}, []byte("pw"))
+	if err != nil || !slices.Equal(cred.LoginPaths, []string{"/login", "/sso/start"}) {
+		t.Fatalf("add: %+v %v", cred, err)
+	}
+	if got := pathsOf(t, c, "", o, "enrolled"); !slices.Equal(got, []string{"/login", "/sso/start"}) {
+		t.Fatalf("listed %q", got)
+	}
+	if _, _, err := signInAt(t, c, o, "enrolled", "/sso/start", false); err != nil {
+		t.Fatalf("sign-in at a set path: %v", err)
+	}
+	if r := f.pres.last.Load(); r.FirstLogin {
+		t.Fatal("a credential with set paths was asked as a first sign-in")
+	}
+	if _, _, err := signInAt(t, c, o, "enrolled", "/", false); code(err) != wire.CodeLoginPathChanged {
+		t.Fatalf("sign-in at the root: %v", err)
+	}
+	if _, err := c.AddWithPaths(ctx, "", o, "e2@x", "ENROLLED", []string{"/x"}, []byte("pw")); code(err) != wire.CodeAliasExists {
+		t.Fatalf("a second add of the alias: %v", err)
+	}
+	if got := pathsOf(t, c, "", o, "enrolled"); !slices.Equal(got, []string{"/login", "/sso/start"}) {
+		t.Fatalf("a refused add changed the paths: %q", got)
+	}
+	if err := c.Remove(ctx, o, "ENROLLED"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := knownPaths(f.srv.Paths, o, "enrolled"); got != nil {
+		t.Fatalf("the removed credential's paths are kept: %q", got)
+	}
+	if _, err := c.Add(ctx, o, "e@x", "enrolled", []byte("pw")); err != nil {
+		t.Fatal(err)
+	}
+	if got := pathsOf(t, c, "", o, "enrolled"); got != nil {
+		t.Fatalf("added again, it has paths %q", got)
+	}
+	if _, _, err := signInAt(t, c, o, "enrolled", "/anywhere", false); err != nil || !f.pres.last.Load().FirstLogin {
+		t.Fatalf("the new credential's first sign-in: %v", err)
+	}
+}
+
+// TestLearnedPathsAreBounded: a credential keeps MaxLoginPaths paths at most: a full one drops
+// its oldest learned path for a new one the person allowed, and one whose paths were all set
+// at enrolment learns nothing (and the record says why).
+func TestLearnedPathsAreBounded(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	const o = "https://app.example"
+	set := []string{"/s1", "/s2", "/s3", "/s4", "/s5", "/s6", "/s7"}
+	if _, err := c.AddWithPaths(ctx, "", o, "b@x", "bounded", set, []byte("pw")); err != nil {
+		t.Fatal(err)
+	}
+	learn := func(path string) brokerapi.LearnPathResult {
+		t.Helper()
+		ch, _, err := signInAt(t, c, o, "bounded", path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.LearnPath(ctx, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := learn("/l1"); !res.Learned || len(res.LoginPaths) != brokerapi.MaxLoginPaths {
+		t.Fatalf("the eighth path: %+v", res)
+	}
+	res := learn("/l2")
+	if want := append(slices.Clone(set), "/l2"); !res.Learned || !slices.Equal(res.LoginPaths, want) {
+		t.Fatalf("a ninth path: %+v, want %q", res, want)
+	}
+	if rec := lastRecord(t, f); !strings.Contains(rec.Detail, `oldest learned path "/l1"`) {
+		t.Fatalf("record %+v", rec)
+	}
+	full := []string{"/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8"}
+	if _, err := c.AddWithPaths(ctx, "", o, "f@x", "full", full, []byte("pw")); err != nil {
+		t.Fatal(err)
+	}
+	ch, _, err := signInAt(t, c, o, "full", "/9", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.LearnPath(ctx, ch); err != nil || res.Learned || !slices.Equal(res.LoginPaths, full) {
+		t.Fatalf("a credential of set paths only: %+v %v", res, err)
+	}
+	if rec := lastRecord(t, f); rec.Op != "learn_path" || !strings.Contains(rec.Detail, "set by the person") {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+// TestSignInPathChecks: only a form sign-in is held to the paths; its page path must be one
+// (an empty one is the root); new_path is refused on any other purpose.
+func TestSignInPathChecks(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	const o, alias = "https://app.example", "staging-admin"
+	if err := setPaths(f.srv.Paths, pathEntry{Origin: o, Alias: alias, Set: []string{"/login"}}); err != nil {
+		t.Fatal(err)
+	}
+	release := func(p brokerapi.ReleaseParams) error {
+		ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Challenge, p.Alias, p.Session, p.Document = ch.Challenge, alias, "s", "d"
+		_, _, err = c.Release(ctx, p)
+		return err
+	}
+	for name, tc := range map[string]struct {
+		p    brokerapi.ReleaseParams
+		want wire.Code
+	}{
+		"verify elsewhere":     {brokerapi.ReleaseParams{Purpose: brokerapi.PurposeVerify, Path: "/other"}, ""},
+		"basic elsewhere":      {brokerapi.ReleaseParams{Purpose: brokerapi.PurposeBasic, Path: "/api?x=1"}, ""},
+		"empty path is root":   {brokerapi.ReleaseParams{}, wire.CodeLoginPathChanged},
+		"relative page path":   {brokerapi.ReleaseParams{Path: "login"}, wire.CodeInvalidArgument},
+		"page path with query": {brokerapi.ReleaseParams{Path: "/login?x"}, wire.CodeInvalidArgument},
+		"new path on basic":    {brokerapi.ReleaseParams{Purpose: brokerapi.PurposeBasic, Path: "/x", NewPath: true}, wire.CodeInvalidArgument},
+		"new path on verify":   {brokerapi.ReleaseParams{Purpose: brokerapi.PurposeVerify, NewPath: true}, wire.CodeInvalidArgument},
+	} {
+		t.Run(name, func(t *testing.T) {
+			asked := f.pres.asked.Load()
+			err := release(tc.p)
+			if code(err) != tc.want && !(tc.want == "" && err == nil) {
+				t.Fatalf("release %+v: %v, want %q", tc.p, err, tc.want)
+			}
+			if tc.want != "" && f.pres.asked.Load() != asked {
+				t.Fatal("presence asked")
+			}
+			if tc.p.Purpose == brokerapi.PurposeBasic && tc.want == "" {
+				if d := f.pres.last.Load().Description(); !strings.Contains(d, "The Authorization header goes to this one request only: \"/api?x=1\"") {
+					t.Fatalf("basic prompt:\n%s", d)
+				}
+			}
+		})
+	}
+}
+
+// TestIsolatedSessionPaths: an isolated session's credentials learn their paths in memory, with
+// their store: the vault's alias of the same name is untouched, and a closed and re-opened
+// session starts without them.
+func TestIsolatedSessionPaths(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	hostc, _ := isoFixture(t, f)
+	const o = "https://app.example"
+	issue := func() string {
+		ch, err := hostc.Challenge(ctx, brokerapi.ChallengeParams{Session: "iso", Document: "d", Origin: o, Isolated: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch.Challenge
+	}
+	ch := issue()
+	if _, _, err := hostc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch, Alias: "iso-admin", Session: "iso", Document: "d", Path: "/login"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := hostc.LearnPath(ctx, ch); err != nil || !res.Learned {
+		t.Fatalf("learn_path: %+v %v", res, err)
+	}
+	if got := pathsOf(t, hostc, "iso", o, "iso-admin"); !slices.Equal(got, []string{"/login"}) {
+		t.Fatalf("isolated paths %q", got)
+	}
+	if es, _ := f.srv.Paths.entries(); len(es) != 0 {
+		t.Fatalf("the vault's file holds an isolated credential: %+v", es)
+	}
+	ch = issue()
+	if _, _, err := hostc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch, Alias: "iso-admin", Session: "iso", Document: "d", Path: "/u/agent/signin"}); code(err) != wire.CodeLoginPathChanged {
+		t.Fatalf("isolated sign-in elsewhere: %v", err)
+	}
+	st := f.srv.isolated("iso")
+	if err := hostc.CloseSession(ctx, "iso"); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := st.paths.entries(); len(es) != 0 {
+		t.Fatalf("a closed session's paths are kept: %+v", es)
+	}
+}
+
+// TestStateDirIsTheUsersAlone: OpenLoginPaths makes root/UID 0700, and refuses one that is a
+// symlink, another uid's, or open to group or others, and a file in it that brokerd did not
+// write so (another mode, a symlink, oversize, malformed, out of bounds): BROKER_UNTRUSTED,
+// naming what is wrong.
+func TestStateDirIsTheUsersAlone(t *testing.T) {
+	uid := os.Getuid()
+	fresh := func(t *testing.T) (root, dir string) {
+		root = t.TempDir()
+		return root, filepath.Join(root, strconv.Itoa(uid))
+	}
+	root, dir := fresh(t)
+	if _, err := OpenLoginPaths(root, uid); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("made %v %v", fi.Mode(), err)
+	}
+	for name, tc := range map[string]struct {
+		prepare func(t *testing.T, dir string)
+		want    string
+	}{
+		"group-readable dir": {func(t *testing.T, dir string) { os.Mkdir(dir, 0o700); os.Chmod(dir, 0o750) }, "mode 0750"},
+		"world-open dir":     {func(t *testing.T, dir string) { os.Mkdir(dir, 0o700); os.Chmod(dir, 0o707) }, "mode 0707"},
+		"symlinked dir": {func(t *testing.T, dir string) {
+			target := t.TempDir()
+			os.Chmod(target, 0o700)
+			os.Symlink(target, dir)
+		}, "not a directory"},
+		"a file for the dir": {func(t *testing.T, dir string) { os.WriteFile(dir, nil, 0o600) }, "not a directory"},
+		"another uid's dir": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			if uid != 0 {
+				t.Skip("only root can give a directory away") // the check is the same comparison as the mode's
+			}
+			os.Chown(dir, 4321, 4321)
+		}, "owned by uid 4321"},
+		"group-readable file": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.WriteFile(filepath.Join(dir, loginPathsName), []byte(`{"version":1,"credentials":[]}`), 0o640)
+			os.Chmod(filepath.Join(dir, loginPathsName), 0o640)
+		}, "mode 0640"},
+		"symlinked file": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			other := filepath.Join(t.TempDir(), "x.json")
+			os.WriteFile(other, []byte(`{"version":1,"credentials":[]}`), 0o600)
+			os.Symlink(other, filepath.Join(dir, loginPathsName))
+		}, "too many levels of symbolic links"},
+		"oversize file": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.WriteFile(filepath.Join(dir, loginPathsName), append([]byte(`{"version":1,"credentials":[]}`), make([]byte, maxPathsFile)...), 0o600)
+		}, "over 1048576 bytes"},
+		"unknown field": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.WriteFile(filepath.Join(dir, loginPathsName), []byte(`{"version":1,"credentials":[],"extra":1}`), 0o600)
+		}, "extra"},
+		"bad path in file": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.WriteFile(filepath.Join(dir, loginPathsName), []byte(`{"version":1,"credentials":[{"origin":"https://a.example","alias":"a","set":["/x?y"]}]}`), 0o600)
+		}, "invalid or repeated"},
+		"two entries for one alias": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.WriteFile(filepath.Join(dir, loginPathsName), []byte(`{"version":1,"credentials":[{"origin":"https://a.example","alias":"a","set":["/x"]},{"origin":"https://a.example","alias":"A","learned":["/y"]}]}`), 0o600)
+		}, "listed twice"},
+		"another version": {func(t *testing.T, dir string) {
+			os.Mkdir(dir, 0o700)
+			os.WriteFile(filepath.Join(dir, loginPathsName), []byte(`{"version":2,"credentials":[]}`), 0o600)
+		}, "version 2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, dir := fresh(t)
+			tc.prepare(t, dir)
+			_, err := OpenLoginPaths(root, uid)
+			if code(err) != wire.CodeBrokerUntrusted || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("OpenLoginPaths = %v (%s), want BROKER_UNTRUSTED naming %q", err, code(err), tc.want)
+			}
+		})
+	}
+
+	// A directory that goes bad after brokerd started: the next sign-in is refused before
+	// anyone is asked.
+	f := newFixture(t)
+	if err := os.Chmod(f.srv.Paths.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := signInAt(t, f.client(t), "https://app.example", "staging-admin", "/login", false); code(err) != wire.CodeBrokerUntrusted || f.pres.asked.Load() != 0 {
+		t.Fatalf("sign-in with an open state dir: %v (asked %d)", err, f.pres.asked.Load())
+	}
+}
+
+// TestNoStateDirIsUntrusted: a brokerd with the seal key but nowhere to keep sign-in paths
+// releases and saves nothing, and says why in "version".
+func TestNoStateDirIsUntrusted(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.srv.Paths = nil
+	c := f.client(t)
+	if _, _, err := signInAt(t, c, "https://app.example", "staging-admin", "/login", false); code(err) != wire.CodeBrokerUntrusted {
+		t.Fatalf("release: %v", err)
+	}
+	if _, err := c.Add(ctx, "https://app.example", "n@x", "n", []byte("pw")); code(err) != wire.CodeBrokerUntrusted {
+		t.Fatalf("add: %v", err)
+	}
+	if v, err := c.Version(ctx); err != nil || !strings.Contains(v.Untrusted, "sign-in paths") {
+		t.Fatalf("version: %+v %v", v, err)
+	}
+	if f.pres.asked.Load() != 0 {
+		t.Fatal("presence asked")
+	}
+}
+
+// TestEchoSeenIsAudited: the host's echo.seen is one audit record (op "echo", the output in
+// Detail); from any other process it is PEER_NOT_HOST and recorded nowhere; out-of-bounds
+// fields are INVALID_ARGUMENT.
+func TestEchoSeenIsAudited(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	p := brokerapi.EchoSeenParams{Session: "s1", Origin: "https://app.example", Output: "snapshot"}
+	notHost := brokerapi.NewClient(f.connAs(t, Peer{PID: 778, Exe: "/usr/bin/agent"}))
+	if err := notHost.EchoSeen(ctx, p); code(err) != wire.CodePeerNotHost {
+		t.Fatalf("echo.seen from another process: %v", err)
+	}
+	if n := len(f.audit.records()); n != 0 {
+		t.Fatalf("%d records of a refused echo.seen", n)
+	}
+	if err := c.EchoSeen(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	recs := f.audit.records()
+	if len(recs) != 1 || recs[0].Op != "echo" || recs[0].Decision != "ok" || recs[0].Session != "s1" || recs[0].Origin != "https://app.example" ||
+		recs[0].Detail != "snapshot" || recs[0].PID != 777 {
+		t.Fatalf("records %+v", recs)
+	}
+	for name, bad := range map[string]brokerapi.EchoSeenParams{
+		"no output":      {Session: "s1", Output: ""},
+		"long output":    {Session: "s1", Output: strings.Repeat("o", maxEchoOutput+1)},
+		"control output": {Session: "s1", Output: "snap\nshot"},
+		"bad session":    {Session: "../s", Output: "snapshot"},
+		"long origin":    {Session: "s1", Origin: "https://" + strings.Repeat("a", audit.MaxField), Output: "snapshot"},
+	} {
+		if err := c.EchoSeen(ctx, bad); code(err) != wire.CodeInvalidArgument {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
+		}
+	}
+	if n := len(f.audit.records()); n != 1 {
+		t.Fatalf("%d records after refused reports", n)
+	}
+}
+
+// TestLoopbackSiteTheAgentStarted: a loopback origin served by a process of the agent chain
+// (here this test process, which holds a real listener) is named in the prompt's first line;
+// one whose agent chain holds only brokerd's ancestors (here this test's parent), or a process
+// that did not start the server, is not.
+func TestLoopbackSiteTheAgentStarted(t *testing.T) {
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	o := "http://" + l.Addr().String()
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	self := os.Getpid()
+	for _, tc := range []struct {
+		name  string
+		agent []brokerapi.Proc
+		warn  bool
+	}{
+		{"the agent serves it", []brokerapi.Proc{{PID: 99999999, Comm: "headless"}, {PID: self, Comm: "agent"}, {PID: os.Getppid()}}, true},
+		{"a shared ancestor only", []brokerapi.Proc{{PID: os.Getppid()}, {PID: 1}}, false},
+		{"an agent that did not start it", []brokerapi.Proc{{PID: sleeper.Process.Pid, Comm: "sleep"}}, false},
+		{"no agent chain", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			if err := f.store.Add(ctx, vault.Record{Origin: o, Account: "dev@x", Alias: "dev"}, []byte(canary)); err != nil {
+				t.Fatal(err)
+			}
+			c := f.client(t)
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: o})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "dev", Session: "s", Document: "d", Path: "/login", Agent: tc.agent}); err != nil {
+				t.Fatal(err)
+			}
+			r := f.pres.last.Load()
+			if !strings.Contains(r.Listener, fmt.Sprintf("pid %d", self)) {
+				t.Fatalf("the listener is not this process: %q", r.Listener)
+			}
+			d := r.Description()
+			want := fmt.Sprintf("THE AGENT STARTED THIS SITE: %s is served by pid %d (", o, self)
+			if got := strings.HasPrefix(d, want) && strings.Contains(strings.SplitN(d, "\n", 2)[0], "a process started by the agent asking."); got != tc.warn {
+				t.Fatalf("prompt (warning %v, want %v):\n%s", got, tc.warn, d)
+			}
+			if tc.warn && (r.AgentSite.PID != self || r.AgentSite.Comm == "") {
+				t.Fatalf("agent site %+v", r.AgentSite)
+			}
+		})
+	}
+}
+
+// TestLoginPathsFileIsBounded: a book refuses to grow past its entries (VAULT_FULL) and an add
+// makes room by dropping the entries of credentials no longer in the store.
+func TestLoginPathsFileIsBounded(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	es := make([]pathEntry, maxPathEntries)
+	for i := range es {
+		es[i] = pathEntry{Origin: "https://gone.example", Alias: fmt.Sprintf("a%d", i), Set: []string{"/login"}}
+	}
+	if err := f.srv.Paths.update(func([]pathEntry) ([]pathEntry, error) { return es, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := setPaths(f.srv.Paths, pathEntry{Origin: "https://app.example", Alias: "one-more", Set: []string{"/x"}}); code(err) != wire.CodeVaultFull {
+		t.Fatalf("one entry more: %v, want VAULT_FULL", err)
+	}
+	b, _ := os.ReadFile(f.srv.Paths.Path())
+	var file struct{ Credentials []json.RawMessage }
+	if json.Unmarshal(b, &file); len(file.Credentials) != maxPathEntries {
+		t.Fatalf("file holds %d entries", len(file.Credentials))
+	}
+	// Those credentials are not in the store: an add prunes them and is kept.
+	cred, err := f.client(t).AddWithPaths(ctx, "", "https://app.example", "n@x", "new-one", []string{"/login"}, []byte("pw"))
+	if err != nil || !slices.Equal(cred.LoginPaths, []string{"/login"}) {
+		t.Fatalf("add with a full file of gone credentials: %+v %v", cred, err)
+	}
+	if got, _ := f.srv.Paths.entries(); len(got) != 1 {
+		t.Fatalf("after pruning, %d entries", len(got))
+	}
+}
