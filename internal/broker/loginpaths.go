@@ -158,17 +158,10 @@ func (lp *LoginPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
 	if err != nil {
 		return err
 	}
-	es, err = fn(es)
-	if errors.Is(err, errUnchanged) {
-		return nil
-	}
-	if err != nil {
+	es, changed, err := apply(es, fn)
+	if err != nil || !changed {
 		return err
 	}
-	if len(es) > maxPathEntries {
-		return fmt.Errorf("%w: at most %d credentials have sign-in paths", errPathsFull, maxPathEntries)
-	}
-	sortEntries(es)
 	b, err := json.Marshal(struct {
 		Version     int         `json:"version"`
 		Credentials []pathEntry `json:"credentials"`
@@ -247,19 +240,11 @@ func (m *memPaths) entries() ([]pathEntry, error) {
 func (m *memPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	es, err := fn(slices.Clone(m.es))
-	if errors.Is(err, errUnchanged) {
-		return nil
+	es, changed, err := apply(slices.Clone(m.es), fn)
+	if changed {
+		m.es = es
 	}
-	if err != nil {
-		return err
-	}
-	if len(es) > maxPathEntries {
-		return fmt.Errorf("%w: at most %d credentials have sign-in paths", errPathsFull, maxPathEntries)
-	}
-	sortEntries(es)
-	m.es = es
-	return nil
+	return err
 }
 
 func (m *memPaths) wipe() {
@@ -268,10 +253,22 @@ func (m *memPaths) wipe() {
 	m.mu.Unlock()
 }
 
-func sortEntries(es []pathEntry) {
+// apply runs a book's update: the entries fn returns, sorted and within the bound, and
+// whether there is anything to keep.
+func apply(es []pathEntry, fn func([]pathEntry) ([]pathEntry, error)) ([]pathEntry, bool, error) {
+	es, err := fn(es)
+	switch {
+	case errors.Is(err, errUnchanged):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case len(es) > maxPathEntries:
+		return nil, false, fmt.Errorf("%w: at most %d credentials have sign-in paths", errPathsFull, maxPathEntries)
+	}
 	slices.SortFunc(es, func(a, b pathEntry) int {
 		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(strings.ToLower(a.Alias), strings.ToLower(b.Alias)))
 	})
+	return es, true, nil
 }
 
 // validEntries checks what is read back: each entry names a credential, once, and holds valid

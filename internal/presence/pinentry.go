@@ -533,7 +533,7 @@ func escapeAssuan(s string) string {
 func promptDescription(r Request) string {
 	budget := maxCommandLine - len("SETDESC \n")
 	desc := escapeAssuan(r.Description())
-	for limit := 256; len(desc) > budget && limit >= 8; limit /= 2 {
+	for limit := 256; len(desc) > budget && limit >= 2; limit /= 2 {
 		s := r
 		s.Origin = shorten(s.Origin, limit)
 		s.Account = shorten(s.Account, limit)
@@ -555,7 +555,7 @@ func promptDescription(r Request) string {
 		s.AgentSite = procstat.Proc{PID: r.AgentSite.PID, Exe: shorten(r.AgentSite.Exe, limit), Comm: shorten(r.AgentSite.Comm, limit)}
 		desc = escapeAssuan(s.Description())
 	}
-	return desc // with 8-byte fields the worst case is far below the budget
+	return desc // with 2-byte fields the worst case (every list at its bound) fits the budget
 }
 
 // shorten cuts s to at most limit bytes, on a rune boundary, marking the cut with "…".

@@ -642,17 +642,20 @@ func FuzzEscapeAssuan(f *testing.F) {
 	})
 }
 
+// longRequest has every field far over what fits one Assuan line.
+var longRequest = Request{
+	Origin: strings.Repeat("o%", 900), Account: strings.Repeat("\x00", 900), Alias: strings.Repeat("é", 900),
+	Session: strings.Repeat("\n", 900), PID: 77, Exe: strings.Repeat("%\n", 900),
+	Path: strings.Repeat("/%", 900), Field: strings.Repeat("f", 900), Listener: strings.Repeat("l%", 900),
+	Agent: []procstat.Proc{{PID: 1, Exe: strings.Repeat("/x%", 300)}, {PID: 2, Comm: strings.Repeat("%", 300)},
+		{PID: 3, Exe: strings.Repeat("e", 900)}, {PID: 4, Exe: strings.Repeat("\x01", 900)}},
+}
+
 func TestPromptDescriptionFitsOneLine(t *testing.T) {
 	for name, r := range map[string]Request{
 		"percent account": {Origin: "https://example.com", Account: strings.Repeat("%", 5000), PID: 77, Exe: "/bin/x"},
 		"control exe":     {Origin: "https://example.com", Account: "a", PID: 77, Exe: strings.Repeat("\x01", 5000)},
-		"everything long": {
-			Origin: strings.Repeat("o%", 900), Account: strings.Repeat("\x00", 900), Alias: strings.Repeat("é", 900),
-			Session: strings.Repeat("\n", 900), PID: 77, Exe: strings.Repeat("%\n", 900),
-			Path: strings.Repeat("/%", 900), Field: strings.Repeat("f", 900), Listener: strings.Repeat("l%", 900),
-			Agent: []procstat.Proc{{PID: 1, Exe: strings.Repeat("/x%", 300)}, {PID: 2, Comm: strings.Repeat("%", 300)},
-				{PID: 3, Exe: strings.Repeat("e", 900)}, {PID: 4, Exe: strings.Repeat("\x01", 900)}},
-		},
+		"everything long": longRequest,
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := promptDescription(r)
@@ -944,11 +947,9 @@ func TestPromptDescriptionKeepsTheWarnings(t *testing.T) {
 	for i := range long {
 		long[i] = "/" + strings.Repeat("\x01%é", 170)
 	}
-	r := Request{Origin: strings.Repeat("o%", 900), Account: strings.Repeat("\x00", 900), Alias: strings.Repeat("é", 900),
-		Session: strings.Repeat("\n", 900), PID: 77, Exe: strings.Repeat("%\n", 900), Host: true,
-		Path: "/" + strings.Repeat("\x01%", 255), Field: strings.Repeat("f", 900), Listener: strings.Repeat("l%", 900),
-		Agent:      []procstat.Proc{{PID: 1, Exe: strings.Repeat("/x%", 300)}, {PID: 2, Comm: strings.Repeat("%", 300)}},
-		KnownPaths: long, AgentSite: procstat.Proc{PID: 9, Comm: strings.Repeat("\x01", 16), Exe: strings.Repeat("\x7f", 256)}}
+	r := longRequest
+	r.Host, r.KnownPaths = true, long
+	r.AgentSite = procstat.Proc{PID: 9, Comm: strings.Repeat("\x01", 16), Exe: strings.Repeat("\x7f", 256)}
 	d := promptDescription(r)
 	if n := len("SETDESC " + d + "\n"); n > maxCommandLine {
 		t.Fatalf("SETDESC line is %d bytes", n)
