@@ -266,7 +266,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		return nil, err // not audited, not released
 	}
 	if login {
-		s.rememberSignIn(rpc.ConnOf(ctx), &signIn{challenge: p.Challenge, at: s.now(), store: meta.store, session: ch.Session,
+		s.rememberSignIn(&signIn{challenge: p.Challenge, host: peer.PID, at: s.now(), store: meta.store, session: ch.Session,
 			origin: got.Origin, alias: got.Alias, account: got.Account, path: path, newPath: newPath})
 	}
 	if !withCode {

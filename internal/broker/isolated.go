@@ -97,16 +97,12 @@ func (s *Server) closeSession(conn *rpc.Conn, p brokerapi.SessionCloseParams) (s
 	return struct{}{}, nil
 }
 
-// connClosed zeroes every isolated store the ended connection owned and forgets its hello and
-// its allowed sign-ins (learn_path answers only the connection of the release).
+// connClosed zeroes every isolated store the ended connection owned and forgets its hello.
 func (s *Server) connClosed(conn *rpc.Conn) {
 	s.wipeOwned(conn, "host connection ended")
 	s.helloMu.Lock()
 	delete(s.hellos, conn)
 	s.helloMu.Unlock()
-	s.loginMu.Lock()
-	delete(s.logins, conn)
-	s.loginMu.Unlock()
 }
 
 // bookOf is the known sign-in paths of st's credentials (nil: the vault's); nil when this

@@ -17,6 +17,7 @@ import (
 // a new path.
 type signIn struct {
 	challenge string
+	host      int // the pid of the genuine host it was released to
 	at        time.Time
 	store     *isoStore // nil: the vault
 	session   string
@@ -28,40 +29,46 @@ type signIn struct {
 	used      bool
 }
 
-// Bounds of the allowed sign-ins kept for learn_path: each for signInTTL, at most
-// maxSignIns a connection (the oldest go first), and none beyond its connection.
+// Bounds of the allowed sign-ins kept for learn_path: each for signInTTL, at most maxSignIns
+// (the oldest go first), and none beyond the host process they were released to.
 const (
 	signInTTL  = 10 * time.Minute
-	maxSignIns = 32
+	maxSignIns = 64
 )
 
-// rememberSignIn keeps an allowed form sign-in for learn_path on conn.
-func (s *Server) rememberSignIn(conn *rpc.Conn, si *signIn) {
-	if conn == nil {
-		return
-	}
+// rememberSignIn keeps an allowed form sign-in for learn_path.
+func (s *Server) rememberSignIn(si *signIn) {
 	s.loginMu.Lock()
 	defer s.loginMu.Unlock()
-	if s.logins == nil {
-		s.logins = map[*rpc.Conn][]*signIn{}
+	s.logins = append(s.forgetSignIns(si.at), si)
+	if len(s.logins) > maxSignIns {
+		s.logins = slices.Delete(s.logins, 0, len(s.logins)-maxSignIns)
 	}
-	kept := slices.DeleteFunc(s.logins[conn], func(o *signIn) bool { return si.at.Sub(o.at) >= signInTTL })
-	if len(kept) >= maxSignIns {
-		kept = slices.Delete(kept, 0, len(kept)-maxSignIns+1)
-	}
-	s.logins[conn] = append(kept, si)
 }
 
-// takeSignIn finds the allowed sign-in of challenge on conn and marks it used: once per
-// challenge, on the connection of its release, within signInTTL.
+// forgetSignIns drops (s.loginMu held) the sign-ins older than signInTTL at now and those of
+// a host that is not the running one, and returns the rest.
+func (s *Server) forgetSignIns(now time.Time) []*signIn {
+	running := 0
+	if s.Hosts != nil {
+		running, _ = s.Hosts.Running()
+	}
+	return slices.DeleteFunc(s.logins, func(o *signIn) bool { return o.host != running || now.Sub(o.at) >= signInTTL })
+}
+
+// takeSignIn finds the allowed sign-in of challenge released to conn's process (the genuine
+// host: requireHost passed) and marks it used: once per challenge, within signInTTL.
+//
+// Any connection of that process may report it: the host releases on a connection of its own
+// for each sign-in and closes it at once, and reports the outcome on its long-lived one.
 func (s *Server) takeSignIn(conn *rpc.Conn, challenge string) (signIn, error) {
 	s.loginMu.Lock()
 	defer s.loginMu.Unlock()
-	i := slices.IndexFunc(s.logins[conn], func(si *signIn) bool { return si.challenge == challenge })
+	i := slices.IndexFunc(s.logins, func(si *signIn) bool { return si.challenge == challenge && si.host == conn.Peer.PID })
 	if i < 0 {
-		return signIn{}, wire.Errorf(wire.CodeChallengeUnk, "no form sign-in released for challenge %q on this connection; nothing was learned", procstat.Clean(challenge, 64))
+		return signIn{}, wire.Errorf(wire.CodeChallengeUnk, "no form sign-in released to this host for challenge %q; nothing was learned", procstat.Clean(challenge, 64))
 	}
-	si := s.logins[conn][i]
+	si := s.logins[i]
 	switch {
 	case si.used:
 		return signIn{}, wire.Errorf(wire.CodeChallengeUsed, "the sign-in of challenge %q was reported already; nothing was learned", si.challenge)
@@ -73,7 +80,7 @@ func (s *Server) takeSignIn(conn *rpc.Conn, challenge string) (signIn, error) {
 }
 
 // learn answers credentials.learn_path: the genuine host saying that the form sign-in it
-// released a password for (named by its challenge, on this connection) ended authenticated.
+// released a password for (named by its challenge) ended authenticated.
 // A credential without known sign-in paths learns the sign-in's path; one released at a new
 // path the person allowed adds it (learnPath). Every call is audited (op "learn_path").
 func (s *Server) learn(conn *rpc.Conn, p brokerapi.LearnPathParams) (res brokerapi.LearnPathResult, err error) {

@@ -160,10 +160,11 @@ func TestSignInPathIsLearnedAndKept(t *testing.T) {
 }
 
 // TestLearnPathIsTheHostsAlone: learn_path is refused from anything but the genuine host
-// (PEER_NOT_HOST), for a challenge that released no form sign-in on this connection
-// (CHALLENGE_UNKNOWN: unknown, another connection's, a denied release, a step-up code or a
+// (PEER_NOT_HOST), for a challenge that released no form sign-in to that host process
+// (CHALLENGE_UNKNOWN: unknown, released to a host that was replaced since, a denied release, a
 // Basic answer), a second time (CHALLENGE_USED), and after ten minutes (CHALLENGE_EXPIRED);
-// nothing is learned by any of them.
+// nothing is learned by any of them. Any connection of the host that released may report it
+// (the host releases on a connection of its own and reports on its long-lived one).
 func TestLearnPathIsTheHostsAlone(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
@@ -181,21 +182,38 @@ func TestLearnPathIsTheHostsAlone(t *testing.T) {
 	if rec := lastRecord(t, f); rec.Op != "learn_path" || rec.Decision != "error" || rec.Code != string(wire.CodePeerNotHost) || rec.PID != 778 {
 		t.Fatalf("the refusal's record %+v", rec)
 	}
-	other := f.client(t) // the host too, on another connection
-	if _, err := other.LearnPath(ctx, ch); code(err) != wire.CodeChallengeUnk {
-		t.Fatalf("learn_path on another connection: %v, want CHALLENGE_UNKNOWN", err)
-	}
 	if _, err := c.LearnPath(ctx, "AAAAAAAAAAAAAAAAAAAAAAAAAA"); code(err) != wire.CodeChallengeUnk {
 		t.Fatalf("learn_path of an unknown challenge: %v", err)
 	}
+	// Another genuine host (brokerd started a new one): not the process it was released to.
+	f.hosts.pid = 779
+	if _, err := brokerapi.NewClient(f.connOf(t, 779)).LearnPath(ctx, ch); code(err) != wire.CodeChallengeUnk {
+		t.Fatalf("learn_path from a later host: %v, want CHALLENGE_UNKNOWN", err)
+	}
+	f.hosts.pid = 777
 	if got := pathsOf(t, c, "", o, alias); got != nil {
 		t.Fatalf("learned by a refused learn_path: %q", got)
 	}
-	if _, err := c.LearnPath(ctx, ch); err != nil {
-		t.Fatal(err)
+	other := f.client(t) // the host, on another connection
+	if res, err := other.LearnPath(ctx, ch); err != nil || !res.Learned {
+		t.Fatalf("learn_path on another connection of the host: %+v %v", res, err)
 	}
 	if _, err := c.LearnPath(ctx, ch); code(err) != wire.CodeChallengeUsed {
 		t.Fatalf("second learn_path: %v, want CHALLENGE_USED", err)
+	}
+	// A sign-in released to a host that has since been replaced is forgotten.
+	f.srv.Paths = mustPaths(t)
+	old, _, err := signInAt(t, c, o, alias, "/login", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.hosts.pid = 779
+	if _, _, err := signInAt(t, brokerapi.NewClient(f.connOf(t, 779)), o, alias, "/login", false); err != nil {
+		t.Fatal(err)
+	}
+	f.hosts.pid = 777
+	if _, err := c.LearnPath(ctx, old); code(err) != wire.CodeChallengeUnk {
+		t.Fatalf("learn_path of a replaced host's sign-in: %v, want CHALLENGE_UNKNOWN", err)
 	}
 
 	// Releases that are not an allowed form sign-in leave nothing to learn from.

@@ -64,7 +64,7 @@
 // A credential's form sign-in goes only where it signed in before (loginpaths.go). The person
 // sets paths at enrolment (credentials.add "login_paths"), or the credential learns the path
 // of its first form sign-in that the host reports authenticated (credentials.learn_path, from
-// the genuine host only, for an allowed login release on the same connection, once, within 10
+// the genuine host only, for an allowed login release to that host process, once, within 10
 // minutes). A login release at any other path of the origin is LOGIN_PATH_CHANGED before
 // anyone is asked, unless the host sets "new_path": then the prompt's first line says this is
 // not where the person signed in before, and the path is learned when that sign-in succeeds.
@@ -154,7 +154,7 @@ type Server struct {
 	hellos  map[*rpc.Conn]*wire.Error // each connection's host.hello verdict (nil: it matched)
 
 	loginMu sync.Mutex
-	logins  map[*rpc.Conn][]*signIn // each connection's allowed form sign-ins, for learn_path
+	logins  []*signIn // the allowed form sign-ins, for learn_path, oldest first
 
 	tableOnce sync.Once
 	table     *rpc.Methods

@@ -166,7 +166,13 @@ func newFixture(t testing.TB) *fixture {
 // client side.
 func (f *fixture) conn(t testing.TB) net.Conn {
 	t.Helper()
-	c := f.connAs(t, Peer{UID: 0, PID: 777, Exe: "/usr/bin/agent"})
+	return f.connOf(t, 777)
+}
+
+// connOf serves one in-memory connection of pid that said hello.
+func (f *fixture) connOf(t testing.TB, pid int) net.Conn {
+	t.Helper()
+	c := f.connAs(t, Peer{UID: 0, PID: pid, Exe: "/usr/bin/agent"})
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	io.WriteString(c, `{"id":1000000,"method":"host.hello","params":`+string(must(json.Marshal(goodHello)))+"}\n")
 	line, err := readLine(c)
