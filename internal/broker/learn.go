@@ -130,8 +130,10 @@ func (s *Server) echoSeen(conn *rpc.Conn, p brokerapi.EchoSeenParams) (struct{},
 	}
 	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeInvalidArgument, format, a...) }
 	switch {
-	case credential.ValidSession(p.Session) != nil:
-		return struct{}{}, bad("%s", credential.SessionRule)
+	case len(p.Session) > credential.MaxSessionLen || !procstat.Printable(p.Session):
+		// Not ValidSession: the session of an answer is the caller's, whatever it named
+		// ("" for none or the default one), and an echo in it is audited all the same.
+		return struct{}{}, bad("the session is longer than %d bytes or not printable UTF-8", credential.MaxSessionLen)
 	case len(p.Origin) > audit.MaxField || !procstat.Printable(p.Origin):
 		return struct{}{}, bad("the origin is longer than %d bytes or not printable UTF-8", audit.MaxField)
 	case p.Output == "" || len(p.Output) > maxEchoOutput || !procstat.Printable(p.Output):

@@ -605,11 +605,12 @@ func TestEchoSeenIsAudited(t *testing.T) {
 		t.Fatalf("records %+v", recs)
 	}
 	for name, bad := range map[string]brokerapi.EchoSeenParams{
-		"no output":      {Session: "s1", Output: ""},
-		"long output":    {Session: "s1", Output: strings.Repeat("o", maxEchoOutput+1)},
-		"control output": {Session: "s1", Output: "snap\nshot"},
-		"bad session":    {Session: "../s", Output: "snapshot"},
-		"long origin":    {Session: "s1", Origin: "https://" + strings.Repeat("a", audit.MaxField), Output: "snapshot"},
+		"no output":       {Session: "s1", Output: ""},
+		"long output":     {Session: "s1", Output: strings.Repeat("o", maxEchoOutput+1)},
+		"control output":  {Session: "s1", Output: "snap\nshot"},
+		"long session":    {Session: strings.Repeat("s", 65), Output: "snapshot"},
+		"control session": {Session: "s\x00", Output: "snapshot"},
+		"long origin":     {Session: "s1", Origin: "https://" + strings.Repeat("a", audit.MaxField), Output: "snapshot"},
 	} {
 		if err := c.EchoSeen(ctx, bad); code(err) != wire.CodeInvalidArgument {
 			t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
@@ -617,6 +618,15 @@ func TestEchoSeenIsAudited(t *testing.T) {
 	}
 	if n := len(f.audit.records()); n != 1 {
 		t.Fatalf("%d records after refused reports", n)
+	}
+	// An answer about no session (or one the caller named wrongly) is audited all the same.
+	for _, session := range []string{"", "../x"} {
+		if err := c.EchoSeen(ctx, brokerapi.EchoSeenParams{Session: session, Output: "status"}); err != nil {
+			t.Fatalf("echo.seen of session %q: %v", session, err)
+		}
+		if rec := lastRecord(t, f); rec.Op != "echo" || rec.Session != session || rec.Detail != "status" {
+			t.Fatalf("record %+v", rec)
+		}
 	}
 }
 
