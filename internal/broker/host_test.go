@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -378,5 +380,62 @@ func TestIsolatedStoresUnpin(t *testing.T) {
 	}
 	if !host.Pinned() {
 		t.Fatal("closing the genuine host's store unpinned its connection")
+	}
+}
+
+// TestLoopbackSiteTheAgentStarted: a loopback origin served by a process of the agent chain
+// (here this test process, which holds a real listener) is named in the prompt's first line;
+// one whose agent chain holds only brokerd's ancestors (here this test's parent), or a process
+// that did not start the server, is not.
+func TestLoopbackSiteTheAgentStarted(t *testing.T) {
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	o := "http://" + l.Addr().String()
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	self := os.Getpid()
+	for _, tc := range []struct {
+		name  string
+		agent []brokerapi.Proc
+		warn  bool
+	}{
+		{"the agent serves it", []brokerapi.Proc{{PID: 99999999, Comm: "headless"}, {PID: self, Comm: "agent"}, {PID: os.Getppid()}}, true},
+		{"a shared ancestor only", []brokerapi.Proc{{PID: os.Getppid()}, {PID: 1}}, false},
+		{"an agent that did not start it", []brokerapi.Proc{{PID: sleeper.Process.Pid, Comm: "sleep"}}, false},
+		{"no agent chain", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			if err := f.store.Add(ctx, vault.Record{Origin: o, Account: "dev@x", Alias: "dev"}, []byte(canary)); err != nil {
+				t.Fatal(err)
+			}
+			c := f.client(t)
+			ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: o})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: "dev", Session: "s", Document: "d", Path: "/login", Agent: tc.agent}); err != nil {
+				t.Fatal(err)
+			}
+			r := f.pres.last.Load()
+			if !strings.Contains(r.Listener, fmt.Sprintf("pid %d", self)) {
+				t.Fatalf("the listener is not this process: %q", r.Listener)
+			}
+			d := r.Description()
+			want := fmt.Sprintf("THE AGENT STARTED THIS SITE: %s is served by pid %d (", o, self)
+			if got := strings.HasPrefix(d, want) && strings.Contains(strings.SplitN(d, "\n", 2)[0], "a process started by the agent asking."); got != tc.warn {
+				t.Fatalf("prompt (warning %v, want %v):\n%s", got, tc.warn, d)
+			}
+			if tc.warn && (r.AgentSite.PID != self || r.AgentSite.Comm == "") {
+				t.Fatalf("agent site %+v", r.AgentSite)
+			}
+		})
 	}
 }
