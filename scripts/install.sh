@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=$2; shift 2 ;;
     --prefix) prefix=$2; shift 2 ;;
     --yes|-y) yes=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
