@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -25,6 +26,7 @@ import (
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/safesock"
+	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/vault"
 )
 
@@ -246,7 +248,16 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer alog.Close()
-	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(), Audit: alog,
+	// A trusted brokerd's key and state directory (a test key: brokerd's own is root's).
+	key, err := seal.NewKey(bytes.Repeat([]byte{0x5a}, seal.KeyLen))
+	if err != nil {
+		b.Fatal(err)
+	}
+	paths, err := broker.OpenLoginPaths(b.TempDir(), os.Getuid())
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(), Audit: alog, Key: key, Paths: paths,
 		// This process plays the genuine host: the release path runs the whole gate.
 		Hosts: selfHost{}, Expect: broker.HostExpect{Chromium: hello.Chromium, Config: hello.Config, Version: hello.Version}}
 	sctx, cancel := context.WithCancel(ctx)
