@@ -52,7 +52,7 @@ func TestDoctorE2E(t *testing.T) {
 		"profile": "healthy", "audit": "healthy", "brokerd": "warning", "host": "warning", "chromium": "healthy", "presence": "warning",
 		// root (this test's user) is in neither group; the binaries of binDir and the seal key
 		// are as the install makes them; Chromium's sandbox is Debian's chromium-sandbox.
-		"groups": "healthy", "setgid": "healthy", "seal_key": "healthy", "chromium_sandbox": "healthy",
+		"groups": "healthy", "setgid": "healthy", "seal_key": "healthy", "state_dir": "healthy", "chromium_sandbox": "healthy",
 		"brokerd_trust": "warning", "x11": "warning", "ptrace_scope": "healthy"} {
 		if st[id] != want {
 			t.Errorf("fresh user: %s = %s, want %s\n%s", id, st[id], want, r.stdout)

@@ -92,6 +92,7 @@ const (
 	CheckGroups        = "groups"
 	CheckSetGID        = "setgid"
 	CheckSealKey       = "seal_key"
+	CheckStateDir      = "state_dir"
 	CheckSystemdUnit   = "systemd_unit"
 	CheckBinaries      = "binaries"
 	CheckPtraceScope   = "ptrace_scope" // informational: nothing depends on it
@@ -101,7 +102,7 @@ const (
 // IDs lists every check id in report order.
 var IDs = []string{CheckChromium, CheckSandbox, CheckSecretService, CheckKeyring, CheckAutoUnlock,
 	CheckPresence, CheckX11, CheckConfig, CheckRuntimeDir, CheckSockets, CheckProfile, CheckAudit,
-	CheckBrokerd, CheckBrokerTrust, CheckHost, CheckGroups, CheckSetGID, CheckSealKey, CheckSystemdUnit,
+	CheckBrokerd, CheckBrokerTrust, CheckHost, CheckGroups, CheckSetGID, CheckSealKey, CheckStateDir, CheckSystemdUnit,
 	CheckBinaries, CheckPtraceScope, CheckUndumpable}
 
 // Check is one verdict.
@@ -216,6 +217,7 @@ func Run(ctx context.Context, p Probes) Report {
 	d.checkGroups()
 	d.checkSetGID()
 	d.checkSealKey()
+	d.checkStateDir()
 	d.checkSystemdUnit()
 	d.checkBinaries()
 	d.checkPtrace()

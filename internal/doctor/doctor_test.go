@@ -32,6 +32,7 @@ func installed() map[string]File {
 		"/opt/hl/bin/brokerd":              {Mode: 0o755 | fs.ModeSetgid, GID: brokerGID, Size: 1 << 20},
 		hardening.KeyPath:                  {Mode: 0o640, GID: brokerGID, Size: 32},
 		"/etc/headless":                    {Mode: 0o755 | fs.ModeDir},
+		hardening.StateDir:                 {Mode: 0o770 | fs.ModeDir | fs.ModeSticky, GID: brokerGID},
 		"/usr/lib/chromium/chrome-sandbox": {Mode: 0o755 | fs.ModeSetuid, Size: 14840},
 	}
 }

@@ -214,6 +214,38 @@ func (d *run) checkSealKey() {
 	}
 }
 
+// checkStateDir judges brokerd's state directory as hardening.CheckStateDir does: root's, of
+// brokerd's group, sticky, nothing for others (the known sign-in paths live in it, out of the
+// reach of every program of the user).
+func (d *run) checkStateDir() {
+	if d.p.Stat == nil {
+		d.set(CheckStateDir, Warning, "this is a bug of the doctor", "not checked")
+		return
+	}
+	dir := hardening.StateDir
+	_, broker, why := d.groups()
+	f, err := d.p.Stat(dir)
+	fix := fmt.Sprintf("as root: chown root:%s %s && chmod 1770 %s", hardening.BrokerGroup, dir, dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.set(CheckStateDir, Failed, installHint, "%s does not exist: brokerd releases and saves nothing (BROKER_UNTRUSTED)", dir)
+	case err != nil:
+		d.set(CheckStateDir, Warning, "look at it as root: stat "+dir, "%s cannot be looked at", dir)
+	case f.Symlink || !f.Mode.IsDir():
+		d.set(CheckStateDir, Failed, installHint, "%s is not a directory (a symlink or another file): brokerd refuses it", dir)
+	case f.UID != 0:
+		d.set(CheckStateDir, Failed, fix, "%s is owned by uid %d, not root: brokerd refuses it", dir, f.UID)
+	case why != "":
+		d.set(CheckStateDir, Failed, "see check groups", "%s: not judged: %s", dir, why)
+	case f.GID != broker:
+		d.set(CheckStateDir, Failed, fix, "%s has group %d, not %s (%d): brokerd refuses it", dir, f.GID, hardening.BrokerGroup, broker)
+	case f.Mode.Perm()&0o007 != 0 || f.Mode&fs.ModeSticky == 0:
+		d.set(CheckStateDir, Failed, fix, "%s has mode %04o, not 1770 (sticky, nothing for others): brokerd refuses it", dir, modeBits(f.Mode))
+	default:
+		d.set(CheckStateDir, Healthy, "", "%s: root:%s, mode %04o: no program of yours can reach brokerd's state (the known sign-in paths)", dir, hardening.BrokerGroup, modeBits(f.Mode))
+	}
+}
+
 // checkBrokerTrust reports whether the running brokerd has the seal key: only a brokerd the
 // kernel gave its group reads it, and one without it releases and saves nothing.
 func (d *run) checkBrokerTrust() {
@@ -242,6 +274,7 @@ func untrustedReason(msg string) (why, hint string) {
 		{"does not exist", "the seal key does not exist", "see check seal_key"},
 		{"unsafe", "the seal key file is refused (owner, mode, size or directory)", "see check seal_key"},
 		{"group " + hardening.HostGroup, "the group " + hardening.HostGroup + " cannot be used", "see check groups"},
+		{hardening.StateDir, "its state directory " + hardening.StateDir + " cannot be used", "see check state_dir"},
 		{"seal key", "the seal key cannot be read", "see check seal_key"},
 	} {
 		if strings.Contains(msg, k.has) {

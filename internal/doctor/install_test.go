@@ -117,6 +117,14 @@ func TestInstallVerdicts(t *testing.T) {
 		{"seal key short", withFileT(hardening.KeyPath, file(0o640, 0, brokerGID, 16)), CheckSealKey, Failed, "holds 16 bytes"},
 		{"seal key a symlink", withFileT(hardening.KeyPath, &File{Mode: 0o640, GID: brokerGID, Size: 32, Symlink: true}), CheckSealKey, Failed, "is a symlink"},
 		{"seal key a directory", withFileT(hardening.KeyPath, file(0o750|fs.ModeDir, 0, brokerGID, 32)), CheckSealKey, Failed, "not a regular file"},
+		// state_dir
+		{"state dir as installed", nil, CheckStateDir, Healthy, "mode 1770"},
+		{"no state dir", withFileT(hardening.StateDir, nil), CheckStateDir, Failed, "does not exist"},
+		{"state dir not sticky", withFileT(hardening.StateDir, file(0o770|fs.ModeDir, 0, brokerGID, 0)), CheckStateDir, Failed, "not 1770"},
+		{"state dir open to others", withFileT(hardening.StateDir, file(0o775|fs.ModeDir|fs.ModeSticky, 0, brokerGID, 0)), CheckStateDir, Failed, "not 1770"},
+		{"state dir the user's", withFileT(hardening.StateDir, file(0o770|fs.ModeDir|fs.ModeSticky, 1000, brokerGID, 0)), CheckStateDir, Failed, "owned by uid 1000"},
+		{"state dir of the host group", withFileT(hardening.StateDir, file(0o770|fs.ModeDir|fs.ModeSticky, 0, hostGID, 0)), CheckStateDir, Failed, "not headless-broker"},
+		{"state dir a symlink", withFileT(hardening.StateDir, &File{Mode: 0o770 | fs.ModeDir, GID: brokerGID, Symlink: true}), CheckStateDir, Failed, "not a directory"},
 		{"seal key dir group-writable", withFileT("/etc/headless", file(0o775|fs.ModeDir, 0, 0, 0)), CheckSealKey, Failed, "only root can write"},
 		{"seal key dir the user's", withFileT("/etc/headless", file(0o755|fs.ModeDir, 1000, 0, 0)), CheckSealKey, Failed, "uid 1000"},
 
