@@ -240,7 +240,7 @@ func (s *Server) register() {
 				return cl.Wait(ctx, control.WaitParams{Session: in.Session, Text: in.Text, Gone: in.Gone, URL: in.URL, Ref: in.Ref, TimeoutMS: in.TimeoutMS})
 			})
 		})
-	addTool(s, "screenshot", "Screenshot the page", "A PNG of the session's viewport (or of one element's box, or of the whole page), returned inline as an image, with its path, SHA-256 and size. Refused while a password the host typed may still be on the page (SECRET_ON_PAGE).",
+	addTool(s, "screenshot", "Screenshot the page", "A PNG of the session's viewport (or of one element's box, or of the whole page), returned inline as an image, with its path, SHA-256 and size. Refused while a password the host typed may still be on the page, or the page shows a secret released into the browser (SECRET_ON_PAGE).",
 		readOnlyPage, func(ctx context.Context, c *call, in screenshotIn) (screenshotOut, string, error) {
 			cl, err := c.client(ctx)
 			if err != nil {
