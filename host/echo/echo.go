@@ -329,6 +329,28 @@ func htmlEscape(b []byte, dq, sq string) []byte {
 
 const lowerHex = "0123456789abcdef"
 
+// jsonByte appends ASCII byte c as a JSON string writes it (html: with encoding/json's
+// escaping of < > &).
+func jsonByte(out []byte, c byte, html bool) []byte {
+	switch {
+	case c == '"' || c == '\\':
+		return append(out, '\\', c)
+	case c == '\n':
+		return append(out, '\\', 'n')
+	case c == '\r':
+		return append(out, '\\', 'r')
+	case c == '\t':
+		return append(out, '\\', 't')
+	case c == '\b':
+		return append(out, '\\', 'b')
+	case c == '\f':
+		return append(out, '\\', 'f')
+	case c < 0x20 || (html && (c == '<' || c == '>' || c == '&')):
+		return append(out, '\\', 'u', '0', '0', lowerHex[c>>4], lowerHex[c&15])
+	}
+	return append(out, c)
+}
+
 // jsonString is b's JSON-string encoding without the quotes, as encoding/json writes it
 // (html: with its default HTML escaping of < > &). b is UTF-8.
 func jsonString(b []byte, html bool) []byte {
@@ -336,24 +358,7 @@ func jsonString(b []byte, html bool) []byte {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				out = append(out, '\\', c)
-			case c == '\n':
-				out = append(out, '\\', 'n')
-			case c == '\r':
-				out = append(out, '\\', 'r')
-			case c == '\t':
-				out = append(out, '\\', 't')
-			case c == '\b':
-				out = append(out, '\\', 'b')
-			case c == '\f':
-				out = append(out, '\\', 'f')
-			case c < 0x20 || (html && (c == '<' || c == '>' || c == '&')):
-				out = append(out, '\\', 'u', '0', '0', lowerHex[c>>4], lowerHex[c&15])
-			default:
-				out = append(out, c)
-			}
+			out = jsonByte(out, c, html)
 			i++
 			continue
 		}
@@ -391,20 +396,7 @@ func jsonASCII(b []byte) []byte {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				out = append(out, '\\', c)
-			case c == '\n':
-				out = append(out, '\\', 'n')
-			case c == '\r':
-				out = append(out, '\\', 'r')
-			case c == '\t':
-				out = append(out, '\\', 't')
-			case c < 0x20:
-				u(rune(c))
-			default:
-				out = append(out, c)
-			}
+			out = jsonByte(out, c, false)
 			i++
 			continue
 		}
