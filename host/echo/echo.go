@@ -10,7 +10,7 @@
 //     never leaving the process), and a keyed 64-bit fingerprint of the form's first four
 //     bytes. The plaintext forms exist only inside [Set.Add] and [Set.AddCode], in buffers
 //     they zero before they return.
-//   - The forms (see forms): the secret as typed; URL-encoded as browsers submit forms and as
+//   - The forms (see forms): the secret as typed, upper-cased, lower-cased and reversed; URL-encoded as browsers submit forms and as
 //     encodeURIComponent, Go and PHP encode it (upper- and lower-case hex); HTML-escaped as
 //     Go, PHP and Python escape it; JSON-escaped as Go (with and without HTML escaping), PHP
 //     (escaped slashes) and Python (ASCII-only) write it; base64 (standard and URL alphabet,
@@ -27,11 +27,13 @@
 package echo
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"slices"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -239,6 +241,13 @@ func forms(pw []byte, account string) [][]byte {
 	var out [][]byte
 	add := func(b []byte) { out = append(out, b) }
 	add(append([]byte(nil), pw...))
+	// Upper- and lower-cased (a page's CSS shows either), and reversed (red-team round 12).
+	add(bytes.ToLower(pw))
+	add(bytes.ToUpper(pw))
+	rev := []rune(string(pw))
+	slices.Reverse(rev)
+	add([]byte(string(rev)))
+	clear(rev)
 	// URL encodings: what is kept unescaped, and how a space is written.
 	for _, u := range []struct {
 		keep  string

@@ -64,11 +64,16 @@ func TestNoFalseMatch(t *testing.T) {
 	s.Add([]byte("correct-horse-battery"), "alice")
 	s.AddCode([]byte("426089"))
 	for _, page := range []string{
-		"", "abc", "correct-horse-batter", "orrect-horse-battery", "correct horse battery", "CORRECT-HORSE-BATTERY",
+		"", "abc", "correct-horse-batter", "orrect-horse-battery", "correct horse battery", "Correct-Horse-Battery",
 		"426088", "42608", "The code 4260 89 is not valid", strings.Repeat("correct-horse-", 1000),
 	} {
 		if s.MatchString(page) {
 			t.Errorf("%q matched", page)
+		}
+	}
+	for _, v := range []string{"CORRECT-HORSE-BATTERY", "correct-horse-battery", "yrettab-esroh-tcerroc"} {
+		if !s.MatchString("title: " + v) {
+			t.Errorf("%q not found", v)
 		}
 	}
 	if !s.MatchString("The code 426089 is not valid") || !s.MatchString("xx correct-horse-battery") {
