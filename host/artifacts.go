@@ -41,16 +41,8 @@ func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotRe
 	}
 	// Pixels show what a field holds (a revealed password, or its length in bullets): none
 	// while a field the host typed into still holds a value.
-	if left, err := h.secretOnPage(ctx, b, s); err != nil {
-		return ScreenshotResult{}, err
-	} else if left {
-		return ScreenshotResult{}, errSecretOnPage()
-	}
 	// Nor of a page that shows a released secret (echoed.go): pixels cannot be scanned.
-	if echoes, err := h.pageEchoes(ctx, b, s); err != nil || echoes {
-		if err == nil {
-			err = h.echoed(ctx, b, s, "screenshot")
-		}
+	if err := h.pictureRefused(ctx, b, s); err != nil {
 		return ScreenshotResult{}, err
 	}
 	params := map[string]any{"format": "png"}
@@ -83,16 +75,7 @@ func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotRe
 	}
 	// And once more after the capture: a page that refilled the field, or showed the secret,
 	// meanwhile gets no picture.
-	if left, err := h.secretOnPage(ctx, b, s); err != nil || left {
-		if err == nil {
-			err = errSecretOnPage()
-		}
-		return ScreenshotResult{}, err
-	}
-	if echoes, err := h.pageEchoes(ctx, b, s); err != nil || echoes {
-		if err == nil {
-			err = h.echoed(ctx, b, s, "screenshot")
-		}
+	if err := h.pictureRefused(ctx, b, s); err != nil {
 		return ScreenshotResult{}, err
 	}
 	if base64.StdEncoding.DecodedLen(len(r.Data)) > MaxScreenshotLen {

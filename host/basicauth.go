@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -292,8 +293,8 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	s.basic.mu.Unlock()
 	// The answered document may print the request it got (a debug page that shows the
 	// headers): it falls under the echo rule at once (echoed.go).
-	if echoes, err := h.pageEchoes(ctx, b, s); err == nil && echoes {
-		return h.echoed(ctx, b, s, "auth.login")
+	if err := h.pictureRefused(ctx, b, s); errors.Is(err, errEchoed) {
+		return err
 	}
 	switch {
 	case used && !again && r.ErrorText == "":

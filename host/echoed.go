@@ -84,22 +84,43 @@ func (h *Host) echoOption() func(string) bool {
 	return h.echo.MatchString
 }
 
-// pageEchoes reports whether the session's page shows a released secret (for a screenshot).
-func (h *Host) pageEchoes(ctx context.Context, b *cdp.Browser, s *session) (bool, error) {
+// pictureRefused is the check of a screenshot, before and after its capture, from one look
+// at the page: SECRET_ON_PAGE while a field the host typed into holds a value again
+// (taint.go), or while the page shows a released secret (the page is then discarded).
+func (h *Host) pictureRefused(ctx context.Context, b *cdp.Browser, s *session) error {
 	match := h.echoOption()
-	if match == nil {
-		return false, nil
+	if match == nil && len(s.taint) == 0 {
+		return nil
 	}
 	doc, err := h.documentID(ctx, b, s)
 	if err != nil {
-		return false, err
+		return err
+	}
+	taint := s.taintOf(doc)
+	if match == nil && len(taint) == 0 {
+		return nil
 	}
 	raw, err := captureSnapshot(ctx, b, s)
 	if err != nil {
-		return false, h.browserErr(err)
+		return h.browserErr(err)
 	}
 	defer clear(raw)
-	return snapshot.Echoes(raw, s.taintOf(doc), match)
+	if left, err := snapshot.HoldsValue(raw, taint); err != nil || left {
+		if err == nil {
+			err = errSecretOnPage()
+		}
+		return err
+	}
+	if match == nil {
+		return nil
+	}
+	if echoes, err := snapshot.Echoes(raw, taint, match); err != nil || echoes {
+		if err == nil {
+			err = h.echoed(ctx, b, s, "screenshot")
+		}
+		return err
+	}
+	return nil
 }
 
 // echoed refuses an output of session s (whose verb lock the caller holds): the page is

@@ -246,10 +246,7 @@ func (r *jrun) screenshot(ctx context.Context, ev *journey.Evidence) {
 		}
 		h.o.Log.Warn("journey screenshot not taken", "session", s.name, "code", ev.ScreenshotRefused)
 	}
-	if left, err := h.secretOnPage(ctx, b, s); err != nil || left {
-		if err == nil {
-			err = errSecretOnPage()
-		}
+	if err := h.pictureRefused(ctx, b, s); err != nil {
 		refuse(err)
 		return
 	}
@@ -263,10 +260,7 @@ func (r *jrun) screenshot(ctx context.Context, ev *journey.Evidence) {
 		refuse(h.browserErr(err))
 		return
 	}
-	if left, err := h.secretOnPage(ctx, b, s); err != nil || left {
-		if err == nil {
-			err = errSecretOnPage()
-		}
+	if err := h.pictureRefused(ctx, b, s); err != nil {
 		refuse(err)
 		return
 	}
