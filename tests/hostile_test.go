@@ -168,7 +168,10 @@ func TestHostileAgent(t *testing.T) {
 	}
 	loginCode := func(t *testing.T, args ...string) (string, lsAuth) {
 		t.Helper()
-		r := run(t, append([]string{"auth", "login"}, args...)...)
+		// The attack pages are sign-in forms at many paths of one origin: each attempt asks
+		// the person (who approves) instead of LOGIN_PATH_CHANGED, so that every class
+		// reaches the containment it tests (TestLoginPaths tests the path rule itself).
+		r := run(t, append([]string{"auth", "login", "--new-login-path"}, args...)...)
 		if r.code == 0 {
 			var a lsAuth
 			if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
