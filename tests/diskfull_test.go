@@ -172,6 +172,22 @@ func (e *env) benchLogin(t *testing.T, srv *benchSite, alias string) result {
 	return e.run("", "headless", "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", alias, "--json")
 }
 
+// wantReleaseThenLearn checks that the newest two records of the audit log are a form
+// sign-in's: the release of alias, then the host's report that it ended authenticated
+// (learn_path), and returns the release's line.
+func wantReleaseThenLearn(t *testing.T, lines [][]byte, alias string) []byte {
+	t.Helper()
+	if len(lines) < 2 {
+		t.Fatalf("%d audit records, want a release and its learn_path", len(lines))
+	}
+	rel, _ := auditlog.Parse(lines[len(lines)-2])
+	learn, _ := auditlog.Parse(lines[len(lines)-1])
+	if rel.Op != "release" || rel.Decision != "allow" || rel.Alias != alias || learn.Op != "learn_path" || learn.Decision != "ok" || learn.Alias != alias {
+		t.Fatalf("newest records %+v, %+v; want the release of %s and its learn_path", rel, learn, alias)
+	}
+	return lines[len(lines)-2]
+}
+
 // TestDiskFullAuditLog: the audit log alone is on a small tmpfs (bind-mounted over
 // audit.jsonl; the rest of the data dir keeps its space), filled to the last block, and the
 // space left for the log (what brokerd reserved past its end, the last page's slack) is used
@@ -205,10 +221,8 @@ func TestDiskFullAuditLog(t *testing.T) {
 		t.Fatalf("login before the disk is full: %+v", r)
 	}
 	lines := e.auditFile(t, logFile)
-	allowLen := len(lines[len(lines)-1]) + 1
-	if rec, _ := auditlog.Parse(lines[len(lines)-1]); rec.Op != "release" || rec.Decision != "allow" {
-		t.Fatalf("last record %+v, want the release", rec)
-	}
+	release := wantReleaseThenLearn(t, lines, "bench")
+	allowLen := len(release) + 1
 	// A refused add (ALIAS_EXISTS) is a record too: measure one.
 	size := fileSize(t, logFile)
 	if r := e.addTTY(srv.URL, "bench", benchAccount, newCanary()); r.code == 0 || errCode(t, r) != "ALIAS_EXISTS" {
@@ -296,10 +310,7 @@ func TestDiskFullAuditLog(t *testing.T) {
 	if a := srv.accepted.Load(); a != 2 {
 		t.Fatalf("the site accepted %d sign-ins, want 2", a)
 	}
-	lines = e.auditFile(t, logFile)
-	if rec, _ := auditlog.Parse(lines[len(lines)-1]); rec.Op != "release" || rec.Decision != "allow" || rec.Alias != "bench" {
-		t.Fatalf("newest record %+v, want the release of bench", rec)
-	}
+	wantReleaseThenLearn(t, e.auditFile(t, logFile), "bench")
 	if e.brokerPID() != brokerPID {
 		t.Fatal("brokerd restarted")
 	}

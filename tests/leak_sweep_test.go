@@ -461,7 +461,8 @@ func TestLeakSweep(t *testing.T) {
 		n := len(ls.Posts())
 		p := lsVisit(t, e, ls.URL("/step1"), "--session", "twostep")
 		t.Logf("step 1 page: auth_required %+v", p.AuthRequired)
-		res := lsLoginOK(t, e, "authenticated", "--session", "twostep", "--alias", "main")
+		// The password step is at /step2, not /login where main signed in first: new to the person.
+		res := lsLoginOK(t, e, "authenticated", "--session", "twostep", "--alias", "main", "--new-login-path")
 		if res.Session != "twostep" || res.Origin != ls.Origin() {
 			t.Errorf("result %+v", res)
 		}

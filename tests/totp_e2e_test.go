@@ -493,7 +493,8 @@ func TestTOTPLogin(t *testing.T) {
 		if p.AuthRequired == nil {
 			t.Fatal("no auth_required on the SPA login page")
 		}
-		a := lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		// /spa, not /login where otp signed in first: a new sign-in path to the person.
+		a := lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp", "--new-login-path")
 		codes, _, _ := site.received()
 		if len(codes) != len(before)+1 || a.Evidence["code_typed"] != true {
 			t.Fatalf("the site received %d codes (want one), evidence %v", len(codes)-len(before), a.Evidence)
