@@ -128,6 +128,9 @@ type session struct {
 
 	mu   verbLock // one verb at a time; guards everything below
 	refs map[string]snapshot.Target
+	// issued is the most refs any snapshot of the session gave (refs are e1…eN in each):
+	// a ref within it that the latest snapshot has not is REF_STALE, beyond it REF_UNKNOWN.
+	issued int
 	// taint holds the nodes the host typed a secret into (backend node id → frame id), in the
 	// main-frame document taintDoc; see taint.go.
 	taint    map[int64]string

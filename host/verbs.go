@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,6 +101,7 @@ func (h *Host) Snapshot(ctx context.Context, name string) (SnapshotResult, error
 		return SnapshotResult{}, err
 	}
 	s.refs = refs
+	s.issued = max(s.issued, len(refs))
 	return SnapshotResult{Session: s.name, Outline: out}, nil
 }
 
@@ -112,7 +114,10 @@ func captureSnapshot(ctx context.Context, b *cdp.Browser, s *session) (json.RawM
 func (s *session) target(ref string) (snapshot.Target, error) {
 	t, ok := s.refs[ref]
 	if !ok {
-		return snapshot.Target{}, wire.Errorf(wire.CodeRefUnknown, "no ref %q in session %q's last snapshot", bound(ref, 32), s.name)
+		if n, err := strconv.Atoi(strings.TrimPrefix(ref, "e")); err == nil && strings.HasPrefix(ref, "e") && n >= 1 && n <= s.issued && ref == "e"+strconv.Itoa(n) {
+			return snapshot.Target{}, wire.Errorf(wire.CodeRefStale, "ref %q is from an earlier snapshot of session %q, not its latest", ref, s.name)
+		}
+		return snapshot.Target{}, wire.Errorf(wire.CodeRefUnknown, "no snapshot of session %q gave ref %q", s.name, bound(ref, 32))
 	}
 	return t, nil
 }

@@ -82,54 +82,54 @@ const (
 // Plan is one journey: where it starts, how the page is emulated, what it does and which of
 // the states it reaches are the ones to review.
 type Plan struct {
-	JourneyID string `json:"journey_id" jsonschema:"the journey's id: 1-48 letters, digits, '.', '_' or '-' (names its screenshots)"`
-	Name      string `json:"name,omitempty" jsonschema:"what the journey checks, in words"`
-	Origin    string `json:"origin" jsonschema:"the site's origin, such as https://staging.example.com (http only for localhost and loopback addresses)"`
-	Path      string `json:"path,omitempty" jsonschema:"the page the journey starts on, a path on origin (default: / in a fresh context; in an existing session, the page it shows now)"`
-	Session   string `json:"session,omitempty" jsonschema:"run in this existing session instead of a fresh browser context (default: fresh: no cookies or storage of the durable profile, disposed at the end)"`
-	Width     int    `json:"width,omitempty" jsonschema:"viewport width in CSS pixels, 100-4096 (with height; default: the window's)"`
-	Height    int    `json:"height,omitempty" jsonschema:"viewport height in CSS pixels, 100-4096 (with width)"`
-	Theme     string `json:"theme,omitempty" jsonschema:"prefers-color-scheme to emulate: light or dark (default: none)"`
-	Zoom      int    `json:"zoom,omitempty" jsonschema:"zoom in percent, 25-500 (default 100), applied as CSS zoom on the page's root element"`
+	JourneyID string `json:"journey_id" jsonschema:"1-48 of letters, digits, '.', '_', '-'"`
+	Name      string `json:"name,omitempty" jsonschema:"what it checks"`
+	Origin    string `json:"origin" jsonschema:"such as https://staging.example.com"`
+	Path      string `json:"path,omitempty" jsonschema:"the start page on origin (default /, or the session's)"`
+	Session   string `json:"session,omitempty" jsonschema:"run in this session"`
+	Width     int    `json:"width,omitempty" jsonschema:"viewport width, 100-4096 CSS px (with height)"`
+	Height    int    `json:"height,omitempty" jsonschema:"viewport height, 100-4096 CSS px"`
+	Theme     string `json:"theme,omitempty" jsonschema:"prefers-color-scheme"`
+	Zoom      int    `json:"zoom,omitempty" jsonschema:"percent, 25-500 (CSS zoom)"`
 	// BudgetSeconds bounds the whole run, a person's approval of a login included.
-	BudgetSeconds  int             `json:"budget_seconds,omitempty" jsonschema:"the whole run's time budget in seconds, 1-300 (default 120), a person's approval of a login included"`
-	ExpectedStates []ExpectedState `json:"expected_states,omitempty" jsonschema:"the states to review (at most 20): each names the state_id of an action"`
-	Actions        []Action        `json:"actions" jsonschema:"what the journey does, in order (1-20 actions); it stops at the first that fails"`
+	BudgetSeconds  int             `json:"budget_seconds,omitempty" jsonschema:"1-300 (default 120)"`
+	ExpectedStates []ExpectedState `json:"expected_states,omitempty" jsonschema:"at most 20 states to review"`
+	Actions        []Action        `json:"actions" jsonschema:"1-20, in order"`
 }
 
 // ExpectedState is a state the plan wants reviewed: the state an action with this StateID
 // reaches.
 type ExpectedState struct {
-	ID       string `json:"id" jsonschema:"the state_id of the action that reaches this state"`
-	Expected string `json:"expected" jsonschema:"what the state should show, in words (for the report)"`
+	ID       string `json:"id" jsonschema:"an action's state_id"`
+	Expected string `json:"expected" jsonschema:"what it should show"`
 }
 
 // Action is one step. Which fields apply depends on Kind (see [Decode]); the target is either
 // Role (with Name), Text or Selector.
 type Action struct {
-	Kind    string `json:"kind" jsonschema:"navigate, click, fill, select, press, hover, scroll, wait, assert or login"`
-	StateID string `json:"state_id" jsonschema:"the id of the state this action reaches: 1-48 letters, digits, '.', '_' or '-', unique in the plan"`
+	Kind    string `json:"kind"`
+	StateID string `json:"state_id" jsonschema:"the state it reaches, unique"`
 
-	Role     string `json:"role,omitempty" jsonschema:"target: an accessible role (button, link, textbox, checkbox, combobox, heading, …), with name"`
-	Name     string `json:"name,omitempty" jsonschema:"target: the accessible name of the element of role"`
-	Text     string `json:"text,omitempty" jsonschema:"target: the element showing this visible text"`
-	Selector string `json:"selector,omitempty" jsonschema:"target: a CSS selector, resolved with a DOM query and never run as script"`
-	Exact    bool   `json:"exact,omitempty" jsonschema:"match name or text exactly, case included (default: whole text ignoring case, else a part of it)"`
-	Nth      *int   `json:"nth,omitempty" jsonschema:"pick this match (0 is the first visible one in page order) when several match (default: several matches are TARGET_AMBIGUOUS)"`
+	Role     string `json:"role,omitempty" jsonschema:"target: ARIA role (button, link, textbox, …), with name"`
+	Name     string `json:"name,omitempty" jsonschema:"target: the accessible name, with role"`
+	Text     string `json:"text,omitempty" jsonschema:"target: visible text"`
+	Selector string `json:"selector,omitempty" jsonschema:"target: CSS (a DOM query)"`
+	Exact    bool   `json:"exact,omitempty" jsonschema:"name or text exactly (default: ignoring case, or a part)"`
+	Nth      *int   `json:"nth,omitempty" jsonschema:"pick this visible match, 0 first"`
 
-	Value     string   `json:"value,omitempty" jsonschema:"fill: the text to type; select: an option's label or value; assert text/value: the expected text"`
-	Values    []string `json:"values,omitempty" jsonschema:"select: several options' labels or values (a select that takes several)"`
-	Key       string   `json:"key,omitempty" jsonschema:"press: one printable character or Enter, Tab, Escape, Backspace, Delete, Space, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, Home, End, PageUp, PageDown"`
-	Path      string   `json:"path,omitempty" jsonschema:"navigate: the path on the plan's origin to go to; wait and assert route: the exact path expected"`
-	Alias     string   `json:"alias,omitempty" jsonschema:"login: the saved credential's alias; a person approves its use, headless types it, you never see it"`
-	Assertion string   `json:"assertion,omitempty" jsonschema:"assert: visible, hidden, text, value, enabled, checked, count or route"`
-	Match     string   `json:"match,omitempty" jsonschema:"assert text or value: exact (default) or contains"`
-	Not       bool     `json:"not,omitempty" jsonschema:"assert enabled or checked: the opposite (disabled, unchecked); wait: until no match is visible"`
-	Count     *int     `json:"count,omitempty" jsonschema:"assert count: how many matches are visible"`
-	By        int      `json:"by,omitempty" jsonschema:"scroll: CSS pixels to turn the mouse wheel by (negative: up); without a target, over the page"`
+	Value     string   `json:"value,omitempty" jsonschema:"fill: the text; select: an option; assert: the expected text"`
+	Values    []string `json:"values,omitempty" jsonschema:"select: several options"`
+	Key       string   `json:"key,omitempty" jsonschema:"press: a character or a key name, as the press tool"`
+	Path      string   `json:"path,omitempty" jsonschema:"navigate: a path on origin; assert/wait route: the exact path"`
+	Alias     string   `json:"alias,omitempty" jsonschema:"login: a saved alias"`
+	Assertion string   `json:"assertion,omitempty"`
+	Match     string   `json:"match,omitempty"`
+	Not       bool     `json:"not,omitempty" jsonschema:"assert enabled/checked: the opposite; wait: until none is visible"`
+	Count     *int     `json:"count,omitempty" jsonschema:"assert count: visible matches"`
+	By        int      `json:"by,omitempty" jsonschema:"scroll: wheel CSS px (negative: up)"`
 
-	TimeoutMS  int  `json:"timeout_ms,omitempty" jsonschema:"how long to wait for the target or the assertion (default 5000, wait 10000; at most 60000)"`
-	Screenshot bool `json:"screenshot,omitempty" jsonschema:"keep a screenshot of the state this action reaches (refused while a typed password is on the page)"`
+	TimeoutMS  int  `json:"timeout_ms,omitempty" jsonschema:"at most 60000"`
+	Screenshot bool `json:"screenshot,omitempty" jsonschema:"keep a screenshot of the state"`
 }
 
 // Budget is the plan's time budget.

@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzDecodeStrict feeds every tool's input type the fuzzer's arguments (what an MCP client
-// sends in tools/call): each decodes or is BAD_REQUEST with a bounded message, and a decoded
+// sends in tools/call): each decodes or is INVALID_ARGUMENT with a bounded message, and a decoded
 // value encodes back into arguments that decode again.
 func FuzzDecodeStrict(f *testing.F) {
 	for _, s := range []string{
@@ -37,8 +37,8 @@ func FuzzDecodeStrict(f *testing.F) {
 			err := decodeStrict(json.RawMessage(raw), v)
 			if err != nil {
 				we, ok := err.(*wire.Error)
-				if !ok || we.Code != wire.CodeBadRequest {
-					t.Fatalf("%T: %v is not BAD_REQUEST", v, err)
+				if !ok || we.Code != wire.CodeInvalidArgument {
+					t.Fatalf("%T: %v is not INVALID_ARGUMENT", v, err)
 				}
 				if len(we.Message) > 300 {
 					t.Fatalf("%T: unbounded message (%d bytes)", v, len(we.Message))

@@ -88,13 +88,13 @@ func TestErrorsAreTyped(t *testing.T) {
 		code wire.Code
 	}{
 		{"snapshot", map[string]any{}, wire.CodeHostUnavail},
-		{"visit", map[string]any{"url": "https://x.test", "unknown": 1}, wire.CodeBadRequest},
-		{"click", map[string]any{"ref": 12}, wire.CodeBadRequest},
+		{"visit", map[string]any{"url": "https://x.test", "unknown": 1}, wire.CodeInvalidArgument},
+		{"click", map[string]any{"ref": 12}, wire.CodeInvalidArgument},
 		{"status", map[string]any{}, wire.CodeInternal}, // no status source in this world
 		{"journey_run", map[string]any{"plan": map[string]any{"journey_id": "j", "origin": "https://x.test",
 			"actions": []any{map[string]any{"kind": "click", "state_id": "a", "text": "Go"}}}}, wire.CodeHostUnavail},
 		{"journey_run", map[string]any{"plan": map[string]any{"journey_id": "j", "origin": "https://x.test", "evaluate": "1",
-			"actions": []any{map[string]any{"kind": "click", "state_id": "a", "text": "Go"}}}}, wire.CodeBadRequest},
+			"actions": []any{map[string]any{"kind": "click", "state_id": "a", "text": "Go"}}}}, wire.CodePlanInvalid},
 		{"journey_run", map[string]any{}, wire.CodePlanInvalid},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
