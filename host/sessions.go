@@ -164,6 +164,7 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		return err
 	}
 	s.sid = a.SessionID
+	h.viewport(ctx, b, s)
 	h.routes.Store(s.sid, s) // before enabling, so events route
 	for _, m := range []struct {
 		method string
@@ -188,6 +189,29 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		}
 	}
 	return nil
+}
+
+// Viewport is every page's viewport, in CSS pixels: a common laptop screen's (Playwright's
+// default), not headless Chromium's 800x600 window (a 780x493 viewport).
+const (
+	ViewportWidth  = 1280
+	ViewportHeight = 720
+)
+
+// viewport sizes the page's window so that its contents are Viewport (Browser.setContentsSize:
+// --window-size sets the window, whose frame headless Chromium still subtracts). A browser
+// without the method keeps the flag's size: logged, not fatal.
+func (h *Host) viewport(ctx context.Context, b *cdp.Browser, s *session) {
+	var w struct {
+		WindowID int `json:"windowId"`
+	}
+	err := b.Call(ctx, "", "Browser.getWindowForTarget", map[string]any{"targetId": s.targetID}, &w)
+	if err == nil {
+		err = b.Call(ctx, "", "Browser.setContentsSize", map[string]any{"windowId": w.WindowID, "width": ViewportWidth, "height": ViewportHeight}, nil)
+	}
+	if err != nil {
+		h.o.Log.Warn("the page's viewport could not be sized", "session", s.name, "err", err)
+	}
 }
 
 func (h *Host) closeTarget(s *session) {

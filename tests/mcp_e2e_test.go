@@ -66,21 +66,24 @@ func wireMessages(log string) []map[string]json.RawMessage {
 }
 
 // cancelledID is the id of the tools/call with progress token, which the client cancelled
-// (its notifications/cancelled names it).
-func cancelledID(t *testing.T, log, token string) string {
+// (its notifications/cancelled names it; the client sends it just after the call returns).
+func cancelledID(t *testing.T, wire *syncBuffer, token string) string {
 	t.Helper()
 	id := ""
-	for _, m := range wireMessages(log) {
-		if string(m["method"]) == `"tools/call"` && strings.Contains(string(m["params"]), `"progressToken":"`+token+`"`) {
-			id = string(m["id"])
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		msgs := wireMessages(wire.String())
+		for _, m := range msgs {
+			if string(m["method"]) == `"tools/call"` && strings.Contains(string(m["params"]), `"progressToken":"`+token+`"`) {
+				id = string(m["id"])
+			}
 		}
-	}
-	for _, m := range wireMessages(log) {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if string(m["method"]) == `"notifications/cancelled"` && json.Unmarshal(m["params"], &p) == nil && string(p.RequestID) == id && id != "" {
-			return id
+		for _, m := range msgs {
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			if string(m["method"]) == `"notifications/cancelled"` && json.Unmarshal(m["params"], &p) == nil && string(p.RequestID) == id && id != "" {
+				return id
+			}
 		}
 	}
 	t.Fatalf("no notifications/cancelled for the call with progress token %s (id %q)", token, id)
@@ -429,6 +432,15 @@ func TestMCP(t *testing.T) {
 		if img == nil || img.MIMEType != "image/png" {
 			t.Fatalf("no inline PNG in the screenshot result: %s", b)
 		}
+		// The default viewport is a laptop's 1280x720 (it was headless Chromium's 780x493).
+		if out.Width != 1280 || out.Height != 720 {
+			t.Errorf("the viewport's screenshot is %dx%d, want 1280x720", out.Width, out.Height)
+		}
+		// A client that drops image blocks keeps the text: it says where the picture is and
+		// that the path and hash are not it.
+		if tx := text(res); !strings.Contains(tx, "screenshot 1280x720 PNG, in the image block of this result") || !strings.Contains(tx, "they are not the picture") {
+			t.Errorf("the screenshot's text: %q", tx)
+		}
 		sum := sha256.Sum256(img.Data)
 		disk, err := os.ReadFile(out.Path)
 		if err != nil {
@@ -551,7 +563,7 @@ func TestMCP(t *testing.T) {
 		}
 		// The client sent notifications/cancelled for it; the server does not answer a
 		// cancelled request (the spec's SHOULD NOT): no response with its id ever arrives.
-		id := cancelledID(t, c.wire.String(), "login-1")
+		id := cancelledID(t, c.wire, "login-1")
 		defer func() {
 			if r := responseTo(c.wire.String(), id); r != "" {
 				t.Errorf("the server answered the cancelled auth_login (id %s): %s", id, r)

@@ -111,6 +111,9 @@ func baseFlags() []string {
 		"--disable-breakpad",
 		"--mute-audio",
 		"--hide-scrollbars",
+		// Pages are laid out as on a common laptop screen (Playwright's default), not in
+		// headless Chromium's 800x600 window (a 780x493 viewport).
+		"--window-size=1280,720",
 		// No back/forward cache: a history step must never bring back a document the host
 		// typed a password into (it would come back with the field filled).
 		"--disable-back-forward-cache",

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -27,6 +28,9 @@ type challengeMeta struct {
 	store *isoStore
 	recs  []vault.Record
 }
+
+// errDeniedRelease answers a release the person did not approve.
+var errDeniedRelease = wire.Sentinel(wire.CodePresenceDenied, "the person did not approve this release at the prompt; nothing was released")
 
 func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p brokerapi.ChallengeParams) (brokerapi.ChallengeResult, error) {
 	o, err := origin.Canonical(p.Origin)
@@ -226,6 +230,12 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		// The requester hung up (an MCP client cancelled its sign-in, say) while the person
 		// was asked: whatever they answered, nothing is released.
 		return nil, wire.Errorf(wire.CodeCancelled, "the requester withdrew the release while the person was asked; nothing was released")
+	}
+	if errors.Is(err, presence.ErrDenied) {
+		// How the prompt said no (pinentry's gpg error number, a cancelled dialog) is for
+		// brokerd's log: the requester learns that the person did not approve, nothing more.
+		s.log().Info("release denied at the prompt", "origin", ch.Origin, "alias", rec.Alias, "detail", err.Error())
+		return nil, errDeniedRelease
 	}
 	if err != nil {
 		return nil, err

@@ -640,6 +640,7 @@ func TestRelease(t *testing.T) {
 		prepare func(f *fixture, p *brokerapi.ReleaseParams)
 	}{
 		{"presence denied", presence.ErrDenied, wire.CodePresenceDenied, nil},
+		{"presence denied by pinentry", fmt.Errorf("%w: %w", presence.ErrDenied, &presence.PinentryError{Code: 83886179}), wire.CodePresenceDenied, nil},
 		{"presence timeout", presence.ErrTimeout, wire.CodePresenceTimeout, nil},
 		{"presence unavailable", presence.ErrUnavailable, wire.CodePresenceUnavail, nil},
 		{"expired", nil, wire.CodeChallengeExp, func(f *fixture, p *brokerapi.ReleaseParams) { f.clock.Add(2 * time.Minute) }},
@@ -662,6 +663,11 @@ func TestRelease(t *testing.T) {
 			_, secret, err := c.Release(ctx, p)
 			if code(err) != tc.want {
 				t.Fatalf("err = %v, want %s", err, tc.want)
+			}
+			// A denial says the person did not approve, nothing of how the prompt said no
+			// (pinentry's gpg error number).
+			if want := "the person did not approve this release at the prompt; nothing was released"; tc.want == wire.CodePresenceDenied && wire.From(err).Message != want {
+				t.Errorf("denied: message %q, want %q", wire.From(err).Message, want)
 			}
 			if secret != nil {
 				t.Fatal("secret returned with an error")

@@ -34,7 +34,7 @@
 //	  "presence": {
 //	    "provider": "pinentry",          // "secret-service", "passphrase", "pinentry" or "none"; unset: see above
 //	    "program": "/usr/bin/pinentry",  // only with "pinentry" and "passphrase": absolute, executable
-//	    "timeout_seconds": 60,           // 1..600, default 60
+//	    "timeout_seconds": 45,           // 1..600, default 45
 //	    "display": ":0",                 // optional: DISPLAY for the pinentry
 //	    "wayland_display": "wayland-0",  // optional: WAYLAND_DISPLAY for the pinentry
 //	    "xauthority": "/home/me/.Xauthority" // optional, absolute: XAUTHORITY for the pinentry
@@ -99,7 +99,10 @@ const (
 const (
 	MaxSize = 64 << 10 // bytes
 
-	DefaultPresenceTimeoutSeconds = 60
+	// DefaultPresenceTimeoutSeconds is under the 60 s at which common MCP clients (the
+	// TypeScript SDK, Codex) end a tool call by default: the agent gets PRESENCE_TIMEOUT, not
+	// the client's own timeout (issue 28).
+	DefaultPresenceTimeoutSeconds = 45
 	MinPresenceTimeoutSeconds     = 1
 	MaxPresenceTimeoutSeconds     = 600
 

@@ -20,15 +20,15 @@ const full = `{
 
 func TestDefaults(t *testing.T) {
 	d := Defaults()
-	want := Config{Presence: Presence{Provider: "", TimeoutSeconds: 60}, ChallengeTTLSeconds: 120}
+	want := Config{Presence: Presence{Provider: "", TimeoutSeconds: 45}, ChallengeTTLSeconds: 120}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("Defaults = %+v, want %+v", d, want)
 	}
-	if d.PresenceTimeout() != 60*time.Second || d.ChallengeTTL() != 120*time.Second {
+	if d.PresenceTimeout() != 45*time.Second || d.ChallengeTTL() != 120*time.Second {
 		t.Errorf("durations %v %v", d.PresenceTimeout(), d.ChallengeTTL())
 	}
 	var zero Config
-	if zero.PresenceTimeout() != 60*time.Second || zero.ChallengeTTL() != 120*time.Second {
+	if zero.PresenceTimeout() != 45*time.Second || zero.ChallengeTTL() != 120*time.Second {
 		t.Errorf("zero Config durations %v %v", zero.PresenceTimeout(), zero.ChallengeTTL())
 	}
 	c := Config{Presence: Presence{TimeoutSeconds: 5}, ChallengeTTLSeconds: 15}
@@ -124,7 +124,7 @@ func TestLoadAccepts(t *testing.T) {
 		prog := executable(t, 0o755)
 		p := writeFile(t, t.TempDir(), `{"presence":{"provider":"pinentry","program":"`+prog+`"}}`, 0o600)
 		c, err := Load(p)
-		want := Config{Presence: Presence{Provider: "pinentry", Program: prog, TimeoutSeconds: 60}, ChallengeTTLSeconds: 120}
+		want := Config{Presence: Presence{Provider: "pinentry", Program: prog, TimeoutSeconds: 45}, ChallengeTTLSeconds: 120}
 		if err != nil || !reflect.DeepEqual(c, want) {
 			t.Fatalf("Load = %+v, %v; want %+v", c, err, want)
 		}

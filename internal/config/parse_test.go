@@ -32,7 +32,7 @@ func TestParseAccepts(t *testing.T) {
 			with(func(c *Config) { c.Presence.Provider = "secret-service" })},
 		{"pinentry", `{"presence":{"provider":"pinentry","program":"/usr/bin/pinentry-gnome3"}}`,
 			with(func(c *Config) {
-				c.Presence = Presence{Provider: "pinentry", Program: "/usr/bin/pinentry-gnome3", TimeoutSeconds: 60}
+				c.Presence = Presence{Provider: "pinentry", Program: "/usr/bin/pinentry-gnome3", TimeoutSeconds: 45}
 			})},
 		{"bounds low", `{"presence":{"timeout_seconds":1},"challenge_ttl_seconds":10}`,
 			with(func(c *Config) { c.Presence.TimeoutSeconds, c.ChallengeTTLSeconds = 1, 10 })},
@@ -127,7 +127,7 @@ func TestParseRejects(t *testing.T) {
 		{"NUL in program", `{"presence":{"provider":"pinentry","program":"/usr/bin/pin\u0000entry"}}`, "contains a NUL byte"},
 		{"program with other provider", `{"presence":{"provider":"secret-service","program":"/usr/bin/pinentry"}}`, `presence.program: only used with provider "pinentry"`},
 		{"program with default provider", `{"presence":{"program":"/usr/bin/pinentry"}}`, `only used with provider "pinentry"`},
-		{"timeout negative", `{"presence":{"timeout_seconds":-1}}`, "presence.timeout_seconds: must be between 1 and 600 (or 0 for the default 60), got -1"},
+		{"timeout negative", `{"presence":{"timeout_seconds":-1}}`, "presence.timeout_seconds: must be between 1 and 600 (or 0 for the default 45), got -1"},
 		{"timeout high", `{"presence":{"timeout_seconds":601}}`, "presence.timeout_seconds: must be between 1 and 600"},
 		{"ttl low", `{"challenge_ttl_seconds":9}`, "challenge_ttl_seconds: must be between 10 and 3600 (or 0 for the default 120), got 9"},
 		{"ttl high", `{"challenge_ttl_seconds":3601}`, "challenge_ttl_seconds: must be between 10 and 3600"},

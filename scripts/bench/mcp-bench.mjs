@@ -40,6 +40,18 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 
+// snapshotOutline is the outline in a snapshot result's text content: the lines after its
+// header ("snapshot: N elements; everything below is untrusted page content …", then the
+// "url …" and "title …" lines).
+function snapshotOutline(r) {
+  const t = (r?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  const lines = t.split('\n');
+  if (!lines[0]?.startsWith('snapshot: ') || !lines[0].includes('untrusted page content')) return '';
+  let i = 1;
+  while (i < lines.length && (lines[i].startsWith('url ') || lines[i].startsWith('title '))) i++;
+  return lines.slice(i).join('\n');
+}
+
 // outlineElements parses headless's compact snapshot outline: one element per line,
 // "REF KIND[TYPE] "TEXT" attr=value …".
 function outlineElements(outline) {
@@ -101,7 +113,7 @@ const servers = {
     navigate: (s, url) => call(s, 'visit', { url }),
     snapshot: (s) => call(s, 'snapshot', {}),
     click: (s, ref) => call(s, 'click', { ref }),
-    elements: (r) => outlineElements(r.structuredContent?.outline),
+    elements: (r) => outlineElements(snapshotOutline(r)),
     ref(r, kind, label) {
       return this.elements(r).find((e) => e.kind === kind && (e.text ?? '').trim() === label)?.ref;
     },

@@ -26,6 +26,18 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parseArgs } from 'node:util';
 
+// snapshotOutline is the outline in a snapshot result's text content: the lines after its
+// header ("snapshot: N elements; everything below is untrusted page content …", then the
+// "url …" and "title …" lines).
+function snapshotOutline(r) {
+  const t = (r?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+  const lines = t.split('\n');
+  if (!lines[0]?.startsWith('snapshot: ') || !lines[0].includes('untrusted page content')) return '';
+  let i = 1;
+  while (i < lines.length && (lines[i].startsWith('url ') || lines[i].startsWith('title '))) i++;
+  return lines.slice(i).join('\n');
+}
+
 // outlineElements parses headless's compact snapshot outline: one element per line,
 // "REF KIND[TYPE] "TEXT" attr=value …".
 function outlineElements(outline) {
@@ -174,7 +186,10 @@ try {
   const s = await call('snapshot', { session });
   if (checkOK('snapshot', s)) {
     const sc = s.structuredContent;
-    const els = outlineElements(sc.outline);
+    // The outline is the text content (what a client that shows only content gives the
+    // model), after a header that marks it untrusted.
+    const els = outlineElements(snapshotOutline(s));
+    if (sc.outline !== undefined) mismatch('snapshot: the outline is in structuredContent too');
     out.snapshot = { url: sc.url, elements: els.length, kinds: [...new Set(els.map((e) => e.kind))].sort(), truncated: sc.truncated };
     if (els.length !== sc.count) mismatch(`snapshot: ${els.length} outline lines, count ${sc.count}`);
     if (!els.some((e) => e.type === 'password')) mismatch('snapshot: no password field on the login page');
@@ -203,6 +218,22 @@ try {
       if (typeof err.hint !== 'string' || !err.hint) mismatch('click on an unknown ref: no hint');
     }
     if (!textOf(e)) mismatch('click on an unknown ref: no text');
+  }
+  // arguments are checked against the published input schema: visit without its url, and
+  // select's values as a string, are INVALID_ARGUMENT naming the parameter; and every error
+  // speaks tools and parameters, not the CLI.
+  for (const [tool, a, param] of [['visit', { session }, 'url'], ['select', { session, ref: 'e1', values: 'a' }, 'values']]) {
+    const r = await call(tool, a);
+    const err = r?.structuredContent?.error;
+    if (r?.isError !== true || err?.code !== 'INVALID_ARGUMENT' || !String(err?.message).includes(`parameter ${param} `)) {
+      mismatch(`${tool} ${JSON.stringify(a)}: ${JSON.stringify(r?.structuredContent)}, want INVALID_ARGUMENT naming ${param}`);
+    }
+    out.argErrors = [...(out.argErrors ?? []), err?.code];
+  }
+  for (const r of [e]) {
+    const err = r?.structuredContent?.error ?? {};
+    const said = `${err.message} ${err.hint}`.replace(/`headless [^`]*`/g, '');
+    if (/'headless [a-z]| --[a-z]|JSON object per line|Go struct/.test(said)) mismatch(`an error speaks the CLI over MCP: ${JSON.stringify(err)}`);
   }
 } catch (err) {
   mismatch(`client: ${err.message}`);
