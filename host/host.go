@@ -122,6 +122,10 @@ type session struct {
 	// Written by the event reader.
 	navPending atomic.Bool
 	heldNavs   atomic.Int32
+	// loaded is the main frame's document as it committed (Page.frameNavigated): its loader
+	// and URL. The page's history.pushState/replaceState change the URL it shows, never this
+	// (loginpath.go). Written by the event reader.
+	loaded atomic.Pointer[loadedDoc]
 	paused     chan cdp.Event
 	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
 	basic basicState

@@ -40,6 +40,8 @@ func (s *session) trackNavigation(ev cdp.Event) {
 		Frame          struct {
 			ID       string `json:"id"`
 			ParentID string `json:"parentId"`
+			LoaderID string `json:"loaderId"`
+			URL      string `json:"url"`
 		} `json:"frame"`
 	}
 	json.Unmarshal(ev.Params, &p)
@@ -52,6 +54,7 @@ func (s *session) trackNavigation(ev cdp.Event) {
 	case "Page.frameNavigated":
 		if main(p.Frame.ID) && p.Frame.ParentID == "" {
 			s.navPending.Store(false)
+			s.loaded.Store(&loadedDoc{document: p.Frame.ID + "/" + p.Frame.LoaderID, url: p.Frame.URL})
 		}
 	case "Page.frameStoppedLoading":
 		if main(p.FrameID) {

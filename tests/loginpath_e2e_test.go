@@ -76,6 +76,11 @@ func TestLoginPaths(t *testing.T) {
 	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/signin", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Sign in", lookAlike(sink.URL))
 	})
+	// The same look-alike, showing /login as its URL (history.replaceState before the form is
+	// drawn): red-team round 13 signed in on it past the rule, under a prompt naming "/login".
+	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/ps", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Sign in", `<script>history.replaceState(null, "", "/login")</script>`+lookAlike(sink.URL))
+	})
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
 	lsPresence(e, approve, 5)
 	lsEnroll(t, e, site.URL, "main", account, pw)
@@ -135,6 +140,26 @@ func TestLoginPaths(t *testing.T) {
 		}
 	})
 
+	t.Run("look-alike that shows /login as its URL", func(t *testing.T) {
+		n, posts := len(prompts()), site.posts
+		var p lsPageResult
+		e.ok(t, &p, "visit", site.URL+"/u/agent/ps")
+		if p.URL != site.URL+"/login" {
+			t.Fatalf("set-up: the page shows %q, want its rewritten URL /login", p.URL)
+		}
+		r := lsLogin(e, "--alias", "main")
+		if r.code == 0 || errCode(t, r) != "LOGIN_PATH_CHANGED" || !strings.Contains(r.stdout, `\"/u/agent/ps\"`) || !strings.Contains(r.stdout, `(\"/login\")`) {
+			t.Fatalf("auth login on the look-alike that rewrote its URL to /login: %+v", r)
+		}
+		if len(prompts()) != n {
+			t.Errorf("the person was asked about a form at another path: %q", prompts()[n:])
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := sink.got(); len(got) != 0 || site.posts != posts {
+			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.posts)
+		}
+	})
+
 	t.Run("paths set at enrolment", func(t *testing.T) {
 		r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
 			"headless", "credentials", "add", "--origin", site.URL, "--account", account, "--alias", "second", "--login-path", "/signin", "--login-path", "/sso/login", "--json")
@@ -170,6 +195,14 @@ func TestLoginPaths(t *testing.T) {
 		if len(p) != 1 || !strings.Contains(p[0], `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/signin"; alias "main" signed in at "/login" before.`) {
 			t.Fatalf("the prompt for a new path: %q", p)
 		}
+		// The look-alike that shows /login as its URL: the prompt names the path it loaded at.
+		lsVisit(t, e, site.URL+"/u/agent/ps")
+		lsLoginFails(t, e, []string{"PRESENCE_DENIED"}, "--alias", "main", "--new-login-path")
+		p = presencetest.Prompts(t, denyLog)
+		if len(p) != 2 || !strings.Contains(p[1], `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/ps"`) || !strings.Contains(p[1], `Page "/u/agent/ps"`) {
+			t.Errorf("the prompt for the look-alike that rewrote its URL: %q", p)
+		}
+		time.Sleep(300 * time.Millisecond)
 		if got := sink.got(); len(got) != 0 {
 			t.Errorf("the look-alike got something: %v", got)
 		}
