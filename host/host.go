@@ -126,7 +126,7 @@ type session struct {
 	// and URL. The page's history.pushState/replaceState change the URL it shows, never this
 	// (loginpath.go). Written by the event reader.
 	loaded atomic.Pointer[loadedDoc]
-	paused     chan cdp.Event
+	paused chan cdp.Event
 	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
 	basic basicState
 
