@@ -1,6 +1,10 @@
 package host
 
-import "github.com/headless-dev/headless/internal/wire"
+import (
+	"sync/atomic"
+
+	"github.com/headless-dev/headless/internal/wire"
+)
 
 // The sign-in path the person's prompt names and brokerd checks against the credential's known
 // ones is the path of the document as it loaded, never the URL the page shows now: a page's
@@ -14,6 +18,7 @@ import "github.com/headless-dev/headless/internal/wire"
 type loadedDoc struct {
 	document string
 	url      string
+	tainted  atomic.Bool // another window could script it at some moment of its life (openers.go)
 }
 
 // loadedPath is the path the document of id loaded at. A document the host did not see commit
@@ -22,6 +27,9 @@ func (s *session) loadedPath(document string) (string, error) {
 	d := s.loaded.Load()
 	if d == nil || d.document != document {
 		return "", wire.Errorf(wire.CodeDocumentChanged, "the page's document is not the one the host saw load; nothing was asked or released")
+	}
+	if d.tainted.Load() {
+		return "", errReachable
 	}
 	return pagePath(d.url), nil
 }
