@@ -28,7 +28,7 @@ import (
 
 // openerTrack is what the host knows of the windows opened from pages.
 type openerTrack struct {
-	mu   sync.Mutex
+	mu    sync.Mutex
 	root  map[string]*session // opened target → the session whose page it descends from
 	loose map[string]bool     // opened targets with no known root
 }
