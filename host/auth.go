@@ -372,11 +372,15 @@ func (h *Host) formLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s
 		secret []byte
 	)
 	defer func() { credential.Zero(secret) }()
+	loginPath, err := s.loadedPath(st.document)
+	if err != nil {
+		return res, err
+	}
 	if err := look.ask(); err != nil {
 		return res, err
 	}
 	rel, secret, err = h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password), NewPath: p.NewLoginPath})
+		Path: loginPath, Field: fieldLabel(st.outline, form.Password), NewPath: p.NewLoginPath})
 	if err != nil {
 		return res, err
 	}
@@ -1109,11 +1113,15 @@ func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *s
 			return err
 		}
 	}
+	loginPath, err := s.loadedPath(st.document)
+	if err != nil {
+		return err
+	}
 	if err := look.ask(); err != nil {
 		return err
 	}
 	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Purpose: brokerapi.PurposeCode, Path: pagePath(st.outline.URL), Field: fieldLabel(st.outline, form.Password)})
+		Purpose: brokerapi.PurposeCode, Path: loginPath, Field: fieldLabel(st.outline, form.Password)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
 		return err

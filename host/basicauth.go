@@ -238,6 +238,13 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	if seen.realm != "" {
 		realm += ", realm " + seen.realm
 	}
+	// No window opened from the session's pages may hold the page when the answered document
+	// loads: it could read what the server sends back for the header (red-team round 13b read
+	// an echoed Authorization header from a popup). Closed before the person is asked; one
+	// opened after that taints the answered document, which is then discarded (below).
+	if _, err := h.closeOpened(look.ctx, b, s); err != nil {
+		return h.browserErr(err)
+	}
 	if err := look.ask(); err != nil {
 		return err
 	}
@@ -291,6 +298,10 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	s.basic.mu.Lock()
 	used, again := arm.used, arm.again
 	s.basic.mu.Unlock()
+	if d := s.loaded.Load(); d != nil && d.tainted.Load() {
+		h.discardPage(ctx, b, s)
+		return errReachableAnswer
+	}
 	// The answered document may print the request it got (a debug page that shows the
 	// headers): it falls under the echo rule at once (echoed.go).
 	if err := h.pictureRefused(ctx, b, s); errors.Is(err, errEchoed) {

@@ -108,7 +108,11 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 	defer close(ready)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := h.enforceAllowlist(ctx, b); err != nil {
+	err := h.enforceAllowlist(ctx, b)
+	if err == nil {
+		err = h.watchOpeners(ctx, b)
+	}
+	if err != nil {
 		h.mu.Lock()
 		if h.browser == b {
 			h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "enforce the navigation allowlist: %w", err)

@@ -80,6 +80,10 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return res, err
 	}
+	loginPath, err := s.loadedPath(st.document)
+	if err != nil {
+		return res, err
+	}
 	// The person's password goes into the page: every later output is scanned for it as for a
 	// released one (echoed.go).
 	h.remember(brokerapi.Released{Account: p.Account}, secret)
@@ -106,7 +110,7 @@ func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error)
 		return res, nil // raced with another login: no save offered
 	}
 	token := "enr-" + rand.Text()
-	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, path: pagePath(st.outline.URL), secret: secret, expires: h.o.Now().Add(EnrollHold)})
+	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, path: loginPath, secret: secret, expires: h.o.Now().Add(EnrollHold)})
 	secret = nil // held until the save decision now
 	res.Token = token
 	return res, nil

@@ -74,6 +74,10 @@ type Host struct {
 	echo *echo.Set
 
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
+	// openers follows the windows opened from pages; looseWindows counts those whose opener
+	// is no session's (openers.go).
+	openers      openerTrack
+	looseWindows atomic.Int32
 	// queued counts the verbs waiting for their session's verb lock (verblock.go).
 	queued atomic.Int32
 
@@ -122,7 +126,16 @@ type session struct {
 	// Written by the event reader.
 	navPending atomic.Bool
 	heldNavs   atomic.Int32
-	paused     chan cdp.Event
+	// loaded is the main frame's document as it committed (Page.frameNavigated): its loader
+	// and URL. The page's history.pushState/replaceState change the URL it shows, never this
+	// (loginpath.go). Written by the event reader.
+	loaded atomic.Pointer[loadedDoc]
+	// opened counts the open windows opened from the session's page, directly or through
+	// others; loose is the host's count of open windows whose opener it could not follow
+	// (openers.go). Written by the event reader.
+	opened atomic.Int32
+	loose  *atomic.Int32
+	paused chan cdp.Event
 	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
 	basic basicState
 

@@ -40,6 +40,8 @@ func (s *session) trackNavigation(ev cdp.Event) {
 		Frame          struct {
 			ID       string `json:"id"`
 			ParentID string `json:"parentId"`
+			LoaderID string `json:"loaderId"`
+			URL      string `json:"url"`
 		} `json:"frame"`
 	}
 	json.Unmarshal(ev.Params, &p)
@@ -52,6 +54,11 @@ func (s *session) trackNavigation(ev cdp.Event) {
 	case "Page.frameNavigated":
 		if main(p.Frame.ID) && p.Frame.ParentID == "" {
 			s.navPending.Store(false)
+			d := &loadedDoc{document: p.Frame.ID + "/" + p.Frame.LoaderID, url: p.Frame.URL}
+			// A window opened from the session's pages that is still open can script the new
+			// document too (openers.go).
+			d.tainted.Store(s.reachable())
+			s.loaded.Store(d)
 		}
 	case "Page.frameStoppedLoading":
 		if main(p.FrameID) {

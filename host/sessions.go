@@ -109,7 +109,7 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt
 // journey makes its fresh context with it outside h.mu, so that other verbs and other
 // journeys do not wait for the window to open.
 func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, isolated bool, adopt string) (*session, error) {
-	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}}
+	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}, loose: &h.looseWindows}
 	if isolated && adopt == "" {
 		var r struct {
 			ID string `json:"browserContextId"`

@@ -323,7 +323,7 @@ func TestHostileAgent(t *testing.T) {
 		}
 	})
 
-	t.Run("round 3: a popup holding window.opener is closed before the person is asked", func(t *testing.T) {
+	t.Run("round 3: a popup holding window.opener is closed, and its page refused", func(t *testing.T) {
 		// The red team's popup navigated the login page to a page of its own, timed on the
 		// audit log, so the password was typed there. Now no window the page opened survives
 		// to the prompt.
@@ -335,13 +335,25 @@ func TestHostileAgent(t *testing.T) {
 		if !pollUntil(5*time.Second, func() bool { return hs.Ticks() > 3 }) {
 			t.Fatal("the popup never ran: the test proves nothing")
 		}
-		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
-			t.Fatalf("auth login: %q %+v", code, a)
+		// Since round 13b a document that such a window could reach at any moment of its life
+		// is never signed in on (the window could have planted a script in it): the sign-in
+		// closes the window and refuses, nobody asked.
+		p := len(hs.Posts())
+		if code, a := loginCode(t, "--alias", "main"); code != "DOCUMENT_CHANGED" {
+			t.Fatalf("auth login on a page a popup holds: %q %+v, want DOCUMENT_CHANGED", code, a)
 		}
 		n := hs.Ticks()
 		time.Sleep(500 * time.Millisecond)
 		if hs.Ticks() != n {
 			t.Error("the popup that holds window.opener still runs after the sign-in: it could have navigated the page under the typing")
+		}
+		if got := hs.Posts()[p:]; len(got) != 0 {
+			t.Errorf("submitted on a page a popup held: %v", got)
+		}
+		// The same login page, loaded again with no window open: signed in.
+		run(t, "visit", hs.URL("/login-reveal"))
+		if code, a := loginCode(t, "--alias", "main"); code != "" || a.Status != "authenticated" {
+			t.Fatalf("auth login on the login page loaded again: %q %+v", code, a)
 		}
 	})
 

