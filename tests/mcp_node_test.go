@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,5 +147,55 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 	if p := presencetest.Prompts(t, approveLog); len(p) != 1 {
 		t.Errorf("presence prompts: %d (%q), want 1", len(p), p)
+	}
+}
+
+// TestMCPSlowPerson: with the presence timeout at its default, a person who never answers
+// ends an auth_login with the typed PRESENCE_TIMEOUT before the TypeScript SDK's own default
+// request timeout (60 s) ends the call with "Request timed out", which says nothing of the
+// person (issue 28: the default was 60 s, and the agent got -32001 at 64 s). The client sets
+// no timeout of its own. About 45 s.
+func TestMCPSlowPerson(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	node, dir := nodePackage(t, filepath.Join("tests", "mcpclient"), "@modelcontextprotocol/sdk")
+	ls := newLoginSite(t)
+	const account, alias = "slow@example.test", "slow"
+	ls.SetAccount(account, newCanary())
+	hang, _ := presencetest.FakePinentry(t, "hang")
+	// No timeout_seconds: the default.
+	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q}}`, hang))
+	e.startBrokerd()
+	c, err := brokerapi.Dial(context.Background(), e.sockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Add(context.Background(), ls.Origin(), account, alias, []byte(newCanary())); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), "--slow-person",
+		"--headless", filepath.Join(binDir, "headless"), "--login-url", ls.URL("/login"), "--alias", alias)
+	cmd.Env = append([]string(nil), e.vars...)
+	cmd.Dir = e.root
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	runErr := cmd.Run()
+	e.record(so.String(), se.String())
+	t.Logf("client.mjs --slow-person: %s", strings.TrimSpace(so.String()))
+	if runErr != nil {
+		t.Fatalf("client.mjs --slow-person: %v\nstdout %s\nstderr %s", runErr, so.String(), se.String())
+	}
+	var out struct {
+		Slow struct {
+			Seconds int    `json:"seconds"`
+			Code    string `json:"code"`
+		} `json:"slow"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(so.Bytes()), &out); err != nil || out.Slow.Code != "PRESENCE_TIMEOUT" || out.Slow.Seconds >= 60 {
+		t.Fatalf("auth_login with a person who never answers: %s (%v)", so.String(), err)
 	}
 }

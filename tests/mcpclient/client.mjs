@@ -90,6 +90,10 @@ try {
       alias: { type: 'string' },
       session: { type: 'string', default: 'default' },
       timeout: { type: 'string', default: '120000' },
+      // slow-person: only visit and auth_login, the latter with the SDK's own default
+      // request timeout (60 s), with a person who never answers: the agent must get the
+      // typed PRESENCE_TIMEOUT, never the client's "Request timed out".
+      'slow-person': { type: 'boolean', default: false },
     },
     strict: true,
   }));
@@ -138,6 +142,29 @@ function checkOK(name, r) {
   if (!r.structuredContent || typeof r.structuredContent !== 'object') mismatch(`${name}: no structuredContent`);
   if (!textOf(r)) mismatch(`${name}: no text summary`);
   return true;
+}
+
+if (args['slow-person']) {
+  try {
+    await client.connect(transport);
+    await call('visit', { session: args.session, url: args['login-url'] });
+    const t0 = Date.now();
+    let r = null;
+    try {
+      r = await client.callTool({ name: 'auth_login', arguments: { session: args.session, alias: args.alias } });
+    } catch (err) {
+      mismatch(`auth_login with a slow person: the client gave up first: ${err.message}`);
+    }
+    out.slow = { seconds: Math.round((Date.now() - t0) / 1000), code: r?.structuredContent?.error?.code };
+    if (r && (r.isError !== true || out.slow.code !== 'PRESENCE_TIMEOUT')) mismatch(`auth_login with a slow person: ${JSON.stringify(r.structuredContent)}, want PRESENCE_TIMEOUT`);
+  } catch (err) {
+    mismatch(`client: ${err.message}`);
+  } finally {
+    await client.close().catch(() => {});
+  }
+  out.ok = out.mismatches.length === 0;
+  process.stdout.write(JSON.stringify(out) + '\n');
+  process.exit(out.ok ? 0 : 1);
 }
 
 try {
