@@ -180,3 +180,21 @@ func TestPNGSize(t *testing.T) {
 		t.Error("a GIF read as a PNG")
 	}
 }
+
+// MaxToolsBytes is the JSON of tools/list's tools as Playwright MCP 0.0.83 (the bench's
+// baseline) publishes its 25 tools: issue 28's goal is to be no larger. The bench measures
+// both through one client; this keeps a regression from waiting for the bench.
+const MaxToolsBytes = 20286
+
+func TestToolsListSize(t *testing.T) {
+	cs := connect(t, Options{Dial: unreachable})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Tools)
+	t.Logf("tools/list: %d tools, %d bytes", len(res.Tools), len(b))
+	if len(b) > MaxToolsBytes {
+		t.Errorf("tools/list is %d bytes, more than Playwright MCP's %d", len(b), MaxToolsBytes)
+	}
+}
