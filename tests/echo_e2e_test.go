@@ -45,6 +45,13 @@ type echoSite struct {
 	account string // the Basic account
 }
 
+// postCount is how many sign-in posts the site received.
+func (s *echoSite) postCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts
+}
+
 func newEchoSite(t testing.TB) *echoSite {
 	s := &echoSite{pw: map[string]string{}, keys: map[string]*totp.Key{}, signed: map[string]string{}}
 	mux := http.NewServeMux()

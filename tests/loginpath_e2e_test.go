@@ -148,7 +148,7 @@ func TestLoginPaths(t *testing.T) {
 	})
 
 	t.Run("look-alike at another path", func(t *testing.T) {
-		n, posts := len(prompts()), site.posts
+		n, posts := len(prompts()), site.postCount()
 		lsVisit(t, e, site.URL+"/u/agent/signin")
 		r := lsLogin(e, "--alias", "main")
 		if r.code == 0 || errCode(t, r) != "LOGIN_PATH_CHANGED" || !strings.Contains(r.stdout, `\"/u/agent/signin\"`) || !strings.Contains(r.stdout, `(\"/login\")`) {
@@ -158,13 +158,13 @@ func TestLoginPaths(t *testing.T) {
 			t.Errorf("the person was asked about a form at another path: %q", prompts()[n:])
 		}
 		time.Sleep(300 * time.Millisecond)
-		if got := sink.got(); len(got) != 0 || site.posts != posts {
-			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.posts)
+		if got := sink.got(); len(got) != 0 || site.postCount() != posts {
+			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.postCount())
 		}
 	})
 
 	t.Run("look-alike that shows /login as its URL", func(t *testing.T) {
-		n, posts := len(prompts()), site.posts
+		n, posts := len(prompts()), site.postCount()
 		var p lsPageResult
 		e.ok(t, &p, "visit", site.URL+"/u/agent/ps")
 		if p.URL != site.URL+"/login" {
@@ -178,15 +178,15 @@ func TestLoginPaths(t *testing.T) {
 			t.Errorf("the person was asked about a form at another path: %q", prompts()[n:])
 		}
 		time.Sleep(300 * time.Millisecond)
-		if got := sink.got(); len(got) != 0 || site.posts != posts {
-			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.posts)
+		if got := sink.got(); len(got) != 0 || site.postCount() != posts {
+			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.postCount())
 		}
 	})
 
 	t.Run("a popup of a published page scripts the real /login", func(t *testing.T) {
 		for _, mode := range []string{"inject", "gone", "rewrite"} {
 			t.Run(mode, func(t *testing.T) {
-				n, posts := len(prompts()), site.posts
+				n, posts := len(prompts()), site.postCount()
 				lsVisit(t, e, site.URL+"/u/agent/op-"+mode)
 				var o struct {
 					Elements []struct{ Ref, Kind string }
@@ -206,8 +206,8 @@ func TestLoginPaths(t *testing.T) {
 					t.Errorf("the person was asked: %q", prompts()[n:])
 				}
 				time.Sleep(300 * time.Millisecond)
-				if got := sink.got(); len(got) != 0 || site.posts != posts {
-					t.Errorf("something got out: agent log %v, site posts %d→%d", got, posts, site.posts)
+				if got := sink.got(); len(got) != 0 || site.postCount() != posts {
+					t.Errorf("something got out: agent log %v, site posts %d→%d", got, posts, site.postCount())
 				}
 				// The login page loaded again, with no window open: signed in as usual.
 				lsVisit(t, e, site.URL+"/login")
