@@ -65,6 +65,23 @@ type mcpClientOutput struct {
 	} `json:"error"`
 }
 
+// runClientMJS runs the independent TypeScript client (tests/mcpclient/client.mjs) with args in
+// env e's world, in a session of its own, for 3 minutes at most; what it printed is recorded
+// for the leak sweeps.
+func runClientMJS(e *env, node, dir string, args ...string) (stdout, stderr *bytes.Buffer, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(dir, "client.mjs")}, args...)...)
+	cmd.Env = append([]string(nil), e.vars...)
+	cmd.Dir = e.root
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err = cmd.Run()
+	e.record(so.String(), se.String())
+	return &so, &se, err
+}
+
 // TestMCPTypeScriptClient is issue 13's independent client: the TypeScript SDK's own Client
 // (tests/mcpclient/client.mjs, pinned by its lockfile) spawns the built `headless mcp` over
 // stdio, checks tools/list (the exact names, every annotation a boolean, an outputSchema on
@@ -92,17 +109,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	}
 	c.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"),
-		"--headless", filepath.Join(binDir, "headless"), "--login-url", ls.URL("/login"), "--alias", alias)
-	cmd.Env = append([]string(nil), e.vars...)
-	cmd.Dir = e.root
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	runErr := cmd.Run()
-	e.record(so.String(), se.String())
+	so, se, runErr := runClientMJS(e, node, dir, "--headless", filepath.Join(binDir, "headless"), "--login-url", ls.URL("/login"), "--alias", alias)
 	for _, n := range lsNeedles("canary", canary) {
 		if bytes.Contains(so.Bytes(), n.b) || bytes.Contains(se.Bytes(), n.b) {
 			t.Errorf("LEAK: %s in the TypeScript client's output", n.name)
@@ -174,17 +181,7 @@ func TestMCPSlowPerson(t *testing.T) {
 	}
 	c.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"), "--slow-person",
-		"--headless", filepath.Join(binDir, "headless"), "--login-url", ls.URL("/login"), "--alias", alias)
-	cmd.Env = append([]string(nil), e.vars...)
-	cmd.Dir = e.root
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	runErr := cmd.Run()
-	e.record(so.String(), se.String())
+	so, se, runErr := runClientMJS(e, node, dir, "--slow-person", "--headless", filepath.Join(binDir, "headless"), "--login-url", ls.URL("/login"), "--alias", alias)
 	t.Logf("client.mjs --slow-person: %s", strings.TrimSpace(so.String()))
 	if runErr != nil {
 		t.Fatalf("client.mjs --slow-person: %v\nstdout %s\nstderr %s", runErr, so.String(), se.String())
