@@ -10,4 +10,19 @@ cd "$(dirname "$0")/.."
 out=${1:-bin}
 export PATH=/usr/local/go/bin:$PATH
 id=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
-CGO_ENABLED=0 go build -ldflags "-X github.com/headless-dev/headless/internal/version.build=$id" -o "$out/" ./cmd/brokerd ./cmd/headless
+# Where the build came from, for 'headless version': the commit (-dirty with uncommitted
+# changes), its date, and the release tag when the commit carries one. Outside a checkout (or
+# where git refuses it) none is stamped and the version says devel.
+pkg=github.com/headless-dev/headless/internal/version
+stamp="-X $pkg.build=$id"
+if commit=$(git -c safe.directory="$PWD" rev-parse HEAD 2>/dev/null); then
+  [ -z "$(git -c safe.directory="$PWD" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit-dirty"
+  date=$(git -c safe.directory="$PWD" log -1 --format=%cI HEAD)
+  stamp="$stamp -X $pkg.commit=$commit -X $pkg.date=$date"
+  if tag=$(git -c safe.directory="$PWD" describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/null); then
+    stamp="$stamp -X $pkg.release=$tag"
+  fi
+fi
+# -s -w: no symbol table or DWARF (the package ships stripped binaries; a panic's stack trace
+# keeps its function names and lines).
+CGO_ENABLED=0 go build -buildvcs=false -ldflags "-s -w $stamp" -o "$out/" ./cmd/brokerd ./cmd/headless

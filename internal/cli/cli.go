@@ -358,9 +358,16 @@ func (env Env) withDefaults() Env {
 
 func (c *cmd) version(fs *flag.FlagSet) run {
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		v := struct {
-			Version string `json:"version"`
-		}{version.String()}
-		return v, func(w io.Writer) { fmt.Fprintf(w, "headless %s\n", v.Version) }, nil
+		v := version.Get()
+		return v, func(w io.Writer) {
+			fmt.Fprintf(w, "headless %s\n", v.Version)
+			if v.Commit != "" {
+				fmt.Fprintf(w, "commit %s", v.Commit)
+				if v.Date != "" {
+					fmt.Fprintf(w, " (%s)", v.Date)
+				}
+				fmt.Fprintln(w)
+			}
+		}, nil
 	}
 }
