@@ -11,6 +11,11 @@ mkdir -p "$out"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 scripts/build.sh "$bin" >&2
+# The commit's time dates the man pages and the changelog entry (the same bytes on a rebuild).
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+# Man pages, completions and the copyright file, from the programs' own help and build info.
+go run ./scripts/mangen -brokerd "$bin/brokerd" -out "$bin/gen" >&2
+gzip -9n "$bin/gen/man1/headless.1" "$bin/gen/man8/brokerd.8"
 # A Debian version: 0.1.0~git<commit date>.<commit>, or ~dev<time> outside a git checkout.
 if rev=$(git log -1 --format='%cd.%h' --date=format:'%Y%m%d%H%M%S' 2>/dev/null); then
   ver="0.1.0~git$rev"
@@ -19,6 +24,16 @@ else
   ver="0.1.0~dev$(date -u +%Y%m%d%H%M%S)"
 fi
 deb="$out/headless_${ver}_amd64.deb"
+# The Debian changelog: one entry for this build.
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+{
+  echo "headless ($ver) unstable; urgency=medium"
+  echo
+  echo "  * Built from commit $commit of https://github.com/headless-dev/headless."
+  echo
+  echo " -- headless developers <headless-dev@users.noreply.github.com>  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
+} > "$bin/gen/changelog.Debian"
+gzip -9n "$bin/gen/changelog.Debian"
 # nfpm expands the environment in the version, not in file paths: the binaries' place is
 # written into a copy of the config.
 sed "s|\${DEB_BIN}|$bin|g" contrib/deb/nfpm.yaml > "$bin/nfpm.yaml"

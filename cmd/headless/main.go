@@ -41,6 +41,7 @@ func main() {
 		DialBroker:       cli.BrokerSocket(layout),
 		DialControl:      cli.ControlSocket(layout),
 		StderrIsTerminal: cli.StderrIsTerminal,
+		Stdin:            os.Stdin,
 		Signal:           syscall.Kill,
 		Alive:            procstat.Alive,
 		ClearStopped:     host.ClearStopped,

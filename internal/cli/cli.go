@@ -95,6 +95,9 @@ type Env struct {
 	DialControl func(ctx context.Context) (*control.Client, error)
 	// StderrIsTerminal says whether progress lines go to stderr.
 	StderrIsTerminal func() bool
+	// Stdin is what 'journey run -' reads its plan from (never a secret: those come from
+	// the terminal only).
+	Stdin io.Reader
 	// Signal sends sig to pid ('stop' ending the brokerd headless started); Alive says whether
 	// pid still runs.
 	Signal func(pid int, sig syscall.Signal) error
@@ -133,6 +136,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 		args = []string{"version"}
 	case "host":
 		return hostMain(ctx, args[1:], c.env)
+	case "__complete":
+		// For the completion scripts (completion.go): not a command of the table.
+		if len(args) == 2 {
+			c.complete(ctx, args[1])
+		}
+		return 0
 	}
 	asJSON, help := scan(args)
 	cmd, n := find(table, args)
@@ -144,11 +153,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 			}
 			msg := args[0] + " needs a subcommand: " + subcommands(table, args[0])
 			if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-				msg = fmt.Sprintf("unknown %s subcommand %q; it takes %s", args[0], bounded(args[1], 64), subcommands(table, args[0]))
+				msg = fmt.Sprintf("unknown %s subcommand %q%s; it takes %s", args[0], bounded(args[1], 64),
+					didYouMean(args[0]+" "+bounded(args[1], 64), commandNames(table)), subcommands(table, args[0]))
 			}
 			return c.fail(asJSON, usageIn(args[0], msg))
 		}
-		return c.fail(asJSON, usagef("unknown command %q", bounded(args[0], 64)))
+		return c.fail(asJSON, usagef("unknown command %q%s", bounded(args[0], 64), didYouMean(bounded(args[0], 64), commandNames(table))))
 	}
 	return c.run(ctx, cmd, args[n:])
 }

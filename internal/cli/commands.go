@@ -155,7 +155,7 @@ Examples:
     headless auth login --alias staging-admin --session checkout
     headless auth login --interactive`},
 
-		{name: "journey run", args: "PLAN.json", nargs: [2]int{1, 1}, shows: "[--out DIR]", summary: "walk a journey plan; report passed, failed, could_not_look or nothing_to_report", setup: c.journeyRun,
+		{name: "journey run", args: "PLAN.json|-", nargs: [2]int{1, 1}, shows: "[--out DIR]", summary: "walk a journey plan; report passed, failed, could_not_look or nothing_to_report", setup: c.journeyRun,
 			timeout: control.JourneyWait + time.Minute, about: journeyAbout},
 
 		{name: "credentials init", summary: "create the locked 'headless' keyring (secret-service presence)", setup: c.credInit, timeout: 15 * time.Minute,
@@ -204,7 +204,15 @@ seal_key, systemd_unit, binaries, ptrace_scope (informational), undumpable.
 Read-only and offline: it never launches a browser or brokerd, repairs, removes or writes
 anything, contacts no network address, and prints no secret, environment value or URL.
 Exit status 1 only when a check failed. Also the MCP tool "doctor".`},
-		{name: "version", summary: "the version of headless", setup: c.version},
+		{name: "version", summary: "the version of headless: the release, commit and date it was built from", setup: c.version},
+		{name: "completion", args: "bash|zsh|fish", nargs: [2]int{1, 1}, summary: "the shell completion script for bash, zsh or fish", setup: c.completion, raw: true,
+			about: `Completes commands, flags, --session with the running host's sessions and --alias with
+the aliases brokerd lists (names only: nothing is started to find them). The Debian package
+installs the scripts; from a source checkout:
+
+    source <(headless completion bash)
+    headless completion zsh > "${fpath[1]}/_headless"
+    headless completion fish > ~/.config/fish/completions/headless.fish`},
 		{name: "mcp", summary: "serve the Model Context Protocol on stdio (for agents' MCP clients)", setup: c.mcp, timeout: -1, raw: true,
 			about: `Serves every browser verb as an MCP tool over stdio: status, session_create, session_list,
 session_close, visit, back, snapshot, click, fill, select, press, hover, scroll, wait,
@@ -274,7 +282,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (parsed, error) {
 		}
 		f := fs.Lookup(name)
 		if f == nil || name == "" || strings.HasPrefix(name, "-") {
-			return p, usagef("unknown flag %s", bounded(a, 64))
+			typed, _, _ := strings.Cut(a, "=")
+			return p, usagef("unknown flag %s%s", bounded(a, 64), didYouMean(bounded("--"+strings.TrimLeft(typed, "-"), 64), flagNames(fs)))
 		}
 		if isBool(f) {
 			if !hasValue {

@@ -25,8 +25,8 @@ const (
 	exitJourneyCouldNotLook = 4
 )
 
-const journeyAbout = `PLAN.json is a journey plan file: where it starts, how the page is shown
-and what it does, for example
+const journeyAbout = `PLAN.json is a journey plan file ("-": read it from standard input): where it
+starts, how the page is shown and what it does, for example
 
     {"journey_id": "reserve-stock", "name": "Reserve two units",
      "origin": "https://staging.example.com", "path": "/login",
@@ -84,7 +84,7 @@ func (r journeyResult) ExitStatus() int {
 func (c *cmd) journeyRun(fs *flag.FlagSet) run {
 	out := fs.String("out", "", "also write report.json, report.md and the screenshots into `DIR`")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		raw, err := readPlan(args[0])
+		raw, err := readPlan(args[0], c.env.Stdin)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -105,14 +105,23 @@ func (c *cmd) journeyRun(fs *flag.FlagSet) run {
 	}
 }
 
-// readPlan reads a plan file, at most journey.MaxPlanBytes.
-func readPlan(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, wire.Errorf(wire.CodePlanInvalid, "read the plan: %v", err)
+// readPlan reads a plan file, or stdin for "-", at most journey.MaxPlanBytes.
+func readPlan(name string, stdin io.Reader) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		if stdin == nil {
+			return nil, wire.Errorf(wire.CodePlanInvalid, "read the plan: no standard input")
+		}
+		r = stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, wire.Errorf(wire.CodePlanInvalid, "read the plan: %v", err)
+		}
+		defer f.Close()
+		r = f
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, journey.MaxPlanBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r, journey.MaxPlanBytes+1))
 	if err != nil {
 		return nil, wire.Errorf(wire.CodePlanInvalid, "read the plan: %v", err)
 	}

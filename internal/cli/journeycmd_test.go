@@ -73,6 +73,26 @@ func TestJourneyRun(t *testing.T) {
 		}
 	}
 
+	// "-": the plan from standard input.
+	{
+		w := newWorld(t)
+		w.host = journeyHost(t, report(journey.StatusPassed))
+		env := w.env()
+		env.Stdin = strings.NewReader(cliPlan)
+		if code := Run(context.Background(), []string{"journey", "run", "-", "--json"}, env); code != 0 {
+			t.Fatalf("journey run -: exit %d: %s %s", code, w.stdout.String(), w.stderr.String())
+		}
+		var got journey.Report
+		if json.Unmarshal(w.stdout.Bytes(), &got) != nil || got.Status != journey.StatusPassed {
+			t.Errorf("journey run -: printed %s", w.stdout.String())
+		}
+		env.Stdin = strings.NewReader("{")
+		w.stdout.Reset()
+		if code := Run(context.Background(), []string{"journey", "run", "-", "--json"}, env); code == 0 || !strings.Contains(w.stdout.String(), "PLAN_INVALID") {
+			t.Errorf("journey run - with a broken plan: exit %d: %s", code, w.stdout.String())
+		}
+	}
+
 	// --out: the report as JSON and Markdown and the screenshot, 0600 in a 0700 directory; a
 	// screenshot whose bytes are not the reported ones is refused.
 	w := newWorld(t)
