@@ -2,7 +2,7 @@
 // command's --help prints, so that the page never says anything --help does not.
 //
 // Every section's body is set as it is, in no-fill mode, with roff's special characters
-// escaped (a backslash, and a line that begins with '.' or '\'' that would be a request).
+// escaped (a backslash, and a line that begins with '.' or '\” that would be a request).
 package manroff
 
 import (
