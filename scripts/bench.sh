@@ -30,7 +30,8 @@ for a in "$@"; do
   esac
 done
 scripts/install-deps.sh
-export PATH=/usr/local/go/bin:$PATH HEADLESS_REAL=1
+. scripts/goenv.sh
+export HEADLESS_REAL=1
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY
 if [ $quick = 1 ]; then
   : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_SNAP_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}"

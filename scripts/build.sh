@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bin}
-export PATH=/usr/local/go/bin:$PATH
+. scripts/goenv.sh
 id=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 # Where the build came from, for 'headless version': the commit (-dirty with uncommitted
 # changes), its date, and the release tag when the commit carries one. Outside a checkout (or

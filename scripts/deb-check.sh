@@ -19,6 +19,14 @@ trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"
 deb=$(scripts/deb.sh "$work/out" | tail -1)
 echo "deb-check: built $deb ($(du -k "$deb" | cut -f1) KiB)"
+# lintian: no error and no warning but those overridden, each with its reason
+# (contrib/deb/lintian-overrides).
+command -v lintian >/dev/null || { echo "deb-check: lintian is not installed (scripts/test.sh installs it)" >&2; exit 1; }
+if ! lintian --fail-on error,warning "$deb" 2> >(grep -v 'running with root privileges' >&2); then
+  echo "deb-check: lintian found errors or warnings in $deb" >&2
+  exit 1
+fi
+echo "deb-check: lintian: no errors or warnings (overrides: $(grep -c '^headless:' contrib/deb/lintian-overrides))"
 before=no
 dpkg-query -W -f='${Status}' headless 2>/dev/null | grep -q 'install ok installed' && before=yes
 key=/etc/headless/seal.key
@@ -108,9 +116,24 @@ else
   echo "deb-check: warning: the old-override upgrade was not checked (Chromium and the pinentry programs have overrides already)" >&2
 fi
 
-v=$(/usr/bin/headless version)
+v=$(/usr/bin/headless version | head -1)
 b=$(/usr/bin/brokerd --version)
 echo "deb-check: $v; $b"
+/usr/bin/headless version --json | grep -q '"commit":"[0-9a-f]\{40\}' || { echo "deb-check: headless version names no commit: $(/usr/bin/headless version --json)" >&2; exit 1; }
+# The man pages render with no warning from man, and name their programs.
+for page in /usr/share/man/man1/headless.1.gz /usr/share/man/man8/brokerd.8.gz; do
+  warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null) || { echo "deb-check: man -l $page failed: $warn" >&2; exit 1; }
+  [ -z "$warn" ] || { echo "deb-check: man -l $page warns: $warn" >&2; exit 1; }
+  MANWIDTH=80 man -l "$page" 2>/dev/null | grep -q "^NAME" || { echo "deb-check: $page renders no NAME section" >&2; exit 1; }
+done
+# The installed completion scripts load and complete a command and a flag.
+got=$(bash --norc --noprofile -c 'source /usr/share/bash-completion/completions/headless; COMP_WORDS=(headless sess); COMP_CWORD=1; _headless; echo "${COMPREPLY[*]}"; COMP_WORDS=(headless visit --sess); COMP_CWORD=2; _headless; echo "${COMPREPLY[*]}"')
+[ "$got" = "$(printf 'session
+--session')" ] || { echo "deb-check: bash completion: $got" >&2; exit 1; }
+got=$(fish --no-config -c "source /usr/share/fish/vendor_completions.d/headless.fish; complete --do-complete='headless sess'" | cut -f1)
+[ "$got" = session ] || { echo "deb-check: fish completion: $got" >&2; exit 1; }
+zsh -f -c 'compadd() { :; }; words=(headless sess); CURRENT=2; source /usr/share/zsh/vendor-completions/_headless' || { echo "deb-check: zsh completion does not load" >&2; exit 1; }
+echo "deb-check: man pages render; bash, zsh and fish completion load and complete"
 [ "${v#headless }" = "${b#brokerd }" ] || { echo "deb-check: headless and brokerd are of different builds" >&2; exit 1; }
 
 # The installed brokerd as a user runs it (uid 65534): the kernel gives it its group, so it

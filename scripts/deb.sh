@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out}
-export PATH=/usr/local/go/bin:$PATH
+. scripts/goenv.sh
 mkdir -p "$out"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
@@ -29,11 +29,12 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 {
   echo "headless ($ver) unstable; urgency=medium"
   echo
-  echo "  * Built from commit $commit of https://github.com/headless-dev/headless."
+  echo "  * Built from https://github.com/headless-dev/headless,"
+  echo "    commit $commit."
   echo
   echo " -- headless developers <headless-dev@users.noreply.github.com>  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
-} > "$bin/gen/changelog.Debian"
-gzip -9n "$bin/gen/changelog.Debian"
+} > "$bin/gen/changelog"
+gzip -9n "$bin/gen/changelog"
 # nfpm expands the environment in the version, not in file paths: the binaries' place is
 # written into a copy of the config.
 sed "s|\${DEB_BIN}|$bin|g" contrib/deb/nfpm.yaml > "$bin/nfpm.yaml"

@@ -31,7 +31,7 @@ if [ "${1:-}" != "--inside" ]; then
     exit 1
   fi
   scripts/install-deps.sh
-  export PATH=/usr/local/go/bin:$PATH
+  . scripts/goenv.sh
   scripts/install.sh --yes
   tty=$(tty)
   tty_owner=$(stat -c %u:%g "$tty") tty_mode=$(stat -c %a "$tty")

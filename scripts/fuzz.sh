@@ -12,7 +12,7 @@
 # that shrinking off (a crasher is still written as found), not a single execution fewer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH=/usr/local/go/bin:$PATH
+. scripts/goenv.sh
 count=${1:-20000}
 pick=${2:-.}
 # origins; config; broker.sock (frames + method params, brokerd's server); control.sock's request

@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# install-deps.sh — install what headless needs on Debian 12, as root. Idempotent: apt runs
-# only when a package is missing. Never installs dbus-x11 (it makes D-Bus clients autolaunch a
+# install-deps.sh — install what headless needs on Debian 12, as root, beside what is there.
+# It says what it will install, and from where, before it installs anything. Idempotent: apt
+# runs only when a package is missing; a Go 1.26+ already there is used as it is. Never installs dbus-x11 (it makes D-Bus clients autolaunch a
 # stray session bus).
 set -euo pipefail
+# --test: also what the test suite needs (lintian, zsh and fish for the package's checks,
+# Node.js 18+ and npm for the independent MCP client). --plan: say what would be installed
+# and where, and change nothing.
+for_tests=no plan=no
+for a in "$@"; do
+  case $a in
+    --test) for_tests=yes ;;
+    --plan) plan=yes ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    *) echo "install-deps: unknown argument $a (usage: scripts/install-deps.sh [--test] [--plan])" >&2; exit 2 ;;
+  esac
+done
 
 # systemd: systemd-analyze (the user units' check) and systemd-socket-activate (brokerd on an
 # inherited socket, as systemd passes it), for the tests. chromium-sandbox: Chromium's setuid
@@ -15,29 +28,64 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+
+# Go 1.26 or newer: one that is there already (scripts/goenv.sh's order: $HEADLESS_GOROOT,
+# /usr/local/go, the go on PATH), else Go 1.26.8 installed beside it in headless's own
+# directory /usr/local/lib/headless/go (an administrator's /usr/local/go is never touched).
+# Debian 12 ships only Go 1.19: its golang-1.19-go fetches the official toolchain module from
+# the Go module proxy, checked against the Go checksum database.
+. "$(dirname "$0")/goenv.sh"
+ours=${HEADLESS_DEPS_ROOT:-}/usr/local/lib/headless/go
+goversion=go1.26.8
+need_go=no
+gonote=
+if groot=$(headless_goroot); then
+  gonote="Go: $("$groot/bin/go" env GOVERSION) in $groot (kept as it is)"
+else
+  need_go=yes
+  gonote="Go: will install $goversion into $ours (from the Go module proxy, with Debian's golang-1.19-go if it is missing; any other Go is left as it is)"
+fi
+
+# Node.js 18 or newer and npm, for the test suite only (--test): the independent TypeScript MCP
+# client runs on them. Debian 12's own nodejs (18) and npm when none is there.
+node_ok() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || return 1
+  local v; v=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null) || return 1
+  [ "$v" -ge 18 ] 2>/dev/null
+}
+if [ "$for_tests" = yes ]; then
+  for p in lintian zsh fish; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if node_ok; then
+    nodenote="Node.js: $(node --version) and npm $(npm --version 2>/dev/null) on PATH (kept as they are)"
+  else
+    dpkg-query -W -f='${Status}' nodejs 2>/dev/null | grep -q 'install ok installed' || missing+=(nodejs)
+    dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q 'install ok installed' || missing+=(npm)
+    nodenote="Node.js: no Node.js 18+ with npm on PATH: Debian's nodejs and npm (apt)"
+  fi
+fi
+
+# What will change, before anything does.
 if [ ${#missing[@]} -gt 0 ]; then
-  [ "$(id -u)" = 0 ] || { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
-  echo "install-deps: installing ${missing[*]} (about a minute)" >&2
+  echo "install-deps: apt will install (from Debian's archive): ${missing[*]}" >&2
+else
+  echo "install-deps: apt: nothing to install" >&2
+fi
+echo "install-deps: $gonote" >&2
+[ -z "${nodenote:-}" ] || echo "install-deps: $nodenote" >&2
+if [ "$plan" = yes ]; then
+  exit 0
+fi
+if [ ${#missing[@]} -gt 0 ] || [ "$need_go" = yes ]; then
+  [ "$(id -u)" = 0 ] || { echo "install-deps: run as root to install what is missing" >&2; exit 1; }
+fi
+if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-
-# Go 1.26 or newer in /usr/local/go. Debian 12 ships only Go 1.19, so when no suitable Go is
-# there, Debian's golang-1.19-go fetches the official Go 1.26.8 toolchain module from the Go
-# module proxy (checked against the Go checksum database) and it is installed to /usr/local/go.
-goroot=${HEADLESS_GOROOT:-/usr/local/go}
-goversion=go1.26.8
-go_ok() {
-  [ -x "$goroot/bin/go" ] || return 1
-  local v major rest minor
-  v=$("$goroot/bin/go" env GOVERSION 2>/dev/null) || return 1
-  v=${v#go}; major=${v%%.*}; rest=${v#*.}; minor=${rest%%.*}
-  [ "$major" -gt 1 ] || { [ "$major" = 1 ] && [ "$minor" -ge 26 ]; }
-}
-if ! go_ok; then
-  [ "$(id -u)" = 0 ] || { echo "install-deps: run as root to install Go to $goroot" >&2; exit 1; }
-  echo "install-deps: installing $goversion to $goroot (from the Go module proxy)" >&2
+if [ "$need_go" = yes ]; then
   if [ ! -x /usr/lib/go-1.19/bin/go ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-1.19-go ca-certificates >/dev/null
@@ -48,11 +96,12 @@ if ! go_ok; then
         /usr/lib/go-1.19/bin/go mod download -json "golang.org/toolchain@v0.0.1-$goversion.linux-amd64" \
         | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$dir" ] && [ -f "$dir/bin/go" ] || { echo "install-deps: could not fetch $goversion" >&2; exit 1; }
-  rm -rf "$goroot.new"
-  cp -a "$dir" "$goroot.new"
-  chmod -R u+w,a+rX "$goroot.new"
-  chmod a+x "$goroot.new"/bin/* "$goroot.new"/pkg/tool/*/*
-  rm -rf "$goroot"
-  mv "$goroot.new" "$goroot"
-  go_ok || { echo "install-deps: $goroot/bin/go does not run" >&2; exit 1; }
+  mkdir -p "$(dirname "$ours")"
+  rm -rf "$ours.new"
+  cp -a "$dir" "$ours.new"
+  chmod -R u+w,a+rX "$ours.new"
+  chmod a+x "$ours.new"/bin/* "$ours.new"/pkg/tool/*/*
+  rm -rf "$ours" # headless's own directory only
+  mv "$ours.new" "$ours"
+  headless_go_ok "$ours" || { echo "install-deps: $ours/bin/go does not run" >&2; exit 1; }
 fi

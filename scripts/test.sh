@@ -8,8 +8,8 @@
 # (scripts/deb-check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-export PATH=/usr/local/go/bin:$PATH
+scripts/install-deps.sh --test
+. scripts/goenv.sh
 # The root step of a source checkout: the groups, the seal key and set-gid binaries the
 # guarantees rest on (the tests install their own builds set-gid the same way, and run the
 # threat as uid 65534).
@@ -27,7 +27,7 @@ echo "== darwin build and vet (Keychain backend)"
 GOOS=darwin go build ./...
 GOOS=darwin go vet ./...
 echo "== node modules of the independent MCP client (tests/mcpclient, pinned by its lockfile)"
-command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the TypeScript MCP client test needs Node.js 20+ and npm" >&2; exit 1; }
+command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the TypeScript MCP client test needs Node.js 18+ and npm (install-deps --test installs Debian's)" >&2; exit 1; }
 npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
 echo "== tests (race detector, real components)"
 go test -race -count=1 -timeout 45m ./...

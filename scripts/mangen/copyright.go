@@ -94,6 +94,11 @@ License: headless
 	sort.Strings(ids)
 	for _, id := range ids {
 		fmt.Fprintf(b, "\nLicense: %s\n", id)
+		if common, ok := commonLicences[id]; ok {
+			// Debian ships this one: the copyright file refers to it (Policy 12.5).
+			fmt.Fprintf(b, " On Debian systems, the full text of the %s licence is in\n %s.\n", id, common)
+			continue
+		}
 		for _, l := range strings.Split(strings.TrimRight(used[id], "\n"), "\n") {
 			if strings.TrimSpace(l) == "" {
 				b.WriteString(" .\n")
@@ -104,6 +109,9 @@ License: headless
 	}
 	return nil
 }
+
+// commonLicences are the licences Debian ships in /usr/share/common-licenses.
+var commonLicences = map[string]string{"Apache-2.0": "/usr/share/common-licenses/Apache-2.0"}
 
 // licenceText is the text of the LICENSE (or LICENCE, COPYING) file of the module in dir.
 func licenceText(dir string) (string, error) {
