@@ -31,12 +31,11 @@ func (c *cmd) authLogin(fs *flag.FlagSet) run {
 		if *alias == "" {
 			return nil, nil, usagef("--alias is required (or --interactive)")
 		}
-		if !c.json && c.env.StderrIsTerminal() {
-			fmt.Fprintln(c.env.Stderr, "waiting for approval at the presence prompt…")
-		}
+		stop := c.waitPresence("waiting for approval at the presence prompt")
 		r, err := withHost(ctx, c, func(cl *control.Client) (control.AuthResult, error) {
 			return cl.AuthLogin(ctx, control.AuthParams{Session: *s, Alias: *alias, Challenge: *challenge, CodeOnly: *codeOnly, NewLoginPath: *newPath})
 		})
+		stop()
 		if err != nil {
 			return nil, nil, err
 		}

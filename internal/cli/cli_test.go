@@ -718,3 +718,36 @@ func TestStatusBusy(t *testing.T) {
 		t.Errorf("status with nothing running: %v", st)
 	}
 }
+
+// TestProgressOnTerminal: while 'auth login' waits, a terminal's stderr shows how long it has
+// waited of the prompt's timeout, rewritten in place and cleared at the end; stdout and --json
+// never carry it, nor a stderr that is no terminal.
+func TestProgressOnTerminal(t *testing.T) {
+	w := newWorld(t)
+	w.host = fakeHost()
+	rpc.Handle(w.host, control.MethodAuthLogin, func(ctx context.Context, p control.AuthParams) (control.AuthResult, error) {
+		time.Sleep(1500 * time.Millisecond)
+		return control.AuthResult{Status: "authenticated", Alias: p.Alias, Session: "default", Origin: "https://a.example"}, nil
+	})
+	w.terminal = true
+	if code := w.run("auth", "login", "--alias", "a"); code != 0 {
+		t.Fatalf("exit %d: %s", code, w.stderr.String())
+	}
+	got := w.stderr.String()
+	if !strings.Contains(got, "\r\x1b[Kwaiting for approval at the presence prompt: 0s of 45s") ||
+		!strings.Contains(got, "\r\x1b[Kwaiting for approval at the presence prompt: 1s of 45s") || !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("stderr on a terminal: %q", got)
+	}
+	if strings.Contains(w.stdout.String(), "waiting") {
+		t.Errorf("progress on stdout: %q", w.stdout.String())
+	}
+	w.stderr.Reset()
+	if code := w.run("auth", "login", "--alias", "a", "--json"); code != 0 || w.stderr.Len() != 0 {
+		t.Errorf("--json: exit %d, stderr %q", code, w.stderr.String())
+	}
+	w.terminal = false
+	w.stderr.Reset()
+	if code := w.run("auth", "login", "--alias", "a"); code != 0 || w.stderr.Len() != 0 {
+		t.Errorf("no terminal: exit %d, stderr %q", code, w.stderr.String())
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/atomicfile"
@@ -89,10 +90,16 @@ func (c *cmd) journeyRun(fs *flag.FlagSet) run {
 			return nil, nil, err
 		}
 		// Refused here already, naming the file; the host decodes it again (its own check).
-		if _, err := journey.Decode(raw); err != nil {
+		plan, err := journey.Decode(raw)
+		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", bounded(args[0], 200), err)
 		}
+		budget := plan.Budget()
+		stop := c.progressLine(func(d time.Duration) string {
+			return fmt.Sprintf("journey %s: %d actions, %s of its %s budget (a login waits for the person's approval)", plan.JourneyID, len(plan.Actions), d, budget)
+		})
 		rep, err := withHost(ctx, c, func(cl *control.Client) (control.JourneyReport, error) { return cl.JourneyRun(ctx, raw) })
+		stop()
 		if err != nil {
 			return nil, nil, err
 		}
