@@ -203,7 +203,8 @@ func TestVerbsAgainstLocalSite(t *testing.T) {
 	if !strings.HasSuffix(page.URL, "/next") {
 		t.Fatalf("link click: %+v", page)
 	}
-	e.fails(t, "REF_UNKNOWN", "click", o.ref(t, "link", "Next page")) // refs die with the page
+	e.fails(t, "REF_STALE", "click", o.ref(t, "link", "Next page")) // refs die with the page: a ref of an earlier snapshot
+	e.fails(t, "REF_UNKNOWN", "click", "e9999")                     // one no snapshot gave
 	json.Unmarshal([]byte(e.run("", "headless", "snapshot", "--json").stdout), &o)
 	e.ok(t, nil, "fill", o.ref(t, "input", "q"), "--", "x")
 	e.ok(t, &page, "press", "Tab")

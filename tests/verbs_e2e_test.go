@@ -145,7 +145,7 @@ func TestSelectVerb(t *testing.T) {
 	if !strings.HasSuffix(sel.URL, "/next") || sel.Title != "Next" {
 		t.Errorf("a select that navigates answered %+v", sel)
 	}
-	e.fails(t, "REF_UNKNOWN", "select", colour, "Red")
+	e.fails(t, "REF_STALE", "select", colour, "Red")
 }
 
 func TestHoverPressWait(t *testing.T) {
@@ -183,7 +183,7 @@ func TestHoverPressWait(t *testing.T) {
 	e.fails(t, "TIMEOUT", "wait", "--gone", "Loading the panel", "--timeout", "400ms")
 	e.ok(t, nil, "wait", "--gone", "never on this page", "--timeout", "2s")
 	e.ok(t, nil, "click", load)
-	e.fails(t, "REF_UNKNOWN", "wait", "--ref", later) // click forgot the refs
+	e.fails(t, "REF_STALE", "wait", "--ref", later) // click forgot the refs (of an earlier snapshot)
 	o = e.snap(t)
 	later = o.ref(t, "text", "Shown later")
 	began := time.Now()
@@ -329,7 +329,7 @@ func TestBackVerb(t *testing.T) {
 	if page.URL != srv.URL+"/" || page.Title != "Home" || page.Session != "h" || page.AuthRequired == nil || page.AuthRequired.Challenge == "" {
 		t.Errorf("back to the home page: %+v", page)
 	}
-	e.fails(t, "REF_UNKNOWN", "click", o.ref(t, "link", "Next page"), "--session", "h") // refs die with the page
+	e.fails(t, "REF_STALE", "click", o.ref(t, "link", "Next page"), "--session", "h") // refs die with the page
 	// Within the document (a fragment): no load to wait for.
 	e.ok(t, nil, "visit", srv.URL+"/long", "--session", "h")
 	e.ok(t, &page, "click", e.snap(t, "--session", "h").ref(t, "link", "Part 2"), "--session", "h")
