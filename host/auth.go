@@ -655,6 +655,12 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 	if s.navPending.Load() || gate.tried(ctx) {
 		return false, wire.Errorf(wire.CodeDocumentChanged, "a navigation of the page was under way when the password was to be typed; nothing was typed")
 	}
+	// And no window could have scripted the document since it loaded (openers.go).
+	if d := s.loaded.Load(); d == nil || d.document != st.document {
+		return false, wire.Errorf(wire.CodeDocumentChanged, "the page's document is not the one the host saw load; nothing was typed")
+	} else if d.tainted.Load() {
+		return false, errReachable
+	}
 	s.addTaint(st.document, pw) // before the first character: every later path clears it
 	if err := b.InsertSecret(ctx, s.sid, secret); err != nil {
 		return true, h.browserErr(err)

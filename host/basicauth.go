@@ -263,6 +263,13 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	if err := h.sameListener(rel.Origin, rel.Listener); err != nil {
 		return err
 	}
+	// While the person decided, the 401 page's script may have opened a window that would
+	// hold the page when the answered document loads. The page goes to about:blank first (no
+	// script runs there), the windows are closed, and any left is a refusal: the header is
+	// not sent.
+	if err := h.blankBeforeAnswer(ctx, b, s); err != nil {
+		return err
+	}
 	arm := &basicArm{origin: rel.Origin, url: seen.url, account: rel.Account, password: append([]byte(nil), secret...)}
 	credential.Zero(secret)
 	s.basic.mu.Lock()
@@ -314,6 +321,29 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 		res.Status = "failed"
 	default:
 		res.Status = "unknown" // the server did not challenge again
+	}
+	return nil
+}
+
+// blankBeforeAnswer takes the session's page to about:blank and closes every window opened
+// from it; an error when one remains (nothing is sent then).
+func (h *Host) blankBeforeAnswer(ctx context.Context, b *cdp.Browser, s *session) error {
+	nctx, cancel := context.WithTimeout(ctx, NavigationWait)
+	defer cancel()
+	var r struct {
+		LoaderID string `json:"loaderId"`
+	}
+	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": "about:blank"}, &r); err != nil {
+		return h.browserErr(err)
+	}
+	if r.LoaderID != "" {
+		s.waitLoad(nctx, r.LoaderID)
+	}
+	if _, err := h.closeOpened(nctx, b, s); err != nil {
+		return h.browserErr(err)
+	}
+	if s.reachable() {
+		return errReachableBasic
 	}
 	return nil
 }

@@ -76,8 +76,7 @@ type Host struct {
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
 	// openers follows the windows opened from pages; looseWindows counts those whose opener
 	// is no session's (openers.go).
-	openers      openerTrack
-	looseWindows atomic.Int32
+	openers openerTrack
 	// queued counts the verbs waiting for their session's verb lock (verblock.go).
 	queued atomic.Int32
 
@@ -133,9 +132,11 @@ type session struct {
 	// opened counts the open windows opened from the session's page, directly or through
 	// others; loose is the host's count of open windows whose opener it could not follow
 	// (openers.go). Written by the event reader.
-	opened atomic.Int32
-	loose  *atomic.Int32
-	paused chan cdp.Event
+	openers *openerTrack
+	// pageTgt is targetID for the event reader (which must not race the verbs that replace
+	// the page): set with it.
+	pageTgt atomic.Pointer[string]
+	paused  chan cdp.Event
 	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
 	basic basicState
 
@@ -151,6 +152,20 @@ type session struct {
 	// typedEntry is the id of the history entry the session showed when the host began an
 	// attempt that types a secret (0: none), for forgetSubmission.
 	typedEntry int
+}
+
+// setTarget sets the session's page target (s.mu held, or the session not yet routed).
+func (s *session) setTarget(id string) {
+	s.targetID = id
+	s.pageTgt.Store(&id)
+}
+
+// pageTarget is the session's page target, for the event reader.
+func (s *session) pageTarget() string {
+	if p := s.pageTgt.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Start opens and locks the durable profile, checks that the Secret Service holding

@@ -45,7 +45,7 @@ func (s *session) trackNavigation(ev cdp.Event) {
 		} `json:"frame"`
 	}
 	json.Unmarshal(ev.Params, &p)
-	main := func(id string) bool { return id != "" && id == s.targetID }
+	main := func(id string) bool { return id != "" && id == s.pageTarget() }
 	switch ev.Method {
 	case "Page.frameStartedNavigating":
 		if main(p.FrameID) && p.NavigationType != "sameDocument" && p.NavigationType != "historySameDocument" {
@@ -89,7 +89,18 @@ func (h *Host) closeOpened(ctx context.Context, b *cdp.Browser, s *session) (int
 			if err := b.Call(ctx, "", "Target.getTargets", nil, &r); err != nil {
 				return nil, err
 			}
+			// Besides the opener chains Chromium reports now, every window the host saw
+			// opened from this page (openers.go) and every loose one.
 			group := map[string]bool{s.targetID: true}
+			live := map[string]bool{}
+			for _, t := range r.Infos {
+				live[t.TargetID] = true
+			}
+			for _, id := range append(h.openers.windowsOf(s.targetID), h.openers.looseWindows()...) {
+				if live[id] {
+					group[id] = true
+				}
+			}
 			for grew := true; grew; {
 				grew = false
 				for _, t := range r.Infos {

@@ -26,16 +26,68 @@ import (
 // the sign-in closes them first). A window whose opener the host cannot follow taints every
 // session while it is open. Written by the event reader only.
 
-// openerTrack is what the host knows of the windows opened from pages.
+// openerTrack is what the host knows of the windows opened from pages: each opened target's
+// root, the session page (a target id) it descends from, directly or through other opened
+// windows; and those whose opener it could not follow (loose). Counting by root target, not
+// by session, keeps a window of a page that was replaced (revive) from counting against the
+// session's next page; revive closes them.
 type openerTrack struct {
 	mu    sync.Mutex
-	root  map[string]*session // opened target → the session whose page it descends from
-	loose map[string]bool     // opened targets with no known root
+	root  map[string]string // opened target → the session page target it descends from
+	loose map[string]bool   // opened targets with no known root
+}
+
+// reset forgets every window (a new browser: none of the old one's exists).
+func (t *openerTrack) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.root, t.loose = map[string]string{}, map[string]bool{}
+}
+
+// windowsOf lists the open windows descending from the page target root.
+func (t *openerTrack) windowsOf(root string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for id, r := range t.root {
+		if r == root {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// looseWindows lists the open windows whose opener the host could not follow.
+func (t *openerTrack) looseWindows() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]string, 0, len(t.loose))
+	for id := range t.loose {
+		out = append(out, id)
+	}
+	return out
+}
+
+// reaching reports whether a window may reach the page target root: one of its descendants,
+// or a loose one.
+func (t *openerTrack) reaching(root string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.loose) > 0 {
+		return true
+	}
+	for _, r := range t.root {
+		if r == root {
+			return true
+		}
+	}
+	return false
 }
 
 // watchOpeners has browser b report every target (Target.setDiscoverTargets) and follows
-// those opened from pages.
+// those opened from pages. The old browser's windows are forgotten first.
 func (h *Host) watchOpeners(ctx context.Context, b *cdp.Browser) error {
+	h.openers.reset()
 	b.Subscribe(func(ev cdp.Event) {
 		if ev.SessionID != "" {
 			return
@@ -55,7 +107,7 @@ func (h *Host) watchOpeners(ctx context.Context, b *cdp.Browser) error {
 func (h *Host) pageSession(id string) *session {
 	var found *session
 	h.routes.Range(func(_, v any) bool {
-		if s := v.(*session); s.targetID == id {
+		if s := v.(*session); s.pageTarget() == id {
 			found = s
 			return false
 		}
@@ -71,29 +123,35 @@ func (h *Host) windowOpened(params json.RawMessage) {
 			OpenerID string `json:"openerId"`
 		} `json:"targetInfo"`
 	}
-	if json.Unmarshal(params, &p) != nil || p.Info.OpenerID == "" || p.Info.TargetID == "" {
+	// A window opened from a page names its opener when it is created (Chromium reports the
+	// first live page of the opener chain, so a frame's popup names the frame's page); the
+	// host's own pages have none.
+	if json.Unmarshal(params, &p) != nil || p.Info.TargetID == "" || p.Info.OpenerID == "" {
 		return
 	}
 	t := &h.openers
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.root == nil {
-		t.root, t.loose = map[string]*session{}, map[string]bool{}
-	}
-	root := h.pageSession(p.Info.OpenerID)
-	if root == nil {
-		root = t.root[p.Info.OpenerID]
-	}
-	if root != nil {
-		t.root[p.Info.TargetID] = root
-		root.opened.Add(1)
-		root.taintLoaded()
+	if _, seen := t.root[p.Info.TargetID]; seen || t.loose[p.Info.TargetID] {
+		t.mu.Unlock()
 		return
 	}
-	// An opener the host cannot follow (a frame's target, say): every session is suspect
-	// while it is open.
+	root := ""
+	if s := h.pageSession(p.Info.OpenerID); s != nil {
+		root = p.Info.OpenerID
+	} else if r, ok := t.root[p.Info.OpenerID]; ok {
+		root = r
+	}
+	if root != "" {
+		t.root[p.Info.TargetID] = root
+		t.mu.Unlock()
+		if s := h.pageSession(root); s != nil {
+			s.taintLoaded()
+		}
+		return
+	}
+	// An opener the host cannot follow: every session is suspect while it is open.
 	t.loose[p.Info.TargetID] = true
-	h.looseWindows.Add(1)
+	t.mu.Unlock()
 	h.routes.Range(func(_, v any) bool {
 		v.(*session).taintLoaded()
 		return true
@@ -110,22 +168,16 @@ func (h *Host) windowClosed(params json.RawMessage) {
 	t := &h.openers
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if root, ok := t.root[p.TargetID]; ok {
-		delete(t.root, p.TargetID)
-		root.opened.Add(-1)
-	}
-	if t.loose[p.TargetID] {
-		delete(t.loose, p.TargetID)
-		h.looseWindows.Add(-1)
-	}
+	delete(t.root, p.TargetID)
+	delete(t.loose, p.TargetID)
 }
 
 // reachable reports whether a window opened from pages may reach the session's page now.
 func (s *session) reachable() bool {
-	return s.opened.Load() > 0 || (s.loose != nil && s.loose.Load() > 0)
+	return s.openers != nil && s.openers.reaching(s.pageTarget())
 }
 
-// taint marks the session's current document as reachable by another window.
+// taintLoaded marks the session's current document as reachable by another window.
 func (s *session) taintLoaded() {
 	if d := s.loaded.Load(); d != nil {
 		d.tainted.Store(true)
@@ -141,4 +193,10 @@ var errReachable = wire.SentinelHint(wire.CodeDocumentChanged,
 // could read: the page was discarded.
 var errReachableAnswer = wire.SentinelHint(wire.CodeDocumentChanged,
 	"a window opened from this session's pages could read the page the HTTP Basic answer loaded; the page was discarded",
+	"visit the page again and sign in there, with no window open from the session's pages")
+
+// errReachableBasic answers an HTTP Basic sign-in refused before the header was sent: a
+// window opened from the session's pages would hold the answered page.
+var errReachableBasic = wire.SentinelHint(wire.CodeDocumentChanged,
+	"a window opened from this session's pages would hold the page the HTTP Basic answer loads; nothing was sent",
 	"visit the page again and sign in there, with no window open from the session's pages")

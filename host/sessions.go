@@ -76,7 +76,8 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", b.SessionErr(s.sid))
 	h.routes.Delete(s.sid)
 	old := s.targetID
-	s.targetID, s.sid = "", ""
+	s.setTarget("")
+	s.sid = ""
 	s.taint, s.taintDoc = nil, ""
 	clear(s.refs)
 	s.drain()
@@ -85,8 +86,12 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	// session would be signed out of every site).
 	err := h.openPage(ctx, b, s, "")
 	if old != "" {
+		// The dead page's windows go with it: they could reach nothing of the new page, and
+		// nothing else would close them (openers.go).
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": old}, nil)
+		for _, id := range append(h.openers.windowsOf(old), old) {
+			b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": id}, nil)
+		}
 		cancel()
 	}
 	if err != nil {
@@ -109,7 +114,7 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt
 // journey makes its fresh context with it outside h.mu, so that other verbs and other
 // journeys do not wait for the window to open.
 func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, isolated bool, adopt string) (*session, error) {
-	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}, loose: &h.looseWindows}
+	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}, openers: &h.openers}
 	if isolated && adopt == "" {
 		var r struct {
 			ID string `json:"browserContextId"`
@@ -134,7 +139,7 @@ func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, iso
 // enables the domains the host listens to: Page (lifecycle events) and Inspector (crashes),
 // and has its requests bypass service workers.
 func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt string) error {
-	s.targetID = adopt
+	s.setTarget(adopt)
 	if s.targetID == "" {
 		// A window of its own: a background tab of a shared window is hidden, and input
 		// events to hidden pages stall (mouseMoved waits about 5 s for a frame that never
@@ -149,7 +154,7 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		if err := b.Call(ctx, "", "Target.createTarget", create, &t); err != nil {
 			return err
 		}
-		s.targetID = t.TargetID
+		s.setTarget(t.TargetID)
 	}
 	closePage := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

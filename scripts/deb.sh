@@ -12,20 +12,21 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 scripts/build.sh "$bin" >&2
 # The commit's time dates the man pages and the changelog entry (the same bytes on a rebuild).
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+git_() { git -c safe.directory="$PWD" "$@"; } # a checkout another user owns, built as root
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git_ log -1 --format=%ct 2>/dev/null || date +%s)}
 # Man pages, completions and the copyright file, from the programs' own help and build info.
-go run ./scripts/mangen -brokerd "$bin/brokerd" -out "$bin/gen" >&2
+go run -buildvcs=false ./scripts/mangen -brokerd "$bin/brokerd" -out "$bin/gen" >&2
 gzip -9n "$bin/gen/man1/headless.1" "$bin/gen/man8/brokerd.8"
 # A Debian version: 0.1.0~git<commit date>.<commit>, or ~dev<time> outside a git checkout.
-if rev=$(git log -1 --format='%cd.%h' --date=format:'%Y%m%d%H%M%S' 2>/dev/null); then
+if rev=$(git_ log -1 --format='%cd.%h' --date=format:'%Y%m%d%H%M%S' 2>/dev/null); then
   ver="0.1.0~git$rev"
-  git diff --quiet HEAD 2>/dev/null || ver="$ver.dirty$(date -u +%Y%m%d%H%M%S)"
+  git_ diff --quiet HEAD 2>/dev/null || ver="$ver.dirty$(date -u +%Y%m%d%H%M%S)"
 else
   ver="0.1.0~dev$(date -u +%Y%m%d%H%M%S)"
 fi
 deb="$out/headless_${ver}_amd64.deb"
 # The Debian changelog: one entry for this build.
-commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+commit=$(git_ rev-parse HEAD 2>/dev/null || echo unknown)
 {
   echo "headless ($ver) unstable; urgency=medium"
   echo

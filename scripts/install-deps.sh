@@ -37,10 +37,12 @@ done
 . "$(dirname "$0")/goenv.sh"
 ours=${HEADLESS_DEPS_ROOT:-}/usr/local/lib/headless/go
 goversion=go1.26.8
+goarch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+case $goarch in amd64|arm64) ;; *) goarch=unsupported ;; esac
 need_go=no
 gonote=
 if groot=$(headless_goroot); then
-  gonote="Go: $("$groot/bin/go" env GOVERSION) in $groot (kept as it is)"
+  gonote="Go: $(cd / && GOTOOLCHAIN=local GOROOT= "$groot/bin/go" env GOVERSION) in $groot (kept as it is)"
 else
   need_go=yes
   gonote="Go: will install $goversion into $ours (from the Go module proxy, with Debian's golang-1.19-go if it is missing; any other Go is left as it is)"
@@ -86,6 +88,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if [ "$need_go" = yes ]; then
+  [ "$goarch" != unsupported ] || { echo "install-deps: no Go toolchain for this architecture ($(dpkg --print-architecture)); install Go 1.26 yourself" >&2; exit 1; }
   if [ ! -x /usr/lib/go-1.19/bin/go ]; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-1.19-go ca-certificates >/dev/null
@@ -93,7 +96,7 @@ if [ "$need_go" = yes ]; then
   tmp=$(mktemp -d)
   trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
   dir=$(cd "$tmp" && GOPATH="$tmp/gopath" GOFLAGS=-modcacherw GO111MODULE=on \
-        /usr/lib/go-1.19/bin/go mod download -json "golang.org/toolchain@v0.0.1-$goversion.linux-amd64" \
+        /usr/lib/go-1.19/bin/go mod download -json "golang.org/toolchain@v0.0.1-$goversion.linux-$goarch" \
         | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$dir" ] && [ -f "$dir/bin/go" ] || { echo "install-deps: could not fetch $goversion" >&2; exit 1; }
   mkdir -p "$(dirname "$ours")"

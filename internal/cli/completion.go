@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 // Shell completion, generated from the command table: the commands, each command's flags,
@@ -175,19 +177,31 @@ func (c *cmd) complete(ctx context.Context, what string) {
 			names = append(names, cr.Alias)
 		}
 	}
-	for i, n := range names {
-		if i == maxCompletions {
-			break
-		}
-		if printableName(n) {
-			fmt.Fprintln(c.env.Stdout, n)
-		}
+	// Only names of the forms headless itself accepts ([A-Za-z0-9._-]): whatever answers on
+	// the sockets, bash's compgen -W expands the words it is given ($(…), backticks), so
+	// nothing else may reach it.
+	valid := credential.ValidSession
+	if what == "aliases" {
+		valid = credential.ValidAlias
+	}
+	for _, name := range completionNames(names, valid) {
+		fmt.Fprintln(c.env.Stdout, name)
 	}
 }
 
-// printableName: a name a shell may be given (no space, control character or quote).
-func printableName(s string) bool {
-	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == '"' || r == '\'' || r == '\\' || r == 0x7f })
+// completionNames keeps, of names, at most maxCompletions that valid accepts and that hold
+// nothing a shell expands.
+func completionNames(names []string, valid func(string) error) []string {
+	var out []string
+	for _, name := range names {
+		if len(out) == maxCompletions {
+			break
+		}
+		if valid(name) == nil && !strings.ContainsAny(name, "$`\\'\"(){}[]*?~;&|<> \t\n") {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (c *cmd) completion(fs *flag.FlagSet) run {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/headless-dev/headless/internal/credential"
 )
 
 // completionScript writes shell's script into a temp dir and returns its path.
@@ -135,3 +137,12 @@ func TestCompletionFish(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCompletionNames: what __complete prints reaches bash's compgen -W, which expands $(…)
+// and backticks: only names of headless's own forms pass, whatever the sockets answered.
+func TestCompletionNames(t *testing.T) {
+	got := completionNames([]string{"main", "staging-admin", "$(touch${IFS}/tmp/x)", "`id`", "a b", "ok.1_x", "x;y", ""}, credential.ValidAlias)
+	if !slices.Equal(got, []string{"main", "staging-admin", "ok.1_x"}) {
+		t.Errorf("completion names: %q", got)
+	}
+}

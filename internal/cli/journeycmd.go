@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,9 +96,13 @@ func (c *cmd) journeyRun(fs *flag.FlagSet) run {
 			return nil, nil, fmt.Errorf("%s: %w", bounded(args[0], 200), err)
 		}
 		budget := plan.Budget()
-		stop := c.progressLine(func(d time.Duration) string {
-			return fmt.Sprintf("journey %s: %d actions, %s of its %s budget (a login waits for the person's approval)", plan.JourneyID, len(plan.Actions), d, budget)
-		})
+		stop := func() {}
+		// A line rewritten every second would garble a prompt on this terminal (a login's).
+		if _, onTerminal := c.presence(); !onTerminal || !slices.ContainsFunc(plan.Actions, func(a journey.Action) bool { return a.Kind == journey.KindLogin }) {
+			stop = c.progressLine(func(d time.Duration) string {
+				return fmt.Sprintf("journey %s: %d actions, %s of its %s budget (a login waits for the person's approval)", plan.JourneyID, len(plan.Actions), d, budget)
+			})
+		}
 		rep, err := withHost(ctx, c, func(cl *control.Client) (control.JourneyReport, error) { return cl.JourneyRun(ctx, raw) })
 		stop()
 		if err != nil {

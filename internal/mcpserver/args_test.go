@@ -121,3 +121,18 @@ func TestHintsInToolTerms(t *testing.T) {
 		t.Errorf("LOGIN_PATH_CHANGED over MCP: %q", e.Hint)
 	}
 }
+
+// TestToolTermsOnePass: a rewritten verb is never rewritten again, and the person's commands
+// stay theirs.
+func TestToolTermsOnePass(t *testing.T) {
+	for in, want := range map[string]string{
+		"sign in again with 'headless auth login --interactive'":       "sign in again with the person's `headless auth login --interactive` in a terminal",
+		"run headless auth login --alias NAME, then headless snapshot": "run auth_login with an alias, then snapshot",
+		"increase --timeout": "increase timeout_ms (milliseconds)",
+		"ask the person to run `headless credentials add --login-path PATH`": "ask the person to run `headless credentials add --login-path PATH`",
+	} {
+		if got := toolTerms(in); got != want {
+			t.Errorf("toolTerms(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

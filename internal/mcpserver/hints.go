@@ -81,7 +81,7 @@ var cliVerbs = []struct{ cli, tool string }{
 
 // cliFlags are the CLI's flags and the parameters that do the same.
 var cliFlags = map[string]string{
-	"--timeout": "timeout_ms", "--new-login-path": "new_login_path", "--challenge": "challenge",
+	"--timeout": "timeout_ms (milliseconds)", "--new-login-path": "new_login_path", "--challenge": "challenge",
 	"--code-only": "code_only", "--session": "session", "--isolated": "isolated", "--alias": "alias",
 	"--origin": "origin", "--full-page": "full_page", "--keep": "keep", "--ref": "ref", "--text": "text",
 	"--gone": "gone", "--url": "url", "--by": "by",
@@ -92,6 +92,19 @@ var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)
 // personCommand is a command introduced as the person's (left as it is).
 var personCommand = regexp.MustCompile("`headless [^`]*`")
 
+// verbReplacer rewrites the CLI's verbs as tools in one pass (its output is never scanned
+// again): each verb quoted and unquoted, the longest first.
+var verbReplacer = func() *strings.Replacer {
+	var pairs []string
+	for _, v := range cliVerbs {
+		pairs = append(pairs, "'"+v.cli+"'", v.tool)
+	}
+	for _, v := range cliVerbs {
+		pairs = append(pairs, v.cli, v.tool)
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
 // toolTerms rewrites a message or hint from the CLI's terms into the tools'.
 func toolTerms(s string) string {
 	// The person's commands, quoted with backticks, stay as they are.
@@ -100,10 +113,7 @@ func toolTerms(s string) string {
 		kept = append(kept, m)
 		return "\x00"
 	})
-	for _, v := range cliVerbs {
-		s = strings.ReplaceAll(s, "'"+v.cli+"'", v.tool)
-		s = strings.ReplaceAll(s, v.cli, v.tool)
-	}
+	s = verbReplacer.Replace(s)
 	s = flagRE.ReplaceAllStringFunc(s, func(f string) string {
 		if p, ok := cliFlags[f]; ok {
 			return p

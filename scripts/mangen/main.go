@@ -14,6 +14,7 @@ package main
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"flag"
 	"fmt"
 	"os"
@@ -43,7 +44,11 @@ func main() {
 		}
 	}
 	day := date.Format("2006-01-02")
-	source := "headless " + version.String()
+	// The footer names the packaged build, read from the headless beside brokerd.
+	source := "headless"
+	if bi, err := buildinfo.ReadFile(filepath.Join(filepath.Dir(*brokerd), "headless")); err == nil {
+		source += " " + version.Of(bi)
+	}
 	if err := write(*out, "man1/headless.1", func(b *bytes.Buffer) error { return cli.ManPage(b, day, source) }); err != nil {
 		fail(err)
 	}
