@@ -188,7 +188,7 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 	// The Secret Service check that must pass before Chromium starts runs while the profile
 	// opens (its D-Bus round trips are most of a start's own time before Chromium).
 	probe := startKeyProbe(ctx, o.BusAddress)
-	prof, err := openProfile(o.Layout, o.Now)
+	prof, err := openProfileAfterDying(ctx, o.Layout, o.Now, o.Log)
 	if err != nil {
 		return nil, err
 	}
