@@ -223,6 +223,11 @@ func (h *Host) closeTarget(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if s.targetID != "" {
+		// The windows its page opened go with it (red-team round 13d: a popup outlived
+		// 'session close' in the shared profile).
+		for _, id := range h.openers.windowsOf(s.targetID) {
+			h.browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": id}, nil)
+		}
 		h.browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
 	}
 	h.disposeContext(s)

@@ -104,6 +104,14 @@ func TestLoginPaths(t *testing.T) {
 			lsPage(w, "Spy", spy(mode))
 		})
 	}
+	// A popup that beats, to a sink of its own (red-team round 13d: one outlived 'session close').
+	hbSink := newAgentSink(t)
+	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/hb-open", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Start", `<button onclick="window.open('/u/agent/hb', 'hb', 'width=300,height=200')">Open</button>`)
+	})
+	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/hb", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Beat", `<script>setInterval(function () { new Image().src = "`+hbSink.URL+`/hb?" + Date.now(); }, 100);</script>`)
+	})
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
 	lsPresence(e, approve, 5)
 	lsEnroll(t, e, site.URL, "main", account, pw)
@@ -217,6 +225,35 @@ func TestLoginPaths(t *testing.T) {
 				}
 				e.run("", "headless", "visit", site.URL+"/logout", "--json")
 			})
+		}
+	})
+
+	t.Run("session close closes the windows its page opened", func(t *testing.T) {
+		beats := func() int {
+			n := 0
+			for _, l := range hbSink.got() {
+				if strings.HasPrefix(l, "/hb") {
+					n++
+				}
+			}
+			return n
+		}
+		e.ok(t, nil, "session", "create", "hb")
+		lsVisit(t, e, site.URL+"/u/agent/hb-open", "--session", "hb")
+		var o struct {
+			Elements []struct{ Ref, Kind string }
+		}
+		e.ok(t, &o, "snapshot", "--session", "hb")
+		e.ok(t, nil, "click", o.Elements[len(o.Elements)-1].Ref, "--session", "hb")
+		if !pollUntil(10*time.Second, func() bool { return beats() > 2 }) {
+			t.Fatal("set-up: the popup never beat")
+		}
+		e.ok(t, nil, "session", "close", "hb")
+		time.Sleep(500 * time.Millisecond)
+		n := beats()
+		time.Sleep(time.Second)
+		if got := beats(); got != n {
+			t.Errorf("the popup of a closed session still runs: %d beats in the second after the close", got-n)
 		}
 	})
 
