@@ -206,11 +206,8 @@ func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
 			h.popupOpened(ev.Params)
 		}
 	})
-	if !h.o.Allow.Empty() {
-		if err := b.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil); err != nil {
-			return err
-		}
-	}
+	// Target.targetCreated comes from watchOpeners' Target.setDiscoverTargets, which runs
+	// for every browser right after this (openDefault), before any page exists.
 	return b.Call(ctx, "", "Fetch.enable", map[string]any{"handleAuthRequests": true, "patterns": []map[string]any{
 		{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
 	}}, nil)

@@ -132,7 +132,8 @@ got=$(bash --norc --noprofile -c 'source /usr/share/bash-completion/completions/
 --session')" ] || { echo "deb-check: bash completion: $got" >&2; exit 1; }
 got=$(fish --no-config -c "source /usr/share/fish/vendor_completions.d/headless.fish; complete --do-complete='headless sess'" | cut -f1)
 [ "$got" = session ] || { echo "deb-check: fish completion: $got" >&2; exit 1; }
-zsh -f -c 'compadd() { :; }; words=(headless sess); CURRENT=2; source /usr/share/zsh/vendor-completions/_headless' || { echo "deb-check: zsh completion does not load" >&2; exit 1; }
+got=$(zsh -f -c 'compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }; words=(headless sess); CURRENT=2; source /usr/share/zsh/vendor-completions/_headless' | grep -x session || true)
+[ "$got" = session ] || { echo "deb-check: zsh completion does not offer session for 'headless sess'" >&2; exit 1; }
 echo "deb-check: man pages render; bash, zsh and fish completion load and complete"
 [ "${v#headless }" = "${b#brokerd }" ] || { echo "deb-check: headless and brokerd are of different builds" >&2; exit 1; }
 

@@ -48,7 +48,7 @@ func TestCompletionBash(t *testing.T) {
 		for _, w := range words {
 			arr = append(arr, "'"+w+"'")
 		}
-		prog := "source " + script + "; COMP_WORDS=(" + strings.Join(arr, " ") + "); COMP_CWORD=" + itoa(len(words)-1) + "; _headless; printf '%s\\n' \"${COMPREPLY[@]}\""
+		prog := "source " + script + "; COMP_WORDS=(" + strings.Join(arr, " ") + "); COMP_CWORD=" + strconv.Itoa(len(words)-1) + "; _headless; printf '%s\\n' \"${COMPREPLY[@]}\""
 		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", prog)
 		cmd.Env = []string{"PATH=/nonexistent"}
 		out, err := cmd.CombinedOutput()
@@ -85,7 +85,7 @@ func TestCompletionZsh(t *testing.T) {
 		for _, w := range words {
 			arr = append(arr, "'"+w+"'")
 		}
-		prog := "compadd() { [[ $1 == -- ]] && shift; print -l -- \"$@\" }; words=(" + strings.Join(arr, " ") + "); CURRENT=" + itoa(len(words)) + "; source " + script
+		prog := "compadd() { [[ $1 == -- ]] && shift; print -l -- \"$@\" }; words=(" + strings.Join(arr, " ") + "); CURRENT=" + strconv.Itoa(len(words)) + "; source " + script
 		cmd := exec.Command(zsh, "-f", "-c", prog)
 		cmd.Env = []string{"PATH=/nonexistent"}
 		out, err := cmd.CombinedOutput()
@@ -135,8 +135,6 @@ func TestCompletionFish(t *testing.T) {
 		t.Errorf("headless auth login --new<TAB>: %q", got)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestCompletionNames: what __complete prints reaches bash's compgen -W, which expands $(…)
 // and backticks: only names of headless's own forms pass, whatever the sockets answered.
