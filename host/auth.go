@@ -273,17 +273,25 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	lctx, cancelLook := context.WithTimeout(ctx, LookWait)
 	defer cancelLook()
 	look := &lookBound{ctx: lctx}
+	// A page that could not be read within the bound will not answer the next verb either: it
+	// is stopped (pageguard.go), and the session's next command opens a fresh one.
+	done := func(err error) error {
+		if err = look.timeout(ctx, err); err == errLookTimeout {
+			h.stopPage(b, s, s.sid, fmt.Sprintf("it did not let a sign-in read it within %v", LookWait))
+		}
+		return err
+	}
 	if p.CodeOnly {
-		return res, look.timeout(ctx, h.stepUp(ctx, look, b, s, p, &res))
+		return res, done(h.stepUp(ctx, look, b, s, p, &res))
 	}
 	// The page is the 401 answer of a Basic challenge of its server: answer that (basicauth.go).
 	if u, _, err := h.pageInfo(look.ctx, b, s); err == nil {
 		if seen := s.basicPending(u); seen != nil {
-			return res, look.timeout(ctx, h.basicLogin(ctx, look, b, s, p, seen, &res))
+			return res, done(h.basicLogin(ctx, look, b, s, p, seen, &res))
 		}
 	}
 	res, err := h.formLogin(ctx, look, b, s, p, res)
-	return res, look.timeout(ctx, err)
+	return res, done(err)
 }
 
 // LookWait bounds what a sign-in does before it asks brokerd for the credential: reading the

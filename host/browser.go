@@ -160,6 +160,10 @@ func (h *Host) dispatch(ev cdp.Event) {
 	}
 	s := v.(*session)
 	switch ev.Method {
+	case "Page.frameStartedNavigating", "Page.javascriptDialogOpening":
+		h.guardPage(s.browser, s, ev) // pageguard.go
+	}
+	switch ev.Method {
 	case "Page.frameStartedNavigating", "Fetch.requestPaused":
 		s.trackNavigation(ev)
 		return

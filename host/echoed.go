@@ -193,7 +193,14 @@ func (h *Host) echoedAnswer(ctx context.Context, session string, about bool, met
 // refused (answerEchoes, echoedAnswer).
 func handle[P, R any](t *rpc.Methods, h *Host, method string, fn func(context.Context, P) (R, error)) {
 	rpc.Handle(t, method, func(ctx context.Context, p P) (R, error) {
+		d := verbLimit(method, p)
+		if d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = withVerbDeadline(ctx, d)
+			defer cancel()
+		}
 		r, err := fn(ctx, p)
+		err = verbAnswer(ctx, d, err) // pageguard.go
 		if errors.Is(err, errEchoed) || !h.answerEchoes(r, err) {
 			return r, err
 		}

@@ -107,8 +107,14 @@ type session struct {
 	contextID string
 	targetID  string
 	sid       string
-	events    chan cdp.Event
-	gone      <-chan struct{} // closed when the session's browser is gone
+	browser   *cdp.Browser // the browser the session's page is in
+	// flood is the budget of the session's page (pageguard.go): a fresh page gets a fresh one.
+	flood atomic.Pointer[floodMeter]
+	// liveSID is sid, for 'session close' to stop a page it cannot wait for (s.mu is held by
+	// the verb waiting on it).
+	liveSID atomic.Value
+	events  chan cdp.Event
+	gone    <-chan struct{} // closed when the session's browser is gone
 	// owner, when set, is the control connection that created the session with
 	// CreateParams.Owned: the session is closed when that connection ends (an MCP client
 	// disconnected, crashed or was killed).
@@ -257,6 +263,11 @@ func (h *Host) Close(ctx context.Context) error {
 		for _, s := range h.sessions {
 			if s.stopRun != nil {
 				s.stopRun()
+			}
+			if s.browser == h.browser {
+				// Browser.close with a dialog open ends Chromium in SIGSEGV, before it
+				// commits what Close is for (cdp.Quiet).
+				h.browser.Quiet(s.live())
 			}
 			if s.isolated || s.fresh {
 				h.closeTarget(s)

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -54,9 +55,25 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		var ps *errPageStopped
+		if errors.As(why, &ps) {
+			return nil, nil, nil, pageStoppedErr(ps)
+		}
 		return nil, nil, nil, wire.Errorf(wire.CodeBrowserCrashed, "session %q: %w; it now shows a fresh blank page", s.name, why)
 	}
 	unlock := func() {
+		// A verb that reached its overall deadline holding the session: its page does not
+		// answer (a script that never yields), and the next verb would wait on it again. It
+		// is stopped (pageguard.go).
+		if context.Cause(ctx) == verbDeadline {
+			h.stopPage(b, s, s.sid, "it did not answer its command in time")
+		}
+		var ps *errPageStopped
+		if n := noteOf(ctx); n != nil && errors.As(b.SessionErr(s.sid), &ps) {
+			n.mu.Lock()
+			n.stopped = ps.why
+			n.mu.Unlock()
+		}
 		// A crash during this verb made its calls fail (BROWSER_CRASHED): the session gets its
 		// fresh page now, so that the next verb works.
 		if b.SessionErr(s.sid) != nil && b.Err() == nil {
@@ -69,15 +86,24 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 	return b, s, unlock, nil
 }
 
+// live is the session's page's DevTools session, read without s.mu.
+func (s *session) live() string {
+	sid, _ := s.liveSID.Load().(string)
+	return sid
+}
+
 // revive replaces the page of session s, whose renderer crashed or whose target went away, by
 // a fresh blank one in the same browser context; s.mu is held. What was typed into the old
 // page died with its renderer.
 func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", b.SessionErr(s.sid))
+	b.StopWait(ctx, s.sid) // a page being stopped is crashed first (pageguard.go)
+	b.Quiet(s.sid)         // a page that went by itself may still show a dialog (cdp.Quiet)
 	h.routes.Delete(s.sid)
 	old := s.targetID
 	s.setTarget("")
 	s.sid = ""
+	s.liveSID.Store("")
 	s.taint, s.taintDoc = nil, ""
 	clear(s.refs)
 	s.drain()
@@ -114,7 +140,7 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt
 // journey makes its fresh context with it outside h.mu, so that other verbs and other
 // journeys do not wait for the window to open.
 func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, isolated bool, adopt string) (*session, error) {
-	s := &session{name: name, isolated: isolated, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}, openers: &h.openers}
+	s := &session{name: name, isolated: isolated, browser: b, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}, openers: &h.openers}
 	if isolated && adopt == "" {
 		var r struct {
 			ID string `json:"browserContextId"`
@@ -169,6 +195,8 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		return err
 	}
 	s.sid = a.SessionID
+	s.liveSID.Store(s.sid)
+	s.flood.Store(newFloodMeter(time.Now()))
 	h.viewport(ctx, b, s)
 	h.routes.Store(s.sid, s) // before enabling, so events route
 	for _, m := range []struct {
@@ -223,6 +251,8 @@ func (h *Host) closeTarget(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if s.targetID != "" {
+		// A page with a dialog open must not go with it: Chromium would end (cdp.Quiet).
+		s.browser.Quiet(s.sid)
 		// The windows its page opened go with it (red-team round 13d: a popup outlived
 		// 'session close' in the shared profile).
 		for _, id := range h.openers.windowsOf(s.targetID) {
@@ -340,7 +370,14 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	if !ok {
 		return wire.Errorf(wire.CodeSessionUnknown, "no session %q", name)
 	}
-	s.mu.Lock()
+	// A verb running in the session ends first; one that does not within CloseWait (its page
+	// will not answer) has its page stopped, which ends it (pageguard.go).
+	if !s.mu.LockWithin(CloseWait) {
+		if sid := s.live(); sid != "" {
+			h.stopPage(s.browser, s, sid, "the session was closed while a command of it waited on its page")
+		}
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	h.routes.Delete(s.sid)
 	h.closeTarget(s)
@@ -406,6 +443,7 @@ func (s *session) drain() {
 func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
 	defer cancel()
+	pageDone := s.browser.SessionDone(s.sid)
 	for {
 		select {
 		case ev := <-s.events:
@@ -426,10 +464,22 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 			}
 		case <-s.gone:
 			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
+		case <-pageDone:
+			return s.pageLost()
 		case <-ctx.Done():
 			return wire.Errorf(wire.CodeTimeout, "the page did not finish loading within %s", NavigationWait)
 		}
 	}
+}
+
+// pageLost is the error of a wait whose page went away (it crashed, was closed or stopped).
+func (s *session) pageLost() error {
+	why := s.browser.SessionErr(s.sid)
+	if why == nil {
+		why = cdp.ErrDetached
+	}
+	return wire.Errorf(wire.CodeBrowserCrashed, "the page went away while it was loading: %w", why).
+		WithHint("only this page was lost (the browser and the other sessions run on): visit the page again and retry")
 }
 
 // waitHistory waits, at most NavigationWait, for a history step of the main frame (frame) to
@@ -438,6 +488,7 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 func (s *session) waitHistory(ctx context.Context, frame string) error {
 	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
 	defer cancel()
+	pageDone := s.browser.SessionDone(s.sid)
 	for {
 		select {
 		case ev := <-s.events:
@@ -464,6 +515,8 @@ func (s *session) waitHistory(ctx context.Context, frame string) error {
 			}
 		case <-s.gone:
 			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
+		case <-pageDone:
+			return s.pageLost()
 		case <-ctx.Done():
 			return wire.Errorf(wire.CodeTimeout, "the page did not go back within %s", NavigationWait)
 		}
@@ -490,6 +543,8 @@ func (s *session) waitStopped(ctx context.Context, d time.Duration) {
 			return
 		case <-s.gone:
 			return
+		case <-s.browser.SessionDone(s.sid):
+			return
 		case <-ctx.Done():
 			return
 		}
@@ -511,6 +566,8 @@ func (s *session) settle(ctx context.Context) {
 		case <-t.C:
 			return
 		case <-s.gone:
+			return
+		case <-s.browser.SessionDone(s.sid):
 			return
 		case <-ctx.Done():
 			return

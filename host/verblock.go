@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -37,6 +38,23 @@ func (l *verbLock) tokens() chan struct{} {
 
 // Lock waits for the lock whatever happens (closing a session, a journey's own context).
 func (l *verbLock) Lock() { l.tokens() <- struct{}{} }
+
+// LockWithin takes the lock if it is free within d, and reports whether it did.
+func (l *verbLock) LockWithin(d time.Duration) bool {
+	select {
+	case l.tokens() <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case l.tokens() <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // Unlock releases the lock.
 func (l *verbLock) Unlock() { <-l.tokens() }

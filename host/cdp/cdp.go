@@ -155,8 +155,10 @@ type Browser struct {
 
 	mu       sync.Mutex
 	pending  map[int64]chan reply
-	psess    map[int64]string // session of each pending call
-	gone     map[string]error // sessions that crashed or were detached, and why
+	psess    map[int64]string         // session of each pending call
+	gone     map[string]error         // sessions that crashed or were detached, and why
+	goneCh   map[string]chan struct{} // closed when a live session goes (SessionDone)
+	stopping map[string]chan struct{} // StopSession's crashes, until done
 	subs     map[int]func(Event)
 	nextSub  int
 	closing  bool
@@ -224,12 +226,14 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 	fromW.Close()
 	b := &Browser{
 		cmd: cmd, w: toW, r: fromR,
-		pending: map[int64]chan reply{},
-		psess:   map[int64]string{},
-		gone:    map[string]error{},
-		subs:    map[int]func(Event){},
-		done:    make(chan struct{}),
-		exited:  make(chan struct{}),
+		pending:  map[int64]chan reply{},
+		psess:    map[int64]string{},
+		gone:     map[string]error{},
+		goneCh:   map[string]chan struct{}{},
+		stopping: map[string]chan struct{}{},
+		subs:     map[int]func(Event){},
+		done:     make(chan struct{}),
+		exited:   make(chan struct{}),
 	}
 	go b.read()
 	go func() {
@@ -288,6 +292,10 @@ func (b *Browser) fail(err error) {
 	pend := b.pending
 	b.pending = map[int64]chan reply{}
 	b.psess = map[int64]string{}
+	for sid, ch := range b.goneCh {
+		close(ch)
+		delete(b.goneCh, sid)
+	}
 	ferr := b.err
 	b.mu.Unlock()
 	for _, ch := range pend {
@@ -395,6 +403,10 @@ func (b *Browser) sessionGone(sid string, why error) {
 	if _, ok := b.gone[sid]; !ok {
 		b.gone[sid] = why
 	}
+	if ch := b.goneCh[sid]; ch != nil {
+		close(ch)
+		delete(b.goneCh, sid)
+	}
 	var fail []chan reply
 	for id, s := range b.psess {
 		if s == sid {
@@ -408,6 +420,168 @@ func (b *Browser) sessionGone(sid string, why error) {
 		ch <- reply{err: why}
 	}
 }
+
+// StopSession ends session sid's page at once, without waiting for it: every pending and
+// later call to it fails with why (unless it was already gone), and its renderer is crashed
+// (Page.crash is served off the page's main thread, so a page whose script never yields, or
+// that floods the browser, still dies). StopWait waits for the crash to be done.
+func (b *Browser) StopSession(sid string, why error) {
+	if sid == "" {
+		return
+	}
+	id := b.next.Add(1)
+	msg, err := json.Marshal(message{ID: id, Method: "Page.crash", SessionID: sid})
+	if err != nil {
+		return
+	}
+	ch := make(chan reply, 1)
+	b.mu.Lock()
+	if _, ok := b.stopping[sid]; ok || b.err != nil {
+		b.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	b.stopping[sid] = done
+	b.pending[id] = ch // not counted as the session's: its failing must not answer the crash
+	b.mu.Unlock()
+	b.sessionGone(sid, why)
+	go func() {
+		defer close(done)
+		b.quiet(sid)
+		b.wmu.Lock()
+		_, werr := b.w.Write(append(msg, 0))
+		b.wmu.Unlock()
+		if werr == nil {
+			t := time.NewTimer(stopWait)
+			select {
+			case <-ch: // answered by the crash itself
+			case <-t.C:
+			case <-b.done:
+			}
+			t.Stop()
+		}
+		b.mu.Lock()
+		delete(b.stopping, sid)
+		delete(b.pending, id)
+		b.mu.Unlock()
+	}()
+}
+
+// Quiet stops the scripts of session sid's page and dismisses the dialogs it has open, so
+// that the page can be closed (or crashed) safely: Chromium 156 ends the whole browser
+// (SIGSEGV) when a page goes while a dialog of it waits for a DevTools answer, and a page
+// can keep one open at all times (alert, confirm, prompt in a loop). Its scripts are stopped
+// first (Emulation.setScriptExecutionDisabled and Runtime.terminateExecution take effect as
+// soon as the script resumes, even one that never yields), then each open dialog is
+// dismissed until none is showing. It works on a session already gone (StopSession) and
+// takes about a second at most.
+func (b *Browser) Quiet(sid string) {
+	if sid != "" {
+		b.quiet(sid)
+	}
+}
+
+func (b *Browser) quiet(sid string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	stopped := make(chan struct{}) // both calls answered: no script of the page runs again
+	go func() {
+		defer close(stopped)
+		var wg sync.WaitGroup
+		for _, m := range []struct {
+			method string
+			params any
+		}{{"Emulation.setScriptExecutionDisabled", map[string]any{"value": true}}, {"Runtime.terminateExecution", nil}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.callAnyway(ctx, sid, m.method, m.params)
+			}()
+		}
+		wg.Wait()
+	}()
+	dismiss := func() error {
+		return b.callAnyway(ctx, sid, "Page.handleJavaScriptDialog", map[string]any{"accept": false})
+	}
+	for ctx.Err() == nil {
+		select {
+		case <-stopped:
+			// What opened before the scripts stopped is dismissed; then nothing opens.
+			for range 8 {
+				if dismiss() != nil {
+					break
+				}
+			}
+			return
+		default:
+		}
+		if dismiss() != nil { // none showing (or no such session): wait for the scripts to stop
+			t := time.NewTimer(5 * time.Millisecond)
+			select {
+			case <-stopped:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
+	}
+}
+
+// callAnyway is Call for a session that may be gone (its calls refused): not counted as the
+// session's, so that its going does not answer it.
+func (b *Browser) callAnyway(ctx context.Context, sessionID, method string, params any) error {
+	id := b.next.Add(1)
+	m := message{ID: id, Method: method, SessionID: sessionID}
+	if params != nil {
+		p, err := json.Marshal(params)
+		if err != nil {
+			return err
+		}
+		m.Params = p
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return b.send(ctx, id, "", method, append(data, 0), nil)
+}
+
+// stopWait bounds the wait for a stopped page's crash.
+const stopWait = 3 * time.Second
+
+// StopWait waits until the crash of a page StopSession stopped is done (at most a few
+// seconds), or ctx ends. A window opened while Chromium still crashes a page that had a dialog
+// open ended the whole browser: nothing new is opened before.
+func (b *Browser) StopWait(ctx context.Context, sid string) {
+	b.mu.Lock()
+	done := b.stopping[sid]
+	b.mu.Unlock()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// SessionDone is closed when session sid can no longer be used (SessionErr says why), or when
+// the browser is gone (Done).
+func (b *Browser) SessionDone(sid string) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, gone := b.gone[sid]; gone || sid == "" || b.err != nil {
+		return closedCh
+	}
+	ch := b.goneCh[sid]
+	if ch == nil {
+		ch = make(chan struct{})
+		b.goneCh[sid] = ch
+	}
+	return ch
+}
+
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // SessionErr is why session sid can no longer be used (ErrTargetCrashed, ErrDetached), or nil.
 func (b *Browser) SessionErr(sid string) error {

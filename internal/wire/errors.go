@@ -64,6 +64,7 @@ const (
 	CodeProfileLocked   Code = "PROFILE_LOCKED"       // another host owns the durable profile
 	CodeBrowserCrashed  Code = "BROWSER_CRASHED"      // Chromium died; it has been restarted
 	CodeBrowserFailed   Code = "BROWSER_FAILED"       // Chromium could not be started
+	CodePageStopped     Code = "PAGE_STOPPED"         // the session's page flooded the browser or would not answer; it was stopped
 	CodeBrowserTampered Code = "BROWSER_TAMPERED"     // a browser process runs code that is not a root-owned system file
 	CodeBrowserExposed  Code = "BROWSER_EXPOSED"      // a browser process's memory is readable by the user's processes
 	CodeUnsafeNav       Code = "UNSAFE_NAVIGATION"    // only http and https URLs may be visited
@@ -160,6 +161,7 @@ var hints = map[Code]string{
 		"the browser was killed and nothing was released: remove what did it (the profile's files, the user's NSS database, the program), then retry",
 	CodeBrowserExposed: "any program of yours could read a typed password out of Chromium's memory: install headless with its set-up step (the .deb, or 'sudo scripts/install.sh'), " +
 		"so that the host runs Chromium with the headless group, and Debian's chromium-sandbox (apt install chromium-sandbox); then 'headless stop' and 'headless start'; 'headless doctor' says which is missing",
+	CodePageStopped:      "the session now shows a fresh blank page (its cookies are kept): visit the page again; a page that floods the browser (navigations, frames, dialogs) or whose script never yields is stopped again",
 	CodeBrowserFailed:    "check that Debian chromium is installed (/usr/lib/chromium/chromium) and read host.log in the runtime dir",
 	CodeUnsafeNav:        "only http:// and https:// URLs can be visited",
 	CodeNavFailed:        "check the URL and that the site is reachable from this machine",

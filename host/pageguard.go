@@ -1,0 +1,200 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// A page of the agent's must stall no one else.
+//
+// Every session's page runs in the one browser all sessions share, and the agent chooses it.
+// A page can keep that browser busy: 30 frames loaded again every 25 ms (thousands of
+// navigations a second, each a round trip of the browser's own, each a challenge the host
+// cancels when the frame is HTTP Basic-protected) left another session's 'session create'
+// unanswered for 30 s and every DevTools call seconds late; a dialog left open stops the
+// page's script and every call into it; a script that never yields stops every call into the
+// page. The host bounds all three:
+//
+//   - Floods: every navigation a page starts (of any of its frames, cross-site ones included:
+//     Page.frameStartedNavigating of its session) is counted against a budget of the page's
+//     (FloodBurst at once, FloodRate a second sustained).
+//     A page that spends it is stopped at once: its renderer is crashed (Page.crash is served
+//     off the page's main thread), every call into it fails, and the session's next command
+//     answers PAGE_STOPPED and opens a fresh blank page (the session's cookies are kept). A
+//     stopped page costs the browser nothing: the flood ends with it.
+//   - Dialogs: alert, confirm and prompt are dismissed as they open (confirm answers false,
+//     prompt null); a beforeunload dialog is accepted (the page is left). No dialog waits,
+//     and a loop of them costs the others nothing measurable (a round trip each). Before a
+//     page is closed or stopped its scripts are stopped and its dialogs dismissed
+//     (cdp.Quiet): Chromium 156 ends in SIGSEGV when a page goes with a dialog open.
+//   - Pages that do not answer: every verb on a session has an overall deadline (verbLimit). A
+//     verb that reaches it while it holds the session answers PAGE_STOPPED, and its page is
+//     stopped, so that the next verb does not wait on it again. 'session close' waits for a
+//     running verb of the session for CloseWait at most, then stops its page.
+const (
+	// FloodBurst is the number of navigations a page may start at once.
+	FloodBurst = 200
+	// FloodRate is the number a page may start a second, sustained.
+	FloodRate = 50
+	// CloseWait bounds how long 'session close' waits for a verb running in the session.
+	CloseWait = 2 * time.Second
+	// VerbWait is a verb's overall deadline (visit's navigation, screenshot's capture and a
+	// sign-in's look at its page included); wait's is its own timeout plus this.
+	VerbWait = 45 * time.Second
+)
+
+// errPageStopped is the error of every call into a page the host stopped.
+type errPageStopped struct{ why string }
+
+func (e *errPageStopped) Error() string { return "the session's page was stopped: " + e.why }
+
+// pageStoppedErr is the typed answer for a verb that met a stopped page.
+func pageStoppedErr(ps *errPageStopped) error {
+	return wire.Errorf(wire.CodePageStopped, "%s; the session's next command opens a fresh blank page", ps.Error())
+}
+
+// floodMeter is a page's budget of navigations (a token bucket). One per page:
+// a fresh page gets a full one.
+type floodMeter struct {
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time
+	tripped bool
+}
+
+func newFloodMeter(now time.Time) *floodMeter {
+	return &floodMeter{tokens: FloodBurst, last: now}
+}
+
+// spend takes n from the budget and reports whether the page has just spent it all (true
+// once per meter).
+func (m *floodMeter) spend(now time.Time, n float64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tripped {
+		return false
+	}
+	if d := now.Sub(m.last).Seconds(); d > 0 {
+		m.tokens = min(FloodBurst, m.tokens+d*FloodRate)
+	}
+	m.last = now
+	m.tokens -= n
+	if m.tokens < 0 {
+		m.tripped = true
+		return true
+	}
+	return false
+}
+
+// guardPage counts a page event of session s (on the event reader: it never blocks) and
+// answers dialogs.
+func (h *Host) guardPage(b *cdp.Browser, s *session, ev cdp.Event) {
+	var n float64
+	switch ev.Method {
+	case "Page.frameStartedNavigating":
+		n = 1
+	case "Page.javascriptDialogOpening":
+		var p struct {
+			Type string `json:"type"`
+		}
+		json.Unmarshal(ev.Params, &p)
+		go func(sid string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			b.Call(ctx, sid, "Page.handleJavaScriptDialog", map[string]any{"accept": p.Type == "beforeunload"}, nil)
+		}(ev.SessionID)
+		return
+	default:
+		return
+	}
+	m := s.flood.Load()
+	if m == nil || !m.spend(time.Now(), n) {
+		return
+	}
+	why := fmt.Sprintf("it started more than %d navigations (its frames' included) at once, or %d a second", FloodBurst, FloodRate)
+	h.o.Log.Warn("a page flooded the browser: stopping it", "session", s.name)
+	b.StopSession(ev.SessionID, &errPageStopped{why: why})
+}
+
+// stopPage stops the page of session s (the verb that held it reached its deadline, or
+// 'session close' could not wait for it).
+func (h *Host) stopPage(b *cdp.Browser, s *session, sid, why string) {
+	if sid == "" || b.SessionErr(sid) != nil {
+		return
+	}
+	h.o.Log.Warn("a page did not answer: stopping it", "session", s.name, "why", why)
+	b.StopSession(sid, &errPageStopped{why: why})
+}
+
+// verbDeadline is what ends a verb at its overall deadline (context.Cause).
+var verbDeadline = errors.New("the command reached its overall deadline")
+
+// verbNote is what a verb's session lock tells the method table about the verb.
+type verbNote struct {
+	mu      sync.Mutex
+	stopped string // the page was stopped when the verb ended: why
+}
+
+type verbNoteKey struct{}
+
+func noteOf(ctx context.Context) *verbNote {
+	n, _ := ctx.Value(verbNoteKey{}).(*verbNote)
+	return n
+}
+
+// withVerbDeadline gives a verb its overall deadline, d.
+func withVerbDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx = context.WithValue(ctx, verbNoteKey{}, &verbNote{})
+	return context.WithTimeoutCause(ctx, d, verbDeadline)
+}
+
+// verbAnswer turns a verb's error into its answer when its page was stopped under it or it
+// reached its deadline.
+func verbAnswer(ctx context.Context, d time.Duration, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ps *errPageStopped
+	if errors.As(err, &ps) {
+		return pageStoppedErr(ps)
+	}
+	if context.Cause(ctx) != verbDeadline {
+		return err
+	}
+	if n := noteOf(ctx); n != nil {
+		n.mu.Lock()
+		why := n.stopped
+		n.mu.Unlock()
+		if why != "" {
+			return pageStoppedErr(&errPageStopped{why: why})
+		}
+	}
+	return wire.Errorf(wire.CodeTimeout, "no answer within %s (another command of the session held it)", d).
+		WithHint("retry when the session's running command has ended; 'headless session close NAME' ends a session whose page will not answer")
+}
+
+// verbLimit is the overall deadline of a control.sock method that drives a session's page, or
+// 0 for one with bounds of its own (a sign-in: its look, the person's time at the prompt,
+// its typing; a journey: its budget) or that drives no page.
+func verbLimit(method string, p any) time.Duration {
+	switch method {
+	case control.MethodVisit, control.MethodSnapshot, control.MethodClick, control.MethodFill, control.MethodPress,
+		control.MethodScreenshot, control.MethodBack, control.MethodSelect, control.MethodHover, control.MethodScroll:
+		return VerbWait
+	case control.MethodWait:
+		d := DefaultWait
+		if w, ok := p.(WaitParams); ok && w.TimeoutMS > 0 {
+			d = min(time.Duration(w.TimeoutMS)*time.Millisecond, MaxWait)
+		}
+		return d + VerbWait
+	}
+	return 0
+}

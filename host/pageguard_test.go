@@ -1,0 +1,62 @@
+package host
+
+import (
+	"testing"
+	"time"
+)
+
+// TestFloodMeter: a page may start FloodBurst navigations at once and FloodRate a second
+// after that; the one past the budget trips the meter, once.
+func TestFloodMeter(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	m := newFloodMeter(t0)
+	for i := 0; i < FloodBurst; i++ {
+		if m.spend(t0, 1) {
+			t.Fatalf("tripped at navigation %d of a burst of %d", i+1, FloodBurst)
+		}
+	}
+	// A second later the page has FloodRate more.
+	t1 := t0.Add(time.Second)
+	for i := 0; i < FloodRate; i++ {
+		if m.spend(t1, 1) {
+			t.Fatalf("tripped at navigation %d of the second's %d", i+1, FloodRate)
+		}
+	}
+	if !m.spend(t1, 1) {
+		t.Fatal("the navigation past the budget did not trip the meter")
+	}
+	if m.spend(t1.Add(time.Hour), 1) {
+		t.Fatal("a tripped meter tripped again")
+	}
+	// A page at its sustained rate never trips.
+	m = newFloodMeter(t0)
+	for i := 0; i < 10*FloodRate; i++ {
+		if m.spend(t0.Add(time.Duration(i)*time.Second/FloodRate), 1) {
+			t.Fatalf("a page at %d a second tripped after %d", FloodRate, i)
+		}
+	}
+}
+
+// TestVerbLimit: every verb that drives a page has an overall deadline; wait's is its own
+// timeout plus VerbWait; a sign-in and a journey keep their own bounds.
+func TestVerbLimit(t *testing.T) {
+	for _, m := range []string{"visit", "snapshot", "click", "fill", "press", "screenshot", "back", "select", "hover", "scroll"} {
+		if got := verbLimit(m, nil); got != VerbWait {
+			t.Errorf("verbLimit(%s) = %v, want %v", m, got, VerbWait)
+		}
+	}
+	if got := verbLimit("wait", WaitParams{TimeoutMS: 60_000}); got != time.Minute+VerbWait {
+		t.Errorf("wait 60 s: %v", got)
+	}
+	if got := verbLimit("wait", WaitParams{}); got != DefaultWait+VerbWait {
+		t.Errorf("wait default: %v", got)
+	}
+	if got := verbLimit("wait", WaitParams{TimeoutMS: 1 << 40}); got != MaxWait+VerbWait {
+		t.Errorf("wait past MaxWait: %v", got)
+	}
+	for _, m := range []string{"auth.login", "journey.run", "status", "session.close"} {
+		if got := verbLimit(m, nil); got != 0 {
+			t.Errorf("verbLimit(%s) = %v, want 0", m, got)
+		}
+	}
+}
