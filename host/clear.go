@@ -31,6 +31,14 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
 		return ClearResult{}, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium could not be relaunched after a clear; nothing was changed: %w", err)
 	}
+	// The clear is audited in brokerd's log: one it could not record (the log full) is refused
+	// before any session is closed (issue 30: it went ahead unaudited).
+	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.ProfileClearing(ctx) }); err != nil {
+		if wire.CodeOf(err) == wire.CodeAuditUnavail {
+			return ClearResult{}, err
+		}
+		return ClearResult{}, fmt.Errorf("brokerd could not set aside the clear's audit record; nothing was changed: %w", err)
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -106,7 +114,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 	if clearErr != nil {
 		return ClearResult{}, clearErr
 	}
-	// Audit the clear in brokerd's log (best effort: the clear is done either way).
+	// Audit the clear in brokerd's log (its space was set aside before: see above).
 	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.ProfileCleared(ctx, closed) }); err != nil {
 		h.o.Log.Warn("brokerd did not record the profile clear", "code", wire.CodeOf(err))
 	}

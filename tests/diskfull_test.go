@@ -300,6 +300,29 @@ func TestDiskFullAuditLog(t *testing.T) {
 		t.Fatalf("brokerd %d → %d, host %d → %d: a daemon restarted on a full disk", brokerPID, e.brokerPID(), hostPID, st.Host.PID)
 	}
 
+	// A profile clear the audit log has no space for is refused before anything is closed or
+	// removed, with the host running and with it stopped (issue 30: both went ahead
+	// unaudited). The session and the profile's files are as they were.
+	e.ok(t, nil, "session", "create", "kept")
+	marker := filepath.Join(e.profileDir(), "Default")
+	before, err := os.Stat(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.run("", "headless", "profile", "clear", "--yes", "--json")
+	wantFailure(t, "profile clear (host running) with the audit log's disk full", r, "AUDIT_UNAVAILABLE", "nothing was cleared")
+	if r := e.run("", "headless", "session", "list", "--json"); !strings.Contains(r.stdout, `"name":"kept"`) {
+		t.Fatalf("a refused clear closed the sessions: %+v", r)
+	}
+	e.ok(t, nil, "stop")
+	r = e.run("", "headless", "profile", "clear", "--yes", "--json")
+	wantFailure(t, "profile clear (host stopped) with the audit log's disk full", r, "AUDIT_UNAVAILABLE", "nothing was cleared")
+	if after, err := os.Stat(marker); err != nil || !os.SameFile(before, after) {
+		t.Fatalf("a refused clear changed the profile: %v", err)
+	}
+	e.start(t)
+	brokerPID = e.brokerPID() // 'stop' may have let it go with the host
+
 	// Space again: the next login works and is the newest record.
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)

@@ -305,6 +305,10 @@ func (s *Server) methods() *rpc.Methods {
 			return s.closeSession(rpc.ConnOf(ctx), p)
 		})
 		rpc.Handle(t, brokerapi.MethodProfileCleared, func(ctx context.Context, p brokerapi.ProfileClearedParams) (struct{}, error) {
+			if p.Reserve {
+				// Before the clear: one the audit log has no space for is refused first.
+				return struct{}{}, s.reserve("nothing was cleared")
+			}
 			n := s.wipeOwned(rpc.ConnOf(ctx), "profile cleared")
 			s.record("clear", nil, rpc.PeerOf(ctx), audit.Record{})
 			rpc.Note(ctx, "sessions_closed", p.SessionsClosed, "stores_wiped", n)

@@ -86,6 +86,12 @@ func (c *Client) OpenSession(ctx context.Context, session string) error {
 // CloseSession closes an isolated session this connection opened; brokerd zeroes its store.
 // ProfileCleared tells brokerd the host cleared the durable profile (audited; isolated stores
 // the connection still owns are zeroed).
+// ProfileClearing asks brokerd, before a clear, to set aside the space of its audit record:
+// an error (AUDIT_UNAVAILABLE) means the clear must not go ahead.
+func (c *Client) ProfileClearing(ctx context.Context) error {
+	return c.Call(ctx, MethodProfileCleared, ProfileClearedParams{Reserve: true}, nil)
+}
+
 func (c *Client) ProfileCleared(ctx context.Context, sessionsClosed int) error {
 	return c.Call(ctx, MethodProfileCleared, ProfileClearedParams{SessionsClosed: sessionsClosed}, nil)
 }

@@ -303,4 +303,8 @@ type Released struct {
 // ProfileClearedParams is "profile.cleared".
 type ProfileClearedParams struct {
 	SessionsClosed int `json:"sessions_closed"`
+	// Reserve, sent before the clear, only sets aside the space of its audit record: a clear
+	// the audit log has no space for is refused (AUDIT_UNAVAILABLE) before anything is
+	// closed or removed. Nothing is wiped or recorded.
+	Reserve bool `json:"reserve,omitempty"`
 }

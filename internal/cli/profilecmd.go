@@ -61,16 +61,21 @@ func (c *cmd) profileClear(fs *flag.FlagSet) run {
 				return nil, nil, err
 			}
 		} else {
-			var err error
+			// The clear is audited in brokerd's log: one brokerd cannot record (no brokerd,
+			// the audit log full) is refused before anything is removed.
+			b, err := c.env.Broker(ctx)
+			if err != nil {
+				return nil, nil, fmt.Errorf("the clear must be recorded in brokerd's audit log; nothing was cleared: %w", err)
+			}
+			defer b.Close()
+			if err := b.ProfileClearing(ctx); err != nil {
+				return nil, nil, err
+			}
 			if res, err = c.env.ClearStopped(c.env.Layout); err != nil {
 				return nil, nil, err
 			}
-			// Audit the clear in brokerd's log (best effort: the clear is done either way).
-			if b, err := c.env.Broker(ctx); err == nil {
-				if err := b.ProfileCleared(ctx, 0); err != nil {
-					fmt.Fprintf(c.env.Stderr, "headless: warning: brokerd did not record the clear in the audit log: %v\n", err)
-				}
-				b.Close()
+			if err := b.ProfileCleared(ctx, 0); err != nil {
+				fmt.Fprintf(c.env.Stderr, "headless: warning: brokerd did not record the clear in the audit log: %v\n", err)
 			}
 		}
 		return res, func(w io.Writer) {
