@@ -548,9 +548,35 @@ func TestProfileClear(t *testing.T) {
 	if code, _, _ := w.errOut(); code != "CANCELLED" || w.cleared != 0 {
 		t.Fatal(code)
 	}
+	// The host stopped: the clear must be recorded by brokerd. Without one nothing is cleared;
+	// with its audit log full (the reservation refused) nothing is either.
+	if code := w.run("profile", "clear", "--yes", "--json"); code != 1 || w.cleared != 0 {
+		t.Fatal("clear without brokerd:", code, w.cleared)
+	}
+	w.broker = fakeBroker(200, brokerapi.StartedAuto)
+	full := true
+	var recorded []brokerapi.ProfileClearedParams
+	rpc.Handle(w.broker, brokerapi.MethodProfileCleared, func(ctx context.Context, p brokerapi.ProfileClearedParams) (struct{}, error) {
+		if p.Reserve && full {
+			return struct{}{}, wire.Errorf(wire.CodeAuditUnavail, "the audit log cannot take a record: nothing was cleared")
+		}
+		recorded = append(recorded, p)
+		return struct{}{}, nil
+	})
+	if code := w.run("profile", "clear", "--yes", "--json"); code != 1 || w.cleared != 0 {
+		t.Fatal("clear with the audit log full:", code, w.cleared)
+	}
+	if code, _, _ := w.errOut(); code != "AUDIT_UNAVAILABLE" {
+		t.Fatal(code)
+	}
+	full = false
 	if code := w.run("profile", "clear", "--yes", "--json"); code != 0 || w.cleared != 1 || w.jsonOut()["cleared"] != true {
 		t.Fatal(code, w.cleared)
 	}
+	if len(recorded) != 2 || !recorded[0].Reserve || recorded[1].Reserve {
+		t.Fatalf("brokerd was told %+v; want the reservation, then the record", recorded)
+	}
+	w.broker = nil
 	w.host = fakeHost()
 	rpc.Handle(w.host, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (control.ClearResult, error) {
 		return control.ClearResult{Cleared: true, Profile: "/p", SessionsClosed: 2}, nil
