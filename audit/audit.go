@@ -27,9 +27,13 @@
 // chain past it instead of refusing to start: a last line that is the chain's next record whole
 // but for its newline gets its newline back; any other is kept in a file of its own,
 // audit.jsonl.torn-UNIXNANO (0600, the newest 4 kept), and overwritten. Either way a record
-// with op "recover" saying what was done takes the torn bytes' place in the same fsynced step,
-// so 'headless audit list' shows every recovery. A last line that is whole but not a record, or
-// a torn rotated generation, is not a crash's work: Open refuses it (AUDIT_TAMPERED). A file
+// with op "recover" saying what was done (for a cut, the offset and length of the cut bytes
+// and the file that keeps them) takes the torn bytes' place in the same fsynced step, so no
+// whole record before them is lost and 'headless audit verify' and 'headless audit list' show
+// every recovery ([auditlog.Recoveries]). Until then, [auditlog.Verify] reports the torn end as
+// such (AUDIT_TORN), not as an edit; an edit of any record a later one commits to stays
+// AUDIT_TAMPERED, before the recovery and after it. A last line that is whole but not a record,
+// or a torn rotated generation, is not a crash's work: Open refuses it (AUDIT_TAMPERED). A file
 // that cannot be read is its I/O error.
 //
 // # Rotation
@@ -277,7 +281,7 @@ func (l *Log) recoverTorn(names []string, t *tornError) error {
 		if err != nil {
 			return fmt.Errorf("audit: keep the torn end of %s: %w", name, err)
 		}
-		detail = fmt.Sprintf("cut a torn last record (%d bytes, no final newline) from %s; its bytes are in %s", len(t.Tail), name, kept)
+		detail = fmt.Sprintf("cut a torn last record (%d bytes at offset %d, no final newline) from %s; its bytes are in %s", len(t.Tail), t.Off, name, kept)
 	}
 	line, r, err := l.encode(Record{Op: "recover", Decision: "ok", Detail: detail})
 	if err != nil {

@@ -181,8 +181,8 @@ func TestResumeTorn(t *testing.T) {
 	}
 	const tail = `{"seq":3,"ti`
 	tear(t, logPath(dir), tail)
-	var ve *auditlog.VerifyError
-	if _, err := auditlog.Verify(logPath(dir)); !errors.As(err, &ve) || ve.Line != 3 || ve.Seq != 3 {
+	var te *auditlog.TornError
+	if _, err := auditlog.Verify(logPath(dir)); !errors.As(err, &te) || te.Line != 3 || te.Seq != 3 || te.Bytes != len(tail) || te.Offset != int64(len(whole)) {
 		t.Fatalf("Verify of the torn log = %v", err)
 	}
 
@@ -206,7 +206,7 @@ func TestResumeTorn(t *testing.T) {
 	if err != nil || len(recs) != 4 {
 		t.Fatalf("List = %d records, %v", len(recs), err)
 	}
-	want := "cut a torn last record (12 bytes, no final newline) from audit.jsonl; its bytes are in " + kept
+	want := fmt.Sprintf("cut a torn last record (12 bytes at offset %d, no final newline) from audit.jsonl; its bytes are in %s", len(whole), kept)
 	if r := recs[2]; r.Seq != 3 || r.Op != "recover" || r.Decision != "ok" || r.Detail != want {
 		t.Fatalf("record 3 = %+v; want op recover with detail %q", r, want)
 	}

@@ -383,12 +383,19 @@ func auditVerify(stdout, stderr io.Writer, layout xdg.Layout) int {
 		return 1
 	}
 	n, err := auditlog.Verify(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "brokerd: error: audit log: %v\nhint: the log was edited, reordered, or had records inserted or deleted\n", err)
-		return 1
+	if err == nil {
+		var recs []auditlog.Record
+		if recs, err = auditlog.Recoveries(path); err == nil {
+			fmt.Fprintf(stdout, "audit log intact: %d records\n", n)
+			for _, r := range recs {
+				fmt.Fprintf(stdout, "  torn end recovered, record %d: %s\n", r.Seq, r.Detail)
+			}
+			return 0
+		}
 	}
-	fmt.Fprintf(stdout, "audit log intact: %d records\n", n)
-	return 0
+	// AUDIT_TAMPERED (an edit) and AUDIT_TORN (a record cut short as it was written) say so.
+	fmt.Fprintf(stderr, "brokerd: error: audit log: %v\nhint: %s\n", err, wire.From(err).Hint)
+	return 1
 }
 
 // memoryOpen says whether the user's processes can read process pid's memory (a pinentry the

@@ -14,6 +14,16 @@
 // when the live file is the only one it must start at Seq 1 with an empty Prev. Nothing here
 // opens a file for writing, and no file is opened through a symlink.
 //
+// # A torn end
+//
+// A live file whose chain holds up to a last line with no final newline ends in a record cut
+// short as it was written (brokerd killed, or the power lost, in the middle of an append; or a
+// write still under way): [Verify] reports it as a [*TornError] (AUDIT_TORN), naming the
+// offset and length of the cut bytes, after checking every whole record before them; it is
+// not called an edit. brokerd sets such bytes aside when it next opens the log and records
+// the cut in the chain as a record with op "recover", which [Recoveries] lists. A torn line
+// anywhere else (a rotated generation, or followed by more lines) is a [*VerifyError].
+//
 // # Not guaranteed
 //
 // The chain is not a signature: it uses no key, so anyone who can write the files (any process
@@ -113,10 +123,31 @@ func (e *VerifyError) Error() string {
 // WireCode is AUDIT_TAMPERED: the chain is broken at the record named.
 func (e *VerifyError) WireCode() wire.Code { return wire.CodeAuditTampered }
 
+// TornError reports a live file whose chain holds up to a last line with no final newline:
+// a record cut short as it was written, not an edit (see the package doc).
+type TornError struct {
+	File   string // path of the live file
+	Line   int    // 1-based line of the cut bytes in File
+	Seq    uint64 // the record the cut bytes would have been
+	Offset int64  // where the cut bytes start in File
+	Bytes  int    // how many there are
+}
+
+func (e *TornError) Error() string {
+	return fmt.Sprintf("audit: %s:%d: record %d: torn end: the last record was cut short as it was written (%d bytes at offset %d, no final newline)",
+		e.File, e.Line, e.Seq, e.Bytes, e.Offset)
+}
+
+// WireCode is AUDIT_TORN: the records before the cut bytes verify.
+func (e *TornError) WireCode() wire.Code { return wire.CodeAuditTorn }
+
 // entry is one line read back from the log.
 type entry struct {
 	file string
 	line int
+	off  int64 // where the line starts in file
+	size int   // its length, without the newline
+	torn bool  // the file's last line, with no final newline
 	rec  Record
 	hash string
 	err  error // parse error
@@ -124,13 +155,24 @@ type entry struct {
 
 // Verify reads the generations of the log at path (path.N … path.1, then path) oldest to newest
 // and checks every line and the chain. It returns the number of records checked, and a
-// *VerifyError for the first bad record. An empty or missing log verifies with 0 records.
+// *VerifyError for the first bad record, or a *TornError when every record verifies but the
+// live file's last line, which has no final newline. An empty or missing log verifies with 0
+// records.
 func Verify(path string) (records int, err error) {
 	es, rotated, err := load(path)
 	if err != nil {
 		return 0, err
 	}
 	for i, e := range es {
+		if e.torn && e.file == path && i == len(es)-1 {
+			var seq uint64 = 1
+			if i > 0 {
+				seq = es[i-1].rec.Seq + 1
+			} else if rotated {
+				seq = 0 // the chain start of the kept window is not known
+			}
+			return i, &TornError{File: e.file, Line: e.line, Seq: seq, Offset: e.off, Bytes: e.size}
+		}
 		if e.err != nil {
 			var seq uint64
 			if i > 0 && es[i-1].err == nil {
@@ -243,6 +285,24 @@ func List(path string, since time.Time, max int) ([]Record, error) {
 	return out, nil
 }
 
+// Recoveries returns the records with op "recover" of the log at path, oldest first: each an
+// end of the log that brokerd found torn when it opened the log (or appended), and what it did
+// with the cut bytes (their offset and length, and the file that keeps them). It does not verify
+// the chain, and skips lines that are not records ([Verify] reports them).
+func Recoveries(path string) ([]Record, error) {
+	es, _, err := load(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, e := range es {
+		if e.err == nil && e.rec.Op == "recover" {
+			out = append(out, e.rec)
+		}
+	}
+	return out, nil
+}
+
 // load reads every generation, oldest first. rotated reports whether any rotated file exists.
 func load(path string) (es []entry, rotated bool, err error) {
 	gens, err := Generations(path)
@@ -262,20 +322,22 @@ func load(path string) (es []entry, rotated bool, err error) {
 		if err != nil {
 			return nil, false, fmt.Errorf("audit: read %s: %w", filepath.Base(name), err)
 		}
+		var off int64
 		for n := 1; len(data) > 0; n++ {
 			i := bytes.IndexByte(data, '\n')
-			e := entry{file: name, line: n}
+			e := entry{file: name, line: n, off: off}
 			var line []byte
 			if i < 0 {
 				line, data = data, nil
-				e.err = errors.New("incomplete line (no final newline)")
+				e.torn, e.err = true, errors.New("incomplete line (no final newline)")
 			} else {
 				line, data = data[:i], data[i+1:]
 			}
 			if e.err == nil {
 				e.rec, e.err = Parse(line)
 			}
-			e.hash = Hash(line)
+			e.size, e.hash = len(line), Hash(line)
+			off += int64(len(line)) + 1
 			es = append(es, e)
 		}
 	}

@@ -93,3 +93,64 @@ func TestGenerations(t *testing.T) {
 		t.Fatalf("Generations = %v, %v; want [1 3]", gens, err)
 	}
 }
+
+// TestVerifyTornEnd: a live file whose last line has no final newline, after records that
+// verify, is a *TornError (AUDIT_TORN) naming where the cut bytes start and how many there are;
+// a torn line anywhere else, or an edit before a torn end, is a *VerifyError (AUDIT_TAMPERED).
+func TestVerifyTornEnd(t *testing.T) {
+	ls := chainLines(t, 4)
+	cut := ls[3][:len(ls[3])/2]
+	for _, c := range []struct {
+		name      string
+		gen, live [][]byte
+		torn      *TornError // nil: tampered
+	}{
+		{"live file", nil, [][]byte{ls[0], ls[1], ls[2], cut}, &TornError{Line: 4, Seq: 4, Offset: int64(len(ls[0]) + len(ls[1]) + len(ls[2])), Bytes: len(cut)}},
+		{"only line", nil, [][]byte{ls[0][:10]}, &TornError{Line: 1, Seq: 1, Offset: 0, Bytes: 10}},
+		{"after rotation", ls[:3], [][]byte{cut}, &TornError{Line: 1, Seq: 4, Offset: 0, Bytes: len(cut)}},
+		{"rotated generation", [][]byte{ls[0], ls[1], cut}, nil, nil},
+		{"edit before", nil, [][]byte{ls[0], bytes.Replace(ls[1], []byte(`"alias":"a"`), []byte(`"alias":"b"`), 1), ls[2], cut}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "audit.jsonl")
+			if c.gen != nil {
+				write(t, path+".1", c.gen)
+			}
+			if c.live != nil {
+				write(t, path, c.live)
+			}
+			n, err := Verify(path)
+			var te *TornError
+			var ve *VerifyError
+			if c.torn == nil {
+				if !errors.As(err, &ve) || errors.As(err, &te) || ve.WireCode() != "AUDIT_TAMPERED" {
+					t.Fatalf("Verify = %v; want a *VerifyError", err)
+				}
+				return
+			}
+			want := *c.torn
+			want.File = path
+			if !errors.As(err, &te) || *te != want || te.WireCode() != "AUDIT_TORN" || n != int(want.Seq)-1 {
+				t.Fatalf("Verify = %d, %#v; want %d records, then %#v", n, err, want.Seq-1, want)
+			}
+		})
+	}
+}
+
+func TestRecoveries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	if recs, err := Recoveries(path); err != nil || len(recs) != 0 {
+		t.Fatalf("Recoveries of a missing log = %v, %v", recs, err)
+	}
+	r := Record{Seq: 1, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Op: "recover", Decision: "ok", Detail: "cut"}
+	line, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, [][]byte{append(line, '\n'), []byte("not a record\n")})
+	if recs, err := Recoveries(path); err != nil || len(recs) != 1 || recs[0].Detail != "cut" {
+		t.Fatalf("Recoveries = %+v, %v", recs, err)
+	}
+}

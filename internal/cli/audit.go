@@ -22,7 +22,16 @@ func (c *cmd) auditPath() (string, error) {
 	return path, nil
 }
 
-// auditVerify checks the hash chain of brokerd's audit log.
+// recovery is one torn end brokerd cut from the audit log and recorded (a record with op
+// "recover"), as 'audit verify' shows it.
+type recovery struct {
+	Seq    uint64    `json:"seq"`
+	Time   time.Time `json:"time"`
+	Detail string    `json:"detail"`
+}
+
+// auditVerify checks the hash chain of brokerd's audit log, and lists the torn ends brokerd
+// recovered: a torn end not yet recovered is AUDIT_TORN, an edit AUDIT_TAMPERED.
 func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		path, err := c.auditPath()
@@ -31,16 +40,32 @@ func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 		}
 		n, err := auditlog.Verify(path)
 		if err != nil {
-			if wire.CodeOf(err) == wire.CodeAuditTampered {
-				return nil, nil, err // *auditlog.VerifyError
+			if code := wire.CodeOf(err); code == wire.CodeAuditTampered || code == wire.CodeAuditTorn {
+				return nil, nil, err // *auditlog.VerifyError, *auditlog.TornError
 			}
 			return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %w", err)
 		}
+		recs, err := auditlog.Recoveries(path)
+		if err != nil {
+			return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %w", err)
+		}
 		res := struct {
-			Intact  bool `json:"intact"`
-			Records int  `json:"records"`
-		}{true, n}
-		return res, func(w io.Writer) { fmt.Fprintf(w, "audit log intact: %d records\n", n) }, nil
+			Intact    bool       `json:"intact"`
+			Records   int        `json:"records"`
+			Recovered []recovery `json:"recovered"`
+		}{true, n, []recovery{}}
+		for _, r := range recs {
+			res.Recovered = append(res.Recovered, recovery{r.Seq, r.Time, r.Detail})
+		}
+		return res, func(w io.Writer) {
+			fmt.Fprintf(w, "audit log intact: %d records\n", n)
+			if len(res.Recovered) > 0 {
+				fmt.Fprintf(w, "torn ends recovered by brokerd (records cut short as they were written, by a kill or a power loss): %d\n", len(res.Recovered))
+			}
+			for _, r := range res.Recovered {
+				fmt.Fprintf(w, "  record %d, %s: %s\n", r.Seq, r.Time.Local().Format(time.DateTime), r.Detail)
+			}
+		}, nil
 	}
 }
 

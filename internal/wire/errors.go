@@ -95,6 +95,7 @@ const (
 
 	// The audit log.
 	CodeAuditTampered Code = "AUDIT_TAMPERED"    // the audit log's hash chain is broken at the record named
+	CodeAuditTorn     Code = "AUDIT_TORN"        // the audit log ends in a record cut short as it was written (not an edit): the records before it verify
 	CodeAuditUnavail  Code = "AUDIT_UNAVAILABLE" // the audit log cannot be written: nothing was released
 
 	// Files.
@@ -184,17 +185,19 @@ var hints = map[Code]string{
 	CodeSecretOnPage:     "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page, and every output of a page that shows a secret released into the browser is refused (the page is discarded)",
 	CodeLoginPathChanged: "sign in on the page where the credential was used before (the message names it); if the site moved its sign-in page, retry with --new-login-path (the person's prompt then says it is not where they signed in before), or have the person add the path: headless credentials add --login-path PATH",
 	CodeAuditTampered:    "the audit log was edited, reordered, or had records inserted or deleted at the record named",
-	CodeAuditUnavail:     "free space where the audit log lives ($XDG_DATA_HOME/headless/audit.jsonl) and retry; nothing is released while its record cannot be written (brokerd.log in the runtime dir names the failure)",
-	CodeNoSpace:          "free space on the filesystem of the file named (the data dir $XDG_DATA_HOME/headless holds the profile, the credentials index and the audit log) and retry; nothing half-written was kept",
-	CodePlanInvalid:      "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
-	CodeUnsafeSelector:   "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
-	CodeTargetNotFound:   "no visible element matched within the action's timeout; compare the target with the evidence of the previous state (or a snapshot)",
-	CodeTargetAmbiguous:  "make the target more specific (role and name, exact: true) or pick one match with nth (0 is the first in page order)",
-	CodeAssertionFailed:  "the evidence of this state shows what the page showed instead; the states after it were not reviewed",
-	CodeBudgetExceeded:   "raise budget_seconds (at most 300) or split the journey; the states after this step were not reviewed",
-	CodeLoginFailed:      "the site answered the saved password with its login form or an error: check the credential ('headless credentials verify') or the site's sign-in",
-	CodeSecretField:      "a journey never reads or types a password or secret field; sign in with a login action, and assert on what the page shows after it",
-	CodeEnrollUnknown:    "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
+	CodeAuditTorn: "the newest record was cut short as it was written (brokerd killed, or a power loss, during an append; or a write still under way), and the records before it verify: " +
+		"when brokerd next starts it keeps the cut bytes beside the log (audit.jsonl.torn-*) and records the cut in the chain, and the verify lists it from then on",
+	CodeAuditUnavail:    "free space where the audit log lives ($XDG_DATA_HOME/headless/audit.jsonl) and retry; nothing is released while its record cannot be written (brokerd.log in the runtime dir names the failure)",
+	CodeNoSpace:         "free space on the filesystem of the file named (the data dir $XDG_DATA_HOME/headless holds the profile, the credentials index and the audit log) and retry; nothing half-written was kept",
+	CodePlanInvalid:     "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
+	CodeUnsafeSelector:  "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
+	CodeTargetNotFound:  "no visible element matched within the action's timeout; compare the target with the evidence of the previous state (or a snapshot)",
+	CodeTargetAmbiguous: "make the target more specific (role and name, exact: true) or pick one match with nth (0 is the first in page order)",
+	CodeAssertionFailed: "the evidence of this state shows what the page showed instead; the states after it were not reviewed",
+	CodeBudgetExceeded:  "raise budget_seconds (at most 300) or split the journey; the states after this step were not reviewed",
+	CodeLoginFailed:     "the site answered the saved password with its login form or an error: check the credential ('headless credentials verify') or the site's sign-in",
+	CodeSecretField:     "a journey never reads or types a password or secret field; sign in with a login action, and assert on what the page shows after it",
+	CodeEnrollUnknown:   "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
 }
 
 // Hint is the default one-line hint for code.
