@@ -147,6 +147,9 @@ type env struct {
 	outputs *bytes.Buffer // every stdout/stderr/tty byte any command produced, for canary sweeps
 	mu      sync.Mutex
 	cred    *syscall.Credential // nil: root
+	// netns, when set, is the network namespace every command of the env runs in (root's
+	// envs only: 'ip netns exec' enters it).
+	netns string
 }
 
 // own gives path to the env's user (nothing for root's envs).
@@ -298,6 +301,9 @@ func (e *env) pinentryConfig(program string) {
 
 func (e *env) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	if e.netns != "" {
+		cmd = exec.Command("ip", append([]string{"netns", "exec", e.netns, filepath.Join(binDir, name)}, args...)...)
+	}
 	cmd.Env = append([]string(nil), e.vars...)
 	cmd.Dir = e.root
 	// No controlling terminal: a new session without one.

@@ -117,7 +117,32 @@ func baseFlags() []string {
 		// No back/forward cache: a history step must never bring back a document the host
 		// typed a password into (it would come back with the field filled).
 		"--disable-back-forward-cache",
-		"--disable-features=BackForwardCache",
+		// One list (Chromium reads only the last --disable-features): no back/forward cache
+		// (above); and none of the features that reach Google's servers unasked (issue 30: an
+		// idle host looked up accounts.google.com, update.googleapis.com, clients2.google.com
+		// and content-autofill.googleapis.com; tests/netns_e2e_test.go counts every packet):
+		// autofill's server, translation, media routing, optimization hints, the certificate
+		// transparency and other component updaters.
+		"--disable-features=BackForwardCache,AutofillServerCommunication,Translate,MediaRouter,DialMediaRouteProvider," +
+			"OptimizationHints,OptimizationHintsFetching,OptimizationGuideModelDownloading,CertificateTransparencyComponentUpdater," +
+			"InterestFeedContentSuggestions,SafeBrowsingEnhancedProtection,NetworkTimeServiceQuerying,PrivacySandboxSettings4",
+		// No sign-in to a Google account, no pings, no domain reliability uploads, no
+		// phishing-model fetches, no field trials, no metrics upload.
+		"--allow-browser-signin=false",
+		// What still went out after all of that: the profile's Google account check
+		// (POST accounts.google.com/ListAccounts, with the profile's google.com cookies, on
+		// every cookie change) and the component updater (update.googleapis.com, despite
+		// --disable-component-update). Both are pointed at a privileged port of loopback,
+		// where nothing answers and no program of the user can listen: they fail at once and
+		// nothing leaves the machine. Pages' own navigations to those hosts are not affected.
+		"--gaia-url=http://127.0.0.1:9",
+		"--component-updater=url-source=http://127.0.0.1:9/",
+		"--no-pings",
+		"--disable-domain-reliability",
+		"--disable-client-side-phishing-detection",
+		"--disable-component-extensions-with-background-pages",
+		"--disable-field-trial-config",
+		"--metrics-recording-only",
 		// The durable profile is the agent's to write (the same user): nothing in it may
 		// route the browser's traffic or run code as a site. A proxy in its Preferences (or
 		// in the desktop's proxy settings) would receive a sign-in's POST — red-team round 6b
