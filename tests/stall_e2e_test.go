@@ -36,19 +36,21 @@ func newStormSite(t testing.TB) *httptest.Server {
 		w.WriteHeader(http.StatusUnauthorized)
 		lsPage(w, "Unauthorized", `<h1>401</h1><script>setTimeout(function(){ location.reload(); }, 10);</script>`)
 	})
-	mux.HandleFunc("GET /storm", func(w http.ResponseWriter, r *http.Request) {
+	// storm is 30 frames, each loaded again at /basic every 25 ms, and then extra.
+	storm := func(extra string) string {
 		var b strings.Builder
 		for i := 0; i < 30; i++ {
 			fmt.Fprintf(&b, `<iframe src="/basic?f=%d"></iframe>`, i)
 		}
-		lsPage(w, "Storm", "<h1>Storm</h1>"+b.String()+`<script>
+		return "<h1>Storm</h1>" + b.String() + `<script>
 var n = 0;
 setInterval(function () {
   var fs = document.querySelectorAll("iframe");
   for (var i = 0; i < fs.length; i++) { fs[i].src = "/basic?f=" + i + "&n=" + (n++); }
 }, 25);
-</script>`)
-	})
+` + extra + `</script>`
+	}
+	mux.HandleFunc("GET /storm", func(w http.ResponseWriter, r *http.Request) { lsPage(w, "Storm", storm("")) })
 	mux.HandleFunc("GET /dialog", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Dialog", `<script>
 setInterval(function () { alert("a"); confirm("c"); prompt("p", "x"); }, 1);
@@ -66,18 +68,7 @@ setInterval(function () { alert("a"); confirm("c"); prompt("p", "x"); }, 1);
 	// /stormdialogs: the storm with a dialog always open (a page stopped or closed with a
 	// dialog waiting for its DevTools answer ended the whole browser in SIGSEGV).
 	mux.HandleFunc("GET /stormdialogs", func(w http.ResponseWriter, r *http.Request) {
-		var b strings.Builder
-		for i := 0; i < 30; i++ {
-			fmt.Fprintf(&b, `<iframe src="/basic?f=%d"></iframe>`, i)
-		}
-		lsPage(w, "Storm", "<h1>Storm</h1>"+b.String()+`<script>
-var n = 0;
-setInterval(function () {
-  var fs = document.querySelectorAll("iframe");
-  for (var i = 0; i < fs.length; i++) { fs[i].src = "/basic?f=" + i + "&n=" + (n++); }
-}, 25);
-setTimeout(function () { setInterval(function () { alert("a"); }, 1); }, 100);
-</script>`)
+		lsPage(w, "Storm", storm(`setTimeout(function () { setInterval(function () { alert("a"); }, 1); }, 100);`+"\n"))
 	})
 	mux.HandleFunc("GET /spin", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Spin", `<h1>Spin</h1><script>setTimeout(function () { while (true) {} }, 50);</script>`)
