@@ -200,6 +200,7 @@ func (h *Host) discardPage(ctx context.Context, b *cdp.Browser, s *session) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	h.o.Log.Warn("typed fields could not be emptied: discarding the page", "session", s.name)
+	b.Quiet(s.sid) // a page crashed with a dialog open ends the whole browser (cdp.Quiet)
 	cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
 	b.Call(cctx, s.sid, "Page.crash", nil, nil) // answered by the crash itself
 	ccancel()
