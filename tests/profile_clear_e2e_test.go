@@ -140,6 +140,8 @@ func TestProfileClearWithHostRunning(t *testing.T) {
 		}
 		e2 := &env{t: t, root: e.root, outputs: &bytes.Buffer{}, vars: setVar(append([]string(nil), e.vars...), "XDG_RUNTIME_DIR", run2)}
 		r := e2.run("", "headless", "profile", "clear", "--yes", "--json")
+		// The clear needed a brokerd there to record it (it started one, --auto): it goes.
+		defer e2.run("", "headless", "stop")
 		if r.code == 0 || errCode(t, r) != "PROFILE_LOCKED" {
 			t.Fatalf("profile clear while another host holds the profile: %+v, want PROFILE_LOCKED", r)
 		}
