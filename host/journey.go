@@ -242,8 +242,7 @@ func (h *Host) disposeFresh(ctx context.Context, b *cdp.Browser, s *session) {
 	h.routes.Delete(s.sid)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journeyTeardown)
 	defer cancel()
-	b.Quiet(s.sid) // a page with a dialog open must not go with it (cdp.Quiet)
-	b.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+	b.ClosePage(ctx, s.sid, s.targetID)
 	if err := b.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil); err != nil && b.Err() == nil {
 		h.o.Log.Warn("a journey's browser context was not disposed", "session", s.name, "err", err)
 	}

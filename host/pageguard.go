@@ -51,13 +51,13 @@ const (
 	VerbWait = 45 * time.Second
 )
 
-// errPageStopped is the error of every call into a page the host stopped.
-type errPageStopped struct{ why string }
+// pageStoppedError is the error of every call into a page the host stopped.
+type pageStoppedError struct{ why string }
 
-func (e *errPageStopped) Error() string { return "the session's page was stopped: " + e.why }
+func (e *pageStoppedError) Error() string { return "the session's page was stopped: " + e.why }
 
 // pageStoppedErr is the typed answer for a verb that met a stopped page.
-func pageStoppedErr(ps *errPageStopped) error {
+func pageStoppedErr(ps *pageStoppedError) error {
 	return wire.Errorf(wire.CodePageStopped, "%s; the session's next command opens a fresh blank page", ps.Error())
 }
 
@@ -121,7 +121,7 @@ func (h *Host) guardPage(b *cdp.Browser, s *session, ev cdp.Event) {
 	}
 	why := fmt.Sprintf("it started more than %d navigations (its frames' included) at once, or %d a second", FloodBurst, FloodRate)
 	h.o.Log.Warn("a page flooded the browser: stopping it", "session", s.name)
-	b.StopSession(ev.SessionID, &errPageStopped{why: why})
+	b.StopSession(ev.SessionID, &pageStoppedError{why: why})
 }
 
 // stopPage stops the page of session s (the verb that held it reached its deadline, or
@@ -131,11 +131,11 @@ func (h *Host) stopPage(b *cdp.Browser, s *session, sid, why string) {
 		return
 	}
 	h.o.Log.Warn("a page did not answer: stopping it", "session", s.name, "why", why)
-	b.StopSession(sid, &errPageStopped{why: why})
+	b.StopSession(sid, &pageStoppedError{why: why})
 }
 
-// verbDeadline is what ends a verb at its overall deadline (context.Cause).
-var verbDeadline = errors.New("the command reached its overall deadline")
+// errVerbDeadline is what ends a verb at its overall deadline (context.Cause).
+var errVerbDeadline = errors.New("the command reached its overall deadline")
 
 // verbNote is what a verb's session lock tells the method table about the verb.
 type verbNote struct {
@@ -153,7 +153,7 @@ func noteOf(ctx context.Context) *verbNote {
 // withVerbDeadline gives a verb its overall deadline, d.
 func withVerbDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	ctx = context.WithValue(ctx, verbNoteKey{}, &verbNote{})
-	return context.WithTimeoutCause(ctx, d, verbDeadline)
+	return context.WithTimeoutCause(ctx, d, errVerbDeadline)
 }
 
 // verbAnswer turns a verb's error into its answer when its page was stopped under it or it
@@ -162,11 +162,11 @@ func verbAnswer(ctx context.Context, d time.Duration, err error) error {
 	if err == nil {
 		return nil
 	}
-	var ps *errPageStopped
+	var ps *pageStoppedError
 	if errors.As(err, &ps) {
 		return pageStoppedErr(ps)
 	}
-	if context.Cause(ctx) != verbDeadline {
+	if context.Cause(ctx) != errVerbDeadline {
 		return err
 	}
 	if n := noteOf(ctx); n != nil {
@@ -174,7 +174,7 @@ func verbAnswer(ctx context.Context, d time.Duration, err error) error {
 		why := n.stopped
 		n.mu.Unlock()
 		if why != "" {
-			return pageStoppedErr(&errPageStopped{why: why})
+			return pageStoppedErr(&pageStoppedError{why: why})
 		}
 	}
 	return wire.Errorf(wire.CodeTimeout, "no answer within %s (another command of the session held it)", d).

@@ -55,7 +55,7 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		var ps *errPageStopped
+		var ps *pageStoppedError
 		if errors.As(why, &ps) {
 			return nil, nil, nil, pageStoppedErr(ps)
 		}
@@ -65,10 +65,10 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 		// A verb that reached its overall deadline holding the session: its page does not
 		// answer (a script that never yields), and the next verb would wait on it again. It
 		// is stopped (pageguard.go).
-		if context.Cause(ctx) == verbDeadline {
+		if context.Cause(ctx) == errVerbDeadline {
 			h.stopPage(b, s, s.sid, "it did not answer its command in time")
 		}
-		var ps *errPageStopped
+		var ps *pageStoppedError
 		if n := noteOf(ctx); n != nil && errors.As(b.SessionErr(s.sid), &ps) {
 			n.mu.Lock()
 			n.stopped = ps.why
@@ -251,14 +251,12 @@ func (h *Host) closeTarget(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if s.targetID != "" {
-		// A page with a dialog open must not go with it: Chromium would end (cdp.Quiet).
-		s.browser.Quiet(s.sid)
 		// The windows its page opened go with it (red-team round 13d: a popup outlived
 		// 'session close' in the shared profile).
 		for _, id := range h.openers.windowsOf(s.targetID) {
 			h.browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": id}, nil)
 		}
-		h.browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": s.targetID}, nil)
+		s.browser.ClosePage(ctx, s.sid, s.targetID)
 	}
 	h.disposeContext(s)
 }

@@ -200,17 +200,8 @@ func (h *Host) discardPage(ctx context.Context, b *cdp.Browser, s *session) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	h.o.Log.Warn("typed fields could not be emptied: discarding the page", "session", s.name)
-	b.Quiet(s.sid) // a page crashed with a dialog open ends the whole browser (cdp.Quiet)
-	cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
-	b.Call(cctx, s.sid, "Page.crash", nil, nil) // answered by the crash itself
-	ccancel()
-	for deadline := time.Now().Add(3 * time.Second); b.SessionErr(s.sid) == nil && time.Now().Before(deadline); {
-		select {
-		case <-ctx.Done():
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	if err := h.revive(ctx, b, s); err != nil {
+	b.StopSession(s.sid, cdp.ErrTargetCrashed)  // quieted, then crashed (cdp.Quiet)
+	if err := h.revive(ctx, b, s); err != nil { // revive waits for the crash (StopWait)
 		h.o.Log.Error("no fresh page after discarding one", "session", s.name, "code", wire.CodeOf(err))
 	}
 }

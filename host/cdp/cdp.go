@@ -552,6 +552,13 @@ func (b *Browser) quiet(sid string) {
 	}
 }
 
+// ClosePage closes page target targetID, attached as session sid ("" when it is not), quieting
+// it first (Quiet): the one way a page is closed.
+func (b *Browser) ClosePage(ctx context.Context, sid, targetID string) error {
+	b.Quiet(sid)
+	return b.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": targetID}, nil)
+}
+
 // callAnyway is Call for a session that may be gone (its calls refused): not counted as the
 // session's, so that its going does not answer it.
 func (b *Browser) callAnyway(ctx context.Context, sessionID, method string, params any) error {
