@@ -135,6 +135,9 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 		}
 		desc, err := scanMapsBounded(f, maxMapsBytes, trusted, seen)
 		f.Close()
+		if err != nil && exited(pid, err) {
+			continue // it exited while it was read (a renderer the host stopped, say)
+		}
 		if err != nil {
 			return c, fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
 		}
@@ -144,6 +147,13 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 		}
 	}
 	return c, nil
+}
+
+// exited tells a process that exited while its mappings were read (the kernel answers ESRCH
+// once its memory is gone, and the pid is then dead or a zombie) from a failure to read them.
+// A process without memory runs nothing, so there is nothing left of it to check.
+func exited(pid int, err error) bool {
+	return errors.Is(err, unix.ESRCH) || !procstat.Alive(pid)
 }
 
 // scanMapsBounded is scanMaps over at most limit bytes of r. One byte over the bound tells a

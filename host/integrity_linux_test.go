@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -210,5 +211,34 @@ func BenchmarkGroupStrays(b *testing.B) {
 		if _, _, err := groupStrays(procs, 4242, 65534, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestMapsOfAProcessThatExits: mappings opened while the process ran and read after it
+// exited fail with ESRCH (the soak's renderer the host stopped: "read /proc/N/maps: no such
+// process" failed a sign-in elsewhere with BROWSER_FAILED); that is an exit, not a failure to
+// check. Any other error of a live process still is one.
+func TestMapsOfAProcessThatExits(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
+	_, err = scanMapsBounded(f, maxMapsBytes, []string{"/usr/"}, map[string]bool{})
+	if !errors.Is(err, unix.ESRCH) {
+		t.Fatalf("reading the maps of a process that exited: %v, want ESRCH", err)
+	}
+	if !exited(pid, err) {
+		t.Errorf("exited(%d, %v) = false", pid, err)
+	}
+	if exited(os.Getpid(), errors.New("malformed line")) {
+		t.Errorf("a live process's read error counts as an exit")
 	}
 }
