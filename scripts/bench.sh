@@ -7,7 +7,9 @@
 # requests/s, errors); brokerd idle RSS; the browser host;
 # alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
 # the same page; a snapshot of a long page after a sign-in (the echo scan) vs before any; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
-# Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes).
+# Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes); the
+# bounded soak (500 sign-ins across 16 sessions, 4 isolated, verbs between, hostile pages mixed
+# in: errors, 'status' p99 vs idle, brokerd/host/Chromium memory and descriptors end vs start).
 # The Playwright baselines need Node.js 20+ and npm; playwright-core, @playwright/mcp and the MCP
 # SDK (pinned in scripts/bench/package.json and its lockfile) are installed into
 # scripts/bench/node_modules when missing.
@@ -34,7 +36,7 @@ scripts/install-deps.sh
 export HEADLESS_REAL=1
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY
 if [ $quick = 1 ]; then
-  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_SNAP_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}"
+  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_SNAP_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}" "${BENCH_SOAK_N:=64}"
 fi
 out_dir=${BENCH_OUT:-docs/bench}
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -73,6 +75,7 @@ step ./tests/ '^BenchmarkSnapshotScan$' "${BENCH_SNAP_N:-20}"
 step ./tests/ '^Benchmark(Playwright)?ConcurrentLogins32$' "${BENCH_CONC_N:-3}"
 step ./tests/ '^BenchmarkMCP$' "${BENCH_MCP_N:-30}"
 step ./tests/ '^BenchmarkJourney$' "${BENCH_JOURNEY_N:-20}"
+SOAK_SIGNINS=${BENCH_SOAK_N:-500} step ./tests/ '^BenchmarkSoak$' 1
 q=()
 [ $quick = 1 ] && q=(-quick)
 readme=(-readme README.md)
