@@ -49,6 +49,8 @@ func BenchmarkSoak(b *testing.B) {
 		}
 		total = n
 	}
+	// SOAK_HOSTILE=0 is the control: the same soak without the hostile pages.
+	withHostile := os.Getenv("SOAK_HOSTILE") != "0"
 	e, srv := loginBench(b)
 	storm := newStormSite(b)
 	type sess struct {
@@ -161,7 +163,7 @@ func BenchmarkSoak(b *testing.B) {
 				if next.Add(1) > int64(total) {
 					return
 				}
-				if s.hostile && round%4 == 3 {
+				if withHostile && s.hostile && round%4 == 3 {
 					page := hostile[(round/4)%len(hostile)]
 					hmu.Lock()
 					for _, args := range [][]string{{"visit", storm.URL + page}, {"snapshot"}} {
