@@ -31,19 +31,25 @@ import (
 //     answers PAGE_STOPPED and opens a fresh blank page (the session's cookies are kept). A
 //     stopped page costs the browser nothing: the flood ends with it.
 //   - Dialogs: alert, confirm and prompt are dismissed as they open (confirm answers false,
-//     prompt null); a beforeunload dialog is accepted (the page is left). No dialog waits,
-//     and a loop of them costs the others nothing measurable (a round trip each). Before a
-//     page is closed or stopped its scripts are stopped and its dialogs dismissed
-//     (cdp.Quiet): Chromium 156 ends in SIGSEGV when a page goes with a dialog open.
+//     prompt null); a beforeunload dialog is accepted (the page is left). No dialog waits.
+//     Each costs the page's budget DialogCost navigations (DialogBurst at once, a fifth of
+//     that a second): a page of dialog loops let no navigation away from it finish (visit
+//     answered TIMEOUT, again and again), so it is stopped as a flood is. Before a page is
+//     closed or stopped its scripts are stopped and its dialogs dismissed (cdp.Quiet):
+//     Chromium 156 ends in SIGSEGV when a page goes with a dialog open.
 //   - Pages that do not answer: every verb on a session has an overall deadline (verbLimit). A
 //     verb that reaches it while it holds the session answers PAGE_STOPPED, and its page is
 //     stopped, so that the next verb does not wait on it again. 'session close' waits for a
 //     running verb of the session for CloseWait at most, then stops its page.
 const (
 	// FloodBurst is the number of navigations a page may start at once.
-	FloodBurst = 200
+	FloodBurst = 100
 	// FloodRate is the number a page may start a second, sustained.
-	FloodRate = 50
+	FloodRate = 25
+	// DialogBurst is the number of dialogs a page may open at once (DialogBurst/5 a second,
+	// sustained): each costs DialogCost of the navigations' budget.
+	DialogBurst = 20
+	DialogCost  = FloodBurst / DialogBurst
 	// CloseWait bounds how long 'session close' waits for a verb running in the session.
 	CloseWait = 2 * time.Second
 	// VerbWait is a verb's overall deadline (visit's navigation, screenshot's capture and a
@@ -111,7 +117,7 @@ func (h *Host) guardPage(b *cdp.Browser, s *session, ev cdp.Event) {
 			defer cancel()
 			b.Call(ctx, sid, "Page.handleJavaScriptDialog", map[string]any{"accept": p.Type == "beforeunload"}, nil)
 		}(ev.SessionID)
-		return
+		n = DialogCost
 	default:
 		return
 	}
@@ -119,7 +125,8 @@ func (h *Host) guardPage(b *cdp.Browser, s *session, ev cdp.Event) {
 	if m == nil || !m.spend(time.Now(), n) {
 		return
 	}
-	why := fmt.Sprintf("it started more than %d navigations (its frames' included) at once, or %d a second", FloodBurst, FloodRate)
+	why := fmt.Sprintf("it started more than %d navigations (its frames' included) or opened more than %d dialogs at once (or %d and %d a second)",
+		FloodBurst, DialogBurst, FloodRate, FloodRate/DialogCost)
 	h.o.Log.Warn("a page flooded the browser: stopping it", "session", s.name)
 	b.StopSession(ev.SessionID, &pageStoppedError{why: why})
 }

@@ -37,6 +37,28 @@ func TestFloodMeter(t *testing.T) {
 	}
 }
 
+// TestDialogBudget: a page may open DialogBurst dialogs at once and DialogBurst/5 a second
+// after that (each costs DialogCost navigations); the one past trips the meter.
+func TestDialogBudget(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	m := newFloodMeter(t0)
+	for i := 0; i < DialogBurst; i++ {
+		if m.spend(t0, DialogCost) {
+			t.Fatalf("tripped at dialog %d of a burst of %d", i+1, DialogBurst)
+		}
+	}
+	if !m.spend(t0, DialogCost) {
+		t.Fatalf("dialog %d at once did not trip the meter", DialogBurst+1)
+	}
+	// A page showing a dialog every 250 ms (4 a second) never trips.
+	m = newFloodMeter(t0)
+	for i := 0; i < 400; i++ {
+		if m.spend(t0.Add(time.Duration(i)*250*time.Millisecond), DialogCost) {
+			t.Fatalf("a page at 4 dialogs a second tripped after %d", i)
+		}
+	}
+}
+
 // TestVerbLimit: every verb that drives a page has an overall deadline; wait's is its own
 // timeout plus VerbWait; a sign-in and a journey keep their own bounds.
 func TestVerbLimit(t *testing.T) {

@@ -96,9 +96,13 @@ func (s *session) live() string {
 // a fresh blank one in the same browser context; s.mu is held. What was typed into the old
 // page died with its renderer.
 func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
-	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", b.SessionErr(s.sid))
+	why := b.SessionErr(s.sid)
+	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", why)
 	b.StopWait(ctx, s.sid) // a page being stopped is crashed first (pageguard.go)
-	b.Quiet(s.sid)         // a page that went by itself may still show a dialog (cdp.Quiet)
+	var ps *pageStoppedError
+	if !errors.As(why, &ps) {
+		b.Quiet(s.sid) // a page that went by itself may still show a dialog (cdp.Quiet); a stopped one was quieted
+	}
 	h.routes.Delete(s.sid)
 	old := s.targetID
 	s.setTarget("")

@@ -184,6 +184,7 @@ type Browser struct {
 	gone     map[string]error         // sessions that crashed or were detached, and why
 	goneCh   map[string]chan struct{} // closed when a live session goes (SessionDone)
 	stopping map[string]chan struct{} // StopSession's crashes, until done
+	crashed  map[string]chan struct{} // closed when a page StopSession stopped has crashed or gone
 	subs     map[int]func(Event)
 	nextSub  int
 	closing  bool
@@ -256,6 +257,7 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		gone:     map[string]error{},
 		goneCh:   map[string]chan struct{}{},
 		stopping: map[string]chan struct{}{},
+		crashed:  map[string]chan struct{}{},
 		subs:     map[int]func(Event){},
 		done:     make(chan struct{}),
 		exited:   make(chan struct{}),
@@ -391,12 +393,14 @@ func (b *Browser) read() {
 			switch m.Method {
 			case "Inspector.targetCrashed":
 				b.sessionGone(m.SessionID, ErrTargetCrashed)
+				b.crashDone(m.SessionID)
 			case "Target.detachedFromTarget":
 				var p struct {
 					SessionID string `json:"sessionId"`
 				}
 				if json.Unmarshal(m.Params, &p) == nil {
 					b.sessionGone(p.SessionID, ErrDetached)
+					b.crashDone(p.SessionID)
 				}
 			}
 			ev := Event{SessionID: m.SessionID, Method: m.Method, Params: bytes.Clone(m.Params)}
@@ -465,8 +469,9 @@ func (b *Browser) StopSession(sid string, why error) {
 		b.mu.Unlock()
 		return
 	}
-	done := make(chan struct{})
+	done, crashed := make(chan struct{}), make(chan struct{})
 	b.stopping[sid] = done
+	b.crashed[sid] = crashed
 	b.pending[id] = ch // not counted as the session's: its failing must not answer the crash
 	b.mu.Unlock()
 	b.sessionGone(sid, why)
@@ -480,6 +485,7 @@ func (b *Browser) StopSession(sid string, why error) {
 			t := time.NewTimer(stopWait)
 			select {
 			case <-ch: // answered by the crash itself
+			case <-crashed: // Chromium seldom answers a Page.crash: the crash is the answer
 			case <-t.C:
 			case <-b.done:
 			}
@@ -487,9 +493,21 @@ func (b *Browser) StopSession(sid string, why error) {
 		}
 		b.mu.Lock()
 		delete(b.stopping, sid)
+		delete(b.crashed, sid)
 		delete(b.pending, id)
 		b.mu.Unlock()
 	}()
+}
+
+// crashDone tells StopSession's wait that session sid's page has crashed or gone (on the
+// reader).
+func (b *Browser) crashDone(sid string) {
+	b.mu.Lock()
+	if ch := b.crashed[sid]; ch != nil {
+		close(ch)
+		delete(b.crashed, sid)
+	}
+	b.mu.Unlock()
 }
 
 // Quiet stops the scripts of session sid's page and dismisses the dialogs it has open, so
