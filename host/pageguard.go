@@ -167,6 +167,12 @@ func withVerbDeadline(ctx context.Context, d time.Duration) (context.Context, co
 // reached its deadline.
 func verbAnswer(ctx context.Context, d time.Duration, err error) error {
 	if err == nil {
+		// A verb that answered although its page was stopped under it (a visit whose look at
+		// the page ended with the page at the deadline) describes a page that is gone: the
+		// session shows a fresh blank one already, and no later command would say so.
+		if why := stoppedUnder(ctx); why != "" {
+			return pageStoppedErr(&pageStoppedError{why: why})
+		}
 		return nil
 	}
 	var ps *pageStoppedError
@@ -176,16 +182,22 @@ func verbAnswer(ctx context.Context, d time.Duration, err error) error {
 	if context.Cause(ctx) != errVerbDeadline {
 		return err
 	}
-	if n := noteOf(ctx); n != nil {
-		n.mu.Lock()
-		why := n.stopped
-		n.mu.Unlock()
-		if why != "" {
-			return pageStoppedErr(&pageStoppedError{why: why})
-		}
+	if why := stoppedUnder(ctx); why != "" {
+		return pageStoppedErr(&pageStoppedError{why: why})
 	}
 	return wire.Errorf(wire.CodeTimeout, "no answer within %s (another command of the session held it)", d).
 		WithHint("retry when the session's running command has ended; 'headless session close NAME' ends a session whose page will not answer")
+}
+
+// stoppedUnder is why the page of the verb of ctx was stopped while the verb held it, or "".
+func stoppedUnder(ctx context.Context) string {
+	n := noteOf(ctx)
+	if n == nil {
+		return ""
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stopped
 }
 
 // verbLimit is the overall deadline of a control.sock method that drives a session's page, or

@@ -1,8 +1,11 @@
 package host
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // TestFloodMeter: a page may start FloodBurst navigations at once and FloodRate a second
@@ -56,6 +59,29 @@ func TestDialogBudget(t *testing.T) {
 		if m.spend(t0.Add(time.Duration(i)*250*time.Millisecond), DialogCost) {
 			t.Fatalf("a page at 4 dialogs a second tripped after %d", i)
 		}
+	}
+}
+
+// TestVerbAnswerStopped: a verb whose page was stopped while it held it answers PAGE_STOPPED,
+// even when its own work succeeded (the soak: a visit of a page whose script never yields
+// answered success after 46 s, its page already replaced by a blank one); one that reached
+// its deadline without a stop answers TIMEOUT; one that did neither keeps its answer.
+func TestVerbAnswerStopped(t *testing.T) {
+	ctx, cancel := withVerbDeadline(context.Background(), time.Hour)
+	defer cancel()
+	if err := verbAnswer(ctx, time.Hour, nil); err != nil {
+		t.Fatalf("a verb with its page left alone: %v", err)
+	}
+	n := noteOf(ctx)
+	n.stopped = "it did not answer its command in time"
+	if got := wire.CodeOf(verbAnswer(ctx, time.Hour, nil)); got != wire.CodePageStopped {
+		t.Errorf("a successful verb whose page was stopped under it answered %q, want %s", got, wire.CodePageStopped)
+	}
+	dctx, dcancel := withVerbDeadline(context.Background(), time.Nanosecond)
+	defer dcancel()
+	<-dctx.Done()
+	if got := wire.CodeOf(verbAnswer(dctx, time.Nanosecond, dctx.Err())); got != wire.CodeTimeout {
+		t.Errorf("a verb at its deadline answered %q, want %s", got, wire.CodeTimeout)
 	}
 }
 

@@ -154,7 +154,9 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 		// Stopped with a dialog open: Chromium 156 ended in SIGSEGV (every session with it)
 		// before the host quieted a page before it goes (cdp.Quiet).
 		{page: "/stormdialogs", visit: "PAGE_STOPPED"},
-		{page: "/spin", snapshot: "PAGE_STOPPED"},
+		// Stopped at its verb's deadline: the snapshot's, or, on a loaded machine, the
+		// visit's own when the script starts before the visit has read the page.
+		{page: "/spin", either: true},
 	}
 	// codeOf is a command's error code: "" for a success, NO_ANSWER for one killed at its
 	// bound (bounded has failed t already).
