@@ -164,6 +164,11 @@ func (h *Host) dispatch(ev cdp.Event) {
 		h.guardPage(s.browser, s, ev) // pageguard.go
 	}
 	switch ev.Method {
+	case cdp.RequestStarted, cdp.RequestEnded, cdp.RequestFailed:
+		if r := s.reqs.Load(); r != nil {
+			r.event(ev)
+		}
+		return
 	case "Page.frameStartedNavigating", "Fetch.requestPaused":
 		s.trackNavigation(ev)
 		return

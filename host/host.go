@@ -110,6 +110,8 @@ type session struct {
 	browser   *cdp.Browser // the browser the session's page is in
 	// flood is the budget of the session's page (pageguard.go): a fresh page gets a fresh one.
 	flood atomic.Pointer[floodMeter]
+	// reqs follows the page's requests in flight (settle.go): a fresh page gets a fresh one.
+	reqs atomic.Pointer[requestTrack]
 	// liveSID is sid, for 'session close' to stop a page it cannot wait for (s.mu is held by
 	// the verb waiting on it).
 	liveSID atomic.Value
@@ -146,8 +148,10 @@ type session struct {
 	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
 	basic basicState
 
-	mu   verbLock // one verb at a time; guards everything below
-	refs map[string]snapshot.Target
+	mu verbLock // one verb at a time; guards everything below
+	// actMark is reqs' mark at the last drain: the requests after it are the action's.
+	actMark uint64
+	refs    map[string]snapshot.Target
 	// issued is the most refs any snapshot of the session gave (refs are e1…eN in each):
 	// a ref within it that the latest snapshot has not is REF_STALE, beyond it REF_UNKNOWN.
 	issued int

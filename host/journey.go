@@ -48,16 +48,15 @@ import (
 
 // Bounds of a journey's evidence.
 const (
-	journeyTextItems  = 60   // visible texts of one state
-	journeyTextBytes  = 4096 // their total
-	journeyElements   = 40   // elements (with boxes) of one state
-	journeyMatches    = 100  // matches of a selector or role looked at
-	journeyNameLen    = 80   // of an element's name in the evidence
-	journeyObserved   = 200  // of what an assertion saw
-	journeySettleWait = 50 * time.Millisecond
-	journeyPoll       = 50 * time.Millisecond
-	journeyEvidence   = 10 * time.Second // looking at the state an action reached
-	journeyTeardown   = 10 * time.Second
+	journeyTextItems = 60   // visible texts of one state
+	journeyTextBytes = 4096 // their total
+	journeyElements  = 40   // elements (with boxes) of one state
+	journeyMatches   = 100  // matches of a selector or role looked at
+	journeyNameLen   = 80   // of an element's name in the evidence
+	journeyObserved  = 200  // of what an assertion saw
+	journeyPoll      = 50 * time.Millisecond
+	journeyEvidence  = 10 * time.Second // looking at the state an action reached
+	journeyTeardown  = 10 * time.Second
 )
 
 // jrun is one run of a plan.
@@ -358,29 +357,14 @@ func (r *jrun) navigate(ctx context.Context, path string) error {
 	return nil
 }
 
-// settle gives an input action a moment to start a navigation and, if one starts, waits until
-// the frame has loaded (or stopped loading: a navigation within the document has no load
-// event). Shorter than the verbs' settle: a journey's next target and every assertion wait
-// for what they need anyway.
+// settle waits for what an input action caused (settle.go): a navigation it started until the
+// frame has loaded (or stopped loading: a navigation within the document has no load event),
+// else the end of the requests it started and a quiet page.
 func (r *jrun) settle(ctx context.Context) {
-	s := r.s
-	t := time.NewTimer(journeySettleWait)
-	defer t.Stop()
-	for {
-		select {
-		case ev := <-s.events:
-			switch ev.Method {
-			case "Page.frameRequestedNavigation", "Page.frameStartedLoading", "Page.frameNavigated":
-				r.waitLoaded(ctx)
-				return
-			}
-		case <-t.C:
-			return
-		case <-s.gone:
-			return
-		case <-ctx.Done():
-			return
-		}
+	if r.s.effects(ctx, func(m string) bool {
+		return m == "Page.frameRequestedNavigation" || m == "Page.frameStartedLoading" || m == "Page.frameNavigated"
+	}) {
+		r.waitLoaded(ctx)
 	}
 }
 

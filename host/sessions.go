@@ -201,6 +201,7 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 	s.sid = a.SessionID
 	s.liveSID.Store(s.sid)
 	s.flood.Store(newFloodMeter(time.Now()))
+	s.reqs.Store(newRequestTrack())
 	h.viewport(ctx, b, s)
 	h.routes.Store(s.sid, s) // before enabling, so events route
 	for _, m := range []struct {
@@ -430,8 +431,10 @@ func (h *Host) pageInfo(ctx context.Context, b *cdp.Browser, s *session) (string
 	return bound(r.Info.URL, 2048), bound(r.Info.Title, 256), nil
 }
 
-// drain empties the session's event queue before an action whose events we will wait for.
+// drain empties the session's event queue before an action whose events we will wait for,
+// and marks the requests in flight as not the action's (settle.go).
 func (s *session) drain() {
+	s.actMark = s.requests().mark()
 	for {
 		select {
 		case <-s.events:
@@ -539,30 +542,6 @@ func (s *session) waitStopped(ctx context.Context, d time.Duration) {
 		select {
 		case ev := <-s.events:
 			if ev.Method == "Page.frameStoppedLoading" || ev.Method == "Page.loadEventFired" {
-				return
-			}
-		case <-t.C:
-			return
-		case <-s.gone:
-			return
-		case <-s.browser.SessionDone(s.sid):
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// settle gives an action (click, key) a moment to start a navigation and, if it did, waits for
-// the load.
-func (s *session) settle(ctx context.Context) {
-	t := time.NewTimer(400 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case ev := <-s.events:
-			if ev.Method == "Page.frameStartedLoading" || ev.Method == "Page.frameNavigated" {
-				s.waitLoad(ctx, "")
 				return
 			}
 		case <-t.C:

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 )
 
 // site is the local test site the browser tests visit: served by the test process itself on
@@ -99,6 +100,36 @@ for (const id of ["colour", "top"]) {
 <p id="spin">Loading the panel</p>
 <label>Search <input id="q" name="q" onkeydown="if (event.key === 'Enter') { document.getElementById('hit').textContent = 'searched ' + this.value; }"></label>
 <p id="hit">not searched</p>`)
+	})
+	// /late: actions whose effect lands only when the requests they start have answered
+	// (/slow answers after 700 ms: more than the 400 ms a click once waited, fixed).
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(700 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, r.URL.Query().Get("say"))
+	})
+	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // a request that never ends
+	})
+	mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Late</title>
+<script>
+function say(id, text) { document.getElementById(id).textContent = text; }
+function slow(word) { return fetch('/slow?say=' + word).then(function (r) { return r.text(); }); }
+</script>
+<button onclick="slow('answer-arrived').then(function (t) { say('one', t); })">Fetch</button>
+<p id="one">no answer</p>
+<button onclick="slow('first').then(function () { return slow('second-arrived'); }).then(function (t) { say('two', t); })">Chain</button>
+<p id="two">no chain</p>
+<button onclick="new EventSource('/stream'); say('three', 'streaming')">Stream</button>
+<p id="three">no stream</p>
+<label>Find <input id="f" onkeydown="if (event.key === 'Enter') { slow('found-' + this.value).then(function (t) { say('four', t); }); }"></label>
+<p id="four">not found</p>`)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

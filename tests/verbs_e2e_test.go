@@ -350,3 +350,36 @@ func TestBackVerb(t *testing.T) {
 	}
 	e.fails(t, "NO_HISTORY", "back", "--session", "h")
 }
+
+// TestActionsSettleOnTheirRequests: a click or a key press whose effect lands when the
+// requests it started answer (700 ms later, one after another, or never: a stream) is seen by
+// the next snapshot — the action settles on what it started, not on a fixed wait (issue 31:
+// the 400 ms it waited saw none of these).
+func TestActionsSettleOnTheirRequests(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	srv := site(t)
+	e.start(t)
+	e.ok(t, nil, "visit", srv.URL+"/late")
+	o := e.snap(t)
+	e.ok(t, nil, "click", o.ref(t, "button", "Fetch"))
+	if got := e.snap(t).texts(); !strings.Contains(got, "answer-arrived") {
+		t.Fatalf("after a click whose fetch answers in 700 ms: %s", got)
+	}
+	o = e.snap(t)
+	e.ok(t, nil, "click", o.ref(t, "button", "Chain"))
+	if got := e.snap(t).texts(); !strings.Contains(got, "second-arrived") {
+		t.Fatalf("after a click whose fetch starts another: %s", got)
+	}
+	// A request that never ends costs a bounded wait, and the click answers.
+	o = e.snap(t)
+	e.ok(t, nil, "click", o.ref(t, "button", "Stream"))
+	if got := e.snap(t).texts(); !strings.Contains(got, "streaming") {
+		t.Fatalf("after a click that opens a stream: %s", got)
+	}
+	o = e.snap(t)
+	e.ok(t, nil, "fill", o.ref(t, "input", "Find"), "--", "cats")
+	e.ok(t, nil, "press", "Enter", "--ref", o.ref(t, "input", "Find"))
+	if got := e.snap(t).texts(); !strings.Contains(got, "found-cats") {
+		t.Fatalf("after Enter whose fetch answers in 700 ms: %s", got)
+	}
+}

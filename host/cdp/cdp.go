@@ -384,9 +384,15 @@ func (b *Browser) read() {
 			continue
 		}
 		if strings.HasPrefix(m.Method, "Network.") {
-			// Enabled only for its service-worker bypass (host/sessions.go): nothing
-			// listens, and a request's event can carry what a page sent.
+			// Enabled for its service-worker bypass (host/sessions.go). A request's event can
+			// carry what a page sent: only the start and end of each request, by its opaque
+			// id, reach the host (an action settles on the requests it started), and
+			// nothing else of the event is kept.
+			if ev, ok := requestEvent(m); ok {
+				b.publish(ev)
+			}
 			clear(buf.Bytes())
+			clear(m.Params)
 			continue
 		}
 		if m.Method != "" {
@@ -403,18 +409,55 @@ func (b *Browser) read() {
 					b.crashDone(p.SessionID)
 				}
 			}
-			ev := Event{SessionID: m.SessionID, Method: m.Method, Params: bytes.Clone(m.Params)}
-			b.mu.Lock()
-			subs := make([]func(Event), 0, len(b.subs))
-			for _, f := range b.subs {
-				subs = append(subs, f)
-			}
-			b.mu.Unlock()
-			for _, f := range subs {
-				f(ev)
-			}
+			b.publish(Event{SessionID: m.SessionID, Method: m.Method, Params: bytes.Clone(m.Params)})
 		}
 	}
+}
+
+// publish hands ev to every subscriber, on the reader (a subscriber must not block).
+func (b *Browser) publish(ev Event) {
+	b.mu.Lock()
+	subs := make([]func(Event), 0, len(b.subs))
+	for _, f := range b.subs {
+		subs = append(subs, f)
+	}
+	b.mu.Unlock()
+	for _, f := range subs {
+		f(ev)
+	}
+}
+
+// The request events that reach the host: a request of a page started, or ended (finished or
+// failed). Their Params hold the request's id alone.
+const (
+	RequestStarted = "Network.requestWillBeSent"
+	RequestEnded   = "Network.loadingFinished"
+	RequestFailed  = "Network.loadingFailed"
+)
+
+// RequestID is the id of a RequestStarted, RequestEnded or RequestFailed event.
+func RequestID(ev Event) string {
+	var id string
+	json.Unmarshal(ev.Params, &id)
+	return id
+}
+
+// requestEvent is m as the host sees it when m starts or ends a page's request: its method,
+// session and the request's id (at most 64 bytes, as a JSON string), nothing else.
+func requestEvent(m message) (Event, bool) {
+	switch m.Method {
+	case RequestStarted, RequestEnded, RequestFailed:
+	default:
+		return Event{}, false
+	}
+	var p struct {
+		RequestID string `json:"requestId"`
+	}
+	if m.SessionID == "" || json.Unmarshal(m.Params, &p) != nil || p.RequestID == "" || len(p.RequestID) > 64 {
+		return Event{}, false
+	}
+	id, _ := json.Marshal(p.RequestID)
+	return Event{SessionID: m.SessionID, Method: m.Method, Params: id}, true
 }
 
 // sessionGone fails the pending calls of session sid with why, and every later call to it.

@@ -384,3 +384,26 @@ func TestNoCrashHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestEvent: of a page's request events only the start and end reach the host, with
+// the request's id alone — never its URL, headers or body.
+func TestRequestEvent(t *testing.T) {
+	params := json.RawMessage(`{"requestId":"1000.7","request":{"url":"http://x/?pw=canary","headers":{"Authorization":"Basic canary"},"postData":"canary"}}`)
+	for _, method := range []string{RequestStarted, RequestEnded, RequestFailed} {
+		ev, ok := requestEvent(message{SessionID: "s1", Method: method, Params: params})
+		if !ok || ev.SessionID != "s1" || ev.Method != method || string(ev.Params) != `"1000.7"` || RequestID(ev) != "1000.7" {
+			t.Fatalf("%s: %+v %v", method, ev, ok)
+		}
+	}
+	for _, m := range []message{
+		{SessionID: "s1", Method: "Network.responseReceived", Params: params},
+		{SessionID: "s1", Method: "Network.requestWillBeSentExtraInfo", Params: params},
+		{Method: RequestStarted, Params: params}, // the browser's own, of no page
+		{SessionID: "s1", Method: RequestStarted, Params: json.RawMessage(`{"requestId":""}`)},
+		{SessionID: "s1", Method: RequestStarted, Params: json.RawMessage(`{"requestId":"` + strings.Repeat("9", 65) + `"}`)},
+	} {
+		if ev, ok := requestEvent(m); ok {
+			t.Fatalf("%+v reached the host: %+v", m, ev)
+		}
+	}
+}

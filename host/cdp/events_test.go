@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// TestNetworkEventsDropped: the Network domain is on only for its service-worker bypass, so
-// its events — a request's can carry what a page sent, a sign-in's body included — reach no
-// subscriber; every other event still does, in order.
+// TestNetworkEventsDropped: the Network domain is on for its service-worker bypass, and its
+// events — a request's can carry what a page sent, a sign-in's body included — reach no
+// subscriber but as a page's request starting or ending, with its id alone (an action settles
+// on them); every other event still does, in order.
 func TestNetworkEventsDropped(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -31,6 +32,9 @@ func TestNetworkEventsDropped(t *testing.T) {
 		`{"method":"Page.frameNavigated","params":{"n":1}}`,
 		`{"method":"Network.requestWillBeSent","params":{"request":{"postData":"user=a&password=CANARY-pw"}}}`,
 		`{"method":"Network.requestWillBeSentExtraInfo","sessionId":"S","params":{"headers":{"Authorization":"Basic CANARY"}}}`,
+		`{"method":"Network.requestWillBeSent","sessionId":"S","params":{"requestId":"7.1","request":{"url":"http://x/?q=CANARY","postData":"password=CANARY-pw"}}}`,
+		`{"method":"Network.responseReceived","sessionId":"S","params":{"requestId":"7.1","response":{"headers":{"Set-Cookie":"CANARY"}}}}`,
+		`{"method":"Network.loadingFinished","sessionId":"S","params":{"requestId":"7.1","encodedDataLength":9}}`,
 		`{"method":"Page.loadEventFired","params":{"n":2}}`,
 	} {
 		if _, err := w.Write(append([]byte(m), 0)); err != nil {
@@ -39,7 +43,7 @@ func TestNetworkEventsDropped(t *testing.T) {
 	}
 	w.Close()
 	<-b.done
-	want := []string{`Page.frameNavigated {"n":1}`, `Page.loadEventFired {"n":2}`}
+	want := []string{`Page.frameNavigated {"n":1}`, `Network.requestWillBeSent "7.1"`, `Network.loadingFinished "7.1"`, `Page.loadEventFired {"n":2}`}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events seen %q; want %q", got, want)
 	}

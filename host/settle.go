@@ -1,0 +1,136 @@
+package host
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+)
+
+// An action (click, key, select, a sign-in's submit, a journey's step) settles on what it
+// caused, with no fixed wait: a navigation it started is waited for to load; requests of the
+// page it started are waited for to end (at most settleRequests, so a request that never ends
+// — a stream, a long poll — costs a bounded time); and the page must then stay quiet
+// (nothing new started) for settleQuiet. An action that starts nothing costs settleQuiet.
+const (
+	settleQuiet    = 50 * time.Millisecond
+	settleRequests = 2 * time.Second
+)
+
+// maxTrackedRequests bounds the requests a page's tracker holds; a page with more in flight
+// gets its later ones uncounted (an action then settles on those it holds).
+const maxTrackedRequests = 256
+
+// requestTrack follows the page's requests in flight, by the order in which they started
+// (fed from the event reader with their ids only: cdp.requestEvent).
+type requestTrack struct {
+	mu      sync.Mutex
+	seq     uint64
+	open    map[string]uint64 // request id → seq at its start
+	changed chan struct{}     // a start or an end since the last receive (cap 1)
+}
+
+func newRequestTrack() *requestTrack {
+	return &requestTrack{open: map[string]uint64{}, changed: make(chan struct{}, 1)}
+}
+
+// event records a request event of the page (called on the event reader: never blocks).
+func (r *requestTrack) event(ev cdp.Event) {
+	id := cdp.RequestID(ev)
+	if id == "" {
+		return
+	}
+	r.mu.Lock()
+	switch ev.Method {
+	case cdp.RequestStarted:
+		// A redirect starts the same request again: it counts once.
+		if _, ok := r.open[id]; !ok && len(r.open) < maxTrackedRequests {
+			r.seq++
+			r.open[id] = r.seq
+		}
+	case cdp.RequestEnded, cdp.RequestFailed:
+		delete(r.open, id)
+	}
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// requests is the tracker of the session's page (an empty one before it has a page).
+func (s *session) requests() *requestTrack {
+	if r := s.reqs.Load(); r != nil {
+		return r
+	}
+	return newRequestTrack()
+}
+
+// mark is the point after which started requests count as an action's.
+func (r *requestTrack) mark() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}
+
+// since counts the requests in flight that started after mark.
+func (r *requestTrack) since(mark uint64) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, seq := range r.open {
+		if seq > mark {
+			n++
+		}
+	}
+	return n
+}
+
+// effects waits for what the action since the last drain caused. It returns true when the
+// action started a navigation (an event nav accepts, which it consumed), for the caller to
+// wait for its load; false when the requests it started have ended (or settleRequests has
+// passed) and the page stayed quiet for settleQuiet, or when the page or ctx went.
+func (s *session) effects(ctx context.Context, nav func(method string) bool) bool {
+	reqs, mark := s.requests(), s.actMark
+	quiet := time.NewTimer(settleQuiet)
+	defer quiet.Stop()
+	limit := time.NewTimer(settleRequests)
+	defer limit.Stop()
+	pending := reqs.since(mark)
+	for {
+		select {
+		case ev := <-s.events:
+			if nav(ev.Method) {
+				return true
+			}
+		case <-reqs.changed:
+			if n := reqs.since(mark); n != pending {
+				pending = n
+				if n == 0 {
+					quiet.Reset(settleQuiet) // what the answers change lands in the quiet
+				}
+			}
+		case <-quiet.C:
+			if pending = reqs.since(mark); pending == 0 {
+				return false
+			}
+		case <-limit.C:
+			return false
+		case <-s.gone:
+			return false
+		case <-s.browser.SessionDone(s.sid):
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// settle waits for what an action (click, key, select, submit) caused: the load of a
+// navigation it started, else the end of the requests it started and a quiet page.
+func (s *session) settle(ctx context.Context) {
+	if s.effects(ctx, func(m string) bool { return m == "Page.frameStartedLoading" || m == "Page.frameNavigated" }) {
+		s.waitLoad(ctx, "")
+	}
+}
