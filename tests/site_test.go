@@ -114,7 +114,12 @@ for (const id of ["colour", "top"]) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
 		w.(http.Flusher).Flush()
-		<-r.Context().Done() // a request that never ends
+		// A request that does not end while a click could wait for it (the server's Close
+		// waits for its handlers: it ends by itself after 5 s).
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
 	})
 	mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Late</title>
