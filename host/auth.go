@@ -150,12 +150,26 @@ func (h *Host) loginPage(ctx context.Context, b *cdp.Browser, s *session, ev *Ev
 // noLoginForm is NO_LOGIN_FORM, saying why a password form of the page is not used.
 func noLoginForm(st pageState, pageOrigin string) error {
 	for _, f := range st.forms {
-		if f.Password != "" && !f.SignIn && (f.Frame == "" || f.Frame == pageOrigin) {
+		if f.Password != "" && !f.SignIn && f.Frame == "" {
 			return wire.Errorf(wire.CodeNoLoginForm, "the page's password form is not a sign-in form: %s", f.NotSignIn)
 		}
 	}
-	return wire.Errorf(wire.CodeNoLoginForm, "no login form in this page or a same-origin frame")
+	for _, f := range st.forms {
+		if f.Frame != "" && (f.SignIn || f.Password != "") {
+			return errFramedForm
+		}
+	}
+	return wire.Errorf(wire.CodeNoLoginForm, "no login form in this page")
 }
+
+// errFramedForm refuses a sign-in form in a frame: the page that frames it can script a
+// frame of its own origin (red-team round 30: a page the agent published on the origin
+// framed the real /login and read the password as it was typed), and one of another origin
+// is not the site's. Only the top document, which no other window can script
+// (openers.go), is signed in on.
+var errFramedForm = wire.SentinelHint(wire.CodeNoLoginForm,
+	"the page's sign-in form is in a frame; a frame is never signed in on (the page around it can read what is typed); nothing was asked for or released",
+	"visit the sign-in page itself (the frame's address), then sign in there")
 
 // pageState is one look at a session's page.
 type pageState struct {
@@ -182,12 +196,12 @@ const (
 	codePage          // the one-time-code step after the password (snapshot.CodeForms)
 )
 
-// usable picks the first sign-in form whose fields live in the top document or a frame of the
-// page's own origin; forms in cross-origin frames are never used, nor forms without evidence
-// that they are sign-in forms (snapshot.LoginForm.SignIn).
+// usable picks the first sign-in form whose fields live in the top document; forms in frames
+// (errFramedForm) are never used, nor forms without evidence that they are sign-in forms
+// (snapshot.LoginForm.SignIn).
 func usable(st pageState, pageOrigin string, page int) (snapshot.LoginForm, bool) {
 	for _, f := range st.forms {
-		if f.Frame != "" && f.Frame != pageOrigin {
+		if f.Frame != "" {
 			continue
 		}
 		switch {
@@ -481,7 +495,7 @@ func newStep(before, st pageState, f snapshot.LoginForm) bool {
 // codeStep waits (bounded by VerifyWait) for the page the password's submit led to. When it
 // is another document of credOrigin, or the same document (a single-page app) showing a code
 // field it did not show before the submit (newStep), with a one-time-code field
-// (snapshot.CodeForms) in the top document or a same-origin frame, the code is typed there and submitted with every
+// (snapshot.CodeForms) in the top document, the code is typed there and submitted with every
 // containment rule of the password (fillVerified: checks before and after typing, taint,
 // navigation gate, the form's action and submitters on credOrigin by POST); it returns that
 // page's state, for verify. A page that shows the sign-in form again, an error, or no code
@@ -500,7 +514,7 @@ func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before 
 				return before, false, nil // another origin: never typed there
 			}
 			for _, f := range snapshot.CodeForms(st.outline) {
-				if f.Frame != "" && f.Frame != credOrigin {
+				if f.Frame != "" { // a frame's: never typed into (errFramedForm)
 					continue
 				}
 				if sameDoc && !newStep(before, st, f) {
@@ -1100,14 +1114,19 @@ func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *s
 	res.Origin = o
 	var form snapshot.LoginForm
 	found := false
+	framed := false
 	for _, f := range snapshot.CodeForms(st.outline) {
-		if f.Frame == "" || f.Frame == o {
+		if f.Frame == "" {
 			form, found = f, true
 			break
 		}
+		framed = true
+	}
+	if !found && framed {
+		return wire.Errorf(wire.CodeNoLoginForm, "the page's one-time-code field is in a frame; a frame is never typed into (the page around it can read what is typed); nothing was asked for or released")
 	}
 	if !found {
-		return wire.Errorf(wire.CodeNoLoginForm, "no one-time-code field in this page or a same-origin frame")
+		return wire.Errorf(wire.CodeNoLoginForm, "no one-time-code field in this page")
 	}
 	st.forms = snapshot.CodeForms(st.outline)
 	if err := checkForm(st, form, o); err != nil {

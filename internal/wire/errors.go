@@ -178,7 +178,7 @@ var hints = map[Code]string{
 	CodeOptionUnknown:    "give an option's label exactly as the snapshot lists it under \"options\", or its value (case and spaces matter)",
 	CodeNoHistory:        "the session has no earlier page to go back to; visit one with 'headless visit URL'",
 	CodeProfileClear:     "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
-	CodeNoLoginForm:      "visit the site's login page first; only forms in the page itself or a same-origin frame are used",
+	CodeNoLoginForm:      "visit the site's login page first; only a form in the page itself is used, never one in a frame",
 	CodeDocumentChanged:  "the page navigated or reloaded; visit the login page again and retry",
 	CodeFormCrossOrigin:  "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
 	CodeFormMethodGet:    "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
