@@ -726,16 +726,27 @@ func (h *Host) sameListener(o, want string) error {
 	}
 	var l loopback.Listener
 	var err error
-	hardening.AsUser(func() { l, err = h.o.Loopback.Find(o) }) // the user's processes, as the user sees them
+	// The sockets only: their key and whether they are one listener decide; who holds them
+	// is looked up only to name them in the error.
+	hardening.AsUser(func() { l, err = h.o.Loopback.Sockets(o) }) // the user's processes, as the user sees them
 	switch {
 	case errors.Is(err, loopback.ErrAmbiguous):
 		return wire.Errorf(wire.CodeOriginAmbiguous, "%w; nothing was typed", err)
 	case err != nil:
 		return wire.Errorf(wire.CodeOriginUnverified, "%w; nothing was typed", err)
 	case want != "" && l.Key() != want:
+		if named, ferr := h.findAsUser(o); ferr == nil || errors.Is(ferr, loopback.ErrAmbiguous) {
+			l = named
+		}
 		return wire.Errorf(wire.CodeOriginAmbiguous, "the process listening on %s changed since the release (now: %s); nothing was typed", o, l)
 	}
 	return nil
+}
+
+// findAsUser names the listener of o with its holders, as the user sees them.
+func (h *Host) findAsUser(o string) (l loopback.Listener, err error) {
+	hardening.AsUser(func() { l, err = h.o.Loopback.Find(o) })
+	return l, err
 }
 
 // recheck takes a fresh look at the page and checks that it still shows st's document, that

@@ -54,6 +54,7 @@ type Options struct {
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
 	Loopback interface {
 		Find(origin string) (loopback.Listener, error)
+		Sockets(origin string) (loopback.Listener, error)
 	}
 }
 

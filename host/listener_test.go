@@ -14,7 +14,8 @@ type fakeFinder struct {
 	err error
 }
 
-func (f fakeFinder) Find(string) (loopback.Listener, error) { return f.l, f.err }
+func (f fakeFinder) Find(string) (loopback.Listener, error)    { return f.l, f.err }
+func (f fakeFinder) Sockets(string) (loopback.Listener, error) { return f.l, f.err }
 
 // TestSameListener: right before typing into a loopback origin the host looks at who listens
 // there again; another listener than the one brokerd named at the release, or more than one

@@ -212,6 +212,34 @@ func (f Finder) Find(origin string) (Listener, error) {
 	return l, nil
 }
 
+// Sockets is Find without the holder scan where it cannot change the answer: the listening
+// sockets of origin and its [Listener.Key], and [ErrAmbiguous] exactly when Find would return
+// it. With one listening socket (or none) the holders are not looked for and Procs is empty;
+// with more they are, as Find does. It is for a caller that compares keys (the look right
+// before typing); a caller that shows the listener to a person uses Find.
+func (f Finder) Sockets(origin string) (Listener, error) {
+	t, err := parseOrigin(origin)
+	if err != nil {
+		return Listener{}, err
+	}
+	l := Listener{Origin: origin, Candidates: t.candidates()}
+	socks, err := f.listening()
+	if err != nil {
+		return Listener{}, err
+	}
+	inodes := map[uint64]bool{}
+	for _, s := range socks {
+		if slices.Contains(l.Candidates, s.Addr) {
+			l.Sockets = append(l.Sockets, s)
+			inodes[s.Inode] = true
+		}
+	}
+	if len(inodes) <= 1 {
+		return l, nil // one socket is one listener, whoever holds it
+	}
+	return f.Find(origin)
+}
+
 // IsLoopback reports whether origin is a canonical origin whose host is localhost, an IPv4
 // address in 127.0.0.0/8 or [::1]: an origin Find accepts.
 func IsLoopback(origin string) bool {

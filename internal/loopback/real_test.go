@@ -506,6 +506,10 @@ func TestRealAmbiguous(t *testing.T) {
 			if len(l.Sockets) != 2 || len(l.Procs) != 2 {
 				t.Fatalf("with ErrAmbiguous: Sockets %v, Procs %v; want both", l.Sockets, l.Procs)
 			}
+			// Sockets, which skips the holders for one socket, looks for them here.
+			if ls, err := (Finder{}).Sockets(origin); !errors.Is(err, ErrAmbiguous) || err.Error() != want || !reflect.DeepEqual(ls, l) {
+				t.Fatalf("Sockets(%s) = %v, %v; want Find's %v, %v", origin, ls, err, l, want)
+			}
 			if tt.alsoClear == "" {
 				return
 			}
@@ -564,6 +568,11 @@ func TestRealKeyChanges(t *testing.T) {
 		l, err := Finder{}.Find(origin)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Sockets gives the same key without looking for holders.
+		ls, err := Finder{}.Sockets(origin)
+		if err != nil || ls.Key() != l.Key() || len(ls.Procs) != 0 || !reflect.DeepEqual(ls.Sockets, l.Sockets) {
+			t.Fatalf("Sockets = %v (procs %v), %v; want key %q and no holders", ls.Sockets, ls.Procs, err, l.Key())
 		}
 		return l.Key()
 	}
@@ -652,11 +661,13 @@ func BenchmarkFind(b *testing.B) {
 	for _, bb := range []struct {
 		name   string
 		origin string
-		extra  int // idle processes started for the run, 50 descriptors each
+		extra  int  // idle processes started for the run, 50 descriptors each
+		keyed  bool // Sockets (the look before typing), not Find
 	}{
-		{"listening", fmt.Sprintf("http://localhost:%d", port), 0},
-		{"nothing", "http://localhost:9", 0},
-		{"listening+40procs", fmt.Sprintf("http://localhost:%d", port), 40},
+		{"listening", fmt.Sprintf("http://localhost:%d", port), 0, false},
+		{"nothing", "http://localhost:9", 0, false},
+		{"listening+40procs", fmt.Sprintf("http://localhost:%d", port), 40, false},
+		{"sockets+40procs", fmt.Sprintf("http://127.0.0.1:%d", port), 40, true},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			for range bb.extra {
@@ -665,7 +676,11 @@ func BenchmarkFind(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				if _, err := (Finder{}).Find(bb.origin); err != nil {
+				find := Finder{}.Find
+				if bb.keyed {
+					find = Finder{}.Sockets
+				}
+				if _, err := find(bb.origin); err != nil {
 					b.Fatal(err)
 				}
 			}
