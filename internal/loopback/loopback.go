@@ -184,32 +184,7 @@ func (f Finder) root() string {
 // when it fails. With an error wrapping ErrAmbiguous the Listener is filled in too (for the
 // audit log); with any other error it is empty.
 func (f Finder) Find(origin string) (Listener, error) {
-	t, err := parseOrigin(origin)
-	if err != nil {
-		return Listener{}, err
-	}
-	l := Listener{Origin: origin, Candidates: t.candidates()}
-	socks, err := f.listening()
-	if err != nil {
-		return Listener{}, err
-	}
-	for _, s := range socks {
-		if slices.Contains(l.Candidates, s.Addr) {
-			l.Sockets = append(l.Sockets, s)
-		}
-	}
-	if len(l.Sockets) == 0 {
-		return l, nil
-	}
-	inodes := make(map[uint64]bool, len(l.Sockets))
-	for _, s := range l.Sockets {
-		inodes[s.Inode] = true
-	}
-	l.Procs, l.Incomplete = f.holders(inodes)
-	if len(inodes) > 1 && !slices.ContainsFunc(l.Procs, func(p Process) bool { return len(p.Inodes) == len(inodes) }) {
-		return l, fmt.Errorf("%w: %s: %s", ErrAmbiguous, origin, l.String())
-	}
-	return l, nil
+	return f.find(origin, true)
 }
 
 // Sockets is Find without the holder scan where it cannot change the answer: the listening
@@ -218,6 +193,10 @@ func (f Finder) Find(origin string) (Listener, error) {
 // with more they are, as Find does. It is for a caller that compares keys (the look right
 // before typing); a caller that shows the listener to a person uses Find.
 func (f Finder) Sockets(origin string) (Listener, error) {
+	return f.find(origin, false)
+}
+
+func (f Finder) find(origin string, name bool) (Listener, error) {
 	t, err := parseOrigin(origin)
 	if err != nil {
 		return Listener{}, err
@@ -234,10 +213,14 @@ func (f Finder) Sockets(origin string) (Listener, error) {
 			inodes[s.Inode] = true
 		}
 	}
-	if len(inodes) <= 1 {
+	if len(inodes) == 0 || !name && len(inodes) == 1 {
 		return l, nil // one socket is one listener, whoever holds it
 	}
-	return f.Find(origin)
+	l.Procs, l.Incomplete = f.holders(inodes)
+	if len(inodes) > 1 && !slices.ContainsFunc(l.Procs, func(p Process) bool { return len(p.Inodes) == len(inodes) }) {
+		return l, fmt.Errorf("%w: %s: %s", ErrAmbiguous, origin, l.String())
+	}
+	return l, nil
 }
 
 // IsLoopback reports whether origin is a canonical origin whose host is localhost, an IPv4
