@@ -140,15 +140,15 @@ func (h *Host) loginPage(ctx context.Context, b *cdp.Browser, s *session, ev *Ev
 	if pageOrigin, err = origin.Canonical(st.outline.Origin); err != nil {
 		return st, "", form, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)
 	}
-	form, ok := usable(st, pageOrigin, firstPage)
+	form, ok := usable(st, firstPage)
 	if !ok {
-		return st, pageOrigin, form, noLoginForm(st, pageOrigin)
+		return st, pageOrigin, form, noLoginForm(st)
 	}
 	return st, pageOrigin, form, nil
 }
 
 // noLoginForm is NO_LOGIN_FORM, saying why a password form of the page is not used.
-func noLoginForm(st pageState, pageOrigin string) error {
+func noLoginForm(st pageState) error {
 	for _, f := range st.forms {
 		if f.Password != "" && !f.SignIn && f.Frame == "" {
 			return wire.Errorf(wire.CodeNoLoginForm, "the page's password form is not a sign-in form: %s", f.NotSignIn)
@@ -170,6 +170,11 @@ func noLoginForm(st pageState, pageOrigin string) error {
 var errFramedForm = wire.SentinelHint(wire.CodeNoLoginForm,
 	"the page's sign-in form is in a frame; a frame is never signed in on (the page around it can read what is typed); nothing was asked for or released",
 	"visit the sign-in page itself (the frame's address), then sign in there")
+
+// errFramedCode is errFramedForm for a one-time-code field (auth login --code-only).
+var errFramedCode = wire.SentinelHint(wire.CodeNoLoginForm,
+	"the page's one-time-code field is in a frame; a frame is never typed into (the page around it can read what is typed); nothing was asked for or released",
+	"visit the page that asks for the code itself (the frame's address), then ask for the code there")
 
 // pageState is one look at a session's page.
 type pageState struct {
@@ -199,7 +204,7 @@ const (
 // usable picks the first sign-in form whose fields live in the top document; forms in frames
 // (errFramedForm) are never used, nor forms without evidence that they are sign-in forms
 // (snapshot.LoginForm.SignIn).
-func usable(st pageState, pageOrigin string, page int) (snapshot.LoginForm, bool) {
+func usable(st pageState, page int) (snapshot.LoginForm, bool) {
 	for _, f := range st.forms {
 		if f.Frame != "" {
 			continue
@@ -229,7 +234,7 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*A
 	if err != nil {
 		return nil, nil
 	}
-	f, ok := usable(st, o, firstPage)
+	f, ok := usable(st, firstPage)
 	if !ok || checkForm(st, f, o) != nil {
 		return nil, nil // a form that would be refused gets no challenge: 'auth login' says why
 	}
@@ -588,7 +593,7 @@ func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pag
 	if o, err := origin.Canonical(st.outline.Origin); err != nil || o != pageOrigin {
 		return st, form, wire.Errorf(wire.CodeOriginMismatch, "the second step of the login is on another origin")
 	}
-	form, ok := usable(st, pageOrigin, secondPage)
+	form, ok := usable(st, secondPage)
 	if !ok {
 		return st, form, wire.Errorf(wire.CodeNoLoginForm, "no password field after the first login step")
 	}
@@ -1134,7 +1139,7 @@ func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *s
 		framed = true
 	}
 	if !found && framed {
-		return wire.Errorf(wire.CodeNoLoginForm, "the page's one-time-code field is in a frame; a frame is never typed into (the page around it can read what is typed); nothing was asked for or released")
+		return errFramedCode
 	}
 	if !found {
 		return wire.Errorf(wire.CodeNoLoginForm, "no one-time-code field in this page")
