@@ -81,6 +81,11 @@ func TestLoginPaths(t *testing.T) {
 	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/ps", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Sign in", `<script>history.replaceState(null, "", "/login")</script>`+lookAlike(sink.URL))
 	})
+	// Red-team round 31: a published copy of the sign-in form (posting to the real /login),
+	// which the person allows once at a new path; the sign-in is authenticated.
+	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/copy", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Sign in", lsLoginForm("/login", ""))
+	})
 	// Red-team round 30: a published page frames the real /login and reads its password field
 	// from outside as it is typed (the frame is of its own origin).
 	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/frame", func(w http.ResponseWriter, r *http.Request) {
@@ -152,8 +157,8 @@ func TestLoginPaths(t *testing.T) {
 		lsLoginOK(t, e, "authenticated", "--alias", "main")
 		p := prompts()
 		last := p[len(p)-1]
-		if !strings.Contains(last, `First sign-in with this credential: page "/login" will be remembered`) {
-			t.Errorf("the first sign-in's prompt does not say its page is remembered: %q", last)
+		if !strings.Contains(last, "\nNO SIGN-IN PAGE WAS SET FOR THIS CREDENTIAL: page \"/login\", which the agent chose, will be remembered as its sign-in page.") {
+			t.Errorf("the first sign-in's prompt does not warn that the agent's page is remembered: %q", last)
 		}
 		// The site is served by this test process, which started the agent's CLI: the agent's.
 		if !strings.HasPrefix(last, "THE AGENT STARTED THIS SITE: "+site.URL) {
@@ -305,6 +310,27 @@ func TestLoginPaths(t *testing.T) {
 		if r := e.run("", "headless", "credentials", "add", "--origin", site.URL, "--account", account, "--alias", "third", "--login-path", "login", "--json"); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "absolute path") {
 			t.Errorf("--login-path login (not absolute): %+v", r)
 		}
+	})
+
+	// Red-team round 31: a look-alike the person allowed once at a new path became a known
+	// path, and later sign-ins there were asked with no warning. Allowed, it is never learned.
+	t.Run("a new path allowed once is not learned", func(t *testing.T) {
+		n := len(prompts())
+		lsVisit(t, e, site.URL+"/u/agent/copy")
+		lsLoginOK(t, e, "authenticated", "--alias", "main", "--new-login-path")
+		if p := prompts(); len(p) != n+1 || !strings.Contains(p[n], `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/copy"`) {
+			t.Fatalf("the prompt for the new path: %q", p[n:])
+		}
+		if got := paths(t, "main"); len(got) != 1 || got[0] != "/login" {
+			t.Fatalf("after an allowed sign-in at a new path the credential knows %v, want only /login", got)
+		}
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+		lsVisit(t, e, site.URL+"/u/agent/copy")
+		lsLoginFails(t, e, []string{"LOGIN_PATH_CHANGED"}, "--alias", "main")
+		if len(prompts()) != n+1 {
+			t.Errorf("the person was asked at the allowed-once path without --new-login-path: %q", prompts()[n+1:])
+		}
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
 	})
 
 	t.Run("the person decides on a new path", func(t *testing.T) {

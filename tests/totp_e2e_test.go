@@ -513,8 +513,9 @@ func TestTOTPLogin(t *testing.T) {
 		// A site that takes 2.5 s to answer the password: the code step waits for it (it
 		// gave up after about a second, with the code released and never typed).
 		codes, _, _ = site.received()
+		// (/spa was allowed once above, not learned: each sign-in there asks as a new path.)
 		p = lsVisit(t, e, site.URL+"/spa?slow=1")
-		a = lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		a = lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "otp", "--new-login-path")
 		if c, _, _ := site.received(); len(c) != len(codes)+1 || a.Evidence["code_typed"] != true {
 			t.Fatalf("slow site: %d codes (want one), evidence %v", len(c)-len(codes), a.Evidence)
 		}
@@ -523,7 +524,7 @@ func TestTOTPLogin(t *testing.T) {
 		// it never gets the code, neither at the password nor after its submit.
 		codes, _, _ = site.received()
 		p = lsVisit(t, e, site.URL+"/spa?both=1")
-		a = lsLoginOK(t, e, "unknown", "--challenge", p.AuthRequired.Challenge, "--alias", "otp")
+		a = lsLoginOK(t, e, "unknown", "--challenge", p.AuthRequired.Challenge, "--alias", "otp", "--new-login-path")
 		if c, _, _ := site.received(); len(c) != len(codes) || a.Evidence["code_typed"] == true {
 			t.Fatalf("code field shown beside the password: %d codes (want none), evidence %v", len(c)-len(codes), a.Evidence)
 		}

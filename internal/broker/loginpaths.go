@@ -387,10 +387,10 @@ type learned struct {
 	note  string
 }
 
-// learnPath adds the path of an allowed form sign-in that ended authenticated, when the
-// credential had no known path yet or the person allowed this new one (newPath). A full
-// credential (MaxLoginPaths) drops its oldest learned path; one whose paths were all set by
-// the person learns nothing.
+// learnPath adds the path of an allowed form sign-in that ended authenticated when the
+// credential had no known path yet: its first sign-in, whose prompt warned the person that no
+// sign-in page was set and named the page. A sign-in the person allowed at a new path
+// (newPath) is not learned: it asks again, with its warning, every time.
 func learnPath(b pathBook, o, alias, account, path string, newPath bool) (learned, error) {
 	var res learned
 	err := b.update(func(es []pathEntry) ([]pathEntry, error) {
@@ -405,15 +405,16 @@ func learnPath(b pathBook, o, alias, account, path string, newPath bool) (learne
 		case slices.Contains(known, path):
 			res.note = "the path was already known"
 			return nil, errUnchanged
-		case len(known) > 0 && !newPath:
-			res.note = "the credential has known sign-in paths and this sign-in was not allowed at a new one"
+		case newPath:
+			// The page of a sign-in the person allowed at a new path is the agent's choice
+			// (red-team round 31: a look-alike it published on the origin, approved once,
+			// became a known path and later sign-ins there asked with no warning): allowed
+			// that once, never remembered.
+			res.note = "allowed once at a new path; a new path is never learned (only the person sets sign-in paths: credentials add --login-path)"
 			return nil, errUnchanged
-		case len(known) >= brokerapi.MaxLoginPaths && len(e.Learned) == 0:
-			res.note = fmt.Sprintf("all %d sign-in paths were set by the person; none is replaced by a learned one", len(known))
+		case len(known) > 0:
+			res.note = "the credential has known sign-in paths; only its first sign-in learns one"
 			return nil, errUnchanged
-		case len(known) >= brokerapi.MaxLoginPaths:
-			res.note = fmt.Sprintf("learned in place of the oldest learned path %q", procstat.Clean(e.Learned[0], 128))
-			e.Learned = slices.Delete(slices.Clone(e.Learned), 0, 1)
 		}
 		e.Learned = append(slices.Clone(e.Learned), path)
 		if i >= 0 {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,12 +55,14 @@ func lastRecord(t *testing.T, f *fixture) audit.Record {
 	return recs[len(recs)-1]
 }
 
-// TestSignInPathIsLearnedAndKept: a credential's first form sign-in is asked with a prompt
-// that says its page will be remembered, and learn_path after it learns that path; a form at
-// another path of the origin is then LOGIN_PATH_CHANGED with nobody asked and nothing read,
-// naming both paths; the known path goes on as before; the host's NewPath asks the person with
-// the warning first, and the learn after it adds the new path. The paths survive a new
-// brokerd on the same state directory.
+// TestSignInPathIsLearnedAndKept: a credential's first form sign-in is asked with a first
+// line that warns no sign-in page was set and names the page the agent chose, and learn_path
+// after it learns that path; a form at another path of the origin is then LOGIN_PATH_CHANGED
+// with nobody asked and nothing read, naming both paths; the known path goes on as before; the
+// host's NewPath asks the person with the warning first, and the learn after it learns nothing
+// (red-team round 31: an agent's look-alike, approved once, became a known path), so the next
+// sign-in there is LOGIN_PATH_CHANGED again. The paths survive a new brokerd on the same state
+// directory.
 func TestSignInPathIsLearnedAndKept(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
@@ -71,7 +74,7 @@ func TestSignInPathIsLearnedAndKept(t *testing.T) {
 		t.Fatalf("first sign-in: %v", err)
 	}
 	r := f.pres.last.Load()
-	if d := r.Description(); !r.FirstLogin || !strings.Contains(d, "\nFirst sign-in with this credential: page \"/login\" will be remembered") || strings.HasPrefix(d, "NOT WHERE") {
+	if d := r.Description(); !r.FirstLogin || !strings.HasPrefix(d, "NO SIGN-IN PAGE WAS SET FOR THIS CREDENTIAL: page \"/login\", which the agent chose, will be remembered as its sign-in page. Approve only if it is the site's own sign-in page.\nRelease the saved password") {
 		t.Fatalf("first sign-in prompt:\n%s", d)
 	}
 	if got := pathsOf(t, c, "", o, alias); got != nil {
@@ -126,17 +129,20 @@ func TestSignInPathIsLearnedAndKept(t *testing.T) {
 	d := f.pres.last.Load().Description()
 	first, rest, _ := strings.Cut(d, "\n")
 	if first != `NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at "/u/agent/signin"; alias "staging-admin" signed in at "/login" before.` ||
-		!strings.HasPrefix(rest, "Release the saved password") || strings.Contains(d, "First sign-in") {
+		!strings.HasPrefix(rest, "Release the saved password") || strings.Contains(d, "NO SIGN-IN PAGE") {
 		t.Fatalf("new-path prompt:\n%s", d)
 	}
 	if rec := lastRecord(t, f); rec.Decision != "allow" || !strings.Contains(rec.Detail, `"/login"`) {
 		t.Fatalf("the allowed new path's record %+v", rec)
 	}
-	if res, err := c.LearnPath(ctx, ch); err != nil || !res.Learned || !slices.Equal(res.LoginPaths, []string{"/login", "/u/agent/signin"}) {
+	if res, err := c.LearnPath(ctx, ch); err != nil || res.Learned || !slices.Equal(res.LoginPaths, []string{"/login"}) {
 		t.Fatalf("learn_path after the new path: %+v %v", res, err)
 	}
-	if _, _, err := signInAt(t, c, o, alias, "/u/agent/signin", false); err != nil {
-		t.Fatalf("the learned path: %v", err)
+	if rec := lastRecord(t, f); rec.Op != "learn_path" || !strings.Contains(rec.Detail, "a new path is never learned") {
+		t.Fatalf("learn_path record %+v", rec)
+	}
+	if _, _, err := signInAt(t, c, o, alias, "/u/agent/signin", false); code(err) != wire.CodeLoginPathChanged {
+		t.Fatalf("the allowed new path again without new_path: %v, want LOGIN_PATH_CHANGED", err)
 	}
 
 	// brokerd's file: 0600, and read back as it was by a new LoginPaths on the directory.
@@ -148,7 +154,7 @@ func TestSignInPathIsLearnedAndKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := knownPaths(again, o, "STAGING-ADMIN"); err != nil || !slices.Equal(got, []string{"/login", "/u/agent/signin"}) {
+	if got, err := knownPaths(again, o, "STAGING-ADMIN"); err != nil || !slices.Equal(got, []string{"/login"}) {
 		t.Fatalf("read back: %q %v", got, err)
 	}
 }
@@ -325,53 +331,34 @@ func TestEnrolledPaths(t *testing.T) {
 	}
 }
 
-// TestLearnedPathsAreBounded: a credential keeps MaxLoginPaths paths at most: a full one drops
-// its oldest learned path for a new one the person allowed, and one whose paths were all set
-// at enrolment learns nothing (and the record says why).
-func TestLearnedPathsAreBounded(t *testing.T) {
+// TestNewPathIsNeverLearned: a sign-in the person allowed at a new path learns nothing,
+// whether the credential's paths were set at enrolment (all eight, or fewer) or learned by its
+// first sign-in, and the record says why; the credential keeps at most MaxLoginPaths.
+func TestNewPathIsNeverLearned(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	c := f.client(t)
 	const o = "https://app.example"
-	set := []string{"/s1", "/s2", "/s3", "/s4", "/s5", "/s6", "/s7"}
-	if _, err := c.AddWithPaths(ctx, "", o, "b@x", "bounded", set, []byte("pw")); err != nil {
-		t.Fatal(err)
-	}
-	learn := func(path string) brokerapi.LearnPathResult {
-		t.Helper()
-		ch, _, err := signInAt(t, c, o, "bounded", path, true)
-		if err != nil {
+	for _, set := range [][]string{{"/s1", "/s2", "/s3", "/s4", "/s5", "/s6", "/s7"}, {"/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8"}} {
+		alias := fmt.Sprintf("set%d", len(set))
+		if _, err := c.AddWithPaths(ctx, "", o, "b@x", alias, set, []byte("pw")); err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.LearnPath(ctx, ch)
-		if err != nil {
-			t.Fatal(err)
+		for _, path := range []string{"/l1", "/l2"} {
+			ch, _, err := signInAt(t, c, o, alias, path, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := c.LearnPath(ctx, ch); err != nil || res.Learned || !slices.Equal(res.LoginPaths, set) {
+				t.Fatalf("%s at %s: %+v %v, want nothing learned", alias, path, res, err)
+			}
+			if rec := lastRecord(t, f); rec.Op != "learn_path" || !strings.Contains(rec.Detail, "a new path is never learned") {
+				t.Fatalf("record %+v", rec)
+			}
 		}
-		return res
-	}
-	if res := learn("/l1"); !res.Learned || len(res.LoginPaths) != brokerapi.MaxLoginPaths {
-		t.Fatalf("the eighth path: %+v", res)
-	}
-	res := learn("/l2")
-	if want := append(slices.Clone(set), "/l2"); !res.Learned || !slices.Equal(res.LoginPaths, want) {
-		t.Fatalf("a ninth path: %+v, want %q", res, want)
-	}
-	if rec := lastRecord(t, f); !strings.Contains(rec.Detail, `oldest learned path "/l1"`) {
-		t.Fatalf("record %+v", rec)
-	}
-	full := []string{"/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8"}
-	if _, err := c.AddWithPaths(ctx, "", o, "f@x", "full", full, []byte("pw")); err != nil {
-		t.Fatal(err)
-	}
-	ch, _, err := signInAt(t, c, o, "full", "/9", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := c.LearnPath(ctx, ch); err != nil || res.Learned || !slices.Equal(res.LoginPaths, full) {
-		t.Fatalf("a credential of set paths only: %+v %v", res, err)
-	}
-	if rec := lastRecord(t, f); rec.Op != "learn_path" || !strings.Contains(rec.Detail, "set by the person") {
-		t.Fatalf("record %+v", rec)
+		if got := pathsOf(t, c, "", o, alias); !slices.Equal(got, set) {
+			t.Fatalf("%s paths %q, want %q", alias, got, set)
+		}
 	}
 }
 

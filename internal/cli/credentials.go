@@ -187,7 +187,7 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 	alias := fs.String("alias", "", "the `ALIAS` agents will use")
 	withTOTP := fs.Bool("totp", false, "after the password, read a TOTP seed (otpauth://totp/ URI or base32) from the terminal")
 	var loginPaths []string
-	fs.Func("login-path", "a `PATH` of the origin where its sign-in form is (repeatable); without one, the path of the first authenticated sign-in is learned", func(v string) error {
+	fs.Func("login-path", "a `PATH` of the origin where its sign-in form is (repeatable); without one, the page of the first sign-in you approve is remembered (its prompt warns); a page allowed later with auth login --new-login-path is never remembered", func(v string) error {
 		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, "?#") {
 			return fmt.Errorf("%q is not an absolute path without query or fragment (for example /login)", v)
 		}

@@ -76,7 +76,7 @@ type authIn struct {
 	Alias        string `json:"alias" jsonschema:"from auth_required or credentials_list"`
 	Challenge    string `json:"challenge,omitempty" jsonschema:"from auth_required (default: a fresh one)"`
 	CodeOnly     bool   `json:"code_only,omitempty" jsonschema:"step-up: only the one-time code"`
-	NewLoginPath bool   `json:"new_login_path,omitempty" jsonschema:"ask the person about a form where the alias was not used before (else LOGIN_PATH_CHANGED)"`
+	NewLoginPath bool   `json:"new_login_path,omitempty" jsonschema:"ask the person about a form where the alias was not used before (else LOGIN_PATH_CHANGED); allowed for that one sign-in, never remembered"`
 }
 
 type screenshotIn struct {

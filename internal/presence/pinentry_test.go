@@ -908,20 +908,20 @@ func TestDescriptionWarningsComeFirst(t *testing.T) {
 			}
 		})
 	}
-	if strings.Contains(usual, "NOT WHERE") || strings.Contains(usual, "THE AGENT") || strings.Contains(usual, "First sign-in") {
+	if strings.Contains(usual, "NOT WHERE") || strings.Contains(usual, "THE AGENT") || strings.Contains(usual, "NO SIGN-IN PAGE") {
 		t.Fatalf("a request without them warns: %s", usual)
 	}
 }
 
-// TestDescriptionFirstSignInAndBasic: a credential's first sign-in says, on a line after the
-// page, that the page path will be remembered; a Basic release names the one request the
+// TestDescriptionFirstSignInAndBasic: a credential's first sign-in warns first that no
+// sign-in page was set and that the page the agent chose will be remembered; a Basic release names the one request the
 // header goes to (its path and query) instead of a page and field.
 func TestDescriptionFirstSignInAndBasic(t *testing.T) {
 	r := Request{Origin: "https://app.example", Account: "a@x", Alias: "x", Session: "s", PID: 42, Exe: "/usr/local/bin/headless", Host: true,
 		Path: "/login", Field: "Password", FirstLogin: true}
-	want := `Release the saved password for "a@x" at https://app.example (alias "x") to browser session "s"?
+	want := `NO SIGN-IN PAGE WAS SET FOR THIS CREDENTIAL: page "/login", which the agent chose, will be remembered as its sign-in page. Approve only if it is the site's own sign-in page.
+Release the saved password for "a@x" at https://app.example (alias "x") to browser session "s"?
 Page "/login", field "Password" (as reported by the host).
-First sign-in with this credential: page "/login" will be remembered as its sign-in page.
 Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
 	if got := r.Description(); got != want {
 		t.Fatalf("Description:\n%s\nwant:\n%s", got, want)

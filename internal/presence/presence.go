@@ -113,6 +113,9 @@ func (r Request) Description() string {
 		name := cmp.Or(r.AgentSite.Comm, r.AgentSite.Exe, "unknown")
 		fmt.Fprintf(&b, "THE AGENT STARTED THIS SITE: %s is served by pid %d (%q), a process started by the agent asking.\n", r.Origin, r.AgentSite.PID, name)
 	}
+	if r.FirstLogin {
+		fmt.Fprintf(&b, "NO SIGN-IN PAGE WAS SET FOR THIS CREDENTIAL: page %q, which the agent chose, will be remembered as its sign-in page. Approve only if it is the site's own sign-in page.\n", r.Path)
+	}
 	if r.Save {
 		fmt.Fprintf(&b, "Save the password sent by the requester below for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
 		if r.Session != "" {
@@ -143,9 +146,6 @@ func (r Request) Description() string {
 		fmt.Fprintf(&b, "\nThe Authorization header goes to this one request only: %q (as reported by the host).", r.Path)
 	default:
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
-	}
-	if r.FirstLogin {
-		fmt.Fprintf(&b, "\nFirst sign-in with this credential: page %q will be remembered as its sign-in page.", r.Path)
 	}
 	if r.Listener != "" {
 		fmt.Fprintf(&b, "\nOn this machine: %s.", r.Listener)
