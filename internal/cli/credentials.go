@@ -271,6 +271,9 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 		}
 		return cred, func(w io.Writer) {
 			fmt.Fprintf(w, "saved alias %s for %s at %s in %s\n", cred.Alias, cred.Account, cred.Origin, st)
+			if len(loginPaths) == 0 {
+				fmt.Fprintf(w, "no sign-in page set: the page of the first sign-in you approve is remembered (to set it: add again with --login-path PATH)\n")
+			}
 		}, nil
 	}
 }
