@@ -37,10 +37,33 @@ const maxTableLine = 4096
 // tcpListen is the kernel's TCP_LISTEN state as the tables print it (st 0A).
 const tcpListen = 0x0A
 
-// listening returns the TCP sockets in state LISTEN from PROC/net/tcp and PROC/net/tcp6, read
-// in parallel (each read walks the kernel's whole connection hash table, a few milliseconds).
+// listening returns the TCP sockets in state LISTEN: from the kernel's socket diagnostics
+// when the Finder reads the real /proc (diag_linux.go), else, or when those cannot be asked,
+// from PROC/net/tcp and PROC/net/tcp6.
 func (f Finder) listening() ([]Socket, error) {
 	lim := f.limits()
+	var all []Socket
+	var err error
+	if f.Proc == "" {
+		all, err = diagListening(lim)
+	}
+	if f.Proc != "" || err != nil {
+		if all, err = f.tables(lim); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(all, func(a, b Socket) int {
+		if c := a.Addr.Compare(b.Addr); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Inode, b.Inode)
+	})
+	return all, nil
+}
+
+// tables reads the listening sockets from PROC/net/tcp and PROC/net/tcp6, in parallel (each
+// read walks the kernel's whole connection hash table, a few milliseconds).
+func (f Finder) tables(lim limits) ([]Socket, error) {
 	var res [2]struct {
 		socks []Socket
 		err   error
@@ -59,14 +82,7 @@ func (f Finder) listening() ([]Socket, error) {
 	if err := cmp.Or(res[0].err, res[1].err); err != nil {
 		return nil, err
 	}
-	all := append(res[0].socks, res[1].socks...)
-	slices.SortFunc(all, func(a, b Socket) int {
-		if c := a.Addr.Compare(b.Addr); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Inode, b.Inode)
-	})
-	return all, nil
+	return append(res[0].socks, res[1].socks...), nil
 }
 
 // tableListeners reads one table with read, twice when the first pass may have skipped a

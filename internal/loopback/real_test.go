@@ -4,6 +4,7 @@ package loopback
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -706,12 +708,77 @@ func BenchmarkHolders(b *testing.B) {
 	b.ReportMetric(float64(fds), "fds")
 }
 
-// BenchmarkTables measures reading PROC/net/tcp and tcp6 (in parallel) alone.
+// BenchmarkTables measures reading the listening sockets alone: PROC/net/tcp and tcp6 (in
+// parallel), and the socket diagnostics that Finder{} reads instead.
 func BenchmarkTables(b *testing.B) {
-	f := Finder{}
-	for b.Loop() {
-		if _, err := f.listening(); err != nil {
-			b.Fatal(err)
+	b.Run("proc", func(b *testing.B) {
+		f := Finder{Proc: "/proc"}
+		for b.Loop() {
+			if _, err := f.listening(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sock_diag", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := diagListening(Finder{}.limits()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestRealDiagIsTheTables: the socket diagnostics that Finder{} reads give the listening
+// sockets PROC/net/tcp and tcp6 give (addresses, v4-mapped ones as such, inodes, uids): with
+// listeners of every kind on one port, and for the whole machine; connected sockets and
+// sockets of other states are not in it.
+func TestRealDiagIsTheTables(t *testing.T) {
+	port, _ := listenSame(t, lsock{"tcp4", "127.0.0.1", -1}, lsock{"tcp6", "::1", 1}, lsock{"tcp6", "::ffff:127.0.0.2", 0}, lsock{"tcp4", "127.0.0.3", -1})
+	// A connection in state ESTABLISHED on another port: never listed.
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp4", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	mine := func(socks []Socket) []Socket {
+		return slices.DeleteFunc(slices.Clone(socks), func(s Socket) bool { return s.Addr.Port() != uint16(port) })
+	}
+	var diag, tables []Socket
+	for try := 0; try < 5; try++ { // other programs of the machine may open or close listeners between the two reads
+		if diag, err = diagListening(Finder{}.limits()); err != nil { // not listening(), which falls back to the tables
+			t.Fatal(err)
+		}
+		slices.SortFunc(diag, func(a, b Socket) int { return cmp.Or(a.Addr.Compare(b.Addr), cmp.Compare(a.Inode, b.Inode)) })
+		if tables, err = (Finder{Proc: "/proc"}).listening(); err != nil {
+			t.Fatal(err)
+		}
+		if reflect.DeepEqual(diag, tables) {
+			break
+		}
+	}
+	if !reflect.DeepEqual(diag, tables) {
+		t.Errorf("sock_diag and the tables differ:\n%v\n%v", diag, tables)
+	}
+	if got := mine(diag); len(got) != 4 || got[0].UID != os.Getuid() || got[0].Inode == 0 {
+		t.Fatalf("sock_diag lists %v on port %d, want the four listeners", got, port)
+	}
+	want := []string{"127.0.0.1", "127.0.0.3", "::1", "::ffff:127.0.0.2"}
+	var got []string
+	for _, s := range mine(diag) {
+		got = append(got, s.Addr.Addr().String())
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("addresses %q, want %q", got, want)
+	}
+	for _, s := range diag {
+		if s.Addr.String() == c.LocalAddr().String() {
+			t.Errorf("a connected socket is listed: %v", s)
 		}
 	}
 }
