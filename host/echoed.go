@@ -39,7 +39,8 @@ import (
 // for a whole password, no better than the site's own sign-in form (SECURITY.md).
 
 // learnPath tells brokerd that the form sign-in of challenge ended authenticated: a credential
-// with no known sign-in path learns this one (and one the person allowed as new is added).
+// with no known sign-in path learns this one (a path the person allowed as new is never
+// learned).
 // Bounded; a failure is logged, the sign-in's answer stays what it was.
 func (h *Host) learnPath(ctx context.Context, challenge string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)

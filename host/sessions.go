@@ -202,7 +202,14 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 	s.liveSID.Store(s.sid)
 	s.flood.Store(newFloodMeter(time.Now()))
 	s.reqs.Store(newRequestTrack())
-	h.viewport(ctx, b, s)
+	// The window is sized (a call of the browser's, which waits for the resize) while the
+	// page's domains are enabled: both are done before the page is used.
+	sized := make(chan struct{})
+	go func() {
+		defer close(sized)
+		h.viewport(ctx, b, s)
+	}()
+	defer func() { <-sized }()
 	h.routes.Store(s.sid, s) // before enabling, so events route
 	for _, m := range []struct {
 		method string
