@@ -56,6 +56,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		}
 	}
 	h.mu.Unlock()
+	h.dropSpare()
 	defer func() {
 		h.mu.Lock()
 		h.clearing = false

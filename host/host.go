@@ -75,6 +75,8 @@ type Host struct {
 	echo *echo.Set
 
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
+	// spare is a journey's fresh context opened ahead of it (spare.go).
+	spare spareSlot
 	// openers follows the windows opened from pages; looseWindows counts those whose opener
 	// is no session's (openers.go).
 	openers openerTrack
@@ -260,6 +262,7 @@ func (h *Host) BrowserPIDs() []int {
 // Close closes every session, closes Chromium gracefully (Browser.close: it commits cookies
 // and storage), removes its temp dir and releases the profile lock.
 func (h *Host) Close(ctx context.Context) error {
+	h.dropSpare()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true

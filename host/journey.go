@@ -206,9 +206,11 @@ func (r *jrun) open(ctx context.Context, name string, stop context.CancelFunc) (
 	// Its own browser context (makeSession makes one for a session that asks for it), made
 	// without holding h.mu (other verbs and journeys need not wait for a window to open),
 	// then marked fresh and not isolated: brokerd is never told of it.
-	s, err := h.makeSession(ctx, b, name, true, "")
-	if err != nil {
-		return nil, h.browserErr(fmt.Errorf("open the journey's browser context: %w", err))
+	s := h.takeSpare(b, name)
+	if s == nil {
+		if s, err = h.makeSession(ctx, b, name, true, ""); err != nil {
+			return nil, h.browserErr(fmt.Errorf("open the journey's browser context: %w", err))
+		}
 	}
 	s.isolated, s.fresh, s.stopRun = false, true, stop
 	s.mu.Lock()
@@ -232,6 +234,7 @@ func (r *jrun) open(ctx context.Context, name string, stop context.CancelFunc) (
 		h.disposeFresh(ctx, b, s)
 		s.taint, s.taintDoc = nil, ""
 		s.mu.Unlock()
+		h.refillSpare(b) // for the next journey
 	}, nil
 }
 
@@ -540,8 +543,8 @@ func (r *jrun) login(ctx context.Context, a journey.Action, ev *journey.Evidence
 	return nil
 }
 
-// browserContexts counts the browser's contexts besides the default one (Status), -1 when
-// the browser does not answer.
+// browserContexts counts the browser's contexts besides the default one and the spare
+// (Status), -1 when the browser does not answer.
 func (h *Host) browserContexts(ctx context.Context) int {
 	h.mu.Lock()
 	b := h.browser
@@ -549,6 +552,7 @@ func (h *Host) browserContexts(ctx context.Context) int {
 	if b == nil || b.Err() != nil {
 		return -1
 	}
+	spare := h.spareWait(2 * time.Second) // not counted (spare.go)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var r struct {
@@ -557,5 +561,11 @@ func (h *Host) browserContexts(ctx context.Context) int {
 	if err := b.Call(ctx, "", "Target.getBrowserContexts", nil, &r); err != nil {
 		return -1
 	}
-	return len(r.IDs)
+	n := 0
+	for _, id := range r.IDs {
+		if id != spare {
+			n++
+		}
+	}
+	return n
 }

@@ -1,0 +1,135 @@
+package host
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+)
+
+// A journey's fresh browser context is opened ahead of it (issue 31): a context and its window
+// take about 130 ms to open, most of it the new renderer starting, a fifth of a short journey.
+// After a journey that ran in a fresh context ends, the host opens one spare exactly as the
+// journey would have (makeSession: a browser context of its own, one window on about:blank),
+// and the next journey takes it instead of opening one.
+//
+// The spare is the context the journey would have had: it has loaded nothing but about:blank,
+// no verb can name it (it is in no session list), and it is renamed to the journey's context
+// name when taken. There is at most one; it is disposed after spareIdle with no journey, when
+// its browser goes (a taken spare of another browser is disposed, not used), at the host's
+// stop and at a profile clear. Status's browser_contexts does not count it.
+
+// spareIdle is how long a spare waits for a journey before it is disposed.
+const spareIdle = 2 * time.Minute
+
+// spareSlot holds the spare. mu is never held while h.mu is taken.
+type spareSlot struct {
+	mu     sync.Mutex
+	s      *session      // nil: none
+	making chan struct{} // closed when the spare being opened is ready or failed; nil: none
+	timer  *time.Timer
+}
+
+// takeSpare returns the spare if it is on b and its page is alive, named name; nil otherwise
+// (the caller opens a context itself).
+func (h *Host) takeSpare(b *cdp.Browser, name string) *session {
+	sp := &h.spare
+	sp.mu.Lock()
+	s := sp.s
+	sp.s = nil
+	if sp.timer != nil {
+		sp.timer.Stop()
+	}
+	sp.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	if s.browser != b || b.SessionErr(s.sid) != nil {
+		go h.disposeFresh(context.Background(), s.browser, s)
+		return nil
+	}
+	s.name = name
+	return s
+}
+
+// refillSpare opens a spare on b in the background, unless there is one or one is being
+// opened, or the host is closing or clearing the profile.
+func (h *Host) refillSpare(b *cdp.Browser) {
+	sp := &h.spare
+	sp.mu.Lock()
+	if sp.s != nil || sp.making != nil {
+		sp.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	sp.making = done
+	sp.mu.Unlock()
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), journeyTeardown)
+		defer cancel()
+		h.mu.Lock()
+		ok := !h.closed && !h.clearing && h.browser == b
+		h.mu.Unlock()
+		var s *session
+		var err error
+		if ok {
+			s, err = h.makeSession(ctx, b, "spare", true, "")
+		}
+		if ok && err == nil {
+			s.isolated, s.fresh = false, true
+			h.mu.Lock()
+			ok = !h.closed && !h.clearing && h.browser == b
+			h.mu.Unlock()
+		}
+		sp.mu.Lock()
+		sp.making = nil
+		if ok && err == nil && sp.s == nil {
+			sp.s = s
+			sp.timer = time.AfterFunc(spareIdle, h.dropSpare)
+			s = nil
+		}
+		sp.mu.Unlock()
+		if s != nil {
+			h.disposeFresh(ctx, b, s)
+		}
+	}()
+}
+
+// dropSpare disposes the spare, after waiting (bounded) for one being opened.
+func (h *Host) dropSpare() {
+	h.spareWait(journeyTeardown)
+	sp := &h.spare
+	sp.mu.Lock()
+	s := sp.s
+	sp.s = nil
+	if sp.timer != nil {
+		sp.timer.Stop()
+	}
+	sp.mu.Unlock()
+	if s != nil {
+		h.disposeFresh(context.Background(), s.browser, s)
+	}
+}
+
+// spareWait waits, at most wait, for a spare being opened; it returns the spare's browser
+// context ("": none).
+func (h *Host) spareWait(wait time.Duration) string {
+	sp := &h.spare
+	sp.mu.Lock()
+	making := sp.making
+	sp.mu.Unlock()
+	if making != nil {
+		select {
+		case <-making:
+		case <-time.After(wait):
+		}
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.s == nil {
+		return ""
+	}
+	return sp.s.contextID
+}
