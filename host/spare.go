@@ -31,9 +31,10 @@ type spareSlot struct {
 	timer  *time.Timer
 }
 
-// takeSpare returns the spare if it is on b and its page is alive, named name; nil otherwise
-// (the caller opens a context itself).
+// takeSpare returns the spare (waiting for one being opened) if it is on b and its page is
+// alive, named name; nil otherwise (the caller opens a context itself).
 func (h *Host) takeSpare(b *cdp.Browser, name string) *session {
+	h.spareWait(journeyTeardown) // one being opened is further along than a new one
 	sp := &h.spare
 	sp.mu.Lock()
 	s := sp.s
