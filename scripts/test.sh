@@ -30,7 +30,14 @@ echo "== node modules of the independent MCP client (tests/mcpclient, pinned by 
 command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the TypeScript MCP client test needs Node.js 18+ and npm (install-deps --test installs Debian's)" >&2; exit 1; }
 npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
 echo "== tests (race detector, real components)"
-go test -race -count=1 -timeout 45m ./...
+# As go test prints it, then the ten slowest tests and the packages' wall times
+# (scripts/testtime reads go test -json; pipefail keeps go test's failure).
+tt=$(mktemp -d)
+trap 'rm -rf "$tt"' EXIT
+go build -o "$tt/testtime" ./scripts/testtime
+started=$SECONDS
+go test -race -count=1 -timeout 45m -json ./... | "$tt/testtime"
+echo "== tests took $((SECONDS - started)) s"
 echo "== short fuzzing of every parser of outside data (20000 inputs each)"
 scripts/fuzz.sh 20000
 echo "== the Debian package: built with the pinned nfpm, installed with apt, /usr/bin/headless doctor and version"
