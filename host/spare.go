@@ -34,15 +34,7 @@ type spareSlot struct {
 // takeSpare returns the spare (waiting for one being opened) if it is on b and its page is
 // alive, named name; nil otherwise (the caller opens a context itself).
 func (h *Host) takeSpare(b *cdp.Browser, name string) *session {
-	h.spareWait(journeyTeardown) // one being opened is further along than a new one
-	sp := &h.spare
-	sp.mu.Lock()
-	s := sp.s
-	sp.s = nil
-	if sp.timer != nil {
-		sp.timer.Stop()
-	}
-	sp.mu.Unlock()
+	s := h.spareOut() // one being opened is further along than a new one
 	if s == nil {
 		return nil
 	}
@@ -100,18 +92,24 @@ func (h *Host) refillSpare(b *cdp.Browser) {
 
 // dropSpare disposes the spare, after waiting (bounded) for one being opened.
 func (h *Host) dropSpare() {
+	if s := h.spareOut(); s != nil {
+		h.disposeFresh(context.Background(), s.browser, s)
+	}
+}
+
+// spareOut takes the spare out of its slot (nil: none), after waiting (bounded) for one
+// being opened.
+func (h *Host) spareOut() *session {
 	h.spareWait(journeyTeardown)
 	sp := &h.spare
 	sp.mu.Lock()
+	defer sp.mu.Unlock()
 	s := sp.s
 	sp.s = nil
 	if sp.timer != nil {
 		sp.timer.Stop()
 	}
-	sp.mu.Unlock()
-	if s != nil {
-		h.disposeFresh(context.Background(), s.browser, s)
-	}
+	return s
 }
 
 // spareWait waits, at most wait, for a spare being opened; it returns the spare's browser
