@@ -16,8 +16,10 @@ import (
 // 2-CPU VM, 20 µs this way), and no mount can cover the answer. The answer is the same as the
 // tables': the same sockets, addresses (v4-mapped kept), inodes and uids, in this process's
 // network namespace. A dump, like a table, comes in chunks the kernel resumes by counting
-// entries, so a dump of more than one chunk is taken twice and the passes united
-// (tableListeners).
+// entries, so a dump whose end did not come in its first datagram is taken twice and the
+// passes united (tableListeners): in practice every dump with a socket in it, for the kernel
+// sends the end of a dump in a datagram of its own. A dump that failed is an error (the
+// tables are then read), never "no listeners".
 
 // Sizes of the kernel's structs (linux/inet_diag.h): inet_diag_req_v2 and inet_diag_msg.
 const (
@@ -34,6 +36,10 @@ func diagListening(lim limits) ([]Socket, error) {
 	}
 	defer unix.Close(fd)
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return nil, fmt.Errorf("netlink: %w", err)
+	}
+	// Connected to the kernel: no other sender's datagram reaches this socket.
+	if err := unix.Connect(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return nil, fmt.Errorf("netlink: %w", err)
 	}
 	d := &differ{fd: fd, buf: make([]byte, 32<<10), lim: lim}
@@ -84,42 +90,61 @@ func (d *differ) dump(family uint8) (socks []Socket, whole bool, err error) {
 		if total += n; total > d.lim.bytes {
 			return nil, false, fmt.Errorf("the kernel's answer is over %d bytes", d.lim.bytes)
 		}
-		for b := d.buf[:n]; len(b) > 0; {
-			m, rest, ok := nextMessage(b)
+		done, err := d.messages(d.buf[:n], family, &socks)
+		if err != nil || done {
+			return socks, chunks == 1, err
+		}
+	}
+}
+
+// messages reads the messages of one datagram of the kernel's answer to dump into socks;
+// done is whether the dump ended (an error ends it too).
+func (d *differ) messages(b []byte, family uint8, socks *[]Socket) (done bool, err error) {
+	ne := binary.NativeEndian
+	for len(b) > 0 {
+		m, rest, ok := nextMessage(b)
+		if !ok {
+			return true, fmt.Errorf("netlink: a malformed message")
+		}
+		b = rest
+		if m.seq != d.seq {
+			continue // an answer to an earlier dump of this socket
+		}
+		switch m.typ {
+		case unix.NLMSG_DONE:
+			// A dump that failed (no tcp_diag in this kernel: -ENOENT) says so here, and
+			// must not read as "no listeners".
+			if len(m.data) < 4 {
+				return true, fmt.Errorf("netlink: a malformed end of dump")
+			}
+			if e := int32(ne.Uint32(m.data)); e < 0 {
+				return true, fmt.Errorf("netlink: %w", os.NewSyscallError("sock_diag dump", unix.Errno(-e)))
+			}
+			return true, nil
+		case unix.NLMSG_ERROR:
+			if len(m.data) >= 4 {
+				if e := int32(ne.Uint32(m.data)); e != 0 {
+					return true, fmt.Errorf("netlink: %w", os.NewSyscallError("sock_diag", unix.Errno(-e)))
+				}
+			}
+			return true, fmt.Errorf("netlink: a malformed error")
+		case unix.SOCK_DIAG_BY_FAMILY:
+			s, ok := parseDiag(m.data, family)
 			if !ok {
-				return nil, false, fmt.Errorf("netlink: a malformed message")
+				return true, fmt.Errorf("netlink: a malformed inet_diag_msg of %d bytes", len(m.data))
 			}
-			b = rest
-			if m.seq != d.seq {
-				continue // an answer to an earlier dump of this socket
+			if s == nil {
+				continue
 			}
-			switch m.typ {
-			case unix.NLMSG_DONE:
-				return socks, chunks == 1, nil
-			case unix.NLMSG_ERROR:
-				if len(m.data) >= 4 {
-					if e := int32(ne.Uint32(m.data)); e != 0 {
-						return nil, false, fmt.Errorf("netlink: %w", os.NewSyscallError("sock_diag", unix.Errno(-e)))
-					}
-				}
-				return nil, false, fmt.Errorf("netlink: a malformed error")
-			case unix.SOCK_DIAG_BY_FAMILY:
-				s, ok := parseDiag(m.data, family)
-				if !ok {
-					return nil, false, fmt.Errorf("netlink: a malformed inet_diag_msg of %d bytes", len(m.data))
-				}
-				if s == nil {
-					continue
-				}
-				if len(socks) >= d.lim.lines {
-					return nil, false, fmt.Errorf("more than %d listening sockets", d.lim.lines)
-				}
-				if !slices.Contains(socks, *s) {
-					socks = append(socks, *s)
-				}
+			if len(*socks) >= d.lim.lines {
+				return true, fmt.Errorf("more than %d listening sockets", d.lim.lines)
+			}
+			if !slices.Contains(*socks, *s) {
+				*socks = append(*socks, *s)
 			}
 		}
 	}
+	return false, nil
 }
 
 // parseDiag reads one inet_diag_msg: nil for a socket not in state LISTEN or of another

@@ -64,3 +64,25 @@ func TestNextMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpEnd: an end of dump carrying an error (a kernel without tcp_diag answers -ENOENT)
+// is an error, not an empty answer; a short one is malformed; a plain one ends the dump.
+func TestDumpEnd(t *testing.T) {
+	done := func(payload []byte) []byte {
+		msg := make([]byte, unix.NLMSG_HDRLEN)
+		binary.NativeEndian.PutUint32(msg, uint32(unix.NLMSG_HDRLEN+len(payload)))
+		binary.NativeEndian.PutUint16(msg[4:], unix.NLMSG_DONE)
+		binary.NativeEndian.PutUint32(msg[8:], 1)
+		return append(msg, payload...)
+	}
+	d := &differ{seq: 1, lim: Finder{}.limits()}
+	var socks []Socket
+	for name, payload := range map[string][]byte{"ENOENT": binary.NativeEndian.AppendUint32(nil, uint32(0xfffffffe)), "short": {0}} {
+		if end, err := d.messages(done(payload), unix.AF_INET, &socks); !end || err == nil {
+			t.Errorf("%s: an end of dump with %x: done %v, err %v", name, payload, end, err)
+		}
+	}
+	if end, err := d.messages(done([]byte{0, 0, 0, 0}), unix.AF_INET, &socks); !end || err != nil || socks != nil {
+		t.Errorf("a plain end of dump: done %v, err %v, %v", end, err, socks)
+	}
+}
