@@ -81,8 +81,8 @@ func (s *Server) takeSignIn(conn *rpc.Conn, challenge string) (signIn, error) {
 
 // learn answers credentials.learn_path: the genuine host saying that the form sign-in it
 // released a password for (named by its challenge) ended authenticated.
-// A credential without known sign-in paths learns the sign-in's path; one released at a new
-// path the person allowed adds it (learnPath). Every call is audited (op "learn_path").
+// A credential without known sign-in paths learns the sign-in's path; a sign-in the person
+// allowed at a new path learns nothing (learnPath). Every call is audited (op "learn_path").
 func (s *Server) learn(conn *rpc.Conn, p brokerapi.LearnPathParams) (res brokerapi.LearnPathResult, err error) {
 	var peer Peer
 	if conn != nil {

@@ -56,9 +56,15 @@ type pathEntry struct {
 	Learned []string `json:"learned,omitempty"` // by authenticated sign-ins, oldest first
 }
 
-// known is every known path: the person's first, then the learned ones, oldest first.
+// known is every known path: the person's, else the one path the credential's first sign-in
+// learned. A learned path beside the person's, or after the first, came from a sign-in the
+// person allowed at a new path, which brokerd learned before red-team round 31 (the agent's
+// look-alike, then trusted with no warning): kept in the file, never known.
 func (e pathEntry) known() []string {
-	return append(append([]string(nil), e.Set...), e.Learned...)
+	if len(e.Set) > 0 {
+		return slices.Clone(e.Set)
+	}
+	return slices.Clone(e.Learned[:min(1, len(e.Learned))])
 }
 
 func (e pathEntry) names(o, alias string) bool {

@@ -451,3 +451,34 @@ func TestIsolatedSessionPaths(t *testing.T) {
 		t.Fatalf("a closed session's paths are kept: %+v", es)
 	}
 }
+
+// TestOldLearnedPathsAreNotKnown: paths the rule before red-team round 31 learned from a
+// sign-in the person allowed at a new path (a learned path beside the person's, or after the
+// first learned one) are not known: a sign-in there is LOGIN_PATH_CHANGED, nobody asked.
+func TestOldLearnedPathsAreNotKnown(t *testing.T) {
+	f := newFixture(t)
+	c := f.client(t)
+	const o, alias = "https://app.example", "staging-admin"
+	for _, e := range []pathEntry{
+		{Origin: o, Alias: alias, Set: []string{"/login"}, Learned: []string{"/u/agent/fake"}},
+		{Origin: o, Alias: alias, Learned: []string{"/login", "/u/agent/fake"}},
+	} {
+		// As the old rule left the file (setPaths keeps only entries of the person's).
+		if err := f.srv.Paths.update(func([]pathEntry) ([]pathEntry, error) { return []pathEntry{e}, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got := pathsOf(t, c, "", o, alias); !slices.Equal(got, []string{"/login"}) {
+			t.Fatalf("%+v: listed paths %q, want only /login", e, got)
+		}
+		before := f.pres.asked.Load()
+		if _, _, err := signInAt(t, c, o, alias, "/u/agent/fake", false); code(err) != wire.CodeLoginPathChanged {
+			t.Fatalf("%+v: a sign-in at the old learned path: %v, want LOGIN_PATH_CHANGED", e, err)
+		}
+		if f.pres.asked.Load() != before {
+			t.Fatalf("%+v: the person was asked", e)
+		}
+		if _, _, err := signInAt(t, c, o, alias, "/login", false); err != nil {
+			t.Fatalf("%+v: the known path: %v", e, err)
+		}
+	}
+}

@@ -19,7 +19,7 @@ func (c *cmd) authLogin(fs *flag.FlagSet) run {
 	alias := fs.String("alias", "", "the saved credential's `ALIAS`")
 	challenge := fs.String("challenge", "", "the challenge `ID` from a page result's auth_required")
 	codeOnly := fs.Bool("code-only", false, "step-up: type only the alias's one-time code into this page's code field (its own approval)")
-	newPath := fs.Bool("new-login-path", false, "the sign-in form is not where the credential was used before: ask the person (the prompt says so) instead of refusing LOGIN_PATH_CHANGED); allowed for this one sign-in, the page is not remembered")
+	newPath := fs.Bool("new-login-path", false, "the sign-in form is not where the credential was used before: ask the person (the prompt says so) instead of refusing LOGIN_PATH_CHANGED; allowed for this one sign-in, the page is not remembered")
 	interactive := fs.Bool("interactive", false, "type the account and password at the terminal; offer to save them afterwards")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		if *interactive {

@@ -60,7 +60,7 @@ func run(in io.Reader, out io.Writer) (tests, pkgs []timing, failed bool, err er
 			continue
 		}
 		switch ev.Action {
-		case "output":
+		case "output", "build-output": // build-output: a compile error's text (Go 1.24+)
 			io.WriteString(out, ev.Output)
 		case "pass", "fail":
 			t := timing{seconds: ev.Elapsed, failed: ev.Action == "fail"}

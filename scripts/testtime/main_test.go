@@ -10,6 +10,7 @@ import (
 func TestRun(t *testing.T) {
 	in := `{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}
 not json: a build error
+{"ImportPath":"p [p.test]","Action":"build-output","Output":"p/x.go:1: undefined: y\n"}
 {"Action":"pass","Package":"p","Test":"TestA/sub","Elapsed":9}
 {"Action":"pass","Package":"p","Test":"TestA","Elapsed":1.5}
 {"Action":"fail","Package":"p","Test":"TestB","Elapsed":3}
@@ -20,7 +21,7 @@ not json: a build error
 	if err != nil || !failed {
 		t.Fatalf("failed %v, err %v", failed, err)
 	}
-	if got := out.String(); got != "=== RUN   TestA\nnot json: a build error\n" {
+	if got := out.String(); got != "=== RUN   TestA\nnot json: a build error\np/x.go:1: undefined: y\n" {
 		t.Fatalf("output %q", got)
 	}
 	if len(tests) != 2 || len(pkgs) != 1 || tests[0].name != "p TestA" || tests[1].seconds != 3 || !tests[1].failed {
