@@ -143,15 +143,27 @@ func (p *Prompter) exchange(extra string) string {
 }
 
 func (p *Prompter) ready(sender dbus.Sender, callback dbus.ObjectPath, reply string, props map[string]dbus.Variant, exchange string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
 	obj := p.conn.Object(string(sender), callback)
-	err := obj.CallWithContext(ctx, callbackIface+".PromptReady", 0, reply, props, exchange).Err
-	if err != nil && reply == "" { // the documented re-send for a PromptReady that overtook our reply
-		ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel2()
-		obj.CallWithContext(ctx2, callbackIface+".PromptReady", 0, reply, props, exchange)
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := obj.CallWithContext(ctx, callbackIface+".PromptReady", 0, reply, props, exchange).Err
+		cancel()
+		// The documented re-send is for a first PromptReady that overtook our reply to
+		// BeginPrompting: gkd then never answers it. One that is only slow (a loaded machine)
+		// is followed by gkd's PerformPrompt, and a second "" would end that prompt
+		// dismissed: re-send only while no PerformPrompt came for this callback.
+		if err == nil || reply != "" || attempt == 2 || p.performed(sender, callback) {
+			return
+		}
 	}
+}
+
+// performed reports whether gkd sent a PerformPrompt for the prompt at callback.
+func (p *Prompter) performed(sender dbus.Sender, callback dbus.ObjectPath) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.peers[string(sender)+string(callback)]
+	return ok
 }
 
 // BeginPrompting is called by gnome-keyring.
