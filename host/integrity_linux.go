@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -92,7 +94,7 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 	if chromium != "" {
 		trusted = append(trusted, filepath.Dir(chromium)+"/")
 	}
-	seen := map[string]bool{} // "dev inode path" already checked and accepted
+	var maps []mapsScan // the processes whose mappings are read, after every other check
 	for _, pid := range pids {
 		closed := false
 		if !root {
@@ -120,33 +122,75 @@ func checkBrowser(browserPID int, chromium string, root, mappings bool) (browser
 				return c, nil
 			}
 		}
-		if !mappings {
-			continue
+		if mappings {
+			maps = append(maps, mapsScan{pid: pid, closed: closed})
 		}
-		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/maps")
-		if err != nil {
-			if !procstat.Alive(pid) {
-				continue // exited meanwhile
-			}
-			if closed && errors.Is(err, fs.ErrPermission) {
-				continue // undumpable: see above
-			}
-			return c, fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
-		}
-		desc, err := scanMapsBounded(f, maxMapsBytes, trusted, seen)
-		f.Close()
-		if err != nil && exited(pid, err) {
-			continue // it exited while it was read (a renderer the host stopped, say)
-		}
-		if err != nil {
-			return c, fmt.Errorf("read the mappings of browser process %d: %w", pid, err)
-		}
-		if desc != "" {
-			c.Foreign = fmt.Sprintf("process %d maps %s", pid, desc)
+	}
+	// Reading the mappings is most of a check's time (the kernel writes out each process's
+	// whole list): the processes are read at once, and judged in the tree's order.
+	scanAllMaps(maps, trusted)
+	for _, m := range maps {
+		switch {
+		case m.skip:
+		case m.err != nil:
+			return c, fmt.Errorf("read the mappings of browser process %d: %w", m.pid, m.err)
+		case m.desc != "":
+			c.Foreign = fmt.Sprintf("process %d maps %s", m.pid, m.desc)
 			return c, nil
 		}
 	}
 	return c, nil
+}
+
+// mapsScan is one process's mappings looked at: the first foreign one (desc), the error that
+// kept them from being read, or skip (the process exited, or is closed to the host).
+type mapsScan struct {
+	pid    int
+	closed bool // undumpable to the user: unreadable mappings are skipped (see checkBrowser)
+	desc   string
+	err    error
+	skip   bool
+}
+
+// mapsWorkers bounds the processes whose mappings are read at once.
+const mapsWorkers = 4
+
+// scanAllMaps fills in each of scans, reading at most mapsWorkers processes' mappings at once;
+// the files already accepted are shared.
+func scanAllMaps(scans []mapsScan, trusted []string) {
+	var (
+		seen sync.Map // "dev inode path" already checked and accepted
+		wg   sync.WaitGroup
+		next atomic.Int64
+	)
+	for range min(mapsWorkers, len(scans)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(scans); i = int(next.Add(1)) - 1 {
+				scans[i].scan(trusted, &seen)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// scan reads the mappings of m.pid.
+func (m *mapsScan) scan(trusted []string, seen *sync.Map) {
+	f, err := os.Open("/proc/" + strconv.Itoa(m.pid) + "/maps")
+	if err != nil {
+		// Exited meanwhile, or undumpable (see checkBrowser).
+		m.skip = !procstat.Alive(m.pid) || m.closed && errors.Is(err, fs.ErrPermission)
+		m.err = err
+		return
+	}
+	defer f.Close()
+	m.desc, err = scanMapsBounded(f, maxMapsBytes, trusted, seen)
+	if err != nil && exited(m.pid, err) {
+		m.skip = true // it exited while it was read (a renderer the host stopped, say)
+		return
+	}
+	m.err = err
 }
 
 // exited tells a process that exited while its mappings were read (the kernel answers ESRCH
@@ -158,7 +202,7 @@ func exited(pid int, err error) bool {
 
 // scanMapsBounded is scanMaps over at most limit bytes of r. One byte over the bound tells a
 // cut list from a whole one: a cut list is refused, not taken as having nothing after the cut.
-func scanMapsBounded(r io.Reader, limit int64, trusted []string, seen map[string]bool) (string, error) {
+func scanMapsBounded(r io.Reader, limit int64, trusted []string, seen *sync.Map) (string, error) {
 	lr := &io.LimitedReader{R: r, N: limit + 1}
 	desc, err := scanMaps(lr, trusted, seen)
 	if err == nil && desc == "" && lr.N == 0 {
@@ -169,7 +213,7 @@ func scanMapsBounded(r io.Reader, limit int64, trusted []string, seen map[string
 
 // scanMaps reads /proc/PID/maps lines and returns the first executable mapping that is not
 // accepted (see checkBrowser).
-func scanMaps(r io.Reader, trusted []string, seen map[string]bool) (string, error) {
+func scanMaps(r io.Reader, trusted []string, seen *sync.Map) (string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 8192)
 	for sc.Scan() {
@@ -181,13 +225,13 @@ func scanMaps(r io.Reader, trusted []string, seen map[string]bool) (string, erro
 			continue
 		}
 		key := dev + " " + inode + " " + path
-		if seen[key] {
+		if _, ok := seen.Load(key); ok {
 			continue
 		}
 		if reason := foreignFile(path, dev, inode, trusted); reason != "" {
 			return fmt.Sprintf("%s (%s)", procstat.Clean(path, 200), reason), nil
 		}
-		seen[key] = true
+		seen.Store(key, true)
 	}
 	return "", sc.Err()
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,18 +45,18 @@ func TestScanMapsOfThisProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys := []string{"/usr/", "/lib/", "/lib64/", "/lib32/"}
-	desc, err := scanMaps(strings.NewReader(string(maps)), sys, map[string]bool{})
+	desc, err := scanMaps(strings.NewReader(string(maps)), sys, &sync.Map{})
 	if err != nil || !strings.Contains(desc, self) {
 		t.Fatalf("scan without the binary's directory trusted: %q, %v; want the test binary named", desc, err)
 	}
 	if os.Getuid() == 0 {
 		// Root owns the test binary: trusting its directory accepts it.
-		desc, err = scanMaps(strings.NewReader(string(maps)), append(sys, self[:strings.LastIndexByte(self, '/')+1]), map[string]bool{})
+		desc, err = scanMaps(strings.NewReader(string(maps)), append(sys, self[:strings.LastIndexByte(self, '/')+1]), &sync.Map{})
 		if err != nil || desc != "" {
 			t.Fatalf("scan with the binary's directory trusted: %q, %v", desc, err)
 		}
 	}
-	if _, err := scanMaps(strings.NewReader("not a maps line\n"), sys, map[string]bool{}); err == nil {
+	if _, err := scanMaps(strings.NewReader("not a maps line\n"), sys, &sync.Map{}); err == nil {
 		t.Fatal("a malformed line was accepted")
 	}
 }
@@ -67,13 +68,13 @@ func TestScanMapsBounded(t *testing.T) {
 	benign := strings.Repeat("7f00-7f10 rw-p 00000000 00:00 0 \n", 100)
 	list := benign + "7f00-7f10 r-xp 00000000 08:02 77   /home/x/evil.so\n"
 	sys := []string{"/usr/"}
-	if desc, err := scanMapsBounded(strings.NewReader(list), int64(len(benign)), sys, map[string]bool{}); err == nil || desc != "" {
+	if desc, err := scanMapsBounded(strings.NewReader(list), int64(len(benign)), sys, &sync.Map{}); err == nil || desc != "" {
 		t.Fatalf("a list cut before its foreign line: %q, %v; want an error", desc, err)
 	}
-	if desc, err := scanMapsBounded(strings.NewReader(list), int64(len(list)), sys, map[string]bool{}); err != nil || !strings.Contains(desc, "/home/x/evil.so") {
+	if desc, err := scanMapsBounded(strings.NewReader(list), int64(len(list)), sys, &sync.Map{}); err != nil || !strings.Contains(desc, "/home/x/evil.so") {
 		t.Fatalf("a whole list exactly at the bound: %q, %v; want evil.so named", desc, err)
 	}
-	if desc, err := scanMapsBounded(strings.NewReader(benign), int64(len(benign)), sys, map[string]bool{}); err != nil || desc != "" {
+	if desc, err := scanMapsBounded(strings.NewReader(benign), int64(len(benign)), sys, &sync.Map{}); err != nil || desc != "" {
 		t.Fatalf("a clean list exactly at the bound: %q, %v", desc, err)
 	}
 }
@@ -231,7 +232,7 @@ func TestMapsOfAProcessThatExits(t *testing.T) {
 	defer f.Close()
 	cmd.Process.Kill()
 	cmd.Wait()
-	_, err = scanMapsBounded(f, maxMapsBytes, []string{"/usr/"}, map[string]bool{})
+	_, err = scanMapsBounded(f, maxMapsBytes, []string{"/usr/"}, &sync.Map{})
 	if !errors.Is(err, unix.ESRCH) {
 		t.Fatalf("reading the maps of a process that exited: %v, want ESRCH", err)
 	}
