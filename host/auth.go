@@ -291,10 +291,19 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p Auth
 	// the session and the caller for longer. What follows a release has bounds of its own.
 	lctx, cancelLook := context.WithTimeout(ctx, LookWait)
 	defer cancelLook()
-	look := &lookBound{ctx: lctx}
+	// The browser's processes are looked at (browserIntact) while the page is read: the
+	// release waits for that look, or takes another when it is older than intactFresh.
+	look := &lookBound{ctx: lctx, intact: h.checkAhead("nothing was asked for or released")}
 	// A page that could not be read within the bound will not answer the next verb either: it
 	// is stopped (pageguard.go), and the session's next command opens a fresh one.
 	done := func(err error) error {
+		// A browser the look ahead found tampered with was killed under the sign-in: that is
+		// the answer, whatever the sign-in then ran into.
+		if err != nil {
+			if ierr := look.intact.failed(); ierr != nil {
+				return ierr
+			}
+		}
 		if err = look.timeout(ctx, err); err == errLookTimeout {
 			h.stopPage(b, s, s.sid, fmt.Sprintf("it did not let a sign-in read it within %v", LookWait))
 		}
@@ -322,8 +331,9 @@ const LookWait = 45 * time.Second
 // bounds of its own (the person's time at the prompt, TypeWait, VerifyWait …), and a timeout
 // there is never told as "nothing was released".
 type lookBound struct {
-	ctx   context.Context
-	asked bool
+	ctx    context.Context
+	asked  bool
+	intact *intactCheck // the look at the browser's processes for the release (requester.go)
 }
 
 // errLookTimeout is the end of the look bound: nothing was asked for or released.
@@ -406,7 +416,7 @@ func (h *Host) formLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s
 	if err := look.ask(); err != nil {
 		return res, err
 	}
-	rel, secret, err = h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+	rel, secret, err = h.release(ctx, look.intact, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
 		Path: loginPath, Field: fieldLabel(st.outline, form.Password), NewPath: p.NewLoginPath})
 	if err != nil {
 		return res, err
@@ -646,28 +656,13 @@ func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st 
 		}
 	}
 	pw := fresh.refs[form.Password]
-	// Before anything is typed into it: Chromium must never save what the field will hold
-	// with the history entry (Blink's form state, which a back step restores into a
-	// document the taint does not know, and which goes into the profile's Sessions/ files).
-	// A one-time code field is a text field, so that would be the code.
-	if ok, err := h.callFixed(ctx, b, s, pw.BackendNodeID, pw.FrameID, fnNoSave); err != nil || !ok {
-		if err == nil {
-			err = wire.Errorf(wire.CodeDocumentChanged, "the field did not take autocomplete=off; nothing was typed")
-		}
-		return false, err
-	}
-	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": pw.BackendNodeID}, nil); err != nil {
-		return false, h.nodeErr(err)
-	}
-	if err := selectAll(ctx, b, s); err != nil {
-		return false, h.browserErr(err)
-	}
-	if err := navUnderWay(s, "password"); err != nil {
-		return false, err
-	}
 	// The last checks, as close to typing as the protocol allows: the same document (no
-	// navigation slipped in) and the focus on exactly the verified password field.
-	if err := h.focusedOn(ctx, b, s, pw, st.document, "password"); err != nil {
+	// navigation slipped in) and the focus on exactly the verified password field. And
+	// before anything is typed into it: Chromium must never save what the field will hold
+	// with the history entry (Blink's form state, which a back step restores into a document
+	// the taint does not know, and which goes into the profile's Sessions/ files); a
+	// one-time code field is a text field, so that would be the code.
+	if err := h.readyToType(ctx, b, s, pw, st.document, "password", true); err != nil {
 		return false, err
 	}
 	if err := h.sameListener(credOrigin, listener); err != nil {
@@ -905,13 +900,8 @@ func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snap
 	// Bounded: a page with a navigation under way answers no fixed function until it ends.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if now, err := h.documentID(ctx, b, s); err != nil {
-		if nerr := navUnderWay(s, what); nerr != nil {
-			return nerr
-		}
+	if err := h.sameDocument(ctx, b, s, document, what); err != nil {
 		return err
-	} else if now != document {
-		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the %s was being typed", what)
 	}
 	focused, err := h.callFixed(ctx, b, s, t.BackendNodeID, t.FrameID, fnFocused)
 	if err != nil {
@@ -921,7 +911,65 @@ func (h *Host) focusedOn(ctx context.Context, b *cdp.Browser, s *session, t snap
 		return err
 	}
 	if !focused {
-		return wire.Errorf(wire.CodeDocumentChanged, "the focus is not on the verified %s field; nothing more was typed or submitted", what)
+		return errNotFocused(what)
+	}
+	return nil
+}
+
+// readyToType gives the page and the field t the focus, then checks, as focusedOn does, the document and
+// that the field has the focus, and selects its content, so that what is typed replaces it:
+// one fixed function (fnTypeReady), which with noSave first marks the field
+// autocomplete=off. what names the field.
+func (h *Host) readyToType(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document, what string, noSave bool) error {
+	// The page's window must have the focus for its document to have it: a page the browser
+	// opened at launch starts without it (input events, such as a select-all, would give it).
+	if err := b.Call(ctx, s.sid, "Page.bringToFront", nil, nil); err != nil {
+		return h.browserErr(err)
+	}
+	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
+		return h.nodeErr(err)
+	}
+	if err := navUnderWay(s, what); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := h.sameDocument(ctx, b, s, document, what); err != nil {
+		return err
+	}
+	var status string
+	if err := h.callFixedWith(ctx, b, s, t.BackendNodeID, t.FrameID, fnTypeReady, []any{noSave}, &status); err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
+		return err
+	}
+	switch status {
+	case "ok":
+		return nil
+	case "no_save":
+		return wire.Errorf(wire.CodeDocumentChanged, "the field did not take autocomplete=off; nothing was typed")
+	default:
+		return errNotFocused(what)
+	}
+}
+
+func errNotFocused(what string) error {
+	return wire.Errorf(wire.CodeDocumentChanged, "the focus is not on the verified %s field; nothing more was typed or submitted", what)
+}
+
+// sameDocument checks that the main frame still shows document (DOCUMENT_CHANGED when it
+// navigated; a navigation under way is said so). what names the field being typed.
+func (h *Host) sameDocument(ctx context.Context, b *cdp.Browser, s *session, document, what string) error {
+	now, err := h.documentID(ctx, b, s)
+	if err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
+		return err
+	}
+	if now != document {
+		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the %s was being typed", what)
 	}
 	return nil
 }
@@ -980,16 +1028,7 @@ func selectAll(ctx context.Context, b *cdp.Browser, s *session) error {
 // checks as the password: the focus on exactly t (not a frame that took it) right before and
 // after typing.
 func (h *Host) typeAccount(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, document, account string) error {
-	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
-		return h.nodeErr(err)
-	}
-	if err := selectAll(ctx, b, s); err != nil {
-		return h.browserErr(err)
-	}
-	if err := navUnderWay(s, "account"); err != nil {
-		return err
-	}
-	if err := h.focusedOn(ctx, b, s, t, document, "account"); err != nil {
+	if err := h.readyToType(ctx, b, s, t, document, "account", false); err != nil {
 		return err
 	}
 	if err := b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": account}, nil); err != nil {
@@ -1169,7 +1208,7 @@ func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *s
 	if err := look.ask(); err != nil {
 		return err
 	}
-	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
+	rel, secret, err := h.release(ctx, look.intact, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
 		Purpose: brokerapi.PurposeCode, Path: loginPath, Field: fieldLabel(st.outline, form.Password)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {

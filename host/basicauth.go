@@ -248,7 +248,7 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	if err := look.ask(); err != nil {
 		return err
 	}
-	rel, secret, err := h.release(ctx, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
+	rel, secret, err := h.release(ctx, look.intact, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
 		Purpose: brokerapi.PurposeBasic, Path: pathQuery(seen.url), Field: bound(realm, brokerapi.MaxField)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {

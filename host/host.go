@@ -165,6 +165,8 @@ type session struct {
 	// typedEntry is the id of the history entry the session showed when the host began an
 	// attempt that types a secret (0: none), for forgetSubmission.
 	typedEntry int
+	// world is where the host's fixed functions run (taint.go).
+	world fixedWorld
 }
 
 // setTarget sets the session's page target (s.mu held, or the session not yet routed).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/headless-dev/headless/host/cdp"
@@ -120,15 +121,17 @@ func callerGone(ctx context.Context) bool {
 }
 
 // release has brokerd release what p names (the person is asked), on a broker connection of
-// its own so that the host's other broker calls are not queued behind the prompt. The agent
+// its own so that the host's other broker calls are not queued behind the prompt. First the
+// browser's processes must be intact: the look intact started ahead (checkAhead) when it is
+// fresh, else one taken now (intact may be nil). The agent
 // chain and the client label are filled in from ctx. A context that ended while the person was
 // asked is withdrawn(ctx), whatever brokerd answered: nothing may be typed. The caller zeroes
 // the secret (also on error).
-func (h *Host) release(ctx context.Context, p brokerapi.ReleaseParams) (brokerapi.Released, []byte, error) {
+func (h *Host) release(ctx context.Context, intact *intactCheck, p brokerapi.ReleaseParams) (brokerapi.Released, []byte, error) {
 	if h.o.Broker == nil {
 		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	}
-	if err := h.browserIntact("nothing was asked for or released", true); err != nil {
+	if err := intact.result(h); err != nil {
 		return brokerapi.Released{}, nil, err
 	}
 	rc, err := h.o.Broker(ctx)
@@ -166,6 +169,52 @@ var errStopping = wire.SentinelHint(wire.CodeHostUnavail, "the browser host is s
 // asked (the caller never reads it; the log does).
 var errWithdrawn = wire.SentinelHint(wire.CodeCancelled, "the sign-in was withdrawn by its caller while the person was asked; nothing was typed",
 	"ask again when you still need to sign in")
+
+// intactCheck is a look at the browser's processes (browserIntact, with their mappings) for a
+// release, started ahead of it (checkAhead) so that it runs while the sign-in reads the page.
+type intactCheck struct {
+	nothing string
+	done    chan struct{}
+	err     error
+	at      time.Time // when it ended
+}
+
+// intactFresh is how old a look ahead may be at the release; an older one is taken again.
+const intactFresh = time.Second
+
+// checkAhead starts a look at the browser's processes for a release to come; nothing is the
+// end of its error's message (what was not done).
+func (h *Host) checkAhead(nothing string) *intactCheck {
+	c := &intactCheck{nothing: nothing, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.err = h.browserIntact(nothing, true)
+		c.at = time.Now()
+	}()
+	return c
+}
+
+// result is the look's answer for a release now: the one started ahead if it is fresh, else
+// (nil c, or an old look) one taken now.
+func (c *intactCheck) result(h *Host) error {
+	if c == nil {
+		return h.browserIntact("nothing was asked for or released", true)
+	}
+	<-c.done // a walk of /proc: it ends by itself
+	if c.err != nil || time.Since(c.at) <= intactFresh {
+		return c.err
+	}
+	return h.browserIntact(c.nothing, true)
+}
+
+// failed is the look's error once it ended (nil for a nil c).
+func (c *intactCheck) failed() error {
+	if c == nil {
+		return nil
+	}
+	<-c.done
+	return c.err
+}
 
 // browserIntact is asked right before every release, and again right before anything is
 // typed (checkBrowser): no process of the browser may have memory the user's processes can

@@ -231,6 +231,22 @@ const (
 	// fnFocused: the node is connected, its document has the focus and the node is its
 	// focused element (checked right before and after typing into it).
 	fnFocused = "function() { return this.isConnected && this.ownerDocument.hasFocus() && this.ownerDocument.activeElement === this; }"
+	// fnTypeReady: right before the host types into a field it gave the focus: with noSave
+	// (the call's one argument) mark it autocomplete=off first, before a secret is typed into
+	// it (Blink then never saves its value into the history entry's form state, restored by
+	// a back step, written to the profile's session files; "no_save" when the mark does not
+	// hold); then, if the field is connected and is its focused document's focused element
+	// (as fnFocused; else "not_focused"), select its content, so that what is typed replaces
+	// it, and answer "ok".
+	fnTypeReady = `function(noSave) {
+  if (noSave) {
+    this.setAttribute("autocomplete", "off");
+    if (this.getAttribute("autocomplete") !== "off") { return "no_save"; }
+  }
+  if (!(this.isConnected && this.ownerDocument.hasFocus() && this.ownerDocument.activeElement === this)) { return "not_focused"; }
+  this.select();
+  return "ok";
+}`
 	// fnEmpty: mark the field autocomplete=off (Chromium then never saves what it holds into
 	// history or session restore data), empty it with input and change events if it holds a
 	// value, and say whether it is empty.
@@ -242,13 +258,6 @@ const (
     this.dispatchEvent(new Event("change", {bubbles: true}));
   }
   return this.value === "";
-}`
-	// fnNoSave: mark the field autocomplete=off before a secret is typed into it: Blink then
-	// never saves its value into the history entry's form state (restored by a back step,
-	// written to the profile's session files), and say whether the mark holds.
-	fnNoSave = `function() {
-  this.setAttribute("autocomplete", "off");
-  return this.getAttribute("autocomplete") === "off";
 }`
 	// fnForgetPost: on a document, replace its history entry by itself (same URL and state):
 	// what the entry held of the form submission that loaded it (its body) is gone, so no
@@ -299,7 +308,12 @@ func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int
 
 // callFixedWith is callFixed with arguments (JSON values passed to fn as call arguments, never
 // spliced into its source) and fn's returned value decoded into out. A function that threw
-// is an error.
+// is an error. s.mu is held.
+//
+// The isolated world and the node's remote object are kept for the session's next calls in the
+// same frame (fixedWorld): a navigation destroys the world, and a call that fails in a kept one
+// is made once more in a new world, so what a kept world saves is two round trips a call,
+// never a check.
 func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id int64, frame, fn string, args []any, out any) error {
 	if frame == "" {
 		doc, err := h.documentID(ctx, b, s)
@@ -308,21 +322,7 @@ func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id
 		}
 		frame, _, _ = strings.Cut(doc, "/")
 	}
-	var world struct {
-		ID int `json:"executionContextId"`
-	}
-	if err := b.Call(ctx, s.sid, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": "headless-check"}, &world); err != nil {
-		return h.browserErr(err)
-	}
-	var node struct {
-		Object struct {
-			ObjectID string `json:"objectId"`
-		} `json:"object"`
-	}
-	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": world.ID}, &node); err != nil {
-		return h.nodeErr(err)
-	}
-	call := map[string]any{"objectId": node.Object.ObjectID, "functionDeclaration": fn, "returnByValue": true}
+	call := map[string]any{"functionDeclaration": fn, "returnByValue": true}
 	if len(args) > 0 {
 		cargs := make([]map[string]any, len(args))
 		for i, a := range args {
@@ -336,8 +336,23 @@ func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id
 		} `json:"result"`
 		Exception *struct{} `json:"exceptionDetails"`
 	}
-	if err := b.Call(ctx, s.sid, "Runtime.callFunctionOn", call, &r); err != nil {
-		return h.browserErr(err)
+	for kept := s.world.in(s.sid, frame); ; kept = false {
+		obj, err := h.fixedObject(ctx, b, s, id, frame)
+		if err == nil {
+			call["objectId"] = obj
+			err = b.Call(ctx, s.sid, "Runtime.callFunctionOn", call, &r)
+			if err != nil {
+				err = h.browserErr(err)
+			}
+		}
+		if err != nil {
+			s.world = fixedWorld{}
+			if kept && b.SessionErr(s.sid) == nil && ctx.Err() == nil {
+				continue // the kept world may have gone with a navigation: once more, new
+			}
+			return err
+		}
+		break
 	}
 	if r.Exception != nil {
 		return errors.New("a fixed function of the host threw")
@@ -349,6 +364,55 @@ func (h *Host) callFixedWith(ctx context.Context, b *cdp.Browser, s *session, id
 		return fmt.Errorf("a fixed function's result: %w", err)
 	}
 	return nil
+}
+
+// fixedWorld is the isolated world in which the host's fixed functions last ran on a session's
+// page (its target session and frame, and the execution context) and the remote objects of the
+// nodes resolved there. Guarded by the session's verb lock. The page's scripts cannot reach
+// it; the host's own functions change nothing in it.
+type fixedWorld struct {
+	sid, frame string
+	context    int
+	nodes      map[int64]string // backend node id → remote object id
+}
+
+// maxWorldNodes bounds the objects a kept world remembers.
+const maxWorldNodes = 64
+
+// in reports whether the world is kept for frame of the page sid.
+func (w *fixedWorld) in(sid, frame string) bool {
+	return w.context != 0 && w.sid == sid && w.frame == frame
+}
+
+// fixedObject is the remote object of backend node id in the session's isolated world of
+// frame: the kept ones when they are of that frame, else a new world is made.
+func (h *Host) fixedObject(ctx context.Context, b *cdp.Browser, s *session, id int64, frame string) (string, error) {
+	w := &s.world
+	if !w.in(s.sid, frame) {
+		var world struct {
+			ID int `json:"executionContextId"`
+		}
+		if err := b.Call(ctx, s.sid, "Page.createIsolatedWorld", map[string]any{"frameId": frame, "worldName": "headless-check"}, &world); err != nil {
+			return "", h.browserErr(err)
+		}
+		*w = fixedWorld{sid: s.sid, frame: frame, context: world.ID, nodes: map[int64]string{}}
+	}
+	if obj, ok := w.nodes[id]; ok {
+		return obj, nil
+	}
+	var node struct {
+		Object struct {
+			ObjectID string `json:"objectId"`
+		} `json:"object"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.resolveNode", map[string]any{"backendNodeId": id, "executionContextId": w.context}, &node); err != nil {
+		return "", h.nodeErr(err)
+	}
+	if len(w.nodes) >= maxWorldNodes {
+		clear(w.nodes)
+	}
+	w.nodes[id] = node.Object.ObjectID
+	return node.Object.ObjectID, nil
 }
 
 // endAttempt runs after every attempt that typed a secret (whatever its outcome): if the page
