@@ -200,15 +200,29 @@ func (h *Host) centre(ctx context.Context, b *cdp.Browser, s *session, t snapsho
 	return x, y, nil
 }
 
-// pageResult is result plus auth_required when the page holds a login form.
+// pageResult is result plus auth_required when the page holds a login form. The two looks
+// are asked at once: right after a load the browser answers its first calls late, and the
+// second waited for the first.
 func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (PageResult, error) {
-	r, err := h.result(ctx, b, s)
-	if err != nil {
-		return r, err
+	type res struct {
+		r   PageResult
+		err error
 	}
-	if r.AuthRequired, err = h.authRequired(ctx, b, s); err != nil {
+	rc := make(chan res, 1)
+	go func() {
+		r, err := h.result(ctx, b, s)
+		rc <- res{r, err}
+	}()
+	ar, err := h.authRequired(ctx, b, s)
+	got := <-rc
+	r := got.r
+	if got.err != nil {
+		return r, got.err
+	}
+	if err != nil {
 		return PageResult{}, err
 	}
+	r.AuthRequired = ar
 	if r.AuthRequired == nil {
 		r.AuthRequired = h.basicAuthRequired(ctx, b, s)
 	}
