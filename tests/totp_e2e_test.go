@@ -304,7 +304,7 @@ func newSeed(t testing.TB) (*totp.Key, string) {
 }
 
 // mfaEnroll enrolls through the CLI on a real pty: the password twice, then (with uri) the seed.
-func mfaEnroll(t *testing.T, e *env, origin, alias, account, password, uri string) {
+func mfaEnroll(t testing.TB, e *env, origin, alias, account, password, uri string) {
 	t.Helper()
 	steps := []step{{"Password for", password + "\n"}, {"Repeat the password", password + "\n"}}
 	args := []string{"credentials", "add", "--origin", origin, "--account", account, "--alias", alias, "--json"}

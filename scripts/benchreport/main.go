@@ -230,6 +230,8 @@ var specs = []spec{
 		base: [][2]string{{"BenchmarkBaselineStopStart", "p50-ms"}}, baseLabel: "stop + start"},
 	{id: "alias_login_p50", label: "alias login, p50", unit: "ms", better: "lower", bench: "BenchmarkAliasLogin", metric: "p50-ms",
 		base: [][2]string{{"BenchmarkPlaywrightLogin", "p50-ms"}}, baseLabel: "Playwright typing the plaintext password", goalRatio: 0.7},
+	{id: "totp_step_p50", label: "a TOTP code step added to a sign-in, p50", unit: "ms", better: "lower", bench: "BenchmarkTOTPStep", metric: "with-p50-ms",
+		base: [][2]string{{"BenchmarkTOTPStep", "without-p50-ms"}}, baseLabel: "the same site's password-only sign-in, interleaved", diff: true, goalValue: 200},
 	{id: "alias_login_p99", label: "alias login, p99", unit: "ms", better: "lower", bench: "BenchmarkAliasLogin", metric: "p99-ms",
 		base: [][2]string{{"BenchmarkPlaywrightLogin", "p99-ms"}}, baseLabel: "Playwright typing the plaintext password"},
 	{id: "concurrent32_p50", label: "32 concurrent alias logins (8 isolated), p50", unit: "ms", better: "lower", bench: "BenchmarkConcurrentLogins32", metric: "p50-ms",
@@ -326,7 +328,7 @@ func Build(res Results, quick bool) Report {
 		}
 		if s.goalValue > 0 {
 			fig.GoalValue = fp(s.goalValue)
-			met := v <= s.goalValue
+			met := fig.Value <= s.goalValue // the overhead, for a diff figure
 			fig.Met = &met
 		}
 		rep.Figures = append(rep.Figures, fig)
