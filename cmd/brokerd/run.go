@@ -35,6 +35,7 @@ import (
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/internal/xdg"
+	"github.com/headless-dev/headless/vault"
 )
 
 const usage = `brokerd — the headless credential broker (one per user)
@@ -175,11 +176,27 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	// The host, and the shim the pinentry runs through: the headless installed beside brokerd.
 	hostProgram := filepath.Join(filepath.Dir(self), "headless")
-	store, prov, closeStore := openVault(ctx, cfg, index, getenv, log)
-	defer closeStore()
-	if prov == nil {
-		if prov, err = newProvider(cfg, stdin, getenv, *auto, hostProgram); err != nil {
-			return fatal(wire.CodeConfigInvalid, "%v", err)
+	// Finding the Secret Service and choosing the keyring's provider takes a connection and
+	// a few calls: when the config leaves that to brokerd, or names the secret-service
+	// provider, brokerd answers meanwhile (it can start the host), and every other request
+	// waits for it (Server.Pending). The other providers are known from the config alone.
+	var (
+		store      vault.Store
+		prov       presence.Provider
+		closeStore = func() {}
+		pending    chan struct{}
+	)
+	switch cfg.Presence.Provider {
+	case config.ProviderAuto, config.ProviderSecretService:
+		pending = make(chan struct{})
+		defer func() { <-pending; closeStore() }()
+	default:
+		store, prov, closeStore = openVault(ctx, cfg, index, getenv, log)
+		defer closeStore()
+		if prov == nil {
+			if prov, err = newProvider(cfg, stdin, getenv, *auto, hostProgram); err != nil {
+				return fatal(wire.CodeConfigInvalid, "%v", err)
+			}
 		}
 	}
 	// No secret goes through a brokerd the kernel did not give its group: only such a brokerd
@@ -218,20 +235,6 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return 1
 	}
 	defer auditLog.Close()
-	// A brokerd killed or stopped inside a release's window leaves the keyring unlocked, and
-	// its unlock is not per caller: lock it before anything else, and say so.
-	if ss, ok := prov.(*presence.SecretService); ok {
-		if was, err := ss.LockIfUnlocked(ctx); err != nil {
-			log.Warn("could not check or lock the headless keyring at start", "err", err)
-		} else if was {
-			const what = "the headless keyring was unlocked when brokerd started (a brokerd stopped or killed during a release, or another program unlocked it): locked it"
-			log.Warn(what)
-			fmt.Fprintf(stderr, "brokerd: warning: %s\n", what)
-			if err := auditLog.Append(audit.Record{Op: "lock", Decision: "ok", Provider: prov.Name(), Detail: what}); err != nil {
-				log.Error("audit append failed", "op", "lock", "err", err)
-			}
-		}
-	}
 
 	// The socket appears only once everything behind it is ready. Under systemd socket
 	// activation (brokerd.socket) the socket is inherited instead, checked, and left to
@@ -262,6 +265,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	srv := &broker.Server{
 		Vault:      store,
 		Presence:   prov,
+		Pending:    pending,
 		Challenges: challenge.New(challenge.Options{TTL: cfg.ChallengeTTL()}),
 		Log:        log,
 		Version:    version.String(),
@@ -277,15 +281,57 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Untrusted: untrusted,
 		Paths:     paths,
 	}
-	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", prov.Name(), "config", cfgPath,
+	if pending != nil {
+		go func() {
+			defer close(pending)
+			var p presence.Provider
+			srv.Vault, p, closeStore = openVault(ctx, cfg, index, getenv, log)
+			if p == nil { // auto without a keyring and a prompter, or an unreachable service
+				var err error
+				if p, err = newProvider(cfg, stdin, getenv, *auto, hostProgram); err != nil {
+					p = presence.Unavailable{Provider: cfg.Presence.Provider, Reason: err.Error()}
+				}
+			}
+			srv.Presence = p
+			lockAtStart(ctx, p, auditLog, log, stderr)
+			log.Info("presence", "provider", p.Name())
+		}()
+	} else {
+		lockAtStart(ctx, prov, auditLog, log, stderr)
+	}
+	presenceName := "being chosen"
+	if prov != nil {
+		presenceName = prov.Name()
+	}
+	log.Info("started", "pid", os.Getpid(), "version", srv.Version, "socket", sockPath, "presence", presenceName, "config", cfgPath,
 		"started_by", started, "host_program", hostProgram)
-	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), prov.Name())
+	fmt.Fprintf(stderr, "brokerd: listening on %s (pid %d, presence %s)\n", sockPath, os.Getpid(), presenceName)
 	if err := srv.Serve(ctx, l, layout.UID); err != nil {
 		log.Error("serve", "err", err)
 		return fail(wire.CodeInternal, "%v", err)
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// lockAtStart locks the keyring of the secret-service provider when it is unlocked, and says
+// so: a brokerd killed or stopped inside a release's window leaves it unlocked, and its unlock
+// is not per caller.
+func lockAtStart(ctx context.Context, prov presence.Provider, auditLog *audit.Log, log *slog.Logger, stderr io.Writer) {
+	ss, ok := prov.(*presence.SecretService)
+	if !ok {
+		return
+	}
+	if was, err := ss.LockIfUnlocked(ctx); err != nil {
+		log.Warn("could not check or lock the headless keyring at start", "err", err)
+	} else if was {
+		const what = "the headless keyring was unlocked when brokerd started (a brokerd stopped or killed during a release, or another program unlocked it): locked it"
+		log.Warn(what)
+		fmt.Fprintf(stderr, "brokerd: warning: %s\n", what)
+		if err := auditLog.Append(audit.Record{Op: "lock", Decision: "ok", Provider: prov.Name(), Detail: what}); err != nil {
+			log.Error("audit append failed", "op", "lock", "err", err)
+		}
+	}
 }
 
 // newProvider builds the configured presence provider. Only the config file chooses it, and

@@ -109,10 +109,15 @@ type Peer = rpc.Peer
 // VaultTimeout bounds every vault call made for one request.
 const VaultTimeout = 30 * time.Second
 
-// Server is brokerd's request handler. Fields must be set before use.
+// Server is brokerd's request handler. Fields must be set before use, but for Vault and
+// Presence when Pending is set.
 type Server struct {
-	Vault      vault.Store
-	Presence   presence.Provider
+	Vault    vault.Store
+	Presence presence.Provider
+	// Pending, when set, is closed once Vault and Presence are set (brokerd finds its Secret
+	// Service while it already answers): every request but host.start, host.hello and ping
+	// waits for it first.
+	Pending    <-chan struct{}
 	Challenges *challenge.Registry
 	Log        *slog.Logger
 	Version    string
@@ -340,6 +345,13 @@ var errStopping = wire.SentinelHint(wire.CodeBrokerUnavail, "brokerd is stopping
 // a write that needs the keyring's prompt) is bounded by the presence timeout plus this bound
 // on each vault call (see release and write).
 func (s *Server) requestContext(ctx context.Context, method string) (context.Context, context.CancelFunc) {
+	switch method {
+	case brokerapi.MethodHostStart, brokerapi.MethodHostHello, brokerapi.MethodPing:
+	default:
+		if s.Pending != nil {
+			<-s.Pending // the Secret Service's look ends within its own bound
+		}
+	}
 	if method == brokerapi.MethodRelease || method == brokerapi.MethodHostStart || s.prompts(method) {
 		return ctx, func() {}
 	}

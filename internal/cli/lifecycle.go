@@ -86,15 +86,27 @@ func (c *cmd) ensureStarted(ctx context.Context, progress bool, allow []string) 
 		return startResult{}, err
 	}
 	defer b.Close()
-	v, err := b.Version(ctx)
-	if err != nil {
-		return startResult{}, err
-	}
-	if v.HostPID == 0 && progress {
-		fmt.Fprintln(c.env.Stderr, "starting the browser host…")
+	// host.start first: brokerd answers it while it still looks for the Secret Service, and
+	// version waits for that look. A running host answers at once; one that has to start is
+	// said so when it takes a while.
+	if progress {
+		done, said := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(said)
+			select {
+			case <-time.After(startProgressAfter):
+				fmt.Fprintln(c.env.Stderr, "starting the browser host…")
+			case <-done:
+			}
+		}()
+		defer func() { close(done); <-said }()
 	}
 	var hs brokerapi.HostStartResult
 	if err := b.Call(ctx, brokerapi.MethodHostStart, brokerapi.HostStartParams{Allow: allow}, &hs); err != nil {
+		return startResult{}, err
+	}
+	v, err := b.Version(ctx)
+	if err != nil {
 		return startResult{}, err
 	}
 	var ready control.Ready
@@ -103,6 +115,10 @@ func (c *cmd) ensureStarted(ctx context.Context, progress bool, allow []string) 
 	}
 	return startResult{Started: hs.Status != "running", Host: &ready, BrokerPID: v.PID}, nil
 }
+
+// startProgressAfter is how long a start runs before it says on a terminal that the host is
+// starting.
+const startProgressAfter = 200 * time.Millisecond
 
 // stopResult is what 'headless stop' did.
 type stopResult struct {
