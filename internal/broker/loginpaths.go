@@ -15,11 +15,13 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/procstat"
@@ -91,6 +93,8 @@ const (
 	maxPathsFile    = 1 << 20 // bytes of login-paths.json
 	maxPathEntries  = vault.MaxList
 	loginPathsName  = "login-paths.json"
+	loginPathsLock  = "login-paths.lock" // taken around every change of the file
+	pathsLockWait   = 10 * time.Second
 	pathsFileFormat = 1
 )
 
@@ -160,6 +164,17 @@ func (lp *LoginPaths) entries() ([]pathEntry, error) {
 func (lp *LoginPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
+	// Another brokerd of the user (another runtime dir) may change the file too: its read,
+	// change and write are one step under a lock a crash releases, or one would lose the
+	// other's change.
+	if err := lp.checkDir(); err != nil {
+		return err
+	}
+	unlock, err := lockfile.Wait(filepath.Join(lp.dir, loginPathsLock), pathsLockWait)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errPathsUnusable, err)
+	}
+	defer unlock()
 	es, err := lp.load()
 	if err != nil {
 		return err

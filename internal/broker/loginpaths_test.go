@@ -482,3 +482,42 @@ func TestOldLearnedPathsAreNotKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginPathsTwoBrokerds: two brokerds of one user (two runtime dirs) keep the same file;
+// their changes, made at once, are all kept (each read, change and write is one step under
+// the file's lock).
+func TestLoginPathsTwoBrokerds(t *testing.T) {
+	root := t.TempDir()
+	books := make([]*LoginPaths, 2)
+	for i := range books {
+		lp, err := OpenLoginPaths(root, os.Getuid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		books[i] = lp
+	}
+	const each = 25
+	errs := make(chan error, 2*each)
+	done := make(chan struct{})
+	for i, lp := range books {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range each {
+				_, err := learnPath(lp, "https://example.test", fmt.Sprintf("a%d-%d", i, j), "acct", "/login", false)
+				errs <- err
+			}
+		}()
+	}
+	<-done
+	<-done
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := books[0].entries()
+	if err != nil || len(es) != 2*each {
+		t.Fatalf("%d entries after %d learned by two brokerds at once (%v), want all of them", len(es), 2*each, err)
+	}
+}
