@@ -181,16 +181,20 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	// provider, brokerd answers meanwhile (it can start the host), and every other request
 	// waits for it (Server.Pending). The other providers are known from the config alone.
 	var (
-		store      vault.Store
-		prov       presence.Provider
-		closeStore = func() {}
-		pending    chan struct{}
+		store   vault.Store
+		prov    presence.Provider
+		look    *vaultLook // the look for the Secret Service, when it runs meanwhile
+		pending chan struct{}
 	)
 	switch cfg.Presence.Provider {
 	case config.ProviderAuto, config.ProviderSecretService:
+		look = lookForVault(ctx, cfg, index, getenv, log, func() (presence.Provider, error) {
+			return newProvider(cfg, stdin, getenv, *auto, hostProgram)
+		})
+		defer look.close()
 		pending = make(chan struct{})
-		defer func() { <-pending; closeStore() }()
 	default:
+		var closeStore func()
 		store, prov, closeStore = openVault(ctx, cfg, index, getenv, log)
 		defer closeStore()
 		if prov == nil {
@@ -281,20 +285,13 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Untrusted: untrusted,
 		Paths:     paths,
 	}
-	if pending != nil {
+	if look != nil {
 		go func() {
 			defer close(pending)
-			var p presence.Provider
-			srv.Vault, p, closeStore = openVault(ctx, cfg, index, getenv, log)
-			if p == nil { // auto without a keyring and a prompter, or an unreachable service
-				var err error
-				if p, err = newProvider(cfg, stdin, getenv, *auto, hostProgram); err != nil {
-					p = presence.Unavailable{Provider: cfg.Presence.Provider, Reason: err.Error()}
-				}
-			}
-			srv.Presence = p
-			lockAtStart(ctx, p, auditLog, log, stderr)
-			log.Info("presence", "provider", p.Name())
+			<-look.done
+			srv.Vault, srv.Presence = look.store, look.prov
+			lockAtStart(ctx, look.prov, auditLog, log, stderr)
+			log.Info("presence", "provider", look.prov.Name())
 		}()
 	} else {
 		lockAtStart(ctx, prov, auditLog, log, stderr)
@@ -312,6 +309,38 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// vaultLook is openVault run in the background: done is closed when store and prov are set.
+type vaultLook struct {
+	done       chan struct{}
+	store      vault.Store
+	prov       presence.Provider
+	closeStore func()
+}
+
+// lookForVault starts openVault; a look that finds no provider takes fallback's (the
+// configured choice's answer without a Secret Service: none, or unavailable).
+func lookForVault(ctx context.Context, cfg config.Config, index string, getenv func(string) string, log *slog.Logger, fallback func() (presence.Provider, error)) *vaultLook {
+	l := &vaultLook{done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		l.store, l.prov, l.closeStore = openVault(ctx, cfg, index, getenv, log)
+		if l.prov == nil {
+			p, err := fallback()
+			if err != nil {
+				p = presence.Unavailable{Provider: cfg.Presence.Provider, Reason: err.Error()}
+			}
+			l.prov = p
+		}
+	}()
+	return l
+}
+
+// close waits for the look (openVault is bounded) and closes what it opened.
+func (l *vaultLook) close() {
+	<-l.done
+	l.closeStore()
 }
 
 // lockAtStart locks the keyring of the secret-service provider when it is unlocked, and says
