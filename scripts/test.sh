@@ -5,41 +5,62 @@
 # REAL components: each test starts its own private D-Bus bus with gnome-keyring
 # (scripts/with-secret-service.sh). HEADLESS_REAL=1 makes a missing component a failure, never
 # a skip. Last, the Debian package is built, installed with apt and its /usr/bin/headless run
-# (scripts/deb-check.sh).
+# (scripts/deb-check.sh). The binaries are built once (scripts/build.sh): install.sh installs
+# that build, and the end-to-end tests run it (HEADLESS_E2E_BIN). Each phase says how long it
+# took, and a summary of them ends the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+began=$SECONDS
+phases=()
+# phase NAME: the previous phase ends, NAME begins.
+phase() {
+  if [ -n "${cur:-}" ]; then
+    echo "== $cur took $((SECONDS - cur_start)) s"
+    phases+=("$(printf '%6d s  %s' "$((SECONDS - cur_start))" "$cur")")
+  fi
+  cur=$1 cur_start=$SECONDS
+  [ -z "$cur" ] || echo "== $cur"
+}
+phase "dependencies (apt, Go)"
 scripts/install-deps.sh --test
 . scripts/goenv.sh
+tt=$(mktemp -d)
+trap 'rm -rf "$tt"' EXIT
+chmod 755 "$tt"
+phase "build (scripts/build.sh, once) and install (the root step)"
+scripts/build.sh "$tt/bin"
 # The root step of a source checkout: the groups, the seal key and set-gid binaries the
-# guarantees rest on (the tests install their own builds set-gid the same way, and run the
+# guarantees rest on (the tests install this same build set-gid the same way, and run the
 # threat as uid 65534).
-scripts/install.sh --yes
-export HEADLESS_REAL=1
+scripts/install.sh --yes --bin "$tt/bin"
+export HEADLESS_REAL=1 HEADLESS_E2E_BIN="$tt/bin"
 # Tests bring their own buses and runtime dirs; nothing from the caller's session leaks in.
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY
 
-echo "== gofmt"
+phase "gofmt"
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 [ -z "$bad" ] || { echo "not gofmt-formatted: $bad" >&2; exit 1; }
-echo "== go vet"
+phase "go vet"
 go vet ./...
-echo "== darwin build and vet (Keychain backend)"
+phase "darwin build and vet (Keychain backend)"
 GOOS=darwin go build ./...
 GOOS=darwin go vet ./...
-echo "== node modules of the independent MCP client (tests/mcpclient, pinned by its lockfile)"
+phase "node modules of the independent MCP client (tests/mcpclient, pinned by its lockfile)"
 command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the TypeScript MCP client test needs Node.js 18+ and npm (install-deps --test installs Debian's)" >&2; exit 1; }
 npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
-echo "== tests (race detector, real components)"
+phase "tests (race detector, real components)"
 # As go test prints it, then the ten slowest tests and the packages' wall times
-# (scripts/testtime reads go test -json; pipefail keeps go test's failure).
-tt=$(mktemp -d)
-trap 'rm -rf "$tt"' EXIT
+# (scripts/testtime reads go test -json; pipefail keeps go test's failure). The end-to-end
+# tests mostly wait (on Chromium, on timeouts they test): four run at once, each in a world
+# of its own (tests/harness_test.go, parallel).
 go build -o "$tt/testtime" ./scripts/testtime
-started=$SECONDS
-go test -race -count=1 -timeout 45m -json ./... | "$tt/testtime"
-echo "== tests took $((SECONDS - started)) s"
-echo "== short fuzzing of every parser of outside data (20000 inputs each)"
+go test -race -count=1 -parallel 4 -timeout 45m -json ./... | "$tt/testtime"
+phase "short fuzzing of every parser of outside data (20000 inputs each)"
 scripts/fuzz.sh 20000
-echo "== the Debian package: built with the pinned nfpm, installed with apt, /usr/bin/headless doctor and version"
+phase "the Debian package: built with the pinned nfpm, installed with apt, /usr/bin/headless doctor and version"
 scripts/deb-check.sh
+phase ""
+echo "== phases"
+printf '%s\n' "${phases[@]}"
+echo "== test.sh took $((SECONDS - began)) s"
 echo "test.sh: all passed"

@@ -71,6 +71,7 @@ func refOf(t *testing.T, e *env, text string) string {
 // says so with UNSAFE_NAVIGATION while the page stays where it was; subresources are not
 // filtered (a navigation policy, not a firewall).
 func TestNavigationAllowlistE2E(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	off := newReqLog(t, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<html><head><title>off-list</title></head><body>off the list</body></html>`)
@@ -257,6 +258,7 @@ func BenchmarkNavigationAllowlist(b *testing.B) {
 // navigation gate (both Fetch) work together: a sign-in on a listed origin completes, and a
 // navigation the page starts while the host types is still held and aborted.
 func TestSignInUnderAllowlist(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	hs := newHostileSite(t)
 	const account = "alice@example.test"

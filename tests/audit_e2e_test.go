@@ -17,6 +17,7 @@ import (
 // TestAuditLog: every add, release, denial and remove is recorded with the requester, the log
 // holds no secret, and editing it is detected by both verify commands.
 func TestAuditLog(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	approve, _ := presencetest.FakePinentry(t, "approve")
 	e.pinentryConfig(approve)
@@ -118,6 +119,7 @@ func TestAuditLog(t *testing.T) {
 // record, and both verifiers find the log intact. A whole line that is not a record is not a
 // crash's work: brokerd refuses to start and says so (AUDIT_TAMPERED in brokerd.log).
 func TestAuditTornRecordRecovered(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	canary := newCanary()
 	if r := e.addCredential("torn", "a@example.test", canary); r.code != 0 {

@@ -40,6 +40,7 @@ type auditVerifyResult struct {
 // 'audit verify' lists, naming the offset) and its bytes are kept beside the log; the log
 // verifies. At the end an edited byte in an early record is still AUDIT_TAMPERED.
 func TestKill9DuringAuditAppends(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	approve, _ := presencetest.FakePinentry(t, "approve")
 	e.pinentryConfig(approve)

@@ -85,6 +85,7 @@ type basicPage struct {
 // "failed"; a 401 from another origin framed in a page is never answered (not even offered);
 // the password appears on no surface.
 func TestBasicAuth(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	good, wrong, framedPW := newCanary(), newCanary(), newCanary()
 	site := newBasicSite(t, "staff", good)

@@ -70,6 +70,7 @@ func errCode(t *testing.T, r result) string {
 }
 
 func TestBrokerdFlags(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{noBus: true})
 	r := e.run("", "brokerd", "--version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "brokerd ") {
@@ -90,6 +91,7 @@ func TestBrokerdFlags(t *testing.T) {
 }
 
 func TestRuntimeDirAndSocketModes(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	b := e.startBrokerd()
 	fi, err := os.Stat(e.runDir())
@@ -117,6 +119,7 @@ func TestRuntimeDirAndSocketModes(t *testing.T) {
 }
 
 func TestStaleSocketIsReplacedOtherFilesAreNot(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	os.MkdirAll(e.runDir(), 0o700)
 	// A socket nobody listens on (a crashed brokerd's).
@@ -144,6 +147,7 @@ func TestStaleSocketIsReplacedOtherFilesAreNot(t *testing.T) {
 }
 
 func TestRuntimeDirOfAnotherUserIsRefused(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{noBus: true})
 	os.MkdirAll(e.runDir(), 0o700)
 	if err := os.Chown(e.runDir(), 65534, 65534); err != nil {
@@ -162,6 +166,7 @@ func TestRuntimeDirOfAnotherUserIsRefused(t *testing.T) {
 // TestEnrollListVerifyRemove is the main broker flow through the real CLI, a real pty, the
 // real keyring, and the scripted pinentry; then a canary sweep of every surface.
 func TestEnrollListVerifyRemove(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	program, plog := presencetest.FakePinentry(t, "approve")
 	e.pinentryConfig(program)
@@ -283,6 +288,7 @@ func TestEnrollListVerifyRemove(t *testing.T) {
 }
 
 func TestNoTTYNeverReadsStdin(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	canary := newCanary()
 	r := e.run(canary+"\n"+canary+"\n", "headless", "credentials", "add", "--origin", origin, "--account", "a", "--alias", "piped", "--json")
@@ -312,6 +318,7 @@ func TestNoTTYNeverReadsStdin(t *testing.T) {
 }
 
 func TestPresenceOutcomes(t *testing.T) {
+	parallel(t)
 	cases := []struct {
 		mode, want string
 	}{
@@ -353,6 +360,7 @@ func TestPresenceOutcomes(t *testing.T) {
 }
 
 func TestVaultLockedAndUnavailable(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	program, plog := presencetest.FakePinentry(t, "approve")
 	e.pinentryConfig(program)
@@ -409,6 +417,7 @@ func TestVaultLockedAndUnavailable(t *testing.T) {
 }
 
 func TestUnsafeConfigStopsBroker(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	p := e.writeConfig(`{"presence":{"provider":"none"}}`)
 	os.Chmod(p, 0o666)
@@ -431,6 +440,7 @@ func TestUnsafeConfigStopsBroker(t *testing.T) {
 // TestPendingPromptDoesNotBlockOtherClients holds a real release at the scripted pinentry and
 // checks that list, version and a challenge through other processes answer meanwhile.
 func TestPendingPromptDoesNotBlockOtherClients(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	program, plog := presencetest.FakePinentry(t, "gate")
 	e.writeConfig(`{"presence":{"provider":"pinentry","program":"` + program + `","timeout_seconds":60}}`)
@@ -486,6 +496,7 @@ func TestPendingPromptDoesNotBlockOtherClients(t *testing.T) {
 // TestDBusMonitorSeesNoPlaintext watches the private bus while a credential is added and
 // released through brokerd; the monitor must capture the traffic but never the password.
 func TestDBusMonitorSeesNoPlaintext(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	program, _ := presencetest.FakePinentry(t, "approve")
 	e.pinentryConfig(program)
@@ -530,6 +541,7 @@ func TestDBusMonitorSeesNoPlaintext(t *testing.T) {
 // TestConcurrentAutoStart starts several CLIs at once with no brokerd running: all succeed and
 // exactly one brokerd remains.
 func TestConcurrentAutoStart(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	const n = 6
 	results := make(chan result, n)

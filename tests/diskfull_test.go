@@ -198,6 +198,7 @@ func wantReleaseThenLearn(t *testing.T, lines [][]byte, alias string) []byte {
 // and verifies, brokerd and the host keep their pids, and the password is on no file and in
 // no output. With the filler removed the next login works and is audited.
 func TestDiskFullAuditLog(t *testing.T) {
+	parallel(t)
 	needMount(t)
 	e := newEnv(t, envOptions{})
 	program, plog := presencetest.FakePinentry(t, "approve")
@@ -353,6 +354,7 @@ func TestDiskFullAuditLog(t *testing.T) {
 // is audited, and brokerd keeps its pid. A remove is refused the same way with nothing removed.
 // With the filler removed the remove and the add work.
 func TestDiskFullCredentialsIndex(t *testing.T) {
+	parallel(t)
 	needMount(t)
 	e := newEnv(t, envOptions{})
 	pr := presencetest.StartPrompter(t, e.k.Addr, presencetest.SystemPrompterName, presencetest.Answer{Cancel: true})
@@ -445,6 +447,7 @@ func TestDiskFullCredentialsIndex(t *testing.T) {
 // file (the full profile included) and in no output. With the filler removed, stop and start
 // open the same profile (not moved aside) and it works.
 func TestDiskFullProfile(t *testing.T) {
+	parallel(t)
 	needMount(t)
 	e := newEnv(t, envOptions{})
 	program, _ := presencetest.FakePinentry(t, "approve")
@@ -519,6 +522,7 @@ func TestDiskFullProfile(t *testing.T) {
 // tmpfs) full: it fails NO_SPACE with a hint, leaves no half-made profile (no .profile.tmp-*),
 // and brokerd stays up; with the filler removed, start creates the profile.
 func TestDiskFullProfileCreate(t *testing.T) {
+	parallel(t)
 	needMount(t)
 	e := newEnv(t, envOptions{})
 	program, _ := presencetest.FakePinentry(t, "approve")

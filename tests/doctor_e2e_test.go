@@ -39,6 +39,7 @@ func tree(t *testing.T, root string) map[string]string {
 // a broken audit chain failing the report (exit 1), and nothing of the environment in what
 // it prints.
 func TestDoctorE2E(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	e.vars = append(e.vars, "DISPLAY=:4242")
 

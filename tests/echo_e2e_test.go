@@ -193,6 +193,7 @@ func (s *echoSite) userLocked(r *http.Request) string {
 }
 
 func TestSiteEchoes(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	site := newEchoSite(t)
 	const account, mfaAccount = "alice@example.test", "bob@example.test"

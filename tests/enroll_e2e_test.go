@@ -69,6 +69,7 @@ func noSecretIn(t *testing.T, where string, r result, secret string) {
 }
 
 func TestInteractiveLogin(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "enrol@example.test"
@@ -172,6 +173,7 @@ func TestInteractiveLogin(t *testing.T) {
 }
 
 func TestIsolatedStore(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "iso@example.test"

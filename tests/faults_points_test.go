@@ -50,6 +50,7 @@ import (
 // test's root (Chromium's profile after the SIGKILL, with the password typed into a field,
 // included) and in no output.
 func TestKill9AfterRelease(t *testing.T) {
+	parallel(t)
 	type kase struct {
 		point, victim string
 		code          string // the auth login's error code
@@ -253,6 +254,7 @@ func releasesAllowed(t *testing.T, e *env, alias string) int {
 // records, a sign-in with the first one succeeds, and no password (nor the keyring's) is on a
 // file under the test's root or in an output.
 func TestKill9DuringEnrollmentSave(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct{ provider, victim, code string }{
 		{"pinentry", "brokerd", "BROKER_UNAVAILABLE"},
 		{"pinentry", "host", ""},

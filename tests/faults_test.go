@@ -25,6 +25,7 @@ import (
 // password is on no file under the test's root (the durable profile after the SIGKILL
 // included) and in no output.
 func TestKill9WhilePresencePending(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		point, victim string
 		code          string // the auth login's error code
@@ -155,6 +156,7 @@ func TestKill9WhilePresencePending(t *testing.T) {
 // opens the durable profile (not moved aside), the vault keeps its record, the isolated
 // session and its store are gone, and the isolated password is on no file and in no output.
 func TestKill9DuringProfileClear(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct{ victim, code string }{
 		// The host follows brokerd by its lifeline: a clear it finishes first is done.
 		// brokerd killed: a clear that can no longer set aside its audit record is refused
@@ -300,6 +302,7 @@ func recoveredClean(t *testing.T, e *env, pw string) {
 // failed in 2 of 3 runs before). Three rounds; each says whether the old host was still alive
 // when start ran (the race the test is about).
 func TestStartRightAfterBrokerdKilled(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	approve, _ := presencetest.FakePinentry(t, "approve")
 	lsPresence(e, approve, 5)

@@ -376,6 +376,7 @@ func TestUndumpableAgainstSameUID(t *testing.T) {
 // they start; the marker never appears. The same preload into a dynamic program (/bin/true)
 // writes it, so the test can fail.
 func TestLDPreloadHasNoEffect(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	gcc := realtest.Binary(t, "gcc")
 	dir := t.TempDir()
@@ -437,6 +438,7 @@ __attribute__((constructor)) static void mark(void) {
 // person started uses its own environment. 'headless stop' stops the auto-started brokerd and
 // leaves the person's running, saying so.
 func TestPresenceDrawnWhereThePersonIs(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	e.vars = append(e.vars, "DISPLAY=:66", "WAYLAND_DISPLAY=wayland-agent", "XAUTHORITY=/tmp/agent-xauthority")
 	program, plog := presencetest.FakePinentry(t, "approve")
@@ -525,6 +527,7 @@ type stopResultJSON struct {
 // TestControlSocketFailureIsHostUnavailable: a host that dies in the middle of a call is
 // HOST_UNAVAILABLE with the host's hint, never BROKER_UNAVAILABLE ("start brokerd").
 func TestControlSocketFailureIsHostUnavailable(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	e.start(t)
 	host := e.hostStatus(t)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,11 @@ func TestMain(m *testing.M) {
 	if helper := os.Getenv(helperEnv); helper != "" {
 		os.Exit(runHelper(helper))
 	}
+	if os.Getenv(netnsSiteEnv) == "1" {
+		// TestNoUnrequestedTraffic's site, inside its network namespace: no binaries, no
+		// worlds of its own.
+		os.Exit(m.Run())
+	}
 	if filepath.Base(os.Args[0]) == chromiumWrap {
 		// A copy of this binary named as the config's Chromium (TestBoundaryUserChromium): it
 		// says that it ran, and does nothing else.
@@ -48,14 +54,18 @@ func TestMain(m *testing.M) {
 	}
 	ownBin := false
 	if dir := os.Getenv("HEADLESS_E2E_BIN"); realtest.Enabled() && dir != "" {
-		// Binaries built elsewhere by scripts/build.sh (another branch's, say): the tests run
-		// against those instead. brokerd trusts only a headless of its own build, so DIR must
-		// hold both, from one build.
+		// Binaries built elsewhere by scripts/build.sh (scripts/test.sh's one build, another
+		// branch's): the tests run against those instead, made set-gid as the install makes
+		// them. brokerd trusts only a headless of its own build, so DIR must hold both, from
+		// one build.
 		binDir = dir
 		for _, name := range []string{"brokerd", "headless"} {
 			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 				buildErr = fmt.Errorf("HEADLESS_E2E_BIN=%s: %v", dir, err)
 			}
+		}
+		if buildErr == nil {
+			buildErr = installSetGID(dir)
 		}
 	} else if realtest.Enabled() {
 		ownBin = true
@@ -75,17 +85,22 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	if binDir != "" {
-		if leaked := processesFrom(binDir); len(leaked) > 0 {
-			fmt.Fprintf(os.Stderr, "tests leaked processes: %v\n", leaked)
-			for _, p := range leaked {
-				syscall.Kill(p, syscall.SIGKILL)
-			}
-			code = 1
+	// What this process's worlds left running (never another test process's: the worlds of a
+	// test binary run inside TestNoUnrequestedTraffic's network namespace, or of a parallel run,
+	// share binDir), and anything of its own build.
+	leaked := worldProcesses()
+	if ownBin {
+		leaked = append(leaked, processesFrom(binDir)...)
+	}
+	if len(leaked) > 0 {
+		fmt.Fprintf(os.Stderr, "tests leaked processes: %v\n", leaked)
+		for _, p := range leaked {
+			syscall.Kill(p, syscall.SIGKILL)
 		}
-		if ownBin {
-			os.RemoveAll(binDir)
-		}
+		code = 1
+	}
+	if ownBin {
+		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }
@@ -183,6 +198,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, root: root, outputs: &bytes.Buffer{}}
+	worlds.mu.Lock()
+	worlds.roots = append(worlds.roots, root)
+	worlds.mu.Unlock()
 	if o.user {
 		e.cred = nobody
 		os.Chmod(root, 0o755)
@@ -207,6 +225,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 		e.vars = append(e.vars, "DBUS_SESSION_BUS_ADDRESS="+e.k.Addr)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			e.logTails()
+		}
 		if _, err := os.Stat(filepath.Join(e.runDir(), "control.sock")); err == nil {
 			e.run("", "headless", "stop", "--json")
 		}
@@ -227,9 +248,44 @@ func newEnv(t testing.TB, o envOptions) *env {
 	return e
 }
 
+// logTails logs the last lines of the env's brokerd.log and host.log (a failed test's world
+// is removed at its end; the logs hold no secret: TestLeakSweep sweeps them).
+func (e *env) logTails() {
+	for _, name := range []string{"brokerd.log", "host.log"} {
+		b, err := os.ReadFile(filepath.Join(e.runDir(), name))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		e.t.Logf("the last lines of %s:\n%s", name, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+	}
+}
+
 // leftovers lists live processes started for this env (they carry its root in their
 // environment: brokerd, the host, Chromium and its helpers).
-func (e *env) leftovers() []int {
+func (e *env) leftovers() []int { return processesOf([]string{e.root}) }
+
+// worlds are the roots of every env this process made.
+var worlds struct {
+	mu    sync.Mutex
+	roots []string
+}
+
+// worldProcesses lists the live processes of every env this process made.
+func worldProcesses() []int {
+	worlds.mu.Lock()
+	roots := slices.Clone(worlds.roots)
+	worlds.mu.Unlock()
+	return processesOf(roots)
+}
+
+// processesOf lists live processes of the envs at roots: their environment names an env's
+// runtime dir, or (Chromium overwrites its environment with its process title) their command
+// line names a path under an env's root (its profile and temp dirs).
+func processesOf(roots []string) []int {
+	if len(roots) == 0 {
+		return nil
+	}
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, d := range ents {
@@ -237,12 +293,13 @@ func (e *env) leftovers() []int {
 		if err != nil || pid == os.Getpid() || isZombie(pid) {
 			continue
 		}
-		// Chromium overwrites its environment with its process title, so look at the
-		// command line (its profile and temp dirs are under e.root) as well.
 		env, _ := os.ReadFile("/proc/" + d.Name() + "/environ")
 		cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
-		if bytes.Contains(env, []byte("XDG_RUNTIME_DIR="+filepath.Join(e.root, "run"))) || bytes.Contains(cmdline, []byte(e.root+"/")) {
-			pids = append(pids, pid)
+		for _, root := range roots {
+			if bytes.Contains(env, []byte("XDG_RUNTIME_DIR="+filepath.Join(root, "run")+"\x00")) || bytes.Contains(cmdline, []byte(root+"/")) {
+				pids = append(pids, pid)
+				break
+			}
 		}
 	}
 	return pids
@@ -265,7 +322,7 @@ func (e *env) brokerPID() int {
 // first stops the host it started (a graceful Browser.close, bounded by 30 s).
 func (e *env) stopBroker() {
 	pid := e.brokerPID()
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil || !e.runs(pid) {
 		return
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
@@ -276,6 +333,14 @@ func (e *env) stopBroker() {
 		e.t.Errorf("brokerd pid %d ignored SIGTERM for 35s", pid)
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
+}
+
+// runs reports whether pid is a process of this env (its environment names the env's runtime
+// dir): the lock file keeps the pid of a brokerd that exited, and with the other worlds
+// running beside this one (parallel), the pid may be another world's process by now.
+func (e *env) runs(pid int) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return err == nil && bytes.Contains(env, []byte("XDG_RUNTIME_DIR="+filepath.Join(e.root, "run")+"\x00"))
 }
 
 // isZombie reports whether pid has exited (a zombie, or gone).
@@ -520,3 +585,13 @@ func dialRaw(t testing.TB, path string) net.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// parallel runs t beside the other parallel tests (go test -parallel; scripts/test.sh sets
+// it): its world is its own (a private bus and keyring, runtime, config and data dirs, sites
+// on ports of their own), and brokerd keeps the one thing it shares with the other worlds of
+// root, the state dir's sign-in paths, under a lock. The tests that are not parallel run
+// first, one at a time: those that run the daemons as uid 65534 (every world of that uid
+// would see another's browser processes as strays of the headless group), those that measure
+// a bound in time (the stalls), and those that look at machine-wide places (the leak sweep of
+// /tmp and /dev/shm, the load test).
+func parallel(t *testing.T) { t.Parallel() }

@@ -89,6 +89,7 @@ func (o outline) ref(t *testing.T, kind, text string) string {
 }
 
 func TestStartIsIdempotentAndStatusReports(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	first := e.start(t)
 	if first["started"] != true {
@@ -143,6 +144,7 @@ func TestStartIsIdempotentAndStatusReports(t *testing.T) {
 }
 
 func TestVerbsAgainstLocalSite(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.fails(t, "HOST_UNAVAILABLE", "visit", srv.URL)
@@ -243,6 +245,7 @@ func TestVerbsAgainstLocalSite(t *testing.T) {
 }
 
 func TestDirectPasswordFillWhenAllowed(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	e.writeConfig(`{"allow_direct_password_fill": true}`)
 	srv := site(t)
@@ -254,6 +257,7 @@ func TestDirectPasswordFillWhenAllowed(t *testing.T) {
 }
 
 func TestIsolatedSessionsAreSeparate(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.start(t)
@@ -321,6 +325,7 @@ func TestIsolatedSessionsAreSeparate(t *testing.T) {
 }
 
 func TestTwoSessionsInParallel(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.start(t)
@@ -356,6 +361,7 @@ func TestTwoSessionsInParallel(t *testing.T) {
 }
 
 func TestControlSocketSurvivesGarbage(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	e.start(t)
 	c := dialRaw(t, filepath.Join(e.runDir(), "control.sock"))
@@ -374,6 +380,7 @@ func TestControlSocketSurvivesGarbage(t *testing.T) {
 // waits' callers hang up they give up at once (status counts them: queued_verbs), so new
 // commands queue in their places, the running wait still running, and the ninth is BUSY.
 func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	e.start(t)
 	sock := filepath.Join(e.runDir(), "control.sock")

@@ -257,6 +257,7 @@ func setVar(vars []string, key, value string) []string {
 }
 
 func TestCookiesAndStorageSurviveStopStart(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	v := randomValue()
@@ -271,6 +272,7 @@ func TestCookiesAndStorageSurviveStopStart(t *testing.T) {
 }
 
 func TestNoKeyringNoLaunchCookiesIntact(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	v := randomValue()
@@ -356,6 +358,7 @@ func TestNoKeyringNoLaunchCookiesIntact(t *testing.T) {
 // The keyring goes away under a running host, then Chromium dies: the host must not relaunch
 // Chromium on the durable profile without the key of its cookies.
 func TestNoKeyringNoRelaunchAfterCrash(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.profStart(t)
@@ -404,6 +407,7 @@ func TestNoKeyringNoRelaunchAfterCrash(t *testing.T) {
 }
 
 func TestSecondHostProfileLocked(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.profStart(t)
@@ -460,6 +464,7 @@ func TestSecondHostProfileLocked(t *testing.T) {
 // TestCorruptProfileMovedAside corrupts one file at a time of a profile Chromium wrote (one
 // env: each case starts from the replacement profile of the case before).
 func TestCorruptProfileMovedAside(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.profStart(t)
@@ -531,6 +536,7 @@ func TestCorruptProfileMovedAside(t *testing.T) {
 }
 
 func TestHostKill9Recovers(t *testing.T) {
+	parallel(t)
 	tmpBefore := chromiumTmp()
 	e := newEnv(t, envOptions{})
 	srv := site(t)
@@ -590,6 +596,7 @@ func hasSocket(pid int) bool { return len(socketInodes(pid)) > 0 }
 // TestChromiumKill9: kill -9 of Chromium → the host answers BROWSER_CRASHED and recovers on
 // the next command.
 func TestChromiumKill9(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name string
 		// crash kills Chromium (pid) and returns the result of the verb that meets the crash.
@@ -703,6 +710,7 @@ func listeningInodes(t *testing.T, pid int) map[string]bool {
 }
 
 func TestNoTCPListener(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.profStart(t)
@@ -743,6 +751,7 @@ func TestNoTCPListener(t *testing.T) {
 }
 
 func TestStopLeavesNothing(t *testing.T) {
+	parallel(t)
 	tmpBefore := chromiumTmp()
 	e := newEnv(t, envOptions{})
 	srv := site(t)

@@ -188,6 +188,7 @@ func (e *env) audit(t *testing.T) []auditRec {
 // refusal is audited with the script's process chain. The same script naming the host's
 // isolated session gets SESSION_UNKNOWN for list, add, remove and challenge.
 func TestRawBrokerClientGetsPeerNotHost(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	program, plog := presencetest.FakePinentry(t, "approve")
 	e.pinentryConfig(program)
@@ -294,6 +295,7 @@ func (e *env) handHost(t *testing.T, exe string, extra ...string) int {
 // dir, same uid, same binary — and get challenges, but every release is PEER_NOT_HOST; nobody
 // is prompted and the site receives nothing. The wrapper never sees a password either.
 func TestHandStartedHostsAreRefused(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"
@@ -361,6 +363,7 @@ func TestHandStartedHostsAreRefused(t *testing.T) {
 // another Chromium than brokerd's config names (the config was changed under brokerd), or a
 // configured Chromium that is a wrapper script: releases are PEER_NOT_HOST with the reason.
 func TestHostThatDoesNotRunAsConfiguredIsRefused(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"
@@ -407,6 +410,7 @@ func TestHostThatDoesNotRunAsConfiguredIsRefused(t *testing.T) {
 // (the site on 127.0.0.1, an attacker's lookalike page on [::1], which Chromium tries first) is
 // ORIGIN_AMBIGUOUS before anyone is asked, and the lookalike receives nothing.
 func TestLoopbackListeners(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"
@@ -487,6 +491,7 @@ func TestLoopbackListeners(t *testing.T) {
 // refuse to start and say why, and nothing is started; without it, brokerd starts the headless
 // beside it. (A copy or another build of headless set there is TestBoundaryForgedHost's.)
 func TestBrokerdStartsOnlyItsOwnHost(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	script := filepath.Join(e.root, "host.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nexec "+filepath.Join(binDir, "headless")+" \"$@\"\n"), 0o700)

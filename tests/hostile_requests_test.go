@@ -115,6 +115,7 @@ func serverEnds(t testing.TB, sock string) int {
 func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
 func TestHostileRequests(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	program, plog := presencetest.FakePinentry(t, "approve")
 	e.pinentryConfig(program)
@@ -490,6 +491,7 @@ func TestHostileRequests(t *testing.T) {
 // lifetime is the user-only config's challenge_ttl_seconds at its documented minimum (10 s);
 // the test waits it out. A fresh challenge then signs in.
 func TestHostileExpiredChallenge(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	program, plog := presencetest.FakePinentry(t, "approve")
 	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":5},"challenge_ttl_seconds":10}`, program))

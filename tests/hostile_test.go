@@ -25,6 +25,7 @@ import (
 )
 
 func TestHostileAgent(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	hs := newHostileSite(t)
 	const account = "alice@example.test"
@@ -551,6 +552,7 @@ func TestHostileAgent(t *testing.T) {
 // BROWSER_CRASHED within seconds (not after the CLI's two-minute deadline), and the session
 // works again afterwards.
 func TestRendererCrashAnswersFast(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	hs := newHostileSite(t)
 	e.start(t)

@@ -24,6 +24,7 @@ import (
 // configured Chromium is an ELF program of the user's that preloads a library of its own into
 // the real Chromium: the sign-in is BROWSER_TAMPERED, nobody is asked, nothing is typed.
 func TestForeignCodeInTheBrowserRefused(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	gcc := realtest.Binary(t, "gcc")
 	dir := t.TempDir()
@@ -76,6 +77,7 @@ int main(int argc, char **argv) { setenv("LD_PRELOAD", %q, 1); argv[0] = "/usr/l
 // is BROWSER_TAMPERED, nobody is asked, nothing is typed, the browser is killed, and the next
 // start works.
 func TestProfileSwapUnderTheBrowserRefused(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	canary := newCanary()

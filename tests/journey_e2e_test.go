@@ -120,6 +120,7 @@ func reservePlan(ls *loginSite, id string) jPlan {
 }
 
 func TestJourney(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"
@@ -692,6 +693,7 @@ func TestJourney(t *testing.T) {
 // (no path: no navigation), looks at nothing: no text, no screenshot, no assertion;
 // could_not_look SECRET_ON_PAGE.
 func TestJourneySecretOnPage(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	hs := newHostileSite(t)
 	const account = "alice@example.test"

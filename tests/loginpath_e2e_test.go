@@ -11,6 +11,7 @@ package tests
 // process the agent started says so in the prompt's first line.
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -64,6 +65,7 @@ document.addEventListener("input", function (e) {
 }
 
 func TestLoginPaths(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	site := newEchoSite(t)
 	sink := newAgentSink(t)
@@ -386,7 +388,12 @@ func TestLoginPaths(t *testing.T) {
 		}) {
 			t.Fatal("the detached server did not start")
 		}
-		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+		t.Cleanup(func() {
+			// Still the server (its environment names its port file), not a pid reused since.
+			if env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil && bytes.Contains(env, []byte(portFile)) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
 		origin := "http://127.0.0.1:" + strconv.Itoa(port)
 		approve2, approveLog2 := presencetest.FakePinentry(t, "approve")
 		e.ok(t, nil, "stop")

@@ -228,6 +228,7 @@ func pinentryRuns(t *testing.T, logFile string) (pids []int, confirms int) {
 // TestMCPPresenceUnavailable: a prompt that cannot be shown fails auth_login closed, with a
 // hint a person can act on, and nothing is typed.
 func TestMCPPresenceUnavailable(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	canary := newCanary()
@@ -254,6 +255,7 @@ func TestMCPPresenceUnavailable(t *testing.T) {
 }
 
 func TestMCP(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"

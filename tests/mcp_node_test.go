@@ -91,6 +91,7 @@ func runClientMJS(e *env, node, dir string, args ...string) (stdout, stderr *byt
 // client printed (its stdout, and its stderr, which carries every result the server sent and
 // the server's own stderr).
 func TestMCPTypeScriptClient(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	node, dir := nodePackage(t, filepath.Join("tests", "mcpclient"), "@modelcontextprotocol/sdk")
 	ls := newLoginSite(t)
@@ -163,6 +164,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 // person (issue 28: the default was 60 s, and the agent got -32001 at 64 s). The client sets
 // no timeout of its own. About 45 s.
 func TestMCPSlowPerson(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	node, dir := nodePackage(t, filepath.Join("tests", "mcpclient"), "@modelcontextprotocol/sdk")
 	ls := newLoginSite(t)

@@ -25,6 +25,7 @@ const netnsSiteEnv = "HEADLESS_TEST_NETNS_SITE"
 // network namespace: it reads the account's password from stdin, prints the site's origin,
 // and serves until stdin closes.
 func TestNetnsSiteHelper(t *testing.T) {
+	parallel(t)
 	if os.Getenv(netnsSiteEnv) != "1" {
 		t.Skip("run by TestNoUnrequestedTraffic inside its network namespace")
 	}
@@ -68,6 +69,7 @@ func sent(t *testing.T, ns string) int {
 // 30: while idle, Chromium resolved names and probed [2001:4860:4860::8888]:443 despite
 // --disable-background-networking). The sink is shown to count a packet first.
 func TestNoUnrequestedTraffic(t *testing.T) {
+	parallel(t)
 	if os.Geteuid() != 0 {
 		t.Fatal("this test makes a network namespace, which needs root (CI runs as root)")
 	}

@@ -27,6 +27,7 @@ import (
 // at the (scripted) pinentry, signs in; a wrong one three times releases nothing; neither the
 // password nor the passphrase is anywhere on disk or in any output.
 func TestPassphrasePresenceE2E(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"

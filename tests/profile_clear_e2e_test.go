@@ -62,6 +62,7 @@ func (e *env) wantHeadlessProfile(t *testing.T) {
 }
 
 func TestProfileClearWithHostRunning(t *testing.T) {
+	parallel(t)
 	const account = "alice@example.test"
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
@@ -213,6 +214,7 @@ func TestProfileClearWithHostRunning(t *testing.T) {
 }
 
 func TestProfileClearWithHostStopped(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	v := randomValue()
@@ -305,6 +307,7 @@ func (m migReport) mine(e *env) migReport {
 }
 
 func TestProfileMigratedFromRuntimeDir(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	v := randomValue()

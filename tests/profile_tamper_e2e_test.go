@@ -80,6 +80,7 @@ func plantProxy(t *testing.T, profile, proxyURL string) {
 // request to it). headless removes it at start and launches Chromium with --no-proxy-server:
 // the proxy gets nothing, the sign-in goes to the site.
 func TestPlantedProxyGetsNothing(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"
@@ -139,6 +140,7 @@ func TestPlantedProxyGetsNothing(t *testing.T) {
 // entry that the relaunched Chromium applied), is removed before the relaunch too, not only at
 // the host's start.
 func TestRelaunchDisarmsThePlantedProfile(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	e.start(t)
 	st := e.hostStatus(t)
@@ -228,6 +230,7 @@ int C_GetFunctionList(void **p) { return 5; /* CKR_GENERAL_ERROR */ }
 // off the DevTools pipe. Checked first with a bare Chromium (it loads the module at its first
 // certificate check); the host's Chromium has a home nobody can write and loads nothing.
 func TestNoPlantedNSSModule(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	home, data := filepath.Join(e.root, "home"), filepath.Join(e.root, "data")
 	marker := filepath.Join(t.TempDir(), "module-loaded")

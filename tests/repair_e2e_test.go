@@ -43,6 +43,7 @@ func doctorReport(t *testing.T, e *env) (int, map[string]string, result) {
 // never found wrong and stays. 'headless credentials repair' does clear it, through the
 // keyring's own prompts, and the doctor shows the state before and after.
 func TestCredentialsRepairE2E(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"

@@ -3,7 +3,9 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,7 @@ import (
 // denies and ignores alias logins by answering (or not) gnome-keyring's own unlock prompt —
 // played by a scripted peer of gcr's system-prompter protocol on the private bus.
 func TestSecretServicePresenceE2E(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	ls := newLoginSite(t)
 	const account = "alice@example.test"
@@ -232,6 +235,7 @@ func TestSecretServicePresenceE2E(t *testing.T) {
 // TestSecretServiceNotChosenWithoutPrompter: no system prompter on the bus and no provider
 // chosen → brokerd uses none, and init says which provider is in use.
 func TestSecretServiceNotChosenWithoutPrompter(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	r := e.run("", "headless", "credentials", "init", "--json")
 	if r.code == 0 || errCode(t, r) != "INVALID_ARGUMENT" || !strings.Contains(r.stdout, `\"none\"`) {
@@ -252,8 +256,9 @@ func containsInOrder(got, want []string) bool {
 // TestBrokerdLocksAnUnlockedKeyringAtStart: the keyring's unlock is not per caller, so a
 // brokerd killed (or stopped) inside a release's window leaves every credential readable by
 // any same-user process (red-team round 6). The next brokerd locks the collection before it
-// listens, warns, and audits it ("lock"); it leaves a locked one alone.
+// answers anything but host.start, warns, and audits it ("lock"); it leaves a locked one alone.
 func TestBrokerdLocksAnUnlockedKeyringAtStart(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	pr := presencetest.StartPrompter(t, e.k.Addr, presencetest.SystemPrompterName, presencetest.Answer{Cancel: true})
 	e.writeConfig(`{"presence":{"timeout_seconds":5}}`)
@@ -311,9 +316,20 @@ func TestBrokerdLocksAnUnlockedKeyringAtStart(t *testing.T) {
 	if locked(t, conn, coll) {
 		t.Fatal("precondition: the test could not unlock the keyring")
 	}
+	// brokerd looks for the Secret Service while it already answers host.start; it answers
+	// nothing else (version included) before that look, and the lock, are done.
 	b = e.startBrokerd()
+	bc, err := brokerapi.Dial(context.Background(), e.sockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = bc.Version(context.Background())
+	bc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if locked(t, conn, coll) != true {
-		t.Fatal("brokerd started and left the keyring unlocked")
+		t.Fatal("brokerd answered version and left the keyring unlocked")
 	}
 	if n := lockOps(); n != 1 {
 		t.Fatalf("audited locks at start: %d; want 1", n)

@@ -52,6 +52,7 @@ navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.re
 // the pages the host drives: with a worker active for the origin, its page still loads from
 // the network.
 func TestServiceWorkersBypassed(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	site := newSWSite(t)
 	e.start(t)

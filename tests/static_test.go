@@ -14,6 +14,7 @@ import (
 // it), have no program interpreter and no shared-library dependencies, so the dynamic loader
 // never runs for them and LD_PRELOAD / LD_LIBRARY_PATH cannot load code into them.
 func TestBinariesAreStatic(t *testing.T) {
+	parallel(t)
 	realtest.Need(t)
 	if buildErr != nil {
 		t.Fatal(buildErr)

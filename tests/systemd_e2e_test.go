@@ -25,6 +25,7 @@ import (
 // say; they carry the settings the security contract relies on, and none that would keep the
 // kernel from giving brokerd (and the host, and Chromium's sandbox) their set-id privileges.
 func TestSystemdUnitsVerify(t *testing.T) {
+	parallel(t)
 	realtest.Need(t)
 	if buildErr != nil {
 		t.Fatal(buildErr)

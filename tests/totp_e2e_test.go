@@ -324,6 +324,7 @@ func mfaEnroll(t testing.TB, e *env, origin, alias, account, password, uri strin
 // host's or brokerd's files or in the pinentry's log. It also measures the sign-in latency
 // with the code step against the same site's password-only sign-in, in the same run.
 func TestTOTPLogin(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	site := newMFASite(t)
 	key, seedB32 := newSeed(t)

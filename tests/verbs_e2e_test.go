@@ -69,6 +69,7 @@ func (o outline) el(t *testing.T, ref string) (out struct {
 }
 
 func TestSelectVerb(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.start(t)
@@ -149,6 +150,7 @@ func TestSelectVerb(t *testing.T) {
 }
 
 func TestHoverPressWait(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.start(t)
@@ -211,6 +213,7 @@ func TestHoverPressWait(t *testing.T) {
 }
 
 func TestScrollAndScreenshots(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.start(t)
@@ -310,6 +313,7 @@ func TestScrollAndScreenshots(t *testing.T) {
 }
 
 func TestBackVerb(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.start(t)
@@ -356,6 +360,7 @@ func TestBackVerb(t *testing.T) {
 // the next snapshot — the action settles on what it started, not on a fixed wait (issue 31:
 // the 400 ms it waited saw none of these).
 func TestActionsSettleOnTheirRequests(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	srv := site(t)
 	e.start(t)
