@@ -938,11 +938,21 @@ func (h *Host) readyToType(ctx context.Context, b *cdp.Browser, s *session, t sn
 		return err
 	}
 	var status string
-	if err := h.callFixedWith(ctx, b, s, t.BackendNodeID, t.FrameID, fnTypeReady, []any{noSave}, &status); err != nil {
-		if nerr := navUnderWay(s, what); nerr != nil {
-			return nerr
+	for try := 0; ; try++ {
+		if err := h.callFixedWith(ctx, b, s, t.BackendNodeID, t.FrameID, fnTypeReady, []any{noSave}, &status); err != nil {
+			if nerr := navUnderWay(s, what); nerr != nil {
+				return nerr
+			}
+			return err
 		}
-		return err
+		if status != "no_page_focus" || try > 0 {
+			break
+		}
+		// The window's focus (Page.bringToFront) had not reached the page yet: an input event
+		// gives it in order (the browser focuses the page before it delivers the event).
+		if err := selectAll(ctx, b, s); err != nil {
+			return h.browserErr(err)
+		}
 	}
 	switch status {
 	case "ok":

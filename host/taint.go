@@ -236,14 +236,16 @@ const (
 	// it (Blink then never saves its value into the history entry's form state, restored by
 	// a back step, written to the profile's session files; "no_save" when the mark does not
 	// hold); then, if the field is connected and is its focused document's focused element
-	// (as fnFocused; else "not_focused"), select its content, so that what is typed replaces
-	// it, and answer "ok".
+	// (as fnFocused; else "not_focused", or "no_page_focus" when it is the focused element of
+	// a document whose window has not the focus yet), select its content, so that what is
+	// typed replaces it, and answer "ok".
 	fnTypeReady = `function(noSave) {
   if (noSave) {
     this.setAttribute("autocomplete", "off");
     if (this.getAttribute("autocomplete") !== "off") { return "no_save"; }
   }
-  if (!(this.isConnected && this.ownerDocument.hasFocus() && this.ownerDocument.activeElement === this)) { return "not_focused"; }
+  if (!this.isConnected || this.ownerDocument.activeElement !== this) { return "not_focused"; }
+  if (!this.ownerDocument.hasFocus()) { return "no_page_focus"; }
   this.select();
   return "ok";
 }`
