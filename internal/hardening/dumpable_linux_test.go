@@ -13,7 +13,7 @@ import (
 )
 
 // TestMemoryOpen: a child of this process (dumpable, same uid) is open; a pid that is gone is
-// an error wrapping os.ErrNotExist. (Closed is TestUndumpableAgainstSameUID's, in tests/, as
+// an error wrapping os.ErrNotExist. (Closed is TestAsUser65534/UndumpableAgainstSameUID's, in tests/, as
 // an unprivileged uid against the host, brokerd and Chromium.)
 func TestMemoryOpen(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
