@@ -46,7 +46,7 @@ func (e *env) attackerIn(t *testing.T, helper string, extra ...string) *exec.Cmd
 			t.Fatal(err)
 		}
 		os.Mkdir(dir, 0o755)
-		if err := os.WriteFile(bin, b, 0o755); err != nil {
+		if err := writeExecutable(bin, b, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -354,7 +354,7 @@ func testBoundaryForgedHost(t *testing.T) {
 	for _, name := range []string{"brokerd", "headless"} {
 		b, _ := os.ReadFile(filepath.Join(binDir, name))
 		p := filepath.Join(own, name)
-		os.WriteFile(p, b, 0o755) // the agent's copies: its own files, no set-gid
+		writeExecutable(p, b, 0o755) // the agent's copies: its own files, no set-gid
 		e.own(p)
 	}
 	e.writeConfig(fmt.Sprintf(`{"host_program":%q}`, filepath.Join(own, "headless")))
@@ -481,7 +481,7 @@ func testBoundaryUserChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(wrap, b, 0o755); err != nil {
+	if err := writeExecutable(wrap, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	e.own(wrap)
@@ -553,7 +553,7 @@ func testBoundaryUserPATH(t *testing.T) {
 	marker := filepath.Join(e.root, "home", "ran")
 	for _, name := range []string{"xdg-settings", "xdg-open", "xdg-mime", "gio", "uname", "sh"} {
 		p := filepath.Join(bin, name)
-		os.WriteFile(p, []byte("#!/bin/sh\necho \"$0 $*\" >> "+marker+"\nexec /usr/bin/"+name+" \"$@\"\n"), 0o755)
+		writeExecutable(p, []byte("#!/bin/sh\necho \"$0 $*\" >> "+marker+"\nexec /usr/bin/"+name+" \"$@\"\n"), 0o755)
 		e.own(p)
 	}
 	e.stopBroker()
@@ -583,7 +583,7 @@ func testBoundaryBusAddressUnixexec(t *testing.T) {
 	e, _, _ := userWorld(t, "approve")
 	marker := filepath.Join(e.root, "home", "dx-ran")
 	dx := filepath.Join(e.root, "home", "dx")
-	os.WriteFile(dx, []byte("#!/bin/sh\necho ran >> "+marker+"\n"), 0o755)
+	writeExecutable(dx, []byte("#!/bin/sh\necho ran >> "+marker+"\n"), 0o755)
 	e.own(dx)
 	e.stopBroker()
 	real := ""

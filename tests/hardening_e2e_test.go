@@ -154,7 +154,7 @@ func testUndumpableAgainstSameUID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(bin, dst), b, 0o755); err != nil {
+		if err := writeExecutable(filepath.Join(bin, dst), b, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if group := map[string]string{"brokerd": hardening.BrokerGroup, "headless": hardening.HostGroup}[dst]; group != "" {
@@ -342,7 +342,7 @@ func testUndumpableAgainstSameUID(t *testing.T) {
 	for _, name := range []string{"chromium", "pinentry"} {
 		b, _ := os.ReadFile("/usr/bin/true")
 		p := filepath.Join(own, name)
-		os.WriteFile(p, b, 0o755)
+		writeExecutable(p, b, 0o755)
 		os.Chown(p, 65534, 65534)
 	}
 	cfgDir := filepath.Join(root, "config", "headless")

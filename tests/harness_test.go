@@ -594,3 +594,16 @@ func dialRaw(t testing.TB, path string) net.Conn {
 // one at a time: those that measure a bound in time (the stalls) and those that look at
 // machine-wide places (the leak sweep of /tmp and /dev/shm, the load test).
 func parallel(t *testing.T) { t.Parallel() }
+
+// writeExecutable writes b to path with mode, through another process (sh and cat): no fork
+// of this process may hold the file open for writing when it is executed. With tests starting
+// commands in parallel, a fork made while this process wrote the file holds that descriptor
+// until it execs, and an exec of the file meanwhile fails "text file busy" (ETXTBSY).
+func writeExecutable(path string, b []byte, mode os.FileMode) error {
+	cmd := exec.Command("sh", "-c", `cat > "$1" && chmod "$2" "$1"`, "sh", path, strconv.FormatUint(uint64(mode.Perm()), 8))
+	cmd.Stdin = bytes.NewReader(b)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("write %s: %v: %s", path, err, out)
+	}
+	return nil
+}

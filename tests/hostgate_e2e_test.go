@@ -313,13 +313,13 @@ func TestHandStartedHostsAreRefused(t *testing.T) {
 	os.MkdirAll(filepath.Join(other, "headless"), 0o700)
 	wrapper := filepath.Join(e.root, "chromium-wrapper.sh")
 	wlog := filepath.Join(e.root, "wrapper.log")
-	os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$@\" >> "+wlog+"\nexec /usr/lib/chromium/chromium \"$@\"\n"), 0o700)
+	writeExecutable(wrapper, []byte("#!/bin/sh\necho \"$@\" >> "+wlog+"\nexec /usr/lib/chromium/chromium \"$@\"\n"), 0o700)
 	os.WriteFile(filepath.Join(other, "headless", "config.json"), []byte(fmt.Sprintf(`{"chromium":%q}`, wrapper)), 0o600)
 
 	copyDir := filepath.Join(e.root, "copy")
 	os.MkdirAll(copyDir, 0o755)
 	b, _ := os.ReadFile(filepath.Join(binDir, "headless"))
-	os.WriteFile(filepath.Join(copyDir, "headless"), b, 0o755)
+	writeExecutable(filepath.Join(copyDir, "headless"), b, 0o755)
 
 	for _, tc := range []struct {
 		name, exe string
@@ -373,7 +373,7 @@ func TestHostThatDoesNotRunAsConfiguredIsRefused(t *testing.T) {
 	approve, plog := presencetest.FakePinentry(t, "approve")
 	lsEnroll(t, e, ls.Origin(), "main", account, pw)
 	wrapper := filepath.Join(e.root, "chromium-wrapper.sh")
-	os.WriteFile(wrapper, []byte("#!/bin/sh\nexec /usr/lib/chromium/chromium \"$@\"\n"), 0o700)
+	writeExecutable(wrapper, []byte("#!/bin/sh\nexec /usr/lib/chromium/chromium \"$@\"\n"), 0o700)
 	config := func(chromium string) {
 		e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":5},"chromium":%q}`, approve, chromium))
 	}
@@ -497,7 +497,7 @@ func TestBrokerdStartsOnlyItsOwnHost(t *testing.T) {
 	parallel(t)
 	e := newEnv(t, envOptions{})
 	script := filepath.Join(e.root, "host.sh")
-	os.WriteFile(script, []byte("#!/bin/sh\nexec "+filepath.Join(binDir, "headless")+" \"$@\"\n"), 0o700)
+	writeExecutable(script, []byte("#!/bin/sh\nexec "+filepath.Join(binDir, "headless")+" \"$@\"\n"), 0o700)
 	for _, program := range []string{filepath.Join(binDir, "headless"), "/usr/bin/env", script} {
 		e.stopBroker()
 		e.writeConfig(fmt.Sprintf(`{"host_program":%q}`, program))

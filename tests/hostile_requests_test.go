@@ -285,7 +285,7 @@ func TestHostileRequests(t *testing.T) {
 	self, _ := os.Executable()
 	b, err := os.ReadFile(self)
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(pdir, "probe"), b, 0o755))
+	must(t, writeExecutable(filepath.Join(pdir, "probe"), b, 0o755))
 	for _, sock := range []string{broker, control} {
 		opened := []string{e.root, filepath.Dir(e.runDir()), e.runDir()}
 		for _, d := range opened {

@@ -90,7 +90,7 @@ func testUndumpableRefusedUnderAFakingSeccompFilter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(root, dst), b, 0o755); err != nil {
+		if err := writeExecutable(filepath.Join(root, dst), b, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -353,7 +353,7 @@ func TestBrokerdSocketActivationE2E(t *testing.T) {
 	self, _ := os.Executable()
 	b, err := os.ReadFile(self)
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(pdir, "probe"), b, 0o755))
+	must(t, writeExecutable(filepath.Join(pdir, "probe"), b, 0o755))
 	opened := []string{e.root, filepath.Dir(e.runDir()), e.runDir()}
 	for _, d := range opened {
 		must(t, os.Chmod(d, 0o711))
