@@ -31,6 +31,9 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 // NewClient wraps an established connection.
 func NewClient(c net.Conn) *Client { return &Client{rpc.NewClient(c, ErrUnreachable)} }
 
+// Ping asks brokerd for nothing: a brokerd that answers it is alive and serving.
+func (c *Client) Ping(ctx context.Context) error { return c.Call(ctx, MethodPing, nil, nil) }
+
 // Version asks for brokerd's version.
 func (c *Client) Version(ctx context.Context) (VersionResult, error) {
 	var v VersionResult
