@@ -24,26 +24,26 @@ import (
 // p.Ref, of the element's box (scrolled into view); with p.FullPage, of the whole page. A
 // capture is cut to MaxShotWidth × MaxShotHeight CSS pixels (the result says so), and its
 // width and height are read from the PNG itself.
-func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
+func (h *Host) Screenshot(ctx context.Context, p control.ScreenshotParams) (control.ScreenshotResult, error) {
 	if p.Ref != "" && p.FullPage {
-		return ScreenshotResult{}, wire.Errorf(wire.CodeInvalidArgument, "screenshot takes a ref or full page, not both")
+		return control.ScreenshotResult{}, wire.Errorf(wire.CodeInvalidArgument, "screenshot takes a ref or full page, not both")
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return ScreenshotResult{}, err
+		return control.ScreenshotResult{}, err
 	}
 	defer unlock()
 	var t snapshot.Target
 	if p.Ref != "" {
 		if t, err = s.target(p.Ref); err != nil {
-			return ScreenshotResult{}, err
+			return control.ScreenshotResult{}, err
 		}
 	}
 	// Pixels show what a field holds (a revealed password, or its length in bullets): none
 	// while a field the host typed into still holds a value.
 	// Nor of a page that shows a released secret (echoed.go): pixels cannot be scanned.
 	if err := h.pictureRefused(ctx, b, s); err != nil {
-		return ScreenshotResult{}, err
+		return control.ScreenshotResult{}, err
 	}
 	params := map[string]any{"format": "png"}
 	truncated := false
@@ -51,13 +51,13 @@ func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotRe
 	case p.Ref != "":
 		c, cut, err := h.elementClip(ctx, b, s, t)
 		if err != nil {
-			return ScreenshotResult{}, err
+			return control.ScreenshotResult{}, err
 		}
 		params["clip"], params["captureBeyondViewport"], truncated = c, true, cut
 	case p.FullPage:
 		m, err := h.layout(ctx, b, s)
 		if err != nil {
-			return ScreenshotResult{}, err
+			return control.ScreenshotResult{}, err
 		}
 		c, cut := boundClip(clip{Width: m.Content.Width, Height: m.Content.Height, Scale: 1})
 		params["clip"], params["captureBeyondViewport"], truncated = c, true, cut
@@ -71,36 +71,36 @@ func (h *Host) Screenshot(ctx context.Context, p ScreenshotParams) (ScreenshotRe
 	err = b.Call(sctx, s.sid, "Page.captureScreenshot", params, &r)
 	scancel()
 	if err != nil {
-		return ScreenshotResult{}, h.browserErr(err)
+		return control.ScreenshotResult{}, h.browserErr(err)
 	}
 	// And once more after the capture: a page that refilled the field, or showed the secret,
 	// meanwhile gets no picture.
 	if err := h.pictureRefused(ctx, b, s); err != nil {
-		return ScreenshotResult{}, err
+		return control.ScreenshotResult{}, err
 	}
 	if base64.StdEncoding.DecodedLen(len(r.Data)) > MaxScreenshotLen {
-		return ScreenshotResult{}, wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", MaxScreenshotLen)
+		return control.ScreenshotResult{}, wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", MaxScreenshotLen)
 	}
 	png, err := base64.StdEncoding.DecodeString(r.Data)
 	if err != nil {
-		return ScreenshotResult{}, fmt.Errorf("decode screenshot: %w", err)
+		return control.ScreenshotResult{}, fmt.Errorf("decode screenshot: %w", err)
 	}
 	width, height, err := pngSize(png)
 	if err != nil {
-		return ScreenshotResult{}, err
+		return control.ScreenshotResult{}, err
 	}
 	dir := h.o.Layout.Artifacts()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return ScreenshotResult{}, err
+		return control.ScreenshotResult{}, err
 	}
 	os.Chmod(dir, 0o700)
 	sum := sha256.Sum256(png)
 	path := filepath.Join(dir, fmt.Sprintf("%s-%s.png", s.name, h.o.Now().UTC().Format("20060102T150405.000000000Z")))
 	if err := atomicfile.Write(path, png); err != nil {
-		return ScreenshotResult{}, err
+		return control.ScreenshotResult{}, err
 	}
 	pruneArtifacts(dir, MaxScreenshots)
-	return ScreenshotResult{Session: s.name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png),
+	return control.ScreenshotResult{Session: s.name, Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png),
 		Width: width, Height: height, Truncated: truncated}, nil
 }
 

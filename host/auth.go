@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
@@ -132,7 +133,7 @@ func (h *Host) withBroker(ctx context.Context, fn func(*brokerapi.Client) error)
 // loginPage looks at the session's page and finds the login form to use (in the top document
 // or a frame of the page's own origin; a username-only first step counts). It records the URL
 // before in ev.
-func (h *Host) loginPage(ctx context.Context, b *cdp.Browser, s *session, ev *Evidence) (st pageState, pageOrigin string, form snapshot.LoginForm, err error) {
+func (h *Host) loginPage(ctx context.Context, b *cdp.Browser, s *session, ev *control.Evidence) (st pageState, pageOrigin string, form snapshot.LoginForm, err error) {
 	if st, err = h.look(ctx, b, s); err != nil {
 		return st, "", form, err
 	}
@@ -222,7 +223,7 @@ func usable(st pageState, page int) (snapshot.LoginForm, bool) {
 // authRequired issues a challenge when the session's page holds a usable login form. Any
 // failure (no broker, no form) just means no auth_required, but a page that shows a released
 // secret: its look discarded it, and the verb answers that (echoed.go).
-func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*AuthRequired, error) {
+func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*control.AuthRequired, error) {
 	st, err := h.look(ctx, b, s)
 	if errors.Is(err, errEchoed) {
 		return nil, err
@@ -248,7 +249,7 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*A
 		h.o.Log.Warn("no challenge for a login form", "session", s.name, "code", wire.CodeOf(err))
 		return nil, nil
 	}
-	return &AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}, nil
+	return &control.AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}, nil
 }
 
 // AuthLogin signs the session in with the saved credential alias: finds the sign-in form,
@@ -258,13 +259,13 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*A
 // right before typing, types with Input.insertText, zeroes the password, re-checks all of it
 // again after typing, submits and verifies the outcome. An attempt that ends on the page it
 // typed into ends with the typed field emptied (see taint.go).
-func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) {
+func (h *Host) AuthLogin(ctx context.Context, p control.AuthParams) (control.AuthResult, error) {
 	if err := credential.ValidAlias(p.Alias); err != nil {
-		return AuthResult{}, err
+		return control.AuthResult{}, err
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return AuthResult{}, err
+		return control.AuthResult{}, err
 	}
 	defer unlock()
 	return h.authLogin(ctx, b, s, p)
@@ -272,12 +273,12 @@ func (h *Host) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error) 
 
 // authLogin is AuthLogin in session s, whose verb lock the caller holds (a journey's login
 // action takes this same path: the same challenge, presence, checks and containment).
-func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p AuthParams) (AuthResult, error) {
+func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p control.AuthParams) (control.AuthResult, error) {
 	if err := credential.ValidAlias(p.Alias); err != nil {
-		return AuthResult{}, err
+		return control.AuthResult{}, err
 	}
 	clear(s.refs)
-	res := AuthResult{Alias: p.Alias, Session: s.name}
+	res := control.AuthResult{Alias: p.Alias, Session: s.name}
 	// Before anything is released: Chromium must have nowhere to write a submission's body
 	// or a field's value to disk (profile.blockSessions), even if a process of the agent's
 	// removed the block since the start. The page of an isolated session keeps nothing on
@@ -362,7 +363,7 @@ func (l *lookBound) timeout(ctx context.Context, err error) error {
 
 // formLogin is the sign-in into a form of the page (one page, or a two-step login), look
 // bounding what comes before the release.
-func (h *Host) formLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p AuthParams, res AuthResult) (AuthResult, error) {
+func (h *Host) formLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p control.AuthParams, res control.AuthResult) (control.AuthResult, error) {
 	st, pageOrigin, form, err := h.loginPage(look.ctx, b, s, &res.Evidence)
 	res.Origin = pageOrigin
 	if err != nil {
@@ -515,7 +516,7 @@ func newStep(before, st pageState, f snapshot.LoginForm) bool {
 // navigation gate, the form's action and submitters on credOrigin by POST); it returns that
 // page's state, for verify. A page that shows the sign-in form again, an error, or no code
 // field returns with nothing typed (verify then tells the outcome).
-func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before pageState, credOrigin, listener string, code []byte, ev *Evidence) (pageState, bool, error) {
+func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before pageState, credOrigin, listener string, code []byte, ev *control.Evidence) (pageState, bool, error) {
 	wctx, cancel := context.WithTimeout(ctx, VerifyWait)
 	defer cancel()
 	s.settle(wctx)
@@ -583,7 +584,7 @@ func (h *Host) codeStep(ctx context.Context, b *cdp.Browser, s *session, before 
 
 // firstStep types account into the username-only first step of a two-step login, submits it
 // and returns the password step's page and form (same origin only).
-func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, pageOrigin, account string, ev *Evidence) (pageState, snapshot.LoginForm, error) {
+func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, pageOrigin, account string, ev *control.Evidence) (pageState, snapshot.LoginForm, error) {
 	if err := checkForm(st, form, pageOrigin); err != nil {
 		return st, form, err
 	}
@@ -623,7 +624,7 @@ func (h *Host) firstStep(ctx context.Context, b *cdp.Browser, s *session, st pag
 // typing: listener is the key brokerd saw when it released the secret ("" when the secret
 // came from the person's terminal); another listener now, or an origin served by more than
 // one process, is ORIGIN_AMBIGUOUS and nothing is typed.
-func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin, account, listener string, secret []byte, ev *Evidence, page int) (typed bool, err error) {
+func (h *Host) fillVerified(ctx context.Context, b *cdp.Browser, s *session, st pageState, form snapshot.LoginForm, credOrigin, account, listener string, secret []byte, ev *control.Evidence, page int) (typed bool, err error) {
 	fresh, form, err := h.recheck(ctx, b, s, st, form, credOrigin, page, "after the challenge was issued; nothing was typed")
 	if err != nil {
 		return false, err
@@ -1064,9 +1065,9 @@ func (h *Host) submit(ctx context.Context, b *cdp.Browser, s *session, st pageSt
 //     form and no error;
 //   - failed: after a navigation the login form is back, or an error alert is shown;
 //   - unknown: anything else when the time is up (for example a form that vanished in place).
-func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, status *string, ev *Evidence, pageOrigin string) (err error) {
+func (h *Host) verify(ctx context.Context, b *cdp.Browser, s *session, before pageState, status *string, ev *control.Evidence, pageOrigin string) (err error) {
 	res := struct {
-		Evidence *Evidence
+		Evidence *control.Evidence
 		Origin   string
 	}{ev, pageOrigin}
 	*status = "unknown"
@@ -1166,7 +1167,7 @@ func looksLikeLoginError(t string) bool {
 // stepUp types only the alias's one-time code into the one-time-code field of the session's
 // page (a verification step of a signed-in site): a release of its own (purpose code, whose
 // prompt says only the code is released), then the code-step rules of codeStep.
-func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p AuthParams, res *AuthResult) error {
+func (h *Host) stepUp(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p control.AuthParams, res *control.AuthResult) error {
 	st, err := h.look(look.ctx, b, s)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
@@ -184,7 +185,7 @@ func (s *session) basicPending(pageURL string) *basicSeen {
 }
 
 // basicAuthRequired issues a challenge for a pending Basic challenge of the session's page.
-func (h *Host) basicAuthRequired(ctx context.Context, b *cdp.Browser, s *session) *AuthRequired {
+func (h *Host) basicAuthRequired(ctx context.Context, b *cdp.Browser, s *session) *control.AuthRequired {
 	u, _, err := h.pageInfo(ctx, b, s)
 	if err != nil {
 		return nil
@@ -207,7 +208,7 @@ func (h *Host) basicAuthRequired(ctx context.Context, b *cdp.Browser, s *session
 		h.o.Log.Warn("no challenge for an HTTP Basic challenge", "session", s.name, "code", wire.CodeOf(err))
 		return nil
 	}
-	return &AuthRequired{Kind: "basic", Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}
+	return &control.AuthRequired{Kind: "basic", Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}
 }
 
 // basicLogin answers the session page's pending Basic challenge with alias (AuthLogin when the
@@ -216,7 +217,7 @@ func (h *Host) basicAuthRequired(ctx context.Context, b *cdp.Browser, s *session
 // origin's server, in the main frame, gets the password. The result is authenticated when
 // that answer was taken (no second challenge, a document of the origin loaded), failed when
 // the server challenged again.
-func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p AuthParams, seen *basicSeen, res *AuthResult) error {
+func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, s *session, p control.AuthParams, seen *basicSeen, res *control.AuthResult) error {
 	doc, err := h.documentID(look.ctx, b, s)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/wire"
@@ -141,7 +142,7 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 	if h.browser != b {
 		return // relaunched meanwhile
 	}
-	if _, err := h.newSession(ctx, DefaultSession, false, adopt); err != nil {
+	if _, err := h.newSession(ctx, control.DefaultSession, false, adopt); err != nil {
 		h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "open the default session: %w", err)
 		b.Kill() // the next verb relaunches
 		return

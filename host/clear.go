@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/procstat"
@@ -24,34 +25,34 @@ const ClearTimeout = 3 * time.Minute
 // profile lock the host holds throughout (profile.Profile.Clear), relaunches Chromium and
 // waits for the new default session. It runs to the end even if the caller goes away.
 // Vault credentials are not touched.
-func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
+func (h *Host) ClearProfile(ctx context.Context) (control.ClearResult, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearTimeout)
 	defer cancel()
 	// The relaunch needs the keyring: find out before anything is closed.
 	if err := keyprobe.Check(ctx, h.o.BusAddress); err != nil {
-		return ClearResult{}, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium could not be relaunched after a clear; nothing was changed: %w", err)
+		return control.ClearResult{}, fmt.Errorf("the durable profile's cookie key lives in the Secret Service, so Chromium could not be relaunched after a clear; nothing was changed: %w", err)
 	}
 	// The clear is audited in brokerd's log: one it could not record (the log full) is refused
 	// before any session is closed (issue 30: it went ahead unaudited).
 	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.ProfileClearing(ctx) }); err != nil {
 		if wire.CodeOf(err) == wire.CodeAuditUnavail {
-			return ClearResult{}, err
+			return control.ClearResult{}, err
 		}
-		return ClearResult{}, fmt.Errorf("brokerd could not set aside the clear's audit record; nothing was changed: %w", err)
+		return control.ClearResult{}, fmt.Errorf("brokerd could not set aside the clear's audit record; nothing was changed: %w", err)
 	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return ClearResult{}, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
+		return control.ClearResult{}, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
 	}
 	if h.clearing {
 		h.mu.Unlock()
-		return ClearResult{}, wire.Errorf(wire.CodeBusy, "the profile is already being cleared")
+		return control.ClearResult{}, wire.Errorf(wire.CodeBusy, "the profile is already being cleared")
 	}
 	h.clearing = true
 	var names []string
 	for name := range h.sessions {
-		if name != DefaultSession {
+		if name != control.DefaultSession {
 			names = append(names, name)
 		}
 	}
@@ -73,14 +74,14 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		case wire.CodeSessionUnknown, wire.CodeBrowserCrashed:
 			// Gone already: a crash relaunched the browser without it.
 		default:
-			return ClearResult{}, fmt.Errorf("close session %q before the clear (nothing was cleared): %w", name, err)
+			return control.ClearResult{}, fmt.Errorf("close session %q before the clear (nothing was cleared): %w", name, err)
 		}
 	}
 
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return ClearResult{}, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
+		return control.ClearResult{}, wire.Errorf(wire.CodeHostUnavail, "the host is shutting down")
 	}
 	closed += len(h.sessions) // the default session (and none other: creation is refused meanwhile)
 	if b := h.browser; b != nil {
@@ -100,7 +101,7 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 		if !waitExited(ctx, pids, 5*time.Second) {
 			h.browser = nil
 			h.mu.Unlock()
-			return ClearResult{}, wire.Errorf(wire.CodeProfileClear, "processes of the closed browser did not exit within 5s; nothing was cleared")
+			return control.ClearResult{}, wire.Errorf(wire.CodeProfileClear, "processes of the closed browser did not exit within 5s; nothing was cleared")
 		}
 	}
 	h.browser = nil
@@ -116,27 +117,27 @@ func (h *Host) ClearProfile(ctx context.Context) (ClearResult, error) {
 	ready := h.ready
 	h.mu.Unlock()
 	if clearErr != nil {
-		return ClearResult{}, clearErr
+		return control.ClearResult{}, clearErr
 	}
 	// Audit the clear in brokerd's log (its space was set aside before: see above).
 	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.ProfileCleared(ctx, closed) }); err != nil {
 		h.o.Log.Warn("brokerd did not record the profile clear", "code", wire.CodeOf(err))
 	}
 	if launchErr != nil {
-		return ClearResult{}, fmt.Errorf("the profile was cleared, but Chromium did not start again (the next command retries): %w", launchErr)
+		return control.ClearResult{}, fmt.Errorf("the profile was cleared, but Chromium did not start again (the next command retries): %w", launchErr)
 	}
 	select {
 	case <-ready:
 	case <-ctx.Done():
-		return ClearResult{}, wire.Errorf(wire.CodeTimeout, "the profile was cleared, but the new default session was not ready in time")
+		return control.ClearResult{}, wire.Errorf(wire.CodeTimeout, "the profile was cleared, but the new default session was not ready in time")
 	}
 	h.mu.Lock()
 	err := h.readyErr
 	h.mu.Unlock()
 	if err != nil {
-		return ClearResult{}, fmt.Errorf("the profile was cleared, but the new default session failed: %w", err)
+		return control.ClearResult{}, fmt.Errorf("the profile was cleared, but the new default session failed: %w", err)
 	}
-	return ClearResult{Cleared: true, Profile: h.prof.Dir(), SessionsClosed: closed}, nil
+	return control.ClearResult{Cleared: true, Profile: h.prof.Dir(), SessionsClosed: closed}, nil
 }
 
 // waitExited reports whether every process of pids has exited within d.
@@ -174,9 +175,9 @@ func openProfile(l xdg.Layout, now func() time.Time) (*profile.Profile, error) {
 // elsewhere that owns the profile (another runtime dir, or one starting now) makes it
 // PROFILE_LOCKED and nothing is cleared. Vault credentials are not touched; brokerd is not
 // told (the caller audits the clear through brokerd).
-func ClearStopped(l xdg.Layout) (ClearResult, error) {
+func ClearStopped(l xdg.Layout) (control.ClearResult, error) {
 	if _, err := l.Data(); err != nil {
-		return ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%w", err)
+		return control.ClearResult{}, wire.Errorf(wire.CodeInvalidArgument, "%w", err)
 	}
 	p, err := openProfile(l, nil)
 	var le *profile.LockedError
@@ -185,18 +186,18 @@ func ClearStopped(l xdg.Layout) (ClearResult, error) {
 		if le.PID > 0 {
 			owner = fmt.Sprintf("pid %d", le.PID)
 		}
-		return ClearResult{}, &wire.Error{
+		return control.ClearResult{}, &wire.Error{
 			Code:    wire.CodeProfileLocked,
 			Message: fmt.Sprintf("the profile is in use by %s (a host started with another runtime dir, or one starting now); nothing was cleared", owner),
 			Hint:    "run 'headless profile clear' where that host runs (same XDG_RUNTIME_DIR), or stop it first",
 		}
 	}
 	if err != nil {
-		return ClearResult{}, wireForm(err)
+		return control.ClearResult{}, wireForm(err)
 	}
 	defer p.Close()
 	if err := p.Clear(); err != nil {
-		return ClearResult{}, wireForm(err)
+		return control.ClearResult{}, wireForm(err)
 	}
-	return ClearResult{Cleared: true, Profile: p.Dir()}, nil
+	return control.ClearResult{Cleared: true, Profile: p.Dir()}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"strings"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
@@ -39,7 +40,7 @@ func (h *Host) isolatedSession(name string) error {
 }
 
 // CredentialsList lists an isolated session's store.
-func (h *Host) CredentialsList(ctx context.Context, p CredentialsListParams) (brokerapi.ListResult, error) {
+func (h *Host) CredentialsList(ctx context.Context, p control.CredentialsListParams) (brokerapi.ListResult, error) {
 	if err := h.isolatedSession(p.Session); err != nil {
 		return brokerapi.ListResult{}, err
 	}
@@ -57,7 +58,7 @@ func (h *Host) CredentialsList(ctx context.Context, p CredentialsListParams) (br
 
 // CredentialsAdd saves the person's password into an isolated session's store. It owns
 // p.Secret and zeroes it.
-func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (brokerapi.Credential, error) {
+func (h *Host) CredentialsAdd(ctx context.Context, p control.CredentialsAddParams) (brokerapi.Credential, error) {
 	defer credential.Zero(p.Secret)
 	if err := h.isolatedSession(p.Session); err != nil {
 		return brokerapi.Credential{}, err
@@ -78,7 +79,7 @@ func (h *Host) CredentialsAdd(ctx context.Context, p CredentialsAddParams) (brok
 }
 
 // CredentialsRemove removes a credential from an isolated session's store.
-func (h *Host) CredentialsRemove(ctx context.Context, p CredentialsRemoveParams) (struct{}, error) {
+func (h *Host) CredentialsRemove(ctx context.Context, p control.CredentialsRemoveParams) (struct{}, error) {
 	if err := h.isolatedSession(p.Session); err != nil {
 		return struct{}{}, err
 	}
@@ -87,16 +88,16 @@ func (h *Host) CredentialsRemove(ctx context.Context, p CredentialsRemoveParams)
 
 // CredentialsVerify proves that the vault credential can be released: challenge, presence,
 // vault, to this host, which zeroes the password unseen and types nothing.
-func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyResult, error) {
+func (h *Host) CredentialsVerify(ctx context.Context, p control.VerifyParams) (control.VerifyResult, error) {
 	o, err := origin.Canonical(p.Origin)
 	if err != nil {
-		return VerifyResult{}, err
+		return control.VerifyResult{}, err
 	}
 	if err := credential.ValidAlias(p.Alias); err != nil {
-		return VerifyResult{}, err
+		return control.VerifyResult{}, err
 	}
 	if h.o.Broker == nil {
-		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
+		return control.VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	}
 	doc := "verify-" + strings.ToLower(rand.Text())
 	var ch brokerapi.ChallengeResult
@@ -105,20 +106,20 @@ func (h *Host) CredentialsVerify(ctx context.Context, p VerifyParams) (VerifyRes
 		ch, err = c.Challenge(ctx, brokerapi.ChallengeParams{Session: verifySession, Document: doc, Origin: o})
 		return err
 	}); err != nil {
-		return VerifyResult{}, err
+		return control.VerifyResult{}, err
 	}
 	// A connection of its own: the prompt may wait for a person.
 	rc, err := h.o.Broker(ctx)
 	if err != nil {
-		return VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
+		return control.VerifyResult{}, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 	}
 	rel, secret, err := rc.Release(ctx, brokerapi.ReleaseParams{Challenge: ch.Challenge, Alias: p.Alias, Session: verifySession, Document: doc,
 		Purpose: brokerapi.PurposeVerify, Agent: agentChain(ctx), Client: agentClient(ctx)})
 	rc.Close()
 	credential.Zero(secret)
 	if err != nil {
-		return VerifyResult{}, err
+		return control.VerifyResult{}, err
 	}
 	h.o.Log.Info("credential verified (released to the host and zeroed)", "origin", rel.Origin, "alias", rel.Alias)
-	return VerifyResult{Released: true, Origin: rel.Origin, Account: rel.Account, Alias: rel.Alias}, nil
+	return control.VerifyResult{Released: true, Origin: rel.Origin, Account: rel.Account, Alias: rel.Alias}, nil
 }

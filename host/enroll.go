@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"time"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/wire"
@@ -40,31 +41,31 @@ func errEnrollToken() error {
 // Enroll fills the session's login form once with the person's account and password, submits
 // it and verifies the outcome. It owns p.Secret: zeroed before it returns, unless the outcome is
 // authenticated, in which case it is held (EnrollHold at most) for the save decision.
-func (h *Host) Enroll(ctx context.Context, p EnrollParams) (EnrollResult, error) {
+func (h *Host) Enroll(ctx context.Context, p control.EnrollParams) (control.EnrollResult, error) {
 	secret := p.Secret
 	defer func() { credential.Zero(secret) }() // nil once handed to a pending enrollment
 	if err := credential.ValidAccount(p.Account); err != nil {
-		return EnrollResult{}, err
+		return control.EnrollResult{}, err
 	}
 	if p.Account == "" {
-		return EnrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "the account is empty")
+		return control.EnrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "the account is empty")
 	}
 	if err := credential.ValidSecret(secret); err != nil {
-		return EnrollResult{}, err
+		return control.EnrollResult{}, err
 	}
 	h.emu.Lock()
 	full := len(h.enroll) >= MaxPendingEnroll
 	h.emu.Unlock()
 	if full {
-		return EnrollResult{}, wire.Errorf(wire.CodeBusy, "%d interactive logins already wait for a save decision", MaxPendingEnroll)
+		return control.EnrollResult{}, wire.Errorf(wire.CodeBusy, "%d interactive logins already wait for a save decision", MaxPendingEnroll)
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return EnrollResult{}, err
+		return control.EnrollResult{}, err
 	}
 	defer unlock()
 	clear(s.refs)
-	res := EnrollResult{Session: s.name}
+	res := control.EnrollResult{Session: s.name}
 	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
 	res.Origin = pageOrigin
 	if err != nil {
@@ -161,27 +162,27 @@ func (h *Host) dropEnrollments(session string) {
 }
 
 // EnrollDiscard zeroes the held password of token now.
-func (h *Host) EnrollDiscard(p EnrollTokenParams) (EnrollDiscarded, error) {
+func (h *Host) EnrollDiscard(p control.EnrollTokenParams) (control.EnrollDiscarded, error) {
 	pe := h.takeEnroll(p.Token)
 	if pe == nil {
-		return EnrollDiscarded{}, errEnrollToken()
+		return control.EnrollDiscarded{}, errEnrollToken()
 	}
 	credential.Zero(pe.secret)
 	h.o.Log.Info("interactive login password discarded", "session", pe.session)
-	return EnrollDiscarded{Discarded: true}, nil
+	return control.EnrollDiscarded{Discarded: true}, nil
 }
 
 // EnrollSave saves the held password of token under alias: host → brokerd on the host's broker
 // connection, as one hand-built frame; into the vault for a normal session, into the session's
 // own store for an isolated one. The token is used up unless the alias was refused
 // (ALIAS_EXISTS, INVALID_ARGUMENT), so that the person can choose another name.
-func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
+func (h *Host) EnrollSave(ctx context.Context, p control.EnrollSaveParams) (control.EnrollSaved, error) {
 	if err := credential.ValidAlias(p.Alias); err != nil {
-		return EnrollSaved{}, err
+		return control.EnrollSaved{}, err
 	}
 	pe := h.takeEnroll(p.Token)
 	if pe == nil {
-		return EnrollSaved{}, errEnrollToken()
+		return control.EnrollSaved{}, errEnrollToken()
 	}
 	store, session := "vault", ""
 	if pe.isolated {
@@ -210,14 +211,14 @@ func (h *Host) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved,
 	}
 	if code := wire.CodeOf(err); (code == wire.CodeAliasExists || code == wire.CodeInvalidArgument) && h.o.Now().Before(pe.expires) {
 		h.holdEnroll(p.Token, pe)
-		return EnrollSaved{}, err
+		return control.EnrollSaved{}, err
 	}
 	credential.Zero(pe.secret)
 	if err != nil {
-		return EnrollSaved{}, err
+		return control.EnrollSaved{}, err
 	}
 	h.o.Log.Info("interactive login saved", "session", pe.session, "origin", cred.Origin, "alias", cred.Alias, "store", store)
-	return EnrollSaved{Saved: cred.Alias, Origin: cred.Origin, Account: cred.Account, Session: pe.session, Store: store}, nil
+	return control.EnrollSaved{Saved: cred.Alias, Origin: cred.Origin, Account: cred.Account, Session: pe.session, Store: store}, nil
 }
 
 // loginPaths is the sign-in path of an enrollment as AddParams.LoginPaths (none when unknown).

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -94,15 +95,15 @@ func TestEnrollHeldPasswordIsZeroed(t *testing.T) {
 	if !zeroed(expiring) {
 		t.Fatal("held password not zeroed at its deadline on the host's clock")
 	}
-	if _, err := h.EnrollDiscard(EnrollTokenParams{Token: "t1"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
+	if _, err := h.EnrollDiscard(control.EnrollTokenParams{Token: "t1"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
 		t.Fatalf("expired token: %v", err)
 	}
 
 	discarded := hold("t2", "s1", time.Minute)
-	if _, err := h.EnrollDiscard(EnrollTokenParams{Token: "t2"}); err != nil || !zeroed(discarded) {
+	if _, err := h.EnrollDiscard(control.EnrollTokenParams{Token: "t2"}); err != nil || !zeroed(discarded) {
 		t.Fatalf("discard: %v, zeroed %v", err, zeroed(discarded))
 	}
-	if _, err := h.EnrollDiscard(EnrollTokenParams{Token: "t2"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
+	if _, err := h.EnrollDiscard(control.EnrollTokenParams{Token: "t2"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
 		t.Fatalf("second discard: %v", err)
 	}
 
@@ -117,10 +118,10 @@ func TestEnrollHeldPasswordIsZeroed(t *testing.T) {
 	}
 
 	// A save with a bad alias or an unknown token never reaches brokerd.
-	if _, err := h.EnrollSave(context.Background(), EnrollSaveParams{Token: "nope", Alias: "ok"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
+	if _, err := h.EnrollSave(context.Background(), control.EnrollSaveParams{Token: "nope", Alias: "ok"}); wire.CodeOf(err) != wire.CodeEnrollUnknown {
 		t.Fatalf("unknown token: %v", err)
 	}
-	if _, err := h.EnrollSave(context.Background(), EnrollSaveParams{Token: "nope", Alias: "bad alias"}); wire.CodeOf(err) != wire.CodeInvalidArgument {
+	if _, err := h.EnrollSave(context.Background(), control.EnrollSaveParams{Token: "nope", Alias: "bad alias"}); wire.CodeOf(err) != wire.CodeInvalidArgument {
 		t.Fatalf("bad alias: %v", err)
 	}
 }

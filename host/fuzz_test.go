@@ -27,13 +27,13 @@ func FuzzControlParams(f *testing.F) {
 	}
 	types := []func() any{
 		func() any { return new(struct{}) }, func() any { return new(control.ClientHelloParams) },
-		func() any { return new(CreateParams) }, func() any { return new(control.CloseParams) }, func() any { return new(VisitParams) },
-		func() any { return new(SessionParams) }, func() any { return new(RefParams) }, func() any { return new(FillParams) },
-		func() any { return new(PressParams) }, func() any { return new(WaitParams) }, func() any { return new(ScreenshotParams) },
-		func() any { return new(SelectParams) }, func() any { return new(ScrollParams) }, func() any { return new(AuthParams) },
-		func() any { return new(EnrollParams) }, func() any { return new(EnrollSaveParams) }, func() any { return new(EnrollTokenParams) },
-		func() any { return new(CredentialsListParams) }, func() any { return new(CredentialsAddParams) },
-		func() any { return new(CredentialsRemoveParams) }, func() any { return new(VerifyParams) },
+		func() any { return new(control.CreateParams) }, func() any { return new(control.CloseParams) }, func() any { return new(control.VisitParams) },
+		func() any { return new(control.SessionParams) }, func() any { return new(control.RefParams) }, func() any { return new(control.FillParams) },
+		func() any { return new(control.PressParams) }, func() any { return new(control.WaitParams) }, func() any { return new(control.ScreenshotParams) },
+		func() any { return new(control.SelectParams) }, func() any { return new(control.ScrollParams) }, func() any { return new(control.AuthParams) },
+		func() any { return new(control.EnrollParams) }, func() any { return new(control.EnrollSaveParams) }, func() any { return new(control.EnrollTokenParams) },
+		func() any { return new(control.CredentialsListParams) }, func() any { return new(control.CredentialsAddParams) },
+		func() any { return new(control.CredentialsRemoveParams) }, func() any { return new(control.VerifyParams) },
 	}
 	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {
 		for k, mk := range types {

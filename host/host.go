@@ -234,10 +234,10 @@ func bound(s string, n int) string {
 }
 
 // Status reports the host.
-func (h *Host) Status() Status {
+func (h *Host) Status() control.Status {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := Status{
+	st := control.Status{
 		PID: os.Getpid(), Version: h.o.Version, Chromium: h.product,
 		Profile: h.prof.Dir(), LockOwner: h.prof.LockOwner(), Started: h.started, Sessions: len(h.sessions),
 		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
@@ -299,4 +299,14 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.bmu.Unlock()
 	return err
+}
+
+// legacyProfiles is the profile package's report of older-layout profiles left in place, in
+// control.sock's terms.
+func legacyProfiles(in []profile.LegacyProfile) []control.LegacyProfile {
+	var out []control.LegacyProfile
+	for _, l := range in {
+		out = append(out, control.LegacyProfile{Path: l.Path, Reason: string(l.Reason), Detail: l.Detail})
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
@@ -75,7 +76,7 @@ type jrun struct {
 // JourneyRun decodes p's plan strictly and walks it, stopping at the first action that fails
 // or cannot be done; see the comment at the top of this file. A plan that does not decode is
 // the error; everything after that is the report (could_not_look when the run could not look).
-func (h *Host) JourneyRun(ctx context.Context, p JourneyRunParams) (journey.Report, error) {
+func (h *Host) JourneyRun(ctx context.Context, p control.JourneyRunParams) (journey.Report, error) {
 	plan, err := journey.Decode(p.Plan)
 	if err != nil {
 		return journey.Report{}, err
@@ -522,7 +523,7 @@ func (r *jrun) act(ctx context.Context, a journey.Action, targeted bool, do func
 // never reached); an outcome that could not be verified lets the run go on, and its next
 // states say whether it is signed in.
 func (r *jrun) login(ctx context.Context, a journey.Action, ev *journey.Evidence) error {
-	res, err := r.h.authLogin(ctx, r.b, r.s, AuthParams{Session: r.s.name, Alias: a.Alias})
+	res, err := r.h.authLogin(ctx, r.b, r.s, control.AuthParams{Session: r.s.name, Alias: a.Alias})
 	if res.Origin != "" || res.Status != "" {
 		ev.Login = &journey.Login{Alias: a.Alias, Origin: res.Origin, Status: res.Status, Steps: res.Evidence.Steps, Navigated: res.Evidence.Navigated,
 			URLAfter: res.Evidence.URLAfter, Cleared: res.Evidence.Cleared, PageDiscarded: res.Evidence.PageDiscarded}

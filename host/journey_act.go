@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
@@ -78,7 +79,7 @@ func (r *jrun) focus(ctx context.Context, t match) error {
 // selectOptions selects values in the native select of t with the select verb's own fixed
 // function (selectNode), bounded as that verb bounds them.
 func (r *jrun) selectOptions(ctx context.Context, t match, a journey.Action) error {
-	p := SelectParams{Ref: describeTarget(a), Values: a.SelectValues()}
+	p := control.SelectParams{Ref: describeTarget(a), Values: a.SelectValues()}
 	if err := checkSelect(p); err != nil {
 		return err
 	}

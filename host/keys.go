@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -88,38 +89,38 @@ func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) erro
 
 // Press sends one key to the focused element; with p.Ref, to the element of that ref, focused
 // first (NOT_INTERACTABLE when it does not take or keep the focus).
-func (h *Host) Press(ctx context.Context, p PressParams) (PageResult, error) {
+func (h *Host) Press(ctx context.Context, p control.PressParams) (control.PageResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	defer unlock()
 	if _, err := lookupKey(p.Key); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	var t snapshot.Target
 	if p.Ref != "" {
 		if t, err = s.target(p.Ref); err != nil {
-			return PageResult{}, err
+			return control.PageResult{}, err
 		}
 	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	if p.Ref != "" {
 		if err := h.focus(ctx, b, s, t, p.Ref); err != nil {
-			return PageResult{}, err
+			return control.PageResult{}, err
 		}
 	}
 	s.drain()
 	t0 := time.Now()
 	if err := pressKey(ctx, b, s, p.Key); err != nil {
-		return PageResult{}, h.browserErr(err)
+		return control.PageResult{}, h.browserErr(err)
 	}
 	s.settle(ctx)
 	clear(s.refs)
 	if err := h.navErr(s, t0); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	return h.pageResult(ctx, b, s)
 }

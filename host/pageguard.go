@@ -210,7 +210,7 @@ func verbLimit(method string, p any) time.Duration {
 		return VerbWait
 	case control.MethodWait:
 		d := DefaultWait
-		if w, ok := p.(WaitParams); ok && w.TimeoutMS > 0 {
+		if w, ok := p.(control.WaitParams); ok && w.TimeoutMS > 0 {
 			d = min(time.Duration(w.TimeoutMS)*time.Millisecond, MaxWait)
 		}
 		return d + VerbWait

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -93,13 +94,13 @@ func TestVerbLimit(t *testing.T) {
 			t.Errorf("verbLimit(%s) = %v, want %v", m, got, VerbWait)
 		}
 	}
-	if got := verbLimit("wait", WaitParams{TimeoutMS: 60_000}); got != time.Minute+VerbWait {
+	if got := verbLimit("wait", control.WaitParams{TimeoutMS: 60_000}); got != time.Minute+VerbWait {
 		t.Errorf("wait 60 s: %v", got)
 	}
-	if got := verbLimit("wait", WaitParams{}); got != DefaultWait+VerbWait {
+	if got := verbLimit("wait", control.WaitParams{}); got != DefaultWait+VerbWait {
 		t.Errorf("wait default: %v", got)
 	}
-	if got := verbLimit("wait", WaitParams{TimeoutMS: 1 << 40}); got != MaxWait+VerbWait {
+	if got := verbLimit("wait", control.WaitParams{TimeoutMS: 1 << 40}); got != MaxWait+VerbWait {
 		t.Errorf("wait past MaxWait: %v", got)
 	}
 	for _, m := range []string{"auth.login", "journey.run", "status", "session.close"} {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/hardening"
@@ -175,7 +176,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	st := h.Status()
 	if o.Notify != nil {
 		b, _ := json.Marshal(struct {
-			Ready Ready `json:"ready"`
+			Ready control.Ready `json:"ready"`
 		}{st.Ready()})
 		o.Notify.Write(append(b, '\n'))
 		o.Notify.Close()

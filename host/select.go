@@ -16,48 +16,48 @@ import (
 // host's fixed fnSelect in an isolated world with the values as its argument: no caller script,
 // and nothing read from the page comes back but which value did not match (one of the
 // caller's own). A change handler may navigate: the result says where the session is.
-func (h *Host) Select(ctx context.Context, p SelectParams) (SelectResult, error) {
+func (h *Host) Select(ctx context.Context, p control.SelectParams) (control.SelectResult, error) {
 	if err := checkSelect(p); err != nil {
-		return SelectResult{}, err
+		return control.SelectResult{}, err
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return SelectResult{}, err
+		return control.SelectResult{}, err
 	}
 	defer unlock()
 	t, err := s.target(p.Ref)
 	if err != nil {
-		return SelectResult{}, err
+		return control.SelectResult{}, err
 	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return SelectResult{}, err
+		return control.SelectResult{}, err
 	}
 	doc, err := h.documentID(ctx, b, s)
 	if err != nil {
-		return SelectResult{}, err
+		return control.SelectResult{}, err
 	}
 	t0 := time.Now()
 	if err := h.selectNode(ctx, b, s, t, p); err != nil {
-		return SelectResult{}, err
+		return control.SelectResult{}, err
 	}
 	s.settle(ctx)
 	if now, err := h.documentID(ctx, b, s); err != nil || now != doc {
 		clear(s.refs) // the change handler navigated: the refs died with the document
 	}
 	if err := h.navErr(s, t0); err != nil {
-		return SelectResult{}, err // the change handler tried to leave the allowlist
+		return control.SelectResult{}, err // the change handler tried to leave the allowlist
 	}
 	page, err := h.pageResult(ctx, b, s)
 	if err != nil {
-		return SelectResult{}, err
+		return control.SelectResult{}, err
 	}
-	return SelectResult{PageResult: page, Ref: p.Ref, Selected: p.Values}, nil
+	return control.SelectResult{PageResult: page, Ref: p.Ref, Selected: p.Values}, nil
 }
 
 // selectNode selects p.Values in the native select of t with the fixed fnSelect (select, and
 // a journey's select action, after the caller's checkSelect and refuseWhileSecret); p.Ref
 // names the select in errors. The events are drained first: the caller settles after it.
-func (h *Host) selectNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, p SelectParams) error {
+func (h *Host) selectNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, p control.SelectParams) error {
 	if t.Kind != "select" {
 		return wire.Errorf(wire.CodeNotASelect, "ref %s is a %s, not a select", p.Ref, t.Kind)
 	}
@@ -77,7 +77,7 @@ func (h *Host) selectNode(ctx context.Context, b *cdp.Browser, s *session, t sna
 
 // checkSelect bounds select's values: one at least, at most MaxSelectValues of at most
 // MaxSelectValue bytes each.
-func checkSelect(p SelectParams) error {
+func checkSelect(p control.SelectParams) error {
 	if len(p.Values) == 0 {
 		return wire.Errorf(wire.CodeInvalidArgument, "select needs a value")
 	}
@@ -94,7 +94,7 @@ func checkSelect(p SelectParams) error {
 
 // selectErr is the error of fnSelect's answer: nil for "ok". What it names is the caller's own:
 // the ref and, for a value, the value as given (bounded), never anything of the page's.
-func selectErr(p SelectParams, status string, index int) error {
+func selectErr(p control.SelectParams, status string, index int) error {
 	value := func() string {
 		if index < 0 || index >= len(p.Values) {
 			return "?"

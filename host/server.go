@@ -19,8 +19,8 @@ import (
 // The params that carry a person's password are zeroed by the method table when they fail to
 // decode (rpc.Zeroer); once decoded, Enroll and CredentialsAdd own and zero them.
 var (
-	_ rpc.Zeroer = (*EnrollParams)(nil)
-	_ rpc.Zeroer = (*CredentialsAddParams)(nil)
+	_ rpc.Zeroer = (*control.EnrollParams)(nil)
+	_ rpc.Zeroer = (*control.CredentialsAddParams)(nil)
 )
 
 // Server answers control.sock requests with a Host.
@@ -58,7 +58,7 @@ func (s *Server) Methods() *rpc.Methods {
 	session := func(ctx context.Context, name string) { rpc.Note(ctx, "session", name) }
 
 	handle(t, h, control.MethodPing, func(ctx context.Context, _ struct{}) (struct{}, error) { return struct{}{}, nil })
-	handle(t, h, control.MethodStatus, func(ctx context.Context, _ struct{}) (Status, error) {
+	handle(t, h, control.MethodStatus, func(ctx context.Context, _ struct{}) (control.Status, error) {
 		st := h.Status()
 		if d, err := hardening.Dumpable(); err == nil {
 			st.Undumpable = !d
@@ -78,91 +78,91 @@ func (s *Server) Methods() *rpc.Methods {
 		}
 		return control.ShutdownResult{PID: h.Status().PID}, nil
 	})
-	handle(t, h, control.MethodSessionCreate, func(ctx context.Context, p CreateParams) (SessionInfo, error) {
+	handle(t, h, control.MethodSessionCreate, func(ctx context.Context, p control.CreateParams) (control.SessionInfo, error) {
 		session(ctx, p.Name)
 		return h.CreateSession(ctx, p)
 	})
-	handle(t, h, control.MethodSessionList, func(ctx context.Context, _ struct{}) (SessionList, error) {
+	handle(t, h, control.MethodSessionList, func(ctx context.Context, _ struct{}) (control.SessionList, error) {
 		return h.Sessions(ctx)
 	})
 	handle(t, h, control.MethodSessionClose, func(ctx context.Context, p control.CloseParams) (control.SessionClosed, error) {
 		session(ctx, p.Name)
 		return control.SessionClosed{Closed: p.Name}, h.CloseSession(ctx, p.Name)
 	})
-	handle(t, h, control.MethodVisit, func(ctx context.Context, p VisitParams) (PageResult, error) {
+	handle(t, h, control.MethodVisit, func(ctx context.Context, p control.VisitParams) (control.PageResult, error) {
 		session(ctx, p.Session)
 		return h.Visit(ctx, p)
 	})
-	handle(t, h, control.MethodSnapshot, func(ctx context.Context, p SessionParams) (SnapshotResult, error) {
+	handle(t, h, control.MethodSnapshot, func(ctx context.Context, p control.SessionParams) (control.SnapshotResult, error) {
 		session(ctx, p.Session)
 		return h.Snapshot(ctx, p.Session)
 	})
-	handle(t, h, control.MethodClick, func(ctx context.Context, p RefParams) (PageResult, error) {
+	handle(t, h, control.MethodClick, func(ctx context.Context, p control.RefParams) (control.PageResult, error) {
 		session(ctx, p.Session)
 		return h.Click(ctx, p)
 	})
-	handle(t, h, control.MethodFill, func(ctx context.Context, p FillParams) (FillResult, error) {
+	handle(t, h, control.MethodFill, func(ctx context.Context, p control.FillParams) (control.FillResult, error) {
 		session(ctx, p.Session)
 		return h.Fill(ctx, p)
 	})
-	handle(t, h, control.MethodPress, func(ctx context.Context, p PressParams) (PageResult, error) {
+	handle(t, h, control.MethodPress, func(ctx context.Context, p control.PressParams) (control.PageResult, error) {
 		session(ctx, p.Session)
 		return h.Press(ctx, p)
 	})
-	handle(t, h, control.MethodWait, func(ctx context.Context, p WaitParams) (PageResult, error) {
+	handle(t, h, control.MethodWait, func(ctx context.Context, p control.WaitParams) (control.PageResult, error) {
 		session(ctx, p.Session)
 		return h.Wait(ctx, p)
 	})
-	handle(t, h, control.MethodScreenshot, func(ctx context.Context, p ScreenshotParams) (ScreenshotResult, error) {
+	handle(t, h, control.MethodScreenshot, func(ctx context.Context, p control.ScreenshotParams) (control.ScreenshotResult, error) {
 		session(ctx, p.Session)
 		return h.Screenshot(ctx, p)
 	})
-	handle(t, h, control.MethodBack, func(ctx context.Context, p SessionParams) (PageResult, error) {
+	handle(t, h, control.MethodBack, func(ctx context.Context, p control.SessionParams) (control.PageResult, error) {
 		session(ctx, p.Session)
 		return h.Back(ctx, p.Session)
 	})
-	handle(t, h, control.MethodSelect, func(ctx context.Context, p SelectParams) (SelectResult, error) {
+	handle(t, h, control.MethodSelect, func(ctx context.Context, p control.SelectParams) (control.SelectResult, error) {
 		session(ctx, p.Session)
 		return h.Select(ctx, p)
 	})
-	handle(t, h, control.MethodHover, func(ctx context.Context, p RefParams) (HoverResult, error) {
+	handle(t, h, control.MethodHover, func(ctx context.Context, p control.RefParams) (control.HoverResult, error) {
 		session(ctx, p.Session)
 		return h.Hover(ctx, p)
 	})
-	handle(t, h, control.MethodScroll, func(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+	handle(t, h, control.MethodScroll, func(ctx context.Context, p control.ScrollParams) (control.ScrollResult, error) {
 		session(ctx, p.Session)
 		return h.Scroll(ctx, p)
 	})
-	handle(t, h, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (ClearResult, error) {
+	handle(t, h, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (control.ClearResult, error) {
 		return h.ClearProfile(ctx)
 	})
-	handle(t, h, control.MethodAuthLogin, func(ctx context.Context, p AuthParams) (AuthResult, error) {
+	handle(t, h, control.MethodAuthLogin, func(ctx context.Context, p control.AuthParams) (control.AuthResult, error) {
 		session(ctx, p.Session)
 		return h.AuthLogin(ctx, p)
 	})
 	// The params hold the person's password (from the CLI's hand-built frame): owned and
 	// zeroed by Enroll, never logged (only the session is). The table zeroes params that
 	// failed to decode.
-	handle(t, h, control.MethodAuthEnroll, func(ctx context.Context, p EnrollParams) (EnrollResult, error) {
+	handle(t, h, control.MethodAuthEnroll, func(ctx context.Context, p control.EnrollParams) (control.EnrollResult, error) {
 		session(ctx, p.Session)
 		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
 			credential.Zero(p.Secret)
-			return EnrollResult{}, err
+			return control.EnrollResult{}, err
 		}
 		return h.Enroll(ctx, p)
 	})
-	handle(t, h, control.MethodAuthEnrollSave, func(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
+	handle(t, h, control.MethodAuthEnrollSave, func(ctx context.Context, p control.EnrollSaveParams) (control.EnrollSaved, error) {
 		return h.EnrollSave(ctx, p)
 	})
-	handle(t, h, control.MethodAuthEnrollDiscard, func(ctx context.Context, p EnrollTokenParams) (EnrollDiscarded, error) {
+	handle(t, h, control.MethodAuthEnrollDiscard, func(ctx context.Context, p control.EnrollTokenParams) (control.EnrollDiscarded, error) {
 		return h.EnrollDiscard(p)
 	})
-	handle(t, h, control.MethodCredentialsList, func(ctx context.Context, p CredentialsListParams) (brokerapi.ListResult, error) {
+	handle(t, h, control.MethodCredentialsList, func(ctx context.Context, p control.CredentialsListParams) (brokerapi.ListResult, error) {
 		session(ctx, p.Session)
 		return h.CredentialsList(ctx, p)
 	})
 	// As auth.enroll: the password is CredentialsAdd's to zero.
-	handle(t, h, control.MethodCredentialsAdd, func(ctx context.Context, p CredentialsAddParams) (brokerapi.Credential, error) {
+	handle(t, h, control.MethodCredentialsAdd, func(ctx context.Context, p control.CredentialsAddParams) (brokerapi.Credential, error) {
 		session(ctx, p.Session)
 		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
 			credential.Zero(p.Secret)
@@ -170,14 +170,14 @@ func (s *Server) Methods() *rpc.Methods {
 		}
 		return h.CredentialsAdd(ctx, p)
 	})
-	handle(t, h, control.MethodCredentialsRemove, func(ctx context.Context, p CredentialsRemoveParams) (struct{}, error) {
+	handle(t, h, control.MethodCredentialsRemove, func(ctx context.Context, p control.CredentialsRemoveParams) (struct{}, error) {
 		session(ctx, p.Session)
 		return h.CredentialsRemove(ctx, p)
 	})
-	handle(t, h, control.MethodCredentialsVerify, func(ctx context.Context, p VerifyParams) (VerifyResult, error) {
+	handle(t, h, control.MethodCredentialsVerify, func(ctx context.Context, p control.VerifyParams) (control.VerifyResult, error) {
 		return h.CredentialsVerify(ctx, p)
 	})
-	handle(t, h, control.MethodJourneyRun, func(ctx context.Context, p JourneyRunParams) (control.JourneyReport, error) {
+	handle(t, h, control.MethodJourneyRun, func(ctx context.Context, p control.JourneyRunParams) (control.JourneyReport, error) {
 		r, err := h.JourneyRun(ctx, p)
 		if err == nil {
 			rpc.Note(ctx, "journey", r.JourneyID, "session", r.Session, "status", r.Status)

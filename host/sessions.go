@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -17,7 +18,7 @@ import (
 
 func (h *Host) session(ctx context.Context, name string) (*cdp.Browser, *session, error) {
 	if name == "" {
-		name = DefaultSession
+		name = control.DefaultSession
 	}
 	b, err := h.alive(ctx)
 	if err != nil {
@@ -284,40 +285,40 @@ func (h *Host) disposeContext(s *session) {
 
 // CreateSession opens a session; isolated sessions get their own browser context (cookies and
 // storage separate from every other session).
-func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, error) {
+func (h *Host) CreateSession(ctx context.Context, p control.CreateParams) (control.SessionInfo, error) {
 	if credential.ValidSession(p.Name) != nil {
-		return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "%s", credential.SessionRule)
+		return control.SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "%s", credential.SessionRule)
 	}
 	if _, err := h.alive(ctx); err != nil {
-		return SessionInfo{}, err
+		return control.SessionInfo{}, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.clearing {
-		return SessionInfo{}, wire.Errorf(wire.CodeBusy, "the profile is being cleared; retry when 'headless profile clear' has finished")
+		return control.SessionInfo{}, wire.Errorf(wire.CodeBusy, "the profile is being cleared; retry when 'headless profile clear' has finished")
 	}
 	if _, ok := h.sessions[p.Name]; ok {
-		return SessionInfo{}, wire.Errorf(wire.CodeSessionExists, "session %q exists", p.Name)
+		return control.SessionInfo{}, wire.Errorf(wire.CodeSessionExists, "session %q exists", p.Name)
 	}
 	if len(h.sessions) >= MaxSessions {
-		return SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
+		return control.SessionInfo{}, wire.Errorf(wire.CodeSessionLimit, "at most %d sessions", MaxSessions)
 	}
 	var owner *rpc.Conn
 	if p.Owned {
 		if owner = rpc.ConnOf(ctx); owner == nil {
-			return SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "an owned session needs a control connection to belong to")
+			return control.SessionInfo{}, wire.Errorf(wire.CodeInvalidArgument, "an owned session needs a control connection to belong to")
 		}
 	}
 	s, err := h.newSession(ctx, p.Name, p.Isolated, "")
 	if err != nil {
-		return SessionInfo{}, fmt.Errorf("create session: %w", err)
+		return control.SessionInfo{}, fmt.Errorf("create session: %w", err)
 	}
 	if p.Isolated {
 		if err := h.registerIsolated(ctx, p.Name); err != nil {
 			delete(h.sessions, p.Name)
 			h.routes.Delete(s.sid)
 			h.closeTarget(s)
-			return SessionInfo{}, err
+			return control.SessionInfo{}, err
 		}
 	}
 	// The connection now owns a session (an MCP server's lease): while the session exists,
@@ -326,7 +327,7 @@ func (h *Host) CreateSession(ctx context.Context, p CreateParams) (SessionInfo, 
 	s.owner = owner
 	owner.Pin()
 	h.o.Log.Info("session created", "session", p.Name, "isolated", p.Isolated, "owned", p.Owned)
-	return SessionInfo{Name: p.Name, Isolated: p.Isolated, Owned: p.Owned, URL: "about:blank", Responsive: true}, nil
+	return control.SessionInfo{Name: p.Name, Isolated: p.Isolated, Owned: p.Owned, URL: "about:blank", Responsive: true}, nil
 }
 
 // ConnClosed closes every session the control connection c owns (CreateParams.Owned). The
@@ -361,7 +362,7 @@ func (h *Host) dropSessionsLocked() {
 
 // CloseSession closes a session and, for an isolated one, disposes its browser context.
 func (h *Host) CloseSession(ctx context.Context, name string) error {
-	if name == DefaultSession {
+	if name == control.DefaultSession {
 		return wire.Errorf(wire.CodeInvalidArgument, "the default session always exists; use 'headless profile clear' to reset it")
 	}
 	if _, err := h.alive(ctx); err != nil {
@@ -400,10 +401,10 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 }
 
 // Sessions lists the sessions.
-func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
+func (h *Host) Sessions(ctx context.Context) (control.SessionList, error) {
 	b, err := h.alive(ctx)
 	if err != nil {
-		return SessionList{}, err
+		return control.SessionList{}, err
 	}
 	h.mu.Lock()
 	ss := make([]*session, 0, len(h.sessions))
@@ -412,9 +413,9 @@ func (h *Host) Sessions(ctx context.Context) (SessionList, error) {
 	}
 	h.mu.Unlock()
 	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
-	out := SessionList{Sessions: make([]SessionInfo, 0, len(ss))}
+	out := control.SessionList{Sessions: make([]control.SessionInfo, 0, len(ss))}
 	for _, s := range ss {
-		info := SessionInfo{Name: s.name, Isolated: s.isolated, Fresh: s.fresh, Owned: s.owner != nil, Responsive: true}
+		info := control.SessionInfo{Name: s.name, Isolated: s.isolated, Fresh: s.fresh, Owned: s.owner != nil, Responsive: true}
 		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
 			info.URL, info.Title = u, t
 		} else {

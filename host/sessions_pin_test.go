@@ -3,6 +3,7 @@ package host
 import (
 	"testing"
 
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/rpc"
 )
 
@@ -16,10 +17,10 @@ func TestRelaunchUnpinsOwners(t *testing.T) {
 	other.Pin() // something else it owns (the pin is not the sessions')
 	other.Pin()
 	h := &Host{sessions: map[string]*session{
-		DefaultSession: {name: DefaultSession},
-		"a":            {name: "a", owner: lease},
-		"b":            {name: "b", owner: lease},
-		"c":            {name: "c", owner: other},
+		control.DefaultSession: {name: control.DefaultSession},
+		"a":                    {name: "a", owner: lease},
+		"b":                    {name: "b", owner: lease},
+		"c":                    {name: "c", owner: other},
 	}}
 	h.dropSessionsLocked()
 	if len(h.sessions) != 0 {

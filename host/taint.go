@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -421,7 +422,7 @@ func (h *Host) fixedObject(ctx context.Context, b *cdp.Browser, s *session, id i
 // may still show the document the secret was typed into, the typed fields are emptied, or,
 // when that cannot be done in time, the page is discarded; ev says which. It returns err with
 // that stated in its message.
-func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *Evidence, err error) error {
+func (h *Host) endAttempt(ctx context.Context, b *cdp.Browser, s *session, ev *control.Evidence, err error) error {
 	defer h.forgetSubmission(ctx, b, s)
 	var note string
 	switch h.clearTyped(ctx, b, s) {

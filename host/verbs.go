@@ -29,17 +29,17 @@ func CheckNavigable(raw string) (string, error) {
 }
 
 // Visit navigates a session and waits for the page to load.
-func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
+func (h *Host) Visit(ctx context.Context, p control.VisitParams) (control.PageResult, error) {
 	target, err := CheckNavigable(p.URL)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	if err := h.navAllowed(target); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	defer unlock()
 	s.drain()
@@ -52,10 +52,10 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 	defer ncancel()
 	t0 := time.Now()
 	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
-		return PageResult{}, h.browserErr(err)
+		return control.PageResult{}, h.browserErr(err)
 	}
 	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
-		return PageResult{}, err // a redirect off the allowlist
+		return control.PageResult{}, err // a redirect off the allowlist
 	}
 	if r.ErrorText == "net::ERR_ABORTED" {
 		// The tab's own initial about:blank load can still be committing right after launch
@@ -64,45 +64,45 @@ func (h *Host) Visit(ctx context.Context, p VisitParams) (PageResult, error) {
 		s.drain()
 		r.LoaderID, r.ErrorText = "", ""
 		if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
-			return PageResult{}, h.browserErr(err)
+			return control.PageResult{}, h.browserErr(err)
 		}
 	}
 	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	if r.ErrorText != "" {
-		return PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", bound(target, 200), bound(r.ErrorText, 200))
+		return control.PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", bound(target, 200), bound(r.ErrorText, 200))
 	}
 	if r.LoaderID != "" {
 		if err := s.waitLoad(ctx, r.LoaderID); err != nil {
-			return PageResult{}, err
+			return control.PageResult{}, err
 		}
 	}
 	return h.pageResult(ctx, b, s)
 }
 
-func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (PageResult, error) {
+func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (control.PageResult, error) {
 	u, t, err := h.pageInfo(ctx, b, s)
 	if err != nil {
-		return PageResult{}, h.browserErr(err)
+		return control.PageResult{}, h.browserErr(err)
 	}
-	return PageResult{Session: s.name, URL: u, Title: t}, nil
+	return control.PageResult{Session: s.name, URL: u, Title: t}, nil
 }
 
 // Snapshot returns a bounded outline of the session's page and remembers its refs.
-func (h *Host) Snapshot(ctx context.Context, name string) (SnapshotResult, error) {
+func (h *Host) Snapshot(ctx context.Context, name string) (control.SnapshotResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
-		return SnapshotResult{}, err
+		return control.SnapshotResult{}, err
 	}
 	defer unlock()
 	_, out, refs, err := h.capture(ctx, b, s)
 	if err != nil {
-		return SnapshotResult{}, err
+		return control.SnapshotResult{}, err
 	}
 	s.refs = refs
 	s.issued = max(s.issued, len(refs))
-	return SnapshotResult{Session: s.name, Outline: out}, nil
+	return control.SnapshotResult{Session: s.name, Outline: out}, nil
 }
 
 func captureSnapshot(ctx context.Context, b *cdp.Browser, s *session) (json.RawMessage, error) {
@@ -133,28 +133,28 @@ func (h *Host) nodeErr(err error) error {
 }
 
 // Click clicks the element of ref with a real mouse event at its centre.
-func (h *Host) Click(ctx context.Context, p RefParams) (PageResult, error) {
+func (h *Host) Click(ctx context.Context, p control.RefParams) (control.PageResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	defer unlock()
 	t, err := s.target(p.Ref)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	s.drain()
 	t0 := time.Now()
 	if err := h.clickNode(ctx, b, s, t); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	s.settle(ctx)
 	clear(s.refs)
 	if err := h.navErr(s, t0); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	return h.pageResult(ctx, b, s)
 }
@@ -203,9 +203,9 @@ func (h *Host) centre(ctx context.Context, b *cdp.Browser, s *session, t snapsho
 // pageResult is result plus auth_required when the page holds a login form. The two looks
 // are asked at once: right after a load the browser answers its first calls late, and the
 // second waited for the first.
-func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (PageResult, error) {
+func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (control.PageResult, error) {
 	type res struct {
-		r   PageResult
+		r   control.PageResult
 		err error
 	}
 	rc := make(chan res, 1)
@@ -220,7 +220,7 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (Page
 		return r, got.err
 	}
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	r.AuthRequired = ar
 	if r.AuthRequired == nil {
@@ -231,40 +231,40 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (Page
 
 // Fill types text into the element of ref, replacing its content. The text is never logged or
 // echoed. Password fields are refused unless the user-only config allows direct fill.
-func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
+func (h *Host) Fill(ctx context.Context, p control.FillParams) (control.FillResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return FillResult{}, err
+		return control.FillResult{}, err
 	}
 	defer unlock()
 	t, err := s.target(p.Ref)
 	if err != nil {
-		return FillResult{}, err
+		return control.FillResult{}, err
 	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return FillResult{}, err
+		return control.FillResult{}, err
 	}
 	if strings.EqualFold(t.Type, "password") && !h.o.AllowDirectPasswordFill {
-		return FillResult{}, wire.Errorf(wire.CodeDirectFillOff, "ref %s is a password field", p.Ref)
+		return control.FillResult{}, wire.Errorf(wire.CodeDirectFillOff, "ref %s is a password field", p.Ref)
 	}
 	if t.Kind != "input" && t.Kind != "textarea" {
-		return FillResult{}, wire.Errorf(wire.CodeNotInteractable, "ref %s is a %s, not a text field", p.Ref, t.Kind)
+		return control.FillResult{}, wire.Errorf(wire.CodeNotInteractable, "ref %s is a %s, not a text field", p.Ref, t.Kind)
 	}
 	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
-		return FillResult{}, h.nodeErr(err)
+		return control.FillResult{}, h.nodeErr(err)
 	}
 	// Select what is there, so the text replaces it.
 	if err := selectAll(ctx, b, s); err != nil {
-		return FillResult{}, h.browserErr(err)
+		return control.FillResult{}, h.browserErr(err)
 	}
 	if p.Text == "" {
 		if err := pressKey(ctx, b, s, "Delete"); err != nil {
-			return FillResult{}, err
+			return control.FillResult{}, err
 		}
 	} else if err := b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": p.Text}, nil); err != nil {
-		return FillResult{}, h.browserErr(err)
+		return control.FillResult{}, h.browserErr(err)
 	}
-	return FillResult{Session: s.name, Ref: p.Ref, Filled: true}, nil
+	return control.FillResult{Session: s.name, Ref: p.Ref, Filled: true}, nil
 }
 
 // Wait waits until every condition of p holds: the URL contains p.URL, the page text contains
@@ -274,9 +274,9 @@ func (h *Host) Fill(ctx context.Context, p FillParams) (FillResult, error) {
 // holds the values of password fields and of the fields the host typed a password into, so
 // that neither a wait for a password's text nor a wait for it to vanish tells anything about
 // it. The outline searched is wider than snapshot's (waitOutline) but built the same way.
-func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
+func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResult, error) {
 	if err := checkWait(p); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	d := time.Duration(p.TimeoutMS) * time.Millisecond
 	if d <= 0 {
@@ -285,13 +285,13 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 	d = min(d, MaxWait)
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	defer unlock()
 	var ref snapshot.Target
 	if p.Ref != "" {
 		if ref, err = s.target(p.Ref); err != nil {
-			return PageResult{}, err
+			return control.PageResult{}, err
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, d)
@@ -300,7 +300,7 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 	for {
 		res, err := h.result(wctx, b, s)
 		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
-			return PageResult{}, err
+			return control.PageResult{}, err
 		}
 		if err == nil && strings.Contains(res.URL, p.URL) {
 			if p.Text == "" && p.Gone == "" && p.Ref == "" {
@@ -308,7 +308,7 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 			}
 			_, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
 			if wire.CodeOf(err) == wire.CodeBrowserCrashed || errors.Is(err, errEchoed) {
-				return PageResult{}, err
+				return control.PageResult{}, err
 			}
 			if err == nil {
 				met, cut := waitMet(out, p)
@@ -324,7 +324,7 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 			if unsure {
 				err.Message += " (the page is larger than wait reads, so the text's absence could not be confirmed)"
 			}
-			return PageResult{}, err
+			return control.PageResult{}, err
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -335,7 +335,7 @@ func (h *Host) Wait(ctx context.Context, p WaitParams) (PageResult, error) {
 var waitOutline = snapshot.Options{MaxElements: 5000, MaxText: 10000, MaxBytes: 16 << 20}
 
 // checkWait refuses a wait without a condition or with a string out of bounds.
-func checkWait(p WaitParams) error {
+func checkWait(p control.WaitParams) error {
 	if p.Text == "" && p.URL == "" && p.Gone == "" && p.Ref == "" {
 		return wire.Errorf(wire.CodeInvalidArgument, "wait needs --text, --gone, --url or --ref")
 	}
@@ -349,7 +349,7 @@ func checkWait(p WaitParams) error {
 
 // waitMet reports whether the text conditions of p hold in out, and whether out was cut (so
 // that p.Gone's absence could not be confirmed).
-func waitMet(out snapshot.Outline, p WaitParams) (met, unsure bool) {
+func waitMet(out snapshot.Outline, p control.WaitParams) (met, unsure bool) {
 	if p.Text != "" && !outlineContains(out, p.Text) {
 		return false, false
 	}
@@ -420,39 +420,39 @@ func outlineContains(o snapshot.Outline, text string) bool {
 // first entry. Only http, https and about:blank entries are gone back to. The back/forward
 // cache is off (package cdp): the document is loaded afresh, never restored with what its
 // fields held.
-func (h *Host) Back(ctx context.Context, name string) (PageResult, error) {
+func (h *Host) Back(ctx context.Context, name string) (control.PageResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	defer unlock()
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	hist, err := h.history(ctx, b, s)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 
 	if hist.Current <= 0 || hist.Current >= len(hist.Entries) {
-		return PageResult{}, wire.Errorf(wire.CodeNoHistory, "session %q has no earlier page", s.name)
+		return control.PageResult{}, wire.Errorf(wire.CodeNoHistory, "session %q has no earlier page", s.name)
 	}
 	prev := hist.Entries[hist.Current-1]
 	if !historyNavigable(prev.URL) {
-		return PageResult{}, wire.Errorf(wire.CodeUnsafeNav, "refusing to go back to a page that is not http, https or about:blank")
+		return control.PageResult{}, wire.Errorf(wire.CodeUnsafeNav, "refusing to go back to a page that is not http, https or about:blank")
 	}
 	doc, err := h.documentID(ctx, b, s)
 	if err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	frame, _, _ := strings.Cut(doc, "/")
 	s.drain()
 	if err := b.Call(ctx, s.sid, "Page.navigateToHistoryEntry", map[string]any{"entryId": prev.ID}, nil); err != nil {
-		return PageResult{}, h.browserErr(err)
+		return control.PageResult{}, h.browserErr(err)
 	}
 	clear(s.refs)
 	if err := s.waitHistory(ctx, frame); err != nil {
-		return PageResult{}, err
+		return control.PageResult{}, err
 	}
 	return h.pageResult(ctx, b, s)
 }
@@ -486,23 +486,23 @@ func historyNavigable(raw string) bool {
 }
 
 // Hover moves the mouse over the centre of the element of p.Ref (scrolled into view first).
-func (h *Host) Hover(ctx context.Context, p RefParams) (HoverResult, error) {
+func (h *Host) Hover(ctx context.Context, p control.RefParams) (control.HoverResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return HoverResult{}, err
+		return control.HoverResult{}, err
 	}
 	defer unlock()
 	t, err := s.target(p.Ref)
 	if err != nil {
-		return HoverResult{}, err
+		return control.HoverResult{}, err
 	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return HoverResult{}, err
+		return control.HoverResult{}, err
 	}
 	if err := h.hoverNode(ctx, b, s, t); err != nil {
-		return HoverResult{}, err
+		return control.HoverResult{}, err
 	}
-	return HoverResult{Session: s.name, Ref: p.Ref, Hovered: true}, nil
+	return control.HoverResult{Session: s.name, Ref: p.Ref, Hovered: true}, nil
 }
 
 // hoverNode moves the mouse over the centre of t's element, scrolled into view first (hover,
@@ -521,23 +521,23 @@ func (h *Host) hoverNode(ctx context.Context, b *cdp.Browser, s *session, t snap
 // Scroll scrolls the element of p.Ref into view; without a ref, or with p.By, it turns the
 // mouse wheel by p.By CSS pixels (0 without a ref: one viewport) over the viewport's centre,
 // or over the element's.
-func (h *Host) Scroll(ctx context.Context, p ScrollParams) (ScrollResult, error) {
+func (h *Host) Scroll(ctx context.Context, p control.ScrollParams) (control.ScrollResult, error) {
 	if p.By > control.MaxScrollBy || p.By < -control.MaxScrollBy {
-		return ScrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "scroll --by is at most %d pixels either way", control.MaxScrollBy)
+		return control.ScrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "scroll --by is at most %d pixels either way", control.MaxScrollBy)
 	}
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
-		return ScrollResult{}, err
+		return control.ScrollResult{}, err
 	}
 	defer unlock()
 	var t snapshot.Target
 	if p.Ref != "" {
 		if t, err = s.target(p.Ref); err != nil {
-			return ScrollResult{}, err
+			return control.ScrollResult{}, err
 		}
 	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return ScrollResult{}, err
+		return control.ScrollResult{}, err
 	}
 	var target *snapshot.Target
 	if p.Ref != "" {
@@ -545,7 +545,7 @@ func (h *Host) Scroll(ctx context.Context, p ScrollParams) (ScrollResult, error)
 	}
 	after, err := h.scrollNode(ctx, b, s, target, p.By)
 	if err != nil {
-		return ScrollResult{}, err
+		return control.ScrollResult{}, err
 	}
 	r := after.result()
 	r.Session, r.Ref = s.name, p.Ref
@@ -598,9 +598,9 @@ type layoutMetrics struct {
 	} `json:"cssContentSize"`
 }
 
-func (m layoutMetrics) result() ScrollResult {
+func (m layoutMetrics) result() control.ScrollResult {
 	r := func(f float64) int { return int(math.Round(f)) }
-	return ScrollResult{
+	return control.ScrollResult{
 		ScrollX: r(m.Viewport.X), ScrollY: r(m.Viewport.Y),
 		ViewportWidth: r(m.Viewport.Width), ViewportHeight: r(m.Viewport.Height),
 		ContentWidth: r(m.Content.Width), ContentHeight: r(m.Content.Height),
