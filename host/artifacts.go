@@ -78,8 +78,8 @@ func (h *Host) Screenshot(ctx context.Context, p control.ScreenshotParams) (cont
 	if err := h.pictureRefused(ctx, b, s); err != nil {
 		return control.ScreenshotResult{}, err
 	}
-	if base64.StdEncoding.DecodedLen(len(r.Data)) > MaxScreenshotLen {
-		return control.ScreenshotResult{}, wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", MaxScreenshotLen)
+	if base64.StdEncoding.DecodedLen(len(r.Data)) > control.MaxScreenshotLen {
+		return control.ScreenshotResult{}, wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", control.MaxScreenshotLen)
 	}
 	png, err := base64.StdEncoding.DecodeString(r.Data)
 	if err != nil {

@@ -23,13 +23,10 @@ import (
 
 // Limits.
 const (
-	MaxSessions      = 64
-	MaxScreenshots   = 100      // kept in the artifact store; older ones are removed
-	MaxScreenshotLen = 32 << 20 // bytes of one PNG
-	NavigationWait   = 30 * time.Second
-	ScreenshotWait   = 30 * time.Second
-	DefaultWait      = control.DefaultWait
-	MaxWait          = control.MaxWait
+	MaxSessions    = 64
+	MaxScreenshots = 100 // kept in the artifact store; older ones are removed
+	NavigationWait = 30 * time.Second
+	ScreenshotWait = 30 * time.Second
 )
 
 // Options configure a Host. Everything that touches the outside world comes in here.

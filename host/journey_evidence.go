@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/journey"
@@ -264,8 +265,8 @@ func (r *jrun) screenshot(ctx context.Context, ev *journey.Evidence) {
 		refuse(err)
 		return
 	}
-	if base64.StdEncoding.DecodedLen(len(res.Data)) > MaxScreenshotLen {
-		refuse(wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", MaxScreenshotLen))
+	if base64.StdEncoding.DecodedLen(len(res.Data)) > control.MaxScreenshotLen {
+		refuse(wire.Errorf(wire.CodeInternal, "screenshot larger than %d bytes", control.MaxScreenshotLen))
 		return
 	}
 	png, err := base64.StdEncoding.DecodeString(res.Data)

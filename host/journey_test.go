@@ -169,8 +169,13 @@ func TestFreshNameIsASessionName(t *testing.T) {
 }
 
 func TestKeysAreJourneyKeys(t *testing.T) {
-	if !slices.Equal(KeyNames(), journey.KeyNames()) {
-		t.Errorf("press takes %v, a journey's press %v: the same set, always", KeyNames(), journey.KeyNames())
+	var names []string
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, journey.KeyNames()) {
+		t.Errorf("press takes %v, a journey's press %v: the same set, always", names, journey.KeyNames())
 	}
 }
 

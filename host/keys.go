@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -36,16 +36,6 @@ var keys = map[string]keyDef{
 	"PageDown":   {"PageDown", "PageDown", "", 34},
 }
 
-// KeyNames lists the named keys press accepts (besides single printable characters).
-func KeyNames() []string {
-	var out []string
-	for k := range keys {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // lookupKey is the key press names: a named key, or one printable character.
 func lookupKey(name string) (keyDef, error) {
 	if k, ok := keys[name]; ok {
@@ -55,7 +45,7 @@ func lookupKey(name string) (keyDef, error) {
 	if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
 		return keyDef{}, &wire.Error{Code: wire.CodeInvalidArgument,
 			Message: fmt.Sprintf("unknown key %q", bound(name, 32)),
-			Hint:    "press takes one printable character or one of " + strings.Join(KeyNames(), ", ") + " (no modifiers)"}
+			Hint:    "press takes one printable character or one of " + strings.Join(journey.KeyNames(), ", ") + " (no modifiers)"}
 	}
 	return keyDef{key: name, text: name}, nil
 }

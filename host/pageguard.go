@@ -209,9 +209,9 @@ func verbLimit(method string, p any) time.Duration {
 		control.MethodScreenshot, control.MethodBack, control.MethodSelect, control.MethodHover, control.MethodScroll:
 		return VerbWait
 	case control.MethodWait:
-		d := DefaultWait
+		d := control.DefaultWait
 		if w, ok := p.(control.WaitParams); ok && w.TimeoutMS > 0 {
-			d = min(time.Duration(w.TimeoutMS)*time.Millisecond, MaxWait)
+			d = min(time.Duration(w.TimeoutMS)*time.Millisecond, control.MaxWait)
 		}
 		return d + VerbWait
 	}

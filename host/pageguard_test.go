@@ -97,11 +97,11 @@ func TestVerbLimit(t *testing.T) {
 	if got := verbLimit("wait", control.WaitParams{TimeoutMS: 60_000}); got != time.Minute+VerbWait {
 		t.Errorf("wait 60 s: %v", got)
 	}
-	if got := verbLimit("wait", control.WaitParams{}); got != DefaultWait+VerbWait {
+	if got := verbLimit("wait", control.WaitParams{}); got != control.DefaultWait+VerbWait {
 		t.Errorf("wait default: %v", got)
 	}
-	if got := verbLimit("wait", control.WaitParams{TimeoutMS: 1 << 40}); got != MaxWait+VerbWait {
-		t.Errorf("wait past MaxWait: %v", got)
+	if got := verbLimit("wait", control.WaitParams{TimeoutMS: 1 << 40}); got != control.MaxWait+VerbWait {
+		t.Errorf("wait past control.MaxWait: %v", got)
 	}
 	for _, m := range []string{"auth.login", "journey.run", "status", "session.close"} {
 		if got := verbLimit(m, nil); got != 0 {

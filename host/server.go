@@ -11,6 +11,7 @@ import (
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -177,7 +178,7 @@ func (s *Server) Methods() *rpc.Methods {
 	handle(t, h, control.MethodCredentialsVerify, func(ctx context.Context, p control.VerifyParams) (control.VerifyResult, error) {
 		return h.CredentialsVerify(ctx, p)
 	})
-	handle(t, h, control.MethodJourneyRun, func(ctx context.Context, p control.JourneyRunParams) (control.JourneyReport, error) {
+	handle(t, h, control.MethodJourneyRun, func(ctx context.Context, p control.JourneyRunParams) (journey.Report, error) {
 		r, err := h.JourneyRun(ctx, p)
 		if err == nil {
 			rpc.Note(ctx, "journey", r.JourneyID, "session", r.Session, "status", r.Status)

@@ -280,9 +280,9 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 	}
 	d := time.Duration(p.TimeoutMS) * time.Millisecond
 	if d <= 0 {
-		d = DefaultWait
+		d = control.DefaultWait
 	}
-	d = min(d, MaxWait)
+	d = min(d, control.MaxWait)
 	b, s, unlock, err := h.lockSession(ctx, p.Session)
 	if err != nil {
 		return control.PageResult{}, err

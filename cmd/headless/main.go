@@ -31,6 +31,9 @@ func main() {
 		os.Exit(pinentryExec(os.Args[2:]))
 	}
 	layout := xdg.New(os.Getenv, os.Getuid())
+	if len(os.Args) > 1 && os.Args[1] == "host" {
+		os.Exit(hostMain(context.Background(), os.Args[2:], os.Getenv, layout, os.Stderr))
+	}
 	os.Exit(cli.Run(context.Background(), os.Args[1:], cli.Env{
 		Stdout:           os.Stdout,
 		Stderr:           os.Stderr,

@@ -30,7 +30,7 @@ const (
 	MethodScroll        = "scroll"         // ScrollParams → ScrollResult
 	MethodProfileClear  = "profile.clear"  // → ClearResult
 	MethodClientHello   = "client.hello"   // ClientHelloParams → struct{}: what this connection's client says it is
-	MethodJourneyRun    = "journey.run"    // JourneyRunParams → JourneyReport
+	MethodJourneyRun    = "journey.run"    // JourneyRunParams → journey.Report
 
 	MethodAuthLogin         = "auth.login"          // AuthParams → AuthResult
 	MethodAuthEnroll        = "auth.enroll"         // EnrollParams (a hand-built frame) → EnrollResult
@@ -155,8 +155,8 @@ type FillResult struct {
 	Filled  bool   `json:"filled"`
 }
 
-// PressParams is press: Key is one printable character or a named key (host.KeyNames). With
-// Ref, the element of that ref is focused first.
+// PressParams is press: Key is one printable character or a named key (journey.KeyNames, the
+// one list of them). With Ref, the element of that ref is focused first.
 type PressParams struct {
 	Session string `json:"session,omitempty"`
 	Key     string `json:"key"`
@@ -257,6 +257,10 @@ const (
 	MaxShotWidth  = 4096
 	MaxShotHeight = 16384
 )
+
+// MaxScreenshotLen bounds the bytes of one screenshot's PNG (in the artifact store, and what a
+// client reads of it).
+const MaxScreenshotLen = 32 << 20
 
 // ScreenshotResult answers screenshot: a PNG in the private artifact store. Width and Height
 // are the PNG's own (from its header). Truncated: the page or element was larger than the

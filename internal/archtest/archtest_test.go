@@ -171,6 +171,21 @@ func TestControlIsProtocolOnly(t *testing.T) {
 	}
 }
 
+// TestFrontLinksNoHostEngine: the CLI and the MCP server talk to the host over control.sock
+// (host/control) and link none of its engine: not the host, the CDP pipe, the echo scan or the
+// profile. (cmd/headless links the engine for 'headless host', the host process itself.)
+func TestFrontLinksNoHostEngine(t *testing.T) {
+	engine := func(p string) bool { return p == mod+"/host" || is("host/cdp", "host/echo", "profile")(p) }
+	for _, goos := range goosList {
+		for _, front := range []string{"internal/cli", "internal/mcpserver"} {
+			g := load(t, goos, mod+"/"+front)
+			if c := g.chain(mod+"/"+front, engine, nil); c != nil {
+				t.Errorf("GOOS=%s: %s links the host engine:\n\t  %s", goos, front, short(c))
+			}
+		}
+	}
+}
+
 // TestWhoImports: the gate only in brokerd, the profile only in the host, and the leaves
 // stay leaves. Test files are not production importers and are not listed by go list -deps.
 func TestWhoImports(t *testing.T) {

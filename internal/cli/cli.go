@@ -134,8 +134,6 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return 0
 	case "--version", "-version":
 		args = []string{"version"}
-	case "host":
-		return hostMain(ctx, args[1:], c.env)
 	case "__complete":
 		// For the completion scripts (completion.go): not a command of the table.
 		if len(args) == 2 {

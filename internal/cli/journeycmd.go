@@ -70,7 +70,7 @@ Example:
 
 // journeyResult is the report as 'journey run' prints it, with its exit status.
 type journeyResult struct {
-	control.JourneyReport
+	journey.Report
 }
 
 func (r journeyResult) ExitStatus() int {
@@ -103,7 +103,7 @@ func (c *cmd) journeyRun(fs *flag.FlagSet) run {
 				return fmt.Sprintf("journey %s: %d actions, %s of its %s budget (a login waits for the person's approval)", plan.JourneyID, len(plan.Actions), d, budget)
 			})
 		}
-		rep, err := withHost(ctx, c, func(cl *control.Client) (control.JourneyReport, error) { return cl.JourneyRun(ctx, raw) })
+		rep, err := withHost(ctx, c, func(cl *control.Client) (journey.Report, error) { return cl.JourneyRun(ctx, raw) })
 		stop()
 		if err != nil {
 			return nil, nil, err
@@ -146,7 +146,7 @@ func readPlan(name string, stdin io.Reader) ([]byte, error) {
 // writeJourneyOut writes the report (JSON and Markdown) and copies its screenshots into dir,
 // each file atomically and 0600; dir is created 0700 when missing. A screenshot whose bytes
 // are not the ones the host hashed is an error, not a copy.
-func writeJourneyOut(dir string, rep control.JourneyReport, read func(string) ([]byte, error)) error {
+func writeJourneyOut(dir string, rep journey.Report, read func(string) ([]byte, error)) error {
 	fail := func(err error) error {
 		return wire.Errorf(wire.CodeInvalidArgument, "--out %s: %v", bounded(dir, 200), err)
 	}
@@ -190,7 +190,7 @@ func writeJourneyOut(dir string, rep control.JourneyReport, read func(string) ([
 	return nil
 }
 
-func journeyHuman(w io.Writer, r control.JourneyReport, out string) {
+func journeyHuman(w io.Writer, r journey.Report, out string) {
 	fmt.Fprintf(w, "journey %s (%s context, session %s)\nstatus: %s — %s\n", r.JourneyID, r.Context, r.Session, r.Status, r.Summary)
 	if c := r.CouldNotLook; c != nil {
 		fmt.Fprintf(w, "could not look: %s at step %d (%s): %s\n  hint: %s\n", c.Reason, c.Step, c.StateID, c.Message, c.Hint)

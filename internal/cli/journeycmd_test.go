@@ -20,9 +20,9 @@ const cliPlan = `{"journey_id":"j","origin":"https://a.example","expected_states
  "actions":[{"kind":"assert","state_id":"a","text":"Hello","assertion":"visible","screenshot":true}]}`
 
 // journeyHost answers journey.run with rep (after checking that the plan arrived as written).
-func journeyHost(t *testing.T, rep control.JourneyReport) *rpc.Methods {
+func journeyHost(t *testing.T, rep journey.Report) *rpc.Methods {
 	m := &rpc.Methods{}
-	rpc.Handle(m, control.MethodJourneyRun, func(ctx context.Context, p control.JourneyRunParams) (control.JourneyReport, error) {
+	rpc.Handle(m, control.MethodJourneyRun, func(ctx context.Context, p control.JourneyRunParams) (journey.Report, error) {
 		if _, err := journey.Decode(p.Plan); err != nil {
 			t.Errorf("the host got a plan that does not decode: %v", err)
 		}
@@ -41,7 +41,7 @@ func TestJourneyRun(t *testing.T) {
 	os.MkdirAll(filepath.Dir(art), 0o700)
 	os.WriteFile(art, png, 0o600)
 	p, _ := journey.Decode([]byte(cliPlan))
-	report := func(status string) control.JourneyReport {
+	report := func(status string) journey.Report {
 		r := journey.NewReport(p, "r1", journey.ContextFresh, "journey.j.r1")
 		r.Evidence = []journey.Evidence{{ID: "ev-1", Step: 1, StateID: "a", Action: "assert", OK: status == journey.StatusPassed, Text: []string{}, Elements: []journey.Element{}}}
 		r.Artifacts = []journey.Artifact{{Name: "j--a--800x600--default--z100.png", Path: art, SHA256: hex.EncodeToString(sum[:]), Bytes: len(png), Evidence: "ev-1", StateID: "a"}}

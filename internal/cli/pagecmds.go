@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/journey"
 )
 
 func pageHuman(r *control.PageResult) func(io.Writer) {
@@ -121,7 +121,7 @@ func (c *cmd) press(fs *flag.FlagSet) run {
 
 // keysNote names the keys press takes, for its --help.
 func keysNote() string {
-	return "KEY is one printable character or one of " + strings.Join(host.KeyNames(), ", ") + ` (no modifiers).
+	return "KEY is one printable character or one of " + strings.Join(journey.KeyNames(), ", ") + ` (no modifiers).
 With --ref, the element of that ref (from the last snapshot) is focused first; NOT_INTERACTABLE
 when it cannot take or keep the focus.
 

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/headless-dev/headless/host"
+	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/xdg"
 )
 
@@ -30,7 +30,7 @@ func MCPStdio() (io.Reader, io.Writer, error) {
 }
 
 // ArtifactReader is the production Env.ReadArtifact: it reads a file only from the layout's
-// artifact store, at most host.MaxScreenshotLen bytes.
+// artifact store, at most control.MaxScreenshotLen bytes.
 func ArtifactReader(layout xdg.Layout) func(path string) ([]byte, error) {
 	return func(path string) ([]byte, error) {
 		dir := layout.Artifacts()
@@ -42,12 +42,12 @@ func ArtifactReader(layout xdg.Layout) func(path string) ([]byte, error) {
 			return nil, err
 		}
 		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, host.MaxScreenshotLen+1))
+		b, err := io.ReadAll(io.LimitReader(f, control.MaxScreenshotLen+1))
 		if err != nil {
 			return nil, err
 		}
-		if len(b) > host.MaxScreenshotLen {
-			return nil, fmt.Errorf("artifact larger than %d bytes", host.MaxScreenshotLen)
+		if len(b) > control.MaxScreenshotLen {
+			return nil, fmt.Errorf("artifact larger than %d bytes", control.MaxScreenshotLen)
 		}
 		return b, nil
 	}

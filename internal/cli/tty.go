@@ -6,8 +6,9 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/headless-dev/headless/internal/wire"
 	"golang.org/x/sys/unix"
+
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // TTY is the controlling terminal: the only source of secrets and confirmations.

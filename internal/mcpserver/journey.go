@@ -10,7 +10,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -44,18 +43,18 @@ func journeyEnums(in *jsonschema.Schema) {
 func (s *Server) registerJourney() {
 	// Not read-only, and destructive: a journey can click anything (buy, delete); open world.
 	addToolSchema(s, "journey_run", "UI journey", journeyDesc, hints{destructive: true, openWorld: true}, journeyEnums,
-		func(ctx context.Context, c *call, in journeyIn) (control.JourneyReport, string, error) {
+		func(ctx context.Context, c *call, in journeyIn) (journey.Report, string, error) {
 			// The host decodes the plan itself, strictly: it gets the plan as the client
 			// wrote it, not as this server's decoder read it.
 			var args struct {
 				Plan json.RawMessage `json:"plan"`
 			}
 			if err := json.Unmarshal(c.req.Params.Arguments, &args); err != nil || len(args.Plan) == 0 {
-				return control.JourneyReport{}, "", wire.Errorf(wire.CodePlanInvalid, "journey_run needs a plan")
+				return journey.Report{}, "", wire.Errorf(wire.CodePlanInvalid, "journey_run needs a plan")
 			}
 			cl, err := c.client(ctx)
 			if err != nil {
-				return control.JourneyReport{}, "", err
+				return journey.Report{}, "", err
 			}
 			stop := c.progress(ctx, fmt.Sprintf("running journey %q (a sign-in waits for the person's approval in headless's prompt)", in.Plan.JourneyID))
 			rep, err := cl.JourneyRun(ctx, args.Plan)
@@ -73,7 +72,7 @@ func (s *Server) registerJourney() {
 
 // inlineShots adds the run's screenshots as image content, each checked against the SHA-256
 // the host reported, MaxInlineShots bytes in all; it returns how many it added.
-func (s *Server) inlineShots(c *call, rep control.JourneyReport) int {
+func (s *Server) inlineShots(c *call, rep journey.Report) int {
 	if s.o.ReadArtifact == nil {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"context"
@@ -10,21 +10,22 @@ import (
 
 	"github.com/headless-dev/headless/host"
 	"github.com/headless-dev/headless/internal/version"
+	"github.com/headless-dev/headless/internal/xdg"
 )
 
-// hostMain is the hidden "headless host" command: the host process itself (brokerd starts
-// it; it is not in the command table).
-func hostMain(ctx context.Context, args []string, env Env) int {
+// hostMain is the hidden "headless host" command: the host process itself (brokerd starts it;
+// it is not in the CLI's command table, and the CLI links none of the host engine).
+func hostMain(ctx context.Context, args []string, getenv func(string) string, layout xdg.Layout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("host", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fd := fs.Int("notify-fd", -1, "write one ready/error JSON line to this fd")
 	lfd := fs.Int("lifeline-fd", -1, "shut down at EOF on this fd (brokerd holds its other end)")
 	allow := fs.String("allow", "", "the navigation allowlist, comma-separated (default: the config's)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(env.Stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N] [--allow HOST,…]")
+		fmt.Fprintln(stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N] [--allow HOST,…]")
 		return 2
 	}
-	o := host.RunOptions{Getenv: env.Getenv, Layout: env.Layout, Stderr: env.Stderr, Version: version.String()}
+	o := host.RunOptions{Getenv: getenv, Layout: layout, Stderr: stderr, Version: version.String()}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "allow" {
 			o.Allow = []string{*allow}
