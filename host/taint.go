@@ -83,13 +83,26 @@ func (h *Host) capture(ctx context.Context, b *cdp.Browser, s *session) (string,
 // captureWith is capture with other bounds (o.Tainted is always the session's own): the one
 // way the host reads a page's text, for what it shows and for what it searches.
 func (h *Host) captureWith(ctx context.Context, b *cdp.Browser, s *session, o snapshot.Options) (string, snapshot.Outline, map[string]snapshot.Target, error) {
-	doc, err := h.documentID(ctx, b, s)
-	if err != nil {
-		return "", snapshot.Outline{}, nil, err
-	}
-	raw, err := captureSnapshot(ctx, b, s)
-	if err != nil {
-		return doc, snapshot.Outline{}, nil, h.browserErr(err)
+	var (
+		doc string
+		raw json.RawMessage
+		err error
+	)
+	for try := 0; ; try++ {
+		if doc, err = h.documentID(ctx, b, s); err != nil {
+			return "", snapshot.Outline{}, nil, err
+		}
+		if raw, err = captureSnapshot(ctx, b, s); err != nil {
+			return doc, snapshot.Outline{}, nil, h.browserErr(err)
+		}
+		// A navigation that committed between the two (the main frame's commit seen since)
+		// makes the snapshot another document's than doc: look again. (One that committed
+		// unseen is found out by the next check of the document, which a sign-in makes
+		// before it types.)
+		if try == 2 || !committedSince(s, doc) {
+			break
+		}
+		clear(raw)
 	}
 	defer clear(raw)
 	o.Tainted = s.taintOf(doc)
@@ -103,6 +116,18 @@ func (h *Host) captureWith(ctx context.Context, b *cdp.Browser, s *session, o sn
 		return doc, snapshot.Outline{}, nil, fmt.Errorf("snapshot: %w", err)
 	}
 	return doc, out, refs, nil
+}
+
+// committedSince reports whether the session's main frame committed another document than
+// doc (frame/loader, as documentID) since doc was read.
+func committedSince(s *session, doc string) bool {
+	d := s.loaded.Load()
+	if d == nil || d.document == doc {
+		return false
+	}
+	frame, _, _ := strings.Cut(doc, "/")
+	seen, _, _ := strings.Cut(d.document, "/")
+	return frame == seen
 }
 
 // secretOnPage reports whether a tainted node of the shown document still holds a value.
