@@ -23,7 +23,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/headless-dev/headless/internal/keyprobe"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestChromiumHonoursProfile launches the real Chromium on a profile made by Open, with

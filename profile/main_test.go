@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // helperEnv makes this test binary act as a second owner of a profile:

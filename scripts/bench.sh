@@ -65,7 +65,7 @@ step() {
   fi
 }
 step ./tests/ '^Benchmark(Release|ReleaseInProcess|BaselineGetSecret|BaselinePinentry)$' "${BENCH_N:-300}"
-step ./internal/presence/ 'SecretService(Release|BaselineUnlock)' "${BENCH_SS_N:-100}"
+step ./internal/broker/presence/ 'SecretService(Release|BaselineUnlock)' "${BENCH_SS_N:-100}"
 step ./tests/ '^Benchmark(ChallengeIssue|BrokerdIdleRSS)$' "${BENCH_CH_N:-2000}"
 step ./tests/ '^BenchmarkBrokerLoad$' "${BENCH_LOAD_N:-3}"
 step ./tests/ '^Benchmark(HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose)$' "${BENCH_HOST_N:-8}"

@@ -22,15 +22,15 @@ pick=${2:-.}
 # journey plan; otpauth:// URIs and the vault's TOTP record; a passphrase in the pinentry's D
 # lines, and a sealed credential read from the vault; the profile files the start disarms.
 targets=(
-  "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker"
+  "FuzzCanonical ./internal/origin" "FuzzParse ./internal/config" "FuzzServeConn ./internal/broker/gate"
   "FuzzServeConn ./internal/rpc" "FuzzControlParams ./host" "FuzzReadFrame ./internal/wire"
-  "FuzzParseLine ./internal/presence" "FuzzEscapeAssuan ./internal/presence"
-  "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzDecodeStrict ./internal/mcpserver"
+  "FuzzParseLine ./internal/broker/presence" "FuzzEscapeAssuan ./internal/broker/presence"
+  "FuzzBuild ./host/snapshot" "FuzzOutline ./host/snapshot" "FuzzDecodeStrict ./internal/surface/mcpserver"
   "FuzzAppendJSONString ./host/cdp" "FuzzClean ./internal/procstat" "FuzzParse ./internal/allowlist"
   "FuzzParseLine ./internal/loopback" "FuzzParseTable ./internal/loopback" "FuzzParseOrigin ./internal/loopback"
   "FuzzCheckSQLiteHeader ./profile" "FuzzSetPasswordPrefs ./profile" "FuzzDecode ./internal/journey"
   "FuzzParse ./internal/totp" "FuzzUnmarshal ./internal/totp"
-  "FuzzUnescapeAssuan ./internal/presence" "FuzzParse ./internal/seal" "FuzzDisarm ./profile"
+  "FuzzUnescapeAssuan ./internal/broker/presence" "FuzzParse ./internal/broker/seal" "FuzzDisarm ./profile"
 )
 ran=0
 for t in "${targets[@]}"; do

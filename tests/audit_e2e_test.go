@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // TestAuditLog: every add, release, denial and remove is recorded with the requester, the log

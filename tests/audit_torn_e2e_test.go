@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/brokerapi"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
 
 // auditVerifyResult is 'headless audit verify --json' when the chain holds.

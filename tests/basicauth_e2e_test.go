@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // basicSite answers /basic with 401 and WWW-Authenticate: Basic realm="staging" unless the

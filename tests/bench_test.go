@@ -16,17 +16,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/host/control"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/broker/auditwriter"
+	"github.com/headless-dev/headless/internal/broker/gate"
+	"github.com/headless-dev/headless/internal/broker/hostproc"
+	"github.com/headless-dev/headless/internal/broker/presence"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/seal"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
-	"github.com/headless-dev/headless/internal/hostproc"
-	"github.com/headless-dev/headless/internal/presence"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/safesock"
-	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/vault"
 )
 
@@ -243,7 +243,7 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 	}
 	hello := brokerapi.HelloParams{Chromium: "/usr/lib/chromium/chromium", Config: "/bench/config.json", Version: "bench"}
 	// A real audit log, as brokerd has: every release appends (and fsyncs) its record.
-	alog, err := audit.Open(audit.Options{Path: filepath.Join(dir, "audit.jsonl")})
+	alog, err := auditwriter.Open(auditwriter.Options{Path: filepath.Join(dir, "audit.jsonl")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -253,13 +253,13 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	paths, err := broker.OpenLoginPaths(b.TempDir(), os.Getuid())
+	paths, err := gate.OpenLoginPaths(b.TempDir(), os.Getuid())
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := &broker.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(), Audit: alog, Key: key, Paths: paths,
+	srv := &gate.Server{Vault: ss, Presence: instantPresence{}, Challenges: challenge.New(challenge.Options{}), PID: os.Getpid(), Audit: alog, Key: key, Paths: paths,
 		// This process plays the genuine host: the release path runs the whole gate.
-		Hosts: selfHost{}, Expect: broker.HostExpect{Chromium: hello.Chromium, Config: hello.Config, Version: hello.Version}}
+		Hosts: selfHost{}, Expect: gate.HostExpect{Chromium: hello.Chromium, Config: hello.Config, Version: hello.Version}}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { srv.Serve(sctx, l, os.Getuid()); close(done) }()

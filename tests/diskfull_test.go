@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/headless-dev/headless/internal/auditlog"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // Disk-full faults: the audit log, the credentials index and the durable profile each on a
@@ -131,7 +131,7 @@ func (e *env) auditFile(t *testing.T, p string) [][]byte {
 	}
 	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	for i, l := range lines {
-		if _, err := auditlog.Parse(l); err != nil {
+		if _, err := audit.Parse(l); err != nil {
 			t.Fatalf("audit line %d: %v: %q", i+1, err, l)
 		}
 	}
@@ -180,8 +180,8 @@ func wantReleaseThenLearn(t *testing.T, lines [][]byte, alias string) []byte {
 	if len(lines) < 2 {
 		t.Fatalf("%d audit records, want a release and its learn_path", len(lines))
 	}
-	rel, _ := auditlog.Parse(lines[len(lines)-2])
-	learn, _ := auditlog.Parse(lines[len(lines)-1])
+	rel, _ := audit.Parse(lines[len(lines)-2])
+	learn, _ := audit.Parse(lines[len(lines)-1])
 	if rel.Op != "release" || rel.Decision != "allow" || rel.Alias != alias || learn.Op != "learn_path" || learn.Decision != "ok" || learn.Alias != alias {
 		t.Fatalf("newest records %+v, %+v; want the release of %s and its learn_path", rel, learn, alias)
 	}
@@ -288,7 +288,7 @@ func TestDiskFullAuditLog(t *testing.T) {
 		if len(l) == 0 {
 			continue
 		}
-		if rec, err := auditlog.Parse(l); err != nil || rec.Decision == "allow" || rec.Decision == "ok" || rec.Code != "AUDIT_UNAVAILABLE" {
+		if rec, err := audit.Parse(l); err != nil || rec.Decision == "allow" || rec.Decision == "ok" || rec.Code != "AUDIT_UNAVAILABLE" {
 			t.Fatalf("written on a full disk: %q (%v), want nothing or the refusal", l, err)
 		}
 	}
@@ -398,7 +398,7 @@ func TestDiskFullCredentialsIndex(t *testing.T) {
 		t.Fatalf("aliases after the failed add: %v", got)
 	}
 	lines := e.auditFile(t, logFile)
-	if rec, _ := auditlog.Parse(lines[len(lines)-1]); rec.Op != "add" || rec.Decision != "error" || rec.Code != "NO_SPACE" || rec.Alias != "second" {
+	if rec, _ := audit.Parse(lines[len(lines)-1]); rec.Op != "add" || rec.Decision != "error" || rec.Code != "NO_SPACE" || rec.Alias != "second" {
 		t.Fatalf("newest record %+v, want the failed add", rec)
 	}
 	if e.brokerPID() != brokerPID {
@@ -413,7 +413,7 @@ func TestDiskFullCredentialsIndex(t *testing.T) {
 		t.Fatalf("the index changed on a full disk: %q (%v), was %q", got, err, prior)
 	}
 	lines = e.auditFile(t, logFile)
-	if rec, _ := auditlog.Parse(lines[len(lines)-1]); rec.Op != "remove" || rec.Decision != "error" || rec.Code != "NO_SPACE" || rec.Alias != "first" {
+	if rec, _ := audit.Parse(lines[len(lines)-1]); rec.Op != "remove" || rec.Decision != "error" || rec.Code != "NO_SPACE" || rec.Alias != "first" {
 		t.Fatalf("newest record %+v, want the failed remove", rec)
 	}
 

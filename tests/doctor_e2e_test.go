@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headless-dev/headless/internal/doctor"
+	"github.com/headless-dev/headless/internal/surface/doctor"
 )
 
 // tree lists every path under root with its size and modification time.

@@ -25,8 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/journey"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
 	"github.com/headless-dev/headless/internal/totp"
 )
 

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // TestKill9AfterRelease kills brokerd, the host or Chromium with SIGKILL at two points of a
@@ -244,7 +244,7 @@ func releasesAllowed(t *testing.T, e *env, alias string) int {
 // instant, so it is not tested here.
 //
 // The host or Chromium killed: a durable 'credentials add' goes from the CLI to brokerd
-// directly (internal/cli/credentials.go), neither is on its path, so the save completes (exit
+// directly (internal/surface/cli/credentials.go), neither is on its path, so the save completes (exit
 // 0, the record saved once, in the index too) — the test shows the kill does not disturb it.
 // An isolated session's add goes through the host to an in-memory store that the keyring
 // never sees, so stopping the keyring cannot hold it; the host killed with an isolated

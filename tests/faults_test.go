@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // TestKill9WhilePresencePending kills brokerd, the host or Chromium with SIGKILL at two points

@@ -24,9 +24,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/hardening"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // attackResult is what one same-uid attempt on a process got: "ok" or the errno's name.

@@ -27,7 +27,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 var (

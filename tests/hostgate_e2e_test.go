@@ -27,8 +27,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // helperEnv makes the test binary run one of the helpers below instead of the tests.

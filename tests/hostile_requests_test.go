@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // Hostile requests on both sockets, against the real brokerd and host: every malformed,

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 func TestHostileAgent(t *testing.T) {

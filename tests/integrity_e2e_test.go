@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestForeignCodeInTheBrowserRefused: before every release the host checks that no process of

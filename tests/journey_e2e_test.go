@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/journey"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
 
 // jPlan is a plan as the tests write it: a map, marshalled to the file.

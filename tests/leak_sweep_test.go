@@ -28,7 +28,7 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // lsNeedle is one encoding of one secret.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/brokerapi"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
 
 // Load on broker.sock: what a normal client (the CLI, the host between sign-ins) asks brokerd

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/brokerapi"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
 )
 
 // Login benchmarks: alias login through headless against Playwright typing the plaintext

@@ -26,9 +26,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/headless-dev/headless/internal/doctor"
-	"github.com/headless-dev/headless/internal/mcpserver"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/surface/doctor"
+	"github.com/headless-dev/headless/internal/surface/mcpserver"
 )
 
 // syncBuffer is a bytes.Buffer safe for the transport's logger and the test.

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/brokerapi"
-	"github.com/headless-dev/headless/internal/mcpserver"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/surface/mcpserver"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // nodePackage returns the path of node and of dir (relative to the repository root) once dir's

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // netnsSiteEnv makes TestNetnsSiteHelper serve a login site (run inside the namespace).

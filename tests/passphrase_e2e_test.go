@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/headless-dev/headless/internal/credential"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,8 +15,9 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestPassphrasePresenceE2E: with the passphrase provider, the keyring holds only sealed

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // clearResult is the --json result of 'headless profile clear'.

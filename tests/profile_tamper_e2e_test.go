@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // proxyLog is a forward proxy of the agent's: it records every request it is sent (the

@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // seccompExec (a helper: HEADLESS_TEST_HELPER=seccompexec) installs the attacker's filter and

@@ -5,7 +5,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"github.com/headless-dev/headless/internal/brokerapi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +15,10 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/headless-dev/headless/internal/auditlog"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestSecretServicePresenceE2E runs the secret-service provider end to end: brokerd chooses it
@@ -278,7 +278,7 @@ func TestBrokerdLocksAnUnlockedKeyringAtStart(t *testing.T) {
 	lockOps := func() int {
 		n := 0
 		for _, l := range e.auditFile(t, filepath.Join(e.root, "data", "headless", "audit.jsonl")) {
-			if r, _ := auditlog.Parse(l); r.Op == "lock" && r.Decision == "ok" && strings.Contains(r.Detail, "unlocked when brokerd started") {
+			if r, _ := audit.Parse(l); r.Op == "lock" && r.Decision == "ok" && strings.Contains(r.Detail, "unlocked when brokerd started") {
 				n++
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // stormSite serves the pages an agent can use to keep the browser busy:

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestBinariesAreStatic: brokerd and headless, as scripts/build.sh builds them (TestMain uses

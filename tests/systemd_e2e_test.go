@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestSystemdUnitsVerify: systemd itself accepts the user units as shipped (ExecStart pointed at

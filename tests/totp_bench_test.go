@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/presence/presencetest"
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 )
 
 // BenchmarkTOTPStep measures what a TOTP code step adds to a sign-in: per iteration, one alias

@@ -20,9 +20,9 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/credential"
-	"github.com/headless-dev/headless/internal/presence/presencetest"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 	"github.com/headless-dev/headless/vault"
 	"github.com/headless-dev/headless/vault/vaulttest"
 )

@@ -19,19 +19,19 @@ import (
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
-	"github.com/headless-dev/headless/internal/auditlog"
-	"github.com/headless-dev/headless/internal/broker"
+	"github.com/headless-dev/headless/internal/broker/auditwriter"
+	"github.com/headless-dev/headless/internal/broker/gate"
+	"github.com/headless-dev/headless/internal/broker/hostproc"
+	"github.com/headless-dev/headless/internal/broker/presence"
+	"github.com/headless-dev/headless/internal/broker/seal"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/hardening"
-	"github.com/headless-dev/headless/internal/hostproc"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/logfile"
 	"github.com/headless-dev/headless/internal/loopback"
-	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/internal/safesock"
-	"github.com/headless-dev/headless/internal/seal"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
 	"github.com/headless-dev/headless/internal/xdg"
@@ -230,7 +230,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	// However brokerd stops (SIGKILL aside: then the host sees its lifeline close), the host
 	// it started goes first, gracefully.
 	defer hosts.Stop()
-	auditLog, err := audit.Open(audit.Options{Path: auditPath})
+	auditLog, err := auditwriter.Open(auditwriter.Options{Path: auditPath})
 	if err != nil {
 		// Its own code and hint: AUDIT_TAMPERED says how to start a new log, NO_SPACE what is full.
 		we := wire.From(err)
@@ -266,7 +266,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	defer l.Close()
 
-	srv := &broker.Server{
+	srv := &gate.Server{
 		Vault:      store,
 		Presence:   prov,
 		Pending:    pending,
@@ -276,7 +276,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		PID:        os.Getpid(),
 		Audit:      auditLog,
 		Hosts:      hosts,
-		Expect: broker.HostExpect{Chromium: cfg.ChromiumPath(), Config: cfgPath, Version: version.String(),
+		Expect: gate.HostExpect{Chromium: cfg.ChromiumPath(), Config: cfgPath, Version: version.String(),
 			CheckChromium: hostproc.CheckChromium},
 		Started:   started,
 		Facts:     func() hardening.Report { return hardening.Facts(self, hostProgram) },
@@ -346,7 +346,7 @@ func (l *vaultLook) close() {
 // lockAtStart locks the keyring of the secret-service provider when it is unlocked, and says
 // so: a brokerd killed or stopped inside a release's window leaves it unlocked, and its unlock
 // is not per caller.
-func lockAtStart(ctx context.Context, prov presence.Provider, auditLog *audit.Log, log *slog.Logger, stderr io.Writer) {
+func lockAtStart(ctx context.Context, prov presence.Provider, auditLog *auditwriter.Log, log *slog.Logger, stderr io.Writer) {
 	ss, ok := prov.(*presence.SecretService)
 	if !ok {
 		return
@@ -357,7 +357,7 @@ func lockAtStart(ctx context.Context, prov presence.Provider, auditLog *audit.Lo
 		const what = "the headless keyring was unlocked when brokerd started (a brokerd stopped or killed during a release, or another program unlocked it): locked it"
 		log.Warn(what)
 		fmt.Fprintf(stderr, "brokerd: warning: %s\n", what)
-		if err := auditLog.Append(audit.Record{Op: "lock", Decision: "ok", Provider: prov.Name(), Detail: what}); err != nil {
+		if err := auditLog.Append(auditwriter.Record{Op: "lock", Decision: "ok", Provider: prov.Name(), Detail: what}); err != nil {
 			log.Error("audit append failed", "op", "lock", "err", err)
 		}
 	}
@@ -457,10 +457,10 @@ func auditVerify(stdout, stderr io.Writer, layout xdg.Layout) int {
 		fmt.Fprintf(stderr, "brokerd: error: %v\n", err)
 		return 1
 	}
-	n, err := auditlog.Verify(path)
+	n, err := audit.Verify(path)
 	if err == nil {
-		var recs []auditlog.Record
-		if recs, err = auditlog.Recoveries(path); err == nil {
+		var recs []audit.Record
+		if recs, err = audit.Recoveries(path); err == nil {
 			fmt.Fprintf(stdout, "audit log intact: %d records\n", n)
 			for _, r := range recs {
 				fmt.Fprintf(stdout, "  torn end recovered, record %d: %s\n", r.Seq, r.Detail)
@@ -519,14 +519,14 @@ func trust() (key *seal.Key, hostGID int, untrusted string) {
 // loginPaths opens the credentials' known sign-in paths in brokerd's state directory
 // (hardening.StateDir/UID), and says why this brokerd may not be trusted with secrets when it
 // cannot ("" when it can).
-func loginPaths(uid int) (*broker.LoginPaths, string) {
+func loginPaths(uid int) (*gate.LoginPaths, string) {
 	gid, err := hardening.LookupGroup(hardening.BrokerGroup)
 	if err == nil {
 		err = hardening.CheckStateDir(hardening.StateDir, gid)
 	}
-	var lp *broker.LoginPaths
+	var lp *gate.LoginPaths
 	if err == nil {
-		lp, err = broker.OpenLoginPaths(hardening.StateDir, uid)
+		lp, err = gate.OpenLoginPaths(hardening.StateDir, uid)
 	}
 	if err != nil {
 		return nil, "brokerd cannot keep the credentials' sign-in paths: " + err.Error() +

@@ -4,8 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/headless-dev/headless/internal/broker/presence"
 	"github.com/headless-dev/headless/internal/config"
-	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/vault"
 )
 

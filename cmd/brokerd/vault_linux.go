@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/headless-dev/headless/internal/broker/presence"
 	"github.com/headless-dev/headless/internal/config"
 	"github.com/headless-dev/headless/internal/keyprobe"
-	"github.com/headless-dev/headless/internal/presence"
 	"github.com/headless-dev/headless/vault"
 )
 

@@ -1,5 +1,5 @@
 // Command headless is the agent- and person-facing CLI of headless. See package
-// github.com/headless-dev/headless/internal/cli.
+// github.com/headless-dev/headless/internal/surface/cli.
 package main
 
 import (
@@ -9,9 +9,9 @@ import (
 	"syscall"
 
 	"github.com/headless-dev/headless/host"
-	"github.com/headless-dev/headless/internal/cli"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/surface/cli"
 	"github.com/headless-dev/headless/internal/xdg"
 )
 

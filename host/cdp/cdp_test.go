@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/headless-dev/headless/internal/procstat"
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 func chromium(t testing.TB) string {

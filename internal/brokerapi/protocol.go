@@ -1,7 +1,7 @@
 // Package brokerapi is brokerd's protocol on broker.sock, as its clients (the browser host and
 // the CLI) speak it: the method names, their params and results, the hand-built frames that
 // carry a secret, and a typed [Client]. The release gate that answers these requests is package
-// internal/broker, which only brokerd links.
+// internal/broker/gate, which only brokerd links.
 //
 // # Security contract
 //

@@ -77,9 +77,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/wire"
-	"golang.org/x/sys/unix"
 )
 
 // Presence providers.
@@ -87,7 +88,7 @@ const (
 	ProviderSecretService = "secret-service"
 	ProviderPinentry      = "pinentry"
 	// ProviderPassphrase: credentials are sealed with a passphrase the person types into the
-	// pinentry program (package internal/seal); a release is the person opening one.
+	// pinentry program (package internal/broker/seal); a release is the person opening one.
 	ProviderPassphrase = "passphrase"
 	ProviderNone       = "none"
 	// ProviderAuto (the field unset) leaves the choice to brokerd: "secret-service" when a

@@ -184,7 +184,7 @@ func ValidStored(stored []byte) (totp bool, err error) {
 	return true, nil
 }
 
-// A sealed secret (package internal/seal) is a stored secret encrypted with the machine's seal
+// A sealed secret (package internal/broker/seal) is a stored secret encrypted with the machine's seal
 // key (and the person's passphrase where they chose one), kept as text: SealedPrefix (or, for
 // a credential sealed before the seal key existed, with the passphrase alone, SealedPrefixV1),
 // "p" (a password) or "t" (a password and a TOTP seed), ":", then standard base64 without

@@ -9,7 +9,7 @@
 //     set-gid exec is undumpable from its first instruction, and the kernel does not grant the
 //     group to an exec under a tracer, under no_new_privs, on a nosuid mount, or inside a user
 //     namespace that leaves root unmapped — so brokerd started any of those ways cannot read
-//     the seal key ([KeyPath], package internal/seal), and a host started so is not genuine
+//     the seal key ([KeyPath], package internal/broker/seal), and a host started so is not genuine
 //     (package hostproc compares the kernel's SO_PEERCRED gid). [Granted], [DropGroup],
 //     [TakeGroup] and [SetGIDTo] are the pieces; no check reads a /proc file a mount could cover
 //     to decide trust. [StateDir] is the one directory only that group may search: brokerd

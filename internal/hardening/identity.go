@@ -19,7 +19,7 @@ const (
 	// trusts a host connection only with it, and the kernel keeps every process without it
 	// out of their memory.
 	HostGroup = "headless"
-	// KeyPath is the seal key (package internal/seal): root:headless-broker, mode 0640.
+	// KeyPath is the seal key (package internal/broker/seal): root:headless-broker, mode 0640.
 	KeyPath = "/etc/headless/seal.key"
 	// StateDir is where brokerd keeps what no process of the user may write (each
 	// credential's known sign-in paths): root:headless-broker, mode 1770 (sticky: one user's

@@ -14,7 +14,7 @@
 // that key deletes every encrypted cookie row for good, so the host launches only after nil.
 //
 // This is the only package through which D-Bus code may reach the agent-facing binary
-// (cmd/headless); the vault, which reads passwords, never does (internal/archtest).
+// (cmd/headless); the vault, which reads passwords, never does (internal/test/archtest).
 //
 // # Not guaranteed
 //

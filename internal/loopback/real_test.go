@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headless-dev/headless/internal/realtest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // The test binary doubles as the second process of the real tests: with childEnv set, TestMain

@@ -30,7 +30,7 @@ func (c *fuzzConn) Write(p []byte) (int, error) {
 func (c *fuzzConn) Close() error { return nil }
 
 // FuzzServeConn is both sockets' request path (control.sock serves a Methods table through
-// Server; broker.sock's own target is internal/broker's): whatever the peer sends, the server
+// Server; broker.sock's own target is internal/broker/gate's): whatever the peer sends, the server
 // returns when it stops sending, and every reply is one strict frame carrying the request's
 // result or a typed error, never more replies than frames sent, never a request's secret field.
 func FuzzServeConn(f *testing.F) {

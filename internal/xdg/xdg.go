@@ -18,7 +18,7 @@
 //
 // The environment is the caller's: an agent that starts a process with another XDG_RUNTIME_DIR
 // or HOME points it at other files (brokerd refuses a host whose config path differs from its
-// own; see package internal/broker).
+// own; see package internal/broker/gate).
 package xdg
 
 import (

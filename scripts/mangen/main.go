@@ -24,8 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/headless-dev/headless/internal/cli"
-	"github.com/headless-dev/headless/internal/manroff"
+	"github.com/headless-dev/headless/internal/surface/cli"
+	"github.com/headless-dev/headless/internal/surface/manroff"
 	"github.com/headless-dev/headless/internal/version"
 )
 

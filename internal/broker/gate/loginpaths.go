@@ -1,0 +1,475 @@
+package gate
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/headless-dev/headless/internal/atomicfile"
+	"github.com/headless-dev/headless/internal/broker/presence"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/lockfile"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/procstat"
+	"github.com/headless-dev/headless/internal/wire"
+	"github.com/headless-dev/headless/vault"
+)
+
+// A credential's known sign-in paths: the paths of its origin where its form sign-in may be.
+// The person sets them at enrolment (credentials.add), or the credential learns the path of
+// its first authenticated form sign-in (credentials.learn_path); a form sign-in anywhere else
+// on the origin is LOGIN_PATH_CHANGED before anyone is asked, unless the host asks the person
+// to allow the new path (gate.go).
+//
+// They are kept where no process of the user can write them: neither the credentials index
+// (a file of the user's) nor the keyring's attributes (which any D-Bus client of the user may
+// set) could hold them, for an agent would rewrite or replay them. The vault's are in
+// login-paths.json of brokerd's per-user state directory (LoginPaths), an isolated session's
+// in memory with its store (memPaths), wiped with it.
+//
+// A credential is named by its origin and alias (case-insensitively), the name brokerd's add
+// and remove use: add replaces the entry (so a credential removed and added again starts
+// fresh) and remove drops it. The record's account and creation time are not part of the
+// name, because what lists them can change them without brokerd: the index a user program
+// may edit, and its rebuild from the keyring at each unlock (which stamps another creation
+// time). A name an agent could change would let it make brokerd forget a credential's paths.
+
+// pathEntry is one credential's known sign-in paths. Set and Learned together hold at most
+// brokerapi.MaxLoginPaths paths, distinct.
+type pathEntry struct {
+	Origin  string   `json:"origin"`
+	Alias   string   `json:"alias"`
+	Account string   `json:"account,omitempty"` // as when the entry was made; not part of its name
+	Set     []string `json:"set,omitempty"`     // by the person, at enrolment
+	Learned []string `json:"learned,omitempty"` // by authenticated sign-ins, oldest first
+}
+
+// known is every known path: the person's, else the one path the credential's first sign-in
+// learned. A learned path beside the person's, or after the first, came from a sign-in the
+// person allowed at a new path, which brokerd learned before red-team round 31 (the agent's
+// look-alike, then trusted with no warning): kept in the file, never known.
+func (e pathEntry) known() []string {
+	if len(e.Set) > 0 {
+		return slices.Clone(e.Set)
+	}
+	return slices.Clone(e.Learned[:min(1, len(e.Learned))])
+}
+
+func (e pathEntry) names(o, alias string) bool {
+	return e.Origin == o && strings.EqualFold(e.Alias, alias)
+}
+
+// pathBook holds entries: LoginPaths (a file) or memPaths (memory). update runs fn on the
+// entries under the book's lock and keeps what it returns, unless it returns errUnchanged.
+type pathBook interface {
+	entries() ([]pathEntry, error)
+	update(fn func([]pathEntry) ([]pathEntry, error)) error
+}
+
+var (
+	_ pathBook = (*LoginPaths)(nil)
+	_ pathBook = (*memPaths)(nil)
+)
+
+// errUnchanged: an update that changed nothing (nothing is written).
+var errUnchanged = errors.New("unchanged")
+
+// Bounds of a book.
+const (
+	maxPathsFile    = 1 << 20 // bytes of login-paths.json
+	maxPathEntries  = vault.MaxList
+	loginPathsName  = "login-paths.json"
+	loginPathsLock  = "login-paths.lock" // taken around every change of the file
+	pathsLockWait   = 10 * time.Second
+	pathsFileFormat = 1
+)
+
+var (
+	// errPathsUnusable: the file is brokerd's own, which nothing but brokerd (and root) can
+	// write, and it is not as brokerd writes it: nothing is decided on it.
+	errPathsUnusable = wire.SentinelHint(wire.CodeBrokerUntrusted, "brokerd's record of the credentials' sign-in paths is unusable",
+		"it is brokerd's own file in "+hardening.StateDir+"/UID, which no program of yours can write: as root, move it away (every credential then learns its sign-in path again) and restart brokerd")
+	// errPathsFull: the book has no room for another entry.
+	errPathsFull = wire.SentinelHint(wire.CodeVaultFull, "no room for another credential's sign-in paths",
+		"remove credentials you no longer use ('headless credentials remove'), or set fewer sign-in paths")
+)
+
+// LoginPaths keeps the vault's credentials' known sign-in paths in login-paths.json of one
+// directory: brokerd's per-user state directory (OpenLoginPaths). The file is written
+// atomically, 0600, at most 1 MiB, and read back only when it is a regular file of the user
+// in a directory that is still theirs alone.
+type LoginPaths struct {
+	dir string
+	uid int
+	mu  sync.Mutex
+}
+
+// OpenLoginPaths opens the known sign-in paths of uid under root (hardening.StateDir, which
+// the caller has checked; a test's directory in tests): root/UID, made mode 0700 when it is
+// missing. A root/UID that is a symlink, not a directory, not owned by uid or open to its
+// group or others is refused, and so is a file there that is not as brokerd writes it.
+func OpenLoginPaths(root string, uid int) (*LoginPaths, error) {
+	dir := filepath.Join(root, strconv.Itoa(uid))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("make brokerd's state directory: %w", err)
+	}
+	lp := &LoginPaths{dir: dir, uid: uid}
+	if _, err := lp.entries(); err != nil {
+		return nil, err
+	}
+	return lp, nil
+}
+
+// Path is the file.
+func (lp *LoginPaths) Path() string { return filepath.Join(lp.dir, loginPathsName) }
+
+// checkDir refuses a state directory that is not the user's alone.
+func (lp *LoginPaths) checkDir() error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(lp.dir, &st); err != nil {
+		return fmt.Errorf("%w: %s: %w", errPathsUnusable, lp.dir, err)
+	}
+	mode := uint32(st.Mode)
+	switch {
+	case mode&syscall.S_IFMT != syscall.S_IFDIR:
+		return fmt.Errorf("%w: %s is not a directory (a symlink or another file)", errPathsUnusable, lp.dir)
+	case int(st.Uid) != lp.uid:
+		return fmt.Errorf("%w: %s is owned by uid %d, not %d", errPathsUnusable, lp.dir, st.Uid, lp.uid)
+	case mode&0o077 != 0:
+		return fmt.Errorf("%w: %s has mode %04o, not 0700", errPathsUnusable, lp.dir, mode&0o7777)
+	}
+	return nil
+}
+
+func (lp *LoginPaths) entries() ([]pathEntry, error) {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	return lp.load()
+}
+
+func (lp *LoginPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	// Another brokerd of the user (another runtime dir) may change the file too: its read,
+	// change and write are one step under a lock a crash releases, or one would lose the
+	// other's change.
+	if err := lp.checkDir(); err != nil {
+		return err
+	}
+	unlock, err := lockfile.Wait(filepath.Join(lp.dir, loginPathsLock), pathsLockWait)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errPathsUnusable, err)
+	}
+	defer unlock()
+	es, err := lp.load()
+	if err != nil {
+		return err
+	}
+	es, changed, err := apply(es, fn)
+	if err != nil || !changed {
+		return err
+	}
+	b, err := json.Marshal(struct {
+		Version     int         `json:"version"`
+		Credentials []pathEntry `json:"credentials"`
+	}{pathsFileFormat, es})
+	if err != nil {
+		return err
+	}
+	if len(b) > maxPathsFile {
+		return fmt.Errorf("%w: the file would be over %d bytes", errPathsFull, maxPathsFile)
+	}
+	if err := atomicfile.Write(lp.Path(), b); err != nil {
+		return fmt.Errorf("save the sign-in paths: %w", err)
+	}
+	return nil
+}
+
+// load reads the file (lp.mu held); a missing file has no entries.
+func (lp *LoginPaths) load() ([]pathEntry, error) {
+	if err := lp.checkDir(); err != nil {
+		return nil, err
+	}
+	path := lp.Path()
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
+	}
+	switch {
+	case uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG:
+		return nil, fmt.Errorf("%w: %s is not a regular file", errPathsUnusable, path)
+	case int(st.Uid) != lp.uid || uint32(st.Mode)&0o077 != 0:
+		return nil, fmt.Errorf("%w: %s is uid %d, mode %04o, not uid %d, 0600", errPathsUnusable, path, st.Uid, uint32(st.Mode)&0o7777, lp.uid)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPathsFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
+	}
+	if len(b) > maxPathsFile {
+		return nil, fmt.Errorf("%w: %s is over %d bytes", errPathsUnusable, path, maxPathsFile)
+	}
+	var file struct {
+		Version     int         `json:"version"`
+		Credentials []pathEntry `json:"credentials"`
+	}
+	if err := wire.DecodeStrict(bytes.TrimSpace(b), &file); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
+	}
+	if file.Version != pathsFileFormat {
+		return nil, fmt.Errorf("%w: %s has version %d, not %d", errPathsUnusable, path, file.Version, pathsFileFormat)
+	}
+	if err := validEntries(file.Credentials); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
+	}
+	return file.Credentials, nil
+}
+
+// memPaths is an isolated session's book: memory, wiped with its store.
+type memPaths struct {
+	mu sync.Mutex
+	es []pathEntry
+}
+
+func (m *memPaths) entries() ([]pathEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.es), nil
+}
+
+func (m *memPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	es, changed, err := apply(slices.Clone(m.es), fn)
+	if changed {
+		m.es = es
+	}
+	return err
+}
+
+func (m *memPaths) wipe() {
+	m.mu.Lock()
+	m.es = nil
+	m.mu.Unlock()
+}
+
+// apply runs a book's update: the entries fn returns, sorted and within the bound, and
+// whether there is anything to keep.
+func apply(es []pathEntry, fn func([]pathEntry) ([]pathEntry, error)) ([]pathEntry, bool, error) {
+	es, err := fn(es)
+	switch {
+	case errors.Is(err, errUnchanged):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case len(es) > maxPathEntries:
+		return nil, false, fmt.Errorf("%w: at most %d credentials have sign-in paths", errPathsFull, maxPathEntries)
+	}
+	slices.SortFunc(es, func(a, b pathEntry) int {
+		return cmp.Or(cmp.Compare(a.Origin, b.Origin), cmp.Compare(strings.ToLower(a.Alias), strings.ToLower(b.Alias)))
+	})
+	return es, true, nil
+}
+
+// validEntries checks what is read back: each entry names a credential, once, and holds valid
+// paths within the bounds.
+func validEntries(es []pathEntry) error {
+	if len(es) > maxPathEntries {
+		return fmt.Errorf("%d entries, at most %d", len(es), maxPathEntries)
+	}
+	for i, e := range es {
+		if o, err := origin.Canonical(e.Origin); err != nil || o != e.Origin {
+			return fmt.Errorf("entry %d: origin %q is not canonical", i, procstat.Clean(e.Origin, 64))
+		}
+		if credential.ValidAlias(e.Alias) != nil || e.Account != "" && credential.ValidAccount(e.Account) != nil {
+			return fmt.Errorf("entry %d: alias or account out of bounds", i)
+		}
+		known := e.known()
+		if len(known) == 0 || len(known) > brokerapi.MaxLoginPaths {
+			return fmt.Errorf("entry %d: %d paths, 1 to %d", i, len(known), brokerapi.MaxLoginPaths)
+		}
+		for j, p := range known {
+			if err := checkLoginPath(p); err != nil || slices.Contains(known[:j], p) {
+				return fmt.Errorf("entry %d: path %q is invalid or repeated", i, procstat.Clean(p, 64))
+			}
+		}
+		if slices.ContainsFunc(es[:i], func(d pathEntry) bool { return d.names(e.Origin, e.Alias) }) {
+			return fmt.Errorf("entry %d: alias %q at %s is listed twice", i, e.Alias, e.Origin)
+		}
+	}
+	return nil
+}
+
+// checkLoginPath says why p is not a sign-in path: one the host reports for a page (its URL's
+// escaped path), absolute, without query or fragment, printable, at most MaxPath bytes.
+func checkLoginPath(p string) error {
+	switch {
+	case len(p) > brokerapi.MaxPath:
+		return fmt.Errorf("longer than %d bytes", brokerapi.MaxPath)
+	case !strings.HasPrefix(p, "/"):
+		return errors.New("not an absolute path (it starts with \"/\")")
+	case strings.ContainsAny(p, "?#"):
+		return errors.New("a path has no query or fragment")
+	case strings.Contains(p, " ") || !procstat.Printable(p):
+		return errors.New("not printable, or holds a space (write it as the URL does: %20)")
+	}
+	return nil
+}
+
+// cleanLoginPaths checks the paths the person set at enrolment and drops repeats.
+func cleanLoginPaths(paths []string) ([]string, error) {
+	if len(paths) > brokerapi.MaxLoginPaths {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "%d sign-in paths; at most %d", len(paths), brokerapi.MaxLoginPaths)
+	}
+	var out []string
+	for _, p := range paths {
+		if err := checkLoginPath(p); err != nil {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "sign-in path %q: %v", procstat.Clean(p, 128), err)
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// knownPaths is the credential's known sign-in paths (none: not known yet).
+func knownPaths(b pathBook, o, alias string) ([]string, error) {
+	es, err := b.entries()
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(es, func(e pathEntry) bool { return e.names(o, alias) }); i >= 0 {
+		return es[i].known(), nil
+	}
+	return nil, nil
+}
+
+// setPaths makes e the credential's entry (none when e has no path): what an add does.
+func setPaths(b pathBook, e pathEntry) error {
+	return b.update(func(es []pathEntry) ([]pathEntry, error) {
+		es = slices.DeleteFunc(es, func(d pathEntry) bool { return d.names(e.Origin, e.Alias) })
+		if len(e.Set) > 0 {
+			es = append(es, e)
+		}
+		return es, nil
+	})
+}
+
+// dropPaths forgets the credential's paths: what a remove does.
+func dropPaths(b pathBook, o, alias string) error {
+	return b.update(func(es []pathEntry) ([]pathEntry, error) {
+		n := len(es)
+		if es = slices.DeleteFunc(es, func(d pathEntry) bool { return d.names(o, alias) }); len(es) == n {
+			return nil, errUnchanged
+		}
+		return es, nil
+	})
+}
+
+// prunePaths drops the entries of credentials that keep reports gone (removed from the
+// keyring by another program), making room.
+func prunePaths(b pathBook, keep func(o, alias string) bool) error {
+	return b.update(func(es []pathEntry) ([]pathEntry, error) {
+		n := len(es)
+		if es = slices.DeleteFunc(es, func(d pathEntry) bool { return !keep(d.Origin, d.Alias) }); len(es) == n {
+			return nil, errUnchanged
+		}
+		return es, nil
+	})
+}
+
+// learned is what a learn did: the paths now, whether path was added, and what the audit
+// record says of it ("" when path was simply added).
+type learned struct {
+	paths []string
+	added bool
+	note  string
+}
+
+// learnPath adds the path of an allowed form sign-in that ended authenticated when the
+// credential had no known path yet: its first sign-in, whose prompt warned the person that no
+// sign-in page was set and named the page. A sign-in the person allowed at a new path
+// (newPath) is not learned: it asks again, with its warning, every time.
+func learnPath(b pathBook, o, alias, account, path string, newPath bool) (learned, error) {
+	var res learned
+	err := b.update(func(es []pathEntry) ([]pathEntry, error) {
+		i := slices.IndexFunc(es, func(e pathEntry) bool { return e.names(o, alias) })
+		e := pathEntry{Origin: o, Alias: alias, Account: account}
+		if i >= 0 {
+			e = es[i]
+		}
+		known := e.known()
+		res.paths = known
+		switch {
+		case slices.Contains(known, path):
+			res.note = "the path was already known"
+			return nil, errUnchanged
+		case newPath:
+			// The page of a sign-in the person allowed at a new path is the agent's choice
+			// (red-team round 31: a look-alike it published on the origin, approved once,
+			// became a known path and later sign-ins there asked with no warning): allowed
+			// that once, never remembered.
+			res.note = "allowed once at a new path; a new path is never learned (only the person sets sign-in paths: credentials add --login-path)"
+			return nil, errUnchanged
+		case len(known) > 0:
+			res.note = "the credential has known sign-in paths; only its first sign-in learns one"
+			return nil, errUnchanged
+		}
+		e.Learned = append(slices.Clone(e.Learned), path)
+		if i >= 0 {
+			es[i] = e
+		} else {
+			es = append(es, e)
+		}
+		res.paths, res.added = e.known(), true
+		return es, nil
+	})
+	if err != nil {
+		return learned{}, err
+	}
+	return res, nil
+}
+
+// errPathChanged refuses a form sign-in at a path that is not one of the credential's known
+// sign-in paths.
+func errPathChanged(path, alias string, known []string) error {
+	return wire.Errorf(wire.CodeLoginPathChanged, "the sign-in form is at %q, not where alias %q signed in before (%s); nothing was asked or released",
+		procstat.Clean(path, 128), alias, shownPaths(known))
+}
+
+// shownPaths lists paths for a message or an audit record, bounded: four at most, each cut to
+// 128 bytes.
+func shownPaths(paths []string) string {
+	const most = 4
+	shown := make([]string, 0, most)
+	for _, p := range paths[:min(len(paths), most)] {
+		shown = append(shown, procstat.Clean(p, 128))
+	}
+	s := presence.QuoteList(shown)
+	if len(paths) > most {
+		s += fmt.Sprintf(" and %d more", len(paths)-most)
+	}
+	return s
+}
