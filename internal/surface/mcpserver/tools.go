@@ -296,7 +296,7 @@ func (s *Server) register() {
 			}
 			return l, fmt.Sprintf("%d credential(s)", len(l.Credentials)), nil
 		})
-	s.registerNewVerbs()
+	s.registerPageActions()
 	s.registerJourney()
 }
 

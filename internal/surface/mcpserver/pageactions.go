@@ -20,8 +20,9 @@ type scrollIn struct {
 	By  int    `json:"by,omitempty" jsonschema:"CSS px (negative: up; default one viewport)"`
 }
 
-// registerNewVerbs registers back, select, hover and scroll (issue 13's new verbs).
-func (s *Server) registerNewVerbs() {
+// registerPageActions registers the tools that act on the page beside click and fill: back,
+// select, hover and scroll.
+func (s *Server) registerPageActions() {
 	addTool(s, "back", "Go back", "Go back in the session's history (NO_HISTORY if none); answers as visit.",
 		pageChange, func(ctx context.Context, c *call, in sessionIn) (control.PageResult, string, error) {
 			return page(ctx, c, func(cl *control.Client) (control.PageResult, error) { return cl.Back(ctx, in.Session) })
