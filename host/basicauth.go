@@ -19,7 +19,7 @@ import (
 // HTTP Basic authentication by alias.
 //
 // Every authentication challenge of a document request reaches the host (Fetch.authRequired,
-// browser-wide: allowlist.go), and the host cancels every one of them (the page shows the
+// browser-wide: navpolicy.go), and the host cancels every one of them (the page shows the
 // server's 401 body): Chromium is never handed a password for a challenge
 // (Fetch.continueWithAuth), because it would keep it in its HTTP auth cache and send it again,
 // unasked, with every later request to that origin's protection space, from this session and

@@ -64,7 +64,7 @@
 //   - A page whose renderer crashed answers BROWSER_CRASHED at once (calls to it fail as soon
 //     as Chromium reports the crash), and its session gets a fresh blank page.
 //   - Navigation is limited to http and https URLs (UNSAFE_NAVIGATION otherwise), and, with a
-//     navigation allowlist (allowlist.go), to the listed hosts: every document request of the
+//     navigation allowlist (navpolicy.go), to the listed hosts: every document request of the
 //     whole browser is paused and an off-list one aborted (frames, redirects, popups, every
 //     session and context); an off-list popup is closed; visit, click and press answer
 //     UNSAFE_NAVIGATION. Subresources are not filtered: a navigation policy, not a firewall.

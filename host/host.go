@@ -46,7 +46,7 @@ type Options struct {
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// Broker dials brokerd (alias login); nil disables auth.
 	Broker func(ctx context.Context) (*brokerapi.Client, error)
-	// Allow is the navigation allowlist (allowlist.go): empty, every host.
+	// Allow is the navigation allowlist (navpolicy.go): empty, every host.
 	Allow allowlist.List
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
 	Loopback interface {
@@ -98,7 +98,7 @@ type Host struct {
 	closed   bool // Close ran: never launch again
 	clearing bool // ClearProfile runs: no new sessions
 
-	nav navPolicy // the navigation allowlist's enforcement (allowlist.go)
+	nav navPolicy // the navigation allowlist's enforcement (navpolicy.go)
 }
 
 type session struct {
