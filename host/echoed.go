@@ -38,22 +38,6 @@ import (
 // A match answers "this output holds a whole secret" and nothing less: it is a guessing oracle
 // for a whole password, no better than the site's own sign-in form (SECURITY.md).
 
-// learnPath tells brokerd that the form sign-in of challenge ended authenticated: a credential
-// with no known sign-in path learns this one (a path the person allowed as new is never
-// learned).
-// Bounded; a failure is logged, the sign-in's answer stays what it was.
-func (h *Host) learnPath(ctx context.Context, challenge string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
-	defer cancel()
-	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
-		_, err := c.LearnPath(ctx, challenge)
-		return err
-	})
-	if err != nil {
-		h.o.Log.Warn("the sign-in path could not be learned", "code", wire.CodeOf(err))
-	}
-}
-
 // errEchoed answers an output refused because the page shows a released secret.
 var errEchoed = wire.SentinelHint(wire.CodeSecretOnPage,
 	"the page shows a secret that was released into the browser (the site sent it back); the output was refused and the page discarded: the session now shows a blank page",

@@ -66,19 +66,20 @@ func (h *Host) Enroll(ctx context.Context, p control.EnrollParams) (control.Enro
 	defer unlock()
 	clear(s.refs)
 	res := control.EnrollResult{Session: s.name}
-	st, pageOrigin, form, err := h.loginPage(ctx, b, s, &res.Evidence)
-	res.Origin = pageOrigin
+	si := &signIn{h: h, b: b, s: s, ev: &res.Evidence}
+	st, form, err := si.loginPage(ctx)
+	res.Origin = si.origin
 	if err != nil {
 		return res, err
 	}
 	page := firstPage
 	if form.Password == "" {
 		page = secondPage
-		if st, form, err = h.firstStep(ctx, b, s, st, form, pageOrigin, p.Account, &res.Evidence); err != nil {
+		if st, form, err = si.firstStep(ctx, st, form, p.Account); err != nil {
 			return res, err
 		}
 	}
-	if err := checkForm(st, form, pageOrigin); err != nil {
+	if err := checkForm(st, form, si.origin); err != nil {
 		return res, err
 	}
 	loginPath, err := s.loadedPath(st.document)
@@ -89,10 +90,10 @@ func (h *Host) Enroll(ctx context.Context, p control.EnrollParams) (control.Enro
 	// released one (echoed.go).
 	h.remember(brokerapi.Released{Account: p.Account}, secret)
 	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
-	typed, err := h.fillVerified(tctx, b, s, st, form, pageOrigin, p.Account, "", secret, &res.Evidence, page)
+	typed, err := si.fillVerified(tctx, st, form, p.Account, secret, page)
 	tcancel()
 	if err == nil {
-		err = h.verify(ctx, b, s, st, &res.Status, &res.Evidence, pageOrigin)
+		res.Status, err = si.verify(ctx, st)
 	}
 	if typed {
 		err = h.endAttempt(ctx, b, s, &res.Evidence, err)
@@ -100,7 +101,7 @@ func (h *Host) Enroll(ctx context.Context, p control.EnrollParams) (control.Enro
 	if err != nil {
 		return res, err
 	}
-	h.o.Log.Info("interactive login typed and submitted", "session", s.name, "origin", pageOrigin, "status", res.Status)
+	h.o.Log.Info("interactive login typed and submitted", "session", s.name, "origin", si.origin, "status", res.Status)
 	if res.Status != "authenticated" {
 		return res, nil // no save is offered: the password is zeroed on return
 	}
@@ -111,7 +112,7 @@ func (h *Host) Enroll(ctx context.Context, p control.EnrollParams) (control.Enro
 		return res, nil // raced with another login: no save offered
 	}
 	token := "enr-" + rand.Text()
-	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: pageOrigin, account: p.Account, path: loginPath, secret: secret, expires: h.o.Now().Add(EnrollHold)})
+	h.holdEnroll(token, &pendingEnroll{session: s.name, isolated: s.isolated, origin: si.origin, account: p.Account, path: loginPath, secret: secret, expires: h.o.Now().Add(EnrollHold)})
 	secret = nil // held until the save decision now
 	res.Token = token
 	return res, nil

@@ -23,16 +23,17 @@ import (
 // TestKill9AfterRelease kills brokerd, the host or Chromium with SIGKILL at two points of a
 // sign-in after brokerd released the password to the host:
 //
-//   - "released": after the release, before the password is typed. In the host (host/auth.go
-//     authLogin, fillVerified) the order is: release (host/requester.go; brokerd appends the
+//   - "released": after the release, before the password is typed. In the host (host/signin.go
+//     authLogin, fillVerified) the order is: release (host/broker.go; brokerd appends the
 //     audit record before it sends the secret), the recheck of the page, holdNavigations
 //     (host/navguard.go: Fetch holds document requests from here), the account typed, then
-//     DOM.focus on the password field, selectAll, the focus/listener/window checks, and only
+//     Page.bringToFront and DOM.focus on the password field, the focus check that selects its
+//     content (fnTypeReady), the listener/window checks, and only
 //     then Input.insertText (b.InsertSecret). The password field's focus handler runs inside
 //     that DOM.focus: the faultSite's handler blocks in a synchronous XHR to /focused, so the
 //     host holds the released password in memory and waits in DOM.focus (a renderer stuck in
-//     an event handler does not answer it). Only selectAll's Ctrl+A key events and the
-//     host's own checks lie between it and the typing; the account field's focus would also
+//     an event handler does not answer it). Only the host's own checks lie between it and
+//     the typing; the account field's focus would also
 //     fall after the release, but further from the typing. The kill comes once /focused
 //     arrived and the audit log holds the release.
 //   - "typed": after typing, before the submit. The field's input handler fires while

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 
-	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
@@ -170,127 +167,144 @@ var errStopping = wire.SentinelHint(wire.CodeHostUnavail, "the browser host is s
 var errWithdrawn = wire.SentinelHint(wire.CodeCancelled, "the sign-in was withdrawn by its caller while the person was asked; nothing was typed",
 	"ask again when you still need to sign in")
 
-// intactCheck is a look at the browser's processes (browserIntact, with their mappings) for a
-// release, started ahead of it (checkAhead) so that it runs while the sign-in reads the page.
-type intactCheck struct {
-	nothing string
-	done    chan struct{}
-	err     error
-	at      time.Time // when it ended
-}
-
-// intactFresh is how old a look ahead may be at the release; an older one is taken again.
-const intactFresh = time.Second
-
-// checkAhead starts a look at the browser's processes for a release to come; nothing is the
-// end of its error's message (what was not done).
-func (h *Host) checkAhead(nothing string) *intactCheck {
-	c := &intactCheck{nothing: nothing, done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		c.err = h.browserIntact(nothing, true)
-		c.at = time.Now()
-	}()
-	return c
-}
-
-// result is the look's answer for a release now: the one started ahead if it is fresh, else
-// (nil c, or an old look) one taken now.
-func (c *intactCheck) result(h *Host) error {
-	if c == nil {
-		return h.browserIntact("nothing was asked for or released", true)
+// brokerClient returns the host's broker connection, dialling it when needed.
+func (h *Host) brokerClient(ctx context.Context) (*brokerapi.Client, error) {
+	h.bmu.Lock()
+	defer h.bmu.Unlock()
+	if h.broker != nil {
+		return h.broker, nil
 	}
-	<-c.done // a walk of /proc: it ends by itself
-	if c.err != nil || time.Since(c.at) <= intactFresh {
-		return c.err
+	if h.o.Broker == nil {
+		return nil, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	}
-	return h.browserIntact(c.nothing, true)
+	c, err := h.o.Broker(ctx)
+	if err != nil {
+		return nil, wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
+	}
+	// A new connection (first use, or brokerd restarted): register every isolated session
+	// before anything else, so brokerd never answers for one of them from the vault. Their
+	// stores start empty: what an earlier brokerd held died with it.
+	for name := range h.isolated {
+		if err := c.OpenSession(ctx, name); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("register isolated session %q with brokerd: %w", name, err)
+		}
+	}
+	h.broker = c
+	return c, nil
 }
 
-// failed is the look's error once it ended (nil for a nil c).
-func (c *intactCheck) failed() error {
-	if c == nil {
+// registerIsolated tells brokerd about a new isolated session (its store lives as long as the
+// host's broker connection). Without a broker the session still works for browsing; it is
+// registered when the connection is (re)made.
+func (h *Host) registerIsolated(ctx context.Context, name string) error {
+	h.bmu.Lock()
+	h.isolated[name] = true
+	h.bmu.Unlock()
+	if h.o.Broker == nil {
 		return nil
 	}
-	<-c.done
-	return c.err
-}
-
-// browserIntact is asked right before every release, and again right before anything is
-// typed (checkBrowser): no process of the browser may have memory the user's processes can
-// read, nor run code from a file that is not a root-owned system file (the mappings are read
-// before the release only: for a user they are unreadable anyway, the processes undumpable,
-// and as root reading every process's twice per sign-in made 32 concurrent sign-ins 29%
-// slower), and the profile's blockers must not have changed. A browser that runs
-// foreign code is killed (the next command relaunches it, its profile cleaned); an exposed
-// one is a setting of the machine, left as it is. Either way nothing is asked for or typed;
-// nothing ends the error's message (what was not done).
-func (h *Host) browserIntact(nothing string, mappings bool) error {
-	h.mu.Lock()
-	b, g := h.browser, h.guard
-	h.mu.Unlock()
-	if b == nil {
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.OpenSession(ctx, name) })
+	if err == nil || wire.CodeOf(err) == wire.CodeBrokerUnavail || errors.Is(err, rpc.ErrUnreachable) {
+		if err != nil {
+			h.o.Log.Warn("isolated session not yet registered with brokerd", "session", name, "code", wire.CodeOf(err))
+		}
 		return nil
 	}
-	if t := g.Tampered(); t != "" {
-		h.o.Log.Error("the profile's blocked entries changed under the browser; killing it", "found", t)
-		killBrowser(b)
-		return wire.Errorf(wire.CodeBrowserTampered, "the profile changed under the running browser (%s): it could have made Chromium load code or keep session data; the browser was killed, and %s", t, nothing)
-	}
-	c, err := checkBrowser(b.PID(), h.o.Chromium, os.Geteuid() == 0, mappings)
-	if err != nil {
-		return wire.Errorf(wire.CodeBrowserFailed, "the browser's processes could not be checked (%w); %s", err, nothing)
-	}
-	if len(c.Strays) > 0 {
-		h.o.Log.Error("processes of the headless group outside the browser; killing them and the browser", "found", strings.Join(c.StrayWhat, ", "))
-		killAll(c.Strays)
-		killBrowser(b)
-		return wire.Errorf(wire.CodeBrowserTampered, "%s of yours ran with the browser's group outside the browser (%s): it could read the browser's memory, so it and the browser were killed, and %s", plural(len(c.Strays), "a process", "processes"), strings.Join(c.StrayWhat, ", "), nothing)
-	}
-	if c.Exposed != 0 {
-		h.o.Log.Error("browser memory open to the user's processes; nothing released", "pid", c.Exposed)
-		return wire.Errorf(wire.CodeBrowserExposed, "the memory of browser process %d can be read by any process of yours, so a password typed into a page could be read back out of it; %s", c.Exposed, nothing)
-	}
-	if c.Foreign != "" {
-		h.o.Log.Error("foreign code in the browser; killing it", "found", c.Foreign)
-		killBrowser(b)
-		return wire.Errorf(wire.CodeBrowserTampered, "the browser runs code that is not a root-owned system file: %s; it was killed, and %s", c.Foreign, nothing)
-	}
-	return nil
+	h.bmu.Lock()
+	delete(h.isolated, name)
+	h.bmu.Unlock()
+	return err
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
+// forgetIsolated has brokerd zero the store of the isolated session name ("" = all of them).
+// With no broker connection there is no store to zero.
+func (h *Host) forgetIsolated(name string) {
+	h.bmu.Lock()
+	defer h.bmu.Unlock()
+	var names []string
+	for n := range h.isolated {
+		if name == "" || n == name {
+			names = append(names, n)
+			delete(h.isolated, n)
+		}
 	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// killBrowser kills the browser and every process of its tree: Chromium's sandboxed children
-// are not all in its process group, and left over they would keep the headless group.
-func killBrowser(b *cdp.Browser) {
-	pids, _ := tree(b.PID())
-	b.Kill()
-	killAll(pids[min(1, len(pids)):])
-}
-
-func killAll(pids []int) {
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGKILL)
+	if h.broker == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, n := range names {
+		if err := h.broker.CloseSession(ctx, n); err != nil {
+			h.o.Log.Warn("brokerd did not close an isolated session", "session", n, "code", wire.CodeOf(err))
+			if errors.Is(err, rpc.ErrUnreachable) {
+				// Whatever it held goes with this connection. (A mere timeout does not close
+				// it: that would wipe every other isolated session's store too.)
+				h.broker.Close()
+				h.broker = nil
+				return
+			}
+		}
 	}
 }
 
-// sweepStrays kills, before a launch, every process of the user that runs with the host's
-// group outside any browser of this host (strays): what a browser that crashed left, or what
-// a program of the agent's made run with the group. An error leaves Chromium unlaunched.
-func (h *Host) sweepStrays() error {
-	pids, what, err := strays()
-	if err != nil {
+// withBroker runs fn with the broker connection, redialling once if the connection was lost.
+func (h *Host) withBroker(ctx context.Context, fn func(*brokerapi.Client) error) error {
+	for attempt := 0; ; attempt++ {
+		c, err := h.brokerClient(ctx)
+		if err != nil {
+			return err
+		}
+		err = fn(c)
+		if attempt == 0 && errors.Is(err, rpc.ErrUnreachable) && ctx.Err() == nil {
+			h.bmu.Lock()
+			if h.broker == c {
+				h.broker.Close()
+				h.broker = nil
+			}
+			h.bmu.Unlock()
+			continue
+		}
 		return err
 	}
-	if len(pids) > 0 {
-		h.o.Log.Warn("processes of the headless group outside any browser; killed before the launch", "found", strings.Join(what, ", "))
-		killAll(pids)
+}
+
+// accountFor reads the account of alias at origin from the broker's metadata (no secret): the
+// isolated session's own store, or the vault for a normal session.
+func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (string, error) {
+	var creds []brokerapi.Credential
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
+		var err error
+		if s.isolated {
+			creds, err = c.ListIn(ctx, s.name, o)
+		} else {
+			creds, err = c.List(ctx, o)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
 	}
-	return nil
+	for _, c := range creds {
+		if strings.EqualFold(c.Alias, alias) {
+			return c.Account, nil
+		}
+	}
+	return "", wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s", alias, o)
+}
+
+// learnPath tells brokerd that the form sign-in of challenge ended authenticated: a credential
+// with no known sign-in path learns this one (a path the person allowed as new is never
+// learned).
+// Bounded; a failure is logged, the sign-in's answer stays what it was.
+func (h *Host) learnPath(ctx context.Context, challenge string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
+		_, err := c.LearnPath(ctx, challenge)
+		return err
+	})
+	if err != nil {
+		h.o.Log.Warn("the sign-in path could not be learned", "code", wire.CodeOf(err))
+	}
 }

@@ -1,0 +1,443 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/loopback"
+	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// fillVerified types account and secret into form (found in st) and submits it. Before typing,
+// after a fresh look at the page: the same document, the same field nodes still a sign-in form
+// (page says which page of a sign-in it is), its frame, its action and every submitter on
+// si.origin by POST, the fields visible, and the focus on exactly the field being typed into,
+// right before and after typing (the account too). After typing and right before the submit,
+// all of it once more, and the password field still a password field. The secret goes only
+// through the hand-built Input.insertText; the caller still zeroes it. typed says whether the
+// secret was (or may have been) typed: the caller then ends the attempt with endAttempt.
+//
+// For a loopback origin the process listening there is looked up once more right before
+// typing: si.listener is the key brokerd saw when it released the secret ("" when the secret
+// came from the person's terminal); another listener now, or an origin served by more than
+// one process, is ORIGIN_AMBIGUOUS and nothing is typed.
+func (si *signIn) fillVerified(ctx context.Context, st pageState, form snapshot.LoginForm, account string, secret []byte, page int) (typed bool, err error) {
+	h, b, s := si.h, si.b, si.s
+	fresh, form, err := si.recheck(ctx, st, form, page, "after the challenge was issued; nothing was typed")
+	if err != nil {
+		return false, err
+	}
+	// The browser is looked at again right before typing, not only before the release: the
+	// person may take up to the presence timeout to answer, and a password typed by the person
+	// (--interactive) had no look at all.
+	if err := h.browserIntact("nothing was typed", false); err != nil {
+		return false, err
+	}
+	s.markHistory(ctx, h, b)
+	for _, ref := range []string{form.Username, form.Password} {
+		if ref == "" {
+			continue
+		}
+		if err := h.visible(ctx, b, s, fresh.refs[ref]); err != nil {
+			return false, err
+		}
+	}
+	// From before the first field is focused (a focus handler may navigate) until the submit,
+	// no navigation of the page can start (navguard.go).
+	gate, err := h.holdNavigations(ctx, b, s)
+	if err != nil {
+		return false, h.browserErr(err)
+	}
+	defer gate.end(ctx)
+	if form.Username != "" {
+		if err := si.typeAccount(ctx, fresh.refs[form.Username], st.document, account); err != nil {
+			return false, err
+		}
+	}
+	pw := fresh.refs[form.Password]
+	// The last checks, as close to typing as the protocol allows: the same document (no
+	// navigation slipped in) and the focus on exactly the verified password field. And
+	// before anything is typed into it: Chromium must never save what the field will hold
+	// with the history entry (Blink's form state, which a back step restores into a document
+	// the taint does not know, and which goes into the profile's Sessions/ files); a
+	// one-time code field is a text field, so that would be the code.
+	if err := si.readyToType(ctx, pw, st.document, "password", true); err != nil {
+		return false, err
+	}
+	if err := h.sameListener(si.origin, si.listener); err != nil {
+		return false, err
+	}
+	if n, err := h.closeOpened(ctx, b, s); err != nil || n > 0 {
+		if err == nil {
+			err = wire.Errorf(wire.CodeDocumentChanged, "the login page opened a window since the person was asked (it could navigate the page); it was closed, and nothing was typed")
+		}
+		return false, err
+	}
+	if s.navPending.Load() || gate.tried(ctx) {
+		return false, wire.Errorf(wire.CodeDocumentChanged, "a navigation of the page was under way when the password was to be typed; nothing was typed")
+	}
+	// And no window could have scripted the document since it loaded (openers.go).
+	if d := s.loaded.Load(); d == nil || d.document != st.document {
+		return false, wire.Errorf(wire.CodeDocumentChanged, "the page's document is not the one the host saw load; nothing was typed")
+	} else if d.tainted.Load() {
+		return false, errReachable
+	}
+	s.addTaint(st.document, pw) // before the first character: every later path clears it
+	if err := b.InsertSecret(ctx, s.sid, secret); err != nil {
+		return true, h.browserErr(err)
+	}
+	if gate.tried(ctx) {
+		h.discardPage(ctx, b, s)
+		si.ev.PageDiscarded = true
+		return true, errNavDuringTyping
+	}
+	if err := si.focusedOn(ctx, pw, st.document, "password"); err != nil {
+		// Focus or document moved while typing: the text may have gone anywhere in the
+		// page, so the page goes, and nothing is submitted.
+		h.discardPage(ctx, b, s)
+		si.ev.PageDiscarded = true
+		return true, err
+	}
+	// Right before the submit, after typing: the page had a moment with the password in it.
+	after, form, err := si.recheck(ctx, st, form, page, "while the password was typed; nothing was submitted")
+	if err != nil {
+		return true, err
+	}
+	if gate.tried(ctx) {
+		h.discardPage(ctx, b, s)
+		si.ev.PageDiscarded = true
+		return true, errNavDuringTyping
+	}
+	gate.end(ctx) // the host's own submit navigates
+	s.drain()
+	if err := si.submit(ctx, after, form); err != nil {
+		return true, err
+	}
+	si.ev.Steps++
+	return true, nil
+}
+
+// sameListener checks, for a loopback origin, that one process serves it and that it is the
+// one brokerd saw at the release (want; "" to check only that one process serves it).
+func (h *Host) sameListener(o, want string) error {
+	if !loopback.IsLoopback(o) {
+		return nil
+	}
+	var l loopback.Listener
+	var err error
+	// The sockets only: their key and whether they are one listener decide; who holds them
+	// is looked up only to name them in the error.
+	hardening.AsUser(func() { l, err = h.o.Loopback.Sockets(o) }) // the user's processes, as the user sees them
+	switch {
+	case errors.Is(err, loopback.ErrAmbiguous):
+		return wire.Errorf(wire.CodeOriginAmbiguous, "%w; nothing was typed", err)
+	case err != nil:
+		return wire.Errorf(wire.CodeOriginUnverified, "%w; nothing was typed", err)
+	case want != "" && l.Key() != want:
+		if named, ferr := h.findAsUser(o); ferr == nil || errors.Is(ferr, loopback.ErrAmbiguous) {
+			l = named
+		}
+		return wire.Errorf(wire.CodeOriginAmbiguous, "the process listening on %s changed since the release (now: %s); nothing was typed", o, l)
+	}
+	return nil
+}
+
+// findAsUser names the listener of o with its holders, as the user sees them.
+func (h *Host) findAsUser(o string) (l loopback.Listener, err error) {
+	hardening.AsUser(func() { l, err = h.o.Loopback.Find(o) })
+	return l, err
+}
+
+// recheck takes a fresh look at the page and checks that it still shows st's document, that
+// form's field nodes still form a sign-in form (and the password field is still of type
+// password), and that checkForm still passes on si.origin. It returns the fresh look and the
+// form as found in it; when says when a change happened, for the error.
+func (si *signIn) recheck(ctx context.Context, st pageState, form snapshot.LoginForm, page int, when string) (pageState, snapshot.LoginForm, error) {
+	fresh, err := si.h.look(ctx, si.b, si.s)
+	if err != nil {
+		return fresh, form, err
+	}
+	if page == codePage {
+		fresh.forms = snapshot.CodeForms(fresh.outline)
+	}
+	if fresh.document != st.document {
+		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the page changed %s", when)
+	}
+	g, ok := sameForm(st, form, fresh)
+	if !ok {
+		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the login form changed %s", when)
+	}
+	if page != codePage && g.Password != "" && fresh.refs[g.Password].Type != "password" {
+		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the password field is no longer a password field %s", when)
+	}
+	if !g.SignIn && !(page == secondPage && g.NotSignIn == snapshot.NoAccountField) {
+		return fresh, form, wire.Errorf(wire.CodeNoLoginForm, "the form is no longer a sign-in form %s: %s", when, g.NotSignIn)
+	}
+	if err := checkForm(fresh, g, si.origin); err != nil {
+		return fresh, form, err
+	}
+	return fresh, g, nil
+}
+
+// checkForm verifies, before anything is typed (and again right before the submit), that the
+// fields' frame is on want and that submitting the form can only send them to want by POST:
+// the form's own action and method, and every one of its submit buttons, hidden ones
+// included (Enter submits through the first one in tree order, scripts through any). It is
+// checked before anyone is asked to approve a release.
+func checkForm(st pageState, f snapshot.LoginForm, want string) error {
+	for _, ref := range []string{f.Username, f.Password} {
+		if ref == "" {
+			continue
+		}
+		t, ok := st.refs[ref]
+		if !ok {
+			return wire.Errorf(wire.CodeNoLoginForm, "the login field is gone")
+		}
+		fo, err := origin.Canonical(originOf(t.DocumentURL))
+		if err != nil || fo != want {
+			return wire.Errorf(wire.CodeOriginMismatch, "the login field's frame is not on %s", want)
+		}
+	}
+	// Only a real form with a known action and a visible submit button is used: fields outside
+	// a form, or a form cut from a truncated outline, leave nothing to verify.
+	fe, ok := formElement(st, f.Form)
+	if f.Form == "" || !ok || f.Submit == "" {
+		return wire.Errorf(wire.CodeNoLoginForm, "no login form with a visible submit button and a known action")
+	}
+	sameOrigin := func(o string) bool {
+		c, err := origin.Canonical(o)
+		return err == nil && c == want
+	}
+	if !sameOrigin(fe.ActionOrigin) {
+		return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", bound(fe.ActionOrigin, 200), want)
+	}
+	for _, sub := range f.Submitters {
+		if !sameOrigin(sub.ActionOrigin) {
+			return wire.Errorf(wire.CodeFormCrossOrigin, "a %s submit button of the login form submits to %s, not %s",
+				shown(sub), bound(sub.ActionOrigin, 200), want)
+		}
+	}
+	if f.Password == "" {
+		return nil // a username-only first step sends the account, which is not a secret, by any method
+	}
+	if fe.Method != "post" {
+		return wire.Errorf(wire.CodeFormMethodGet, "the login form submits with method %s, not POST", bound(fe.Method, 16))
+	}
+	for _, sub := range f.Submitters {
+		if sub.Method != "post" {
+			return wire.Errorf(wire.CodeFormMethodGet, "a %s submit button of the login form submits with method %s, not POST", shown(sub), bound(sub.Method, 16))
+		}
+	}
+	return nil
+}
+
+func shown(s snapshot.Submitter) string {
+	if s.Rendered {
+		return "visible"
+	}
+	return "hidden"
+}
+
+// formElement finds the form of ref in st's outline.
+func formElement(st pageState, ref string) (snapshot.Element, bool) {
+	if ref == "" {
+		return snapshot.Element{}, false
+	}
+	for _, e := range st.outline.Elements {
+		if e.Ref == ref && e.Kind == "form" {
+			return e, true
+		}
+	}
+	return snapshot.Element{}, false
+}
+
+// sameForm finds, in a fresh look at the page, the login form whose fields are the same DOM
+// nodes as f's in the earlier look.
+func sameForm(old pageState, f snapshot.LoginForm, fresh pageState) (snapshot.LoginForm, bool) {
+	node := func(st pageState, ref string) int64 {
+		if ref == "" {
+			return 0
+		}
+		return st.refs[ref].BackendNodeID
+	}
+	for _, g := range fresh.forms {
+		if node(fresh, g.Password) == node(old, f.Password) && node(fresh, g.Username) == node(old, f.Username) {
+			return g, true
+		}
+	}
+	return snapshot.LoginForm{}, false
+}
+
+// focusedOn checks, from an isolated JavaScript world the page's scripts cannot reach (fixed
+// host code, never the caller's), that the document still has focus and its focused element
+// is exactly t, and that the main frame still shows document. what names the field.
+func (si *signIn) focusedOn(ctx context.Context, t snapshot.Target, document, what string) error {
+	h, b, s := si.h, si.b, si.s
+	// Bounded: a page with a navigation under way answers no fixed function until it ends.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := h.sameDocument(ctx, b, s, document, what); err != nil {
+		return err
+	}
+	focused, err := h.callFixed(ctx, b, s, t.BackendNodeID, t.FrameID, fnFocused)
+	if err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
+		return err
+	}
+	if !focused {
+		return errNotFocused(what)
+	}
+	return nil
+}
+
+// readyToType gives the page and the field t the focus, then checks, as focusedOn does, the document and
+// that the field has the focus, and selects its content, so that what is typed replaces it:
+// one fixed function (fnTypeReady), which with noSave first marks the field
+// autocomplete=off. what names the field.
+func (si *signIn) readyToType(ctx context.Context, t snapshot.Target, document, what string, noSave bool) error {
+	h, b, s := si.h, si.b, si.s
+	// The page's window must have the focus for its document to have it: a page the browser
+	// opened at launch starts without it (input events, such as a select-all, would give it).
+	if err := b.Call(ctx, s.sid, "Page.bringToFront", nil, nil); err != nil {
+		return h.browserErr(err)
+	}
+	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
+		return h.nodeErr(err)
+	}
+	if err := navUnderWay(s, what); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := h.sameDocument(ctx, b, s, document, what); err != nil {
+		return err
+	}
+	var status string
+	for try := 0; ; try++ {
+		if err := h.callFixedWith(ctx, b, s, t.BackendNodeID, t.FrameID, fnTypeReady, []any{noSave}, &status); err != nil {
+			if nerr := navUnderWay(s, what); nerr != nil {
+				return nerr
+			}
+			return err
+		}
+		if status != "no_page_focus" || try > 0 {
+			break
+		}
+		// The window's focus (Page.bringToFront) had not reached the page yet: an input event
+		// gives it in order (the browser focuses the page before it delivers the event).
+		if err := selectAll(ctx, b, s); err != nil {
+			return h.browserErr(err)
+		}
+	}
+	switch status {
+	case "ok":
+		return nil
+	case "no_save":
+		return wire.Errorf(wire.CodeDocumentChanged, "the field did not take autocomplete=off; nothing was typed")
+	default:
+		return errNotFocused(what)
+	}
+}
+
+func errNotFocused(what string) error {
+	return wire.Errorf(wire.CodeDocumentChanged, "the focus is not on the verified %s field; nothing more was typed or submitted", what)
+}
+
+// sameDocument checks that the main frame still shows document (DOCUMENT_CHANGED when it
+// navigated; a navigation under way is said so). what names the field being typed.
+func (h *Host) sameDocument(ctx context.Context, b *cdp.Browser, s *session, document, what string) error {
+	now, err := h.documentID(ctx, b, s)
+	if err != nil {
+		if nerr := navUnderWay(s, what); nerr != nil {
+			return nerr
+		}
+		return err
+	}
+	if now != document {
+		return wire.Errorf(wire.CodeDocumentChanged, "the page navigated while the %s was being typed", what)
+	}
+	return nil
+}
+
+func originOf(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	host, _, _ = strings.Cut(host, "?")
+	host, _, _ = strings.Cut(host, "#")
+	return scheme + "://" + host
+}
+
+func (h *Host) documentID(ctx context.Context, b *cdp.Browser, s *session) (string, error) {
+	var tree struct {
+		FrameTree struct {
+			Frame struct {
+				ID       string `json:"id"`
+				LoaderID string `json:"loaderId"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	if err := b.Call(ctx, s.sid, "Page.getFrameTree", nil, &tree); err != nil {
+		return "", h.browserErr(err)
+	}
+	return tree.FrameTree.Frame.ID + "/" + tree.FrameTree.Frame.LoaderID, nil
+}
+
+// visible checks that the element is still connected and has a box.
+func (h *Host) visible(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) error {
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", map[string]any{"backendNodeId": t.BackendNodeID}, &q); err != nil || len(q.Quads) == 0 {
+		return wire.Errorf(wire.CodeNoLoginForm, "the login field is no longer visible; nothing was typed")
+	}
+	return nil
+}
+
+func selectAll(ctx context.Context, b *cdp.Browser, s *session) error {
+	for _, typ := range []string{"keyDown", "keyUp"} {
+		ev := map[string]any{"type": typ, "key": "a", "code": "KeyA", "modifiers": 2, "windowsVirtualKeyCode": 65}
+		if typ == "keyDown" {
+			ev["commands"] = []string{"selectAll"}
+		}
+		if err := b.Call(ctx, s.sid, "Input.dispatchKeyEvent", ev, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typeAccount replaces the content of the account field t with account, with the same focus
+// checks as the password: the focus on exactly t (not a frame that took it) right before and
+// after typing.
+func (si *signIn) typeAccount(ctx context.Context, t snapshot.Target, document, account string) error {
+	h, b, s := si.h, si.b, si.s
+	if err := si.readyToType(ctx, t, document, "account", false); err != nil {
+		return err
+	}
+	if err := b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": account}, nil); err != nil {
+		return h.browserErr(err)
+	}
+	return si.focusedOn(ctx, t, document, "account")
+}
+
+// submit clicks the form's visible default submit button, whose action origin checkForm
+// verified. It never presses Enter: Enter submits through the form's first submit button in
+// page order, which may be a hidden one with a formaction elsewhere.
+func (si *signIn) submit(ctx context.Context, st pageState, f snapshot.LoginForm) error {
+	t, ok := st.refs[f.Submit]
+	if f.Submit == "" || !ok {
+		return wire.Errorf(wire.CodeNoLoginForm, "the login form has no visible submit button")
+	}
+	return si.h.clickNode(ctx, si.b, si.s, t)
+}

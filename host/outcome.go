@@ -1,0 +1,122 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/origin"
+)
+
+// withoutQuery cuts the query string and fragment off a URL (a result after a login must not
+// carry anything a form put there).
+func withoutQuery(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// verify decides the outcome from what the page shows after submitting, polling (bounded) until
+// the page says something definite:
+//   - authenticated: the browser navigated to a new document, it loaded, and it has no login
+//     form and no error;
+//   - failed: after a navigation the login form is back, or an error alert is shown;
+//   - unknown: anything else when the time is up (for example a form that vanished in place).
+//
+// The evidence goes into si.ev; a page of another origin than si.origin is never
+// authenticated.
+func (si *signIn) verify(ctx context.Context, before pageState) (status string, err error) {
+	h, b, s, ev := si.h, si.b, si.s, si.ev
+	status = "unknown"
+	looked := false
+	defer func() {
+		if looked || err != nil {
+			return
+		}
+		// The page never answered a look: its URL from the browser's own record of the tab
+		// (which a busy page cannot hold up), without its query, and whether the main frame
+		// shows another document by now; the status stays unknown.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if u, _, err := h.pageInfo(cctx, b, s); err == nil {
+			ev.URLAfter = bound(withoutQuery(u), 512)
+		}
+		if doc, err := h.documentID(cctx, b, s); err == nil {
+			ev.Navigated = doc != before.document
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
+	defer cancel()
+	s.settle(ctx)
+	for {
+		after, lerr := h.look(ctx, b, s)
+		if errors.Is(lerr, errEchoed) {
+			return status, lerr // the page was discarded: the outcome is not told
+		}
+		if lerr == nil {
+			looked = true
+			ev.URLAfter = bound(withoutQuery(after.outline.URL), 512)
+			ev.Navigated = after.document != before.document
+			ev.LoginFormPresent = hasPasswordForm(after)
+			ev.ErrorText = bound(loginErrorText(after.outline), 200)
+			afterOrigin, _ := origin.Canonical(after.outline.Origin)
+			anyForm := len(after.forms) > 0 // username-only steps count too
+			switch {
+			case ev.ErrorText != "":
+				return "failed", nil
+			case ev.Navigated && ev.LoginFormPresent:
+				return "failed", nil
+			case ev.Navigated && !anyForm && !after.outline.Truncated && afterOrigin == si.origin:
+				return "authenticated", nil
+			case ev.Navigated:
+				return status, nil // another origin, an error page, a cut outline or a first step again: unknown
+			}
+		}
+		// Not definite yet: wait for a navigation to start (then for its load), or poll again.
+		select {
+		case e := <-s.events:
+			if e.Method == "Page.frameStartedLoading" || e.Method == "Page.frameNavigated" {
+				s.waitLoad(ctx, "")
+			}
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return status, nil
+		}
+	}
+}
+
+// VerifyWait bounds how long auth login watches the page for its outcome.
+const VerifyWait = 10 * time.Second
+
+// loginErrorText is the first text of o that reads like a failed sign-in ("" if none).
+func loginErrorText(o snapshot.Outline) string {
+	for _, e := range o.Elements {
+		if e.Kind == "text" && looksLikeLoginError(e.Text) {
+			return e.Text
+		}
+	}
+	return ""
+}
+
+// hasPasswordForm reports whether st shows a sign-in form with a password field.
+func hasPasswordForm(st pageState) bool {
+	for _, f := range st.forms {
+		if f.Password != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func looksLikeLoginError(t string) bool {
+	t = strings.ToLower(t)
+	for _, w := range []string{"invalid", "incorrect", "wrong password", "failed", "try again"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
