@@ -59,7 +59,7 @@ func (h *Host) Screenshot(ctx context.Context, p control.ScreenshotParams) (cont
 		if err != nil {
 			return control.ScreenshotResult{}, err
 		}
-		c, cut := boundClip(clip{Width: m.Content.Width, Height: m.Content.Height, Scale: 1})
+		c, cut := boundClip(shotClip{Width: m.Content.Width, Height: m.Content.Height, Scale: 1})
 		params["clip"], params["captureBeyondViewport"], truncated = c, true, cut
 	}
 	var r struct {
@@ -104,9 +104,9 @@ func (h *Host) Screenshot(ctx context.Context, p control.ScreenshotParams) (cont
 		Width: width, Height: height, Truncated: truncated}, nil
 }
 
-// clip is Page.captureScreenshot's clip: a rectangle of the page (document coordinates, CSS
+// shotClip is Page.captureScreenshot's clip: a rectangle of the page (document coordinates, CSS
 // pixels) and a scale.
-type clip struct {
+type shotClip struct {
 	X      float64 `json:"x"`
 	Y      float64 `json:"y"`
 	Width  float64 `json:"width"`
@@ -116,7 +116,7 @@ type clip struct {
 
 // boundClip cuts c to MaxShotWidth × MaxShotHeight (keeping its top-left corner) and reports
 // whether it cut.
-func boundClip(c clip) (clip, bool) {
+func boundClip(c shotClip) (shotClip, bool) {
 	cut := false
 	if c.Width > control.MaxShotWidth {
 		c.Width, cut = control.MaxShotWidth, true
@@ -129,10 +129,10 @@ func boundClip(c clip) (clip, bool) {
 
 // elementClip scrolls the element into view and returns its border box in document
 // coordinates, bounded.
-func (h *Host) elementClip(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) (clip, bool, error) {
+func (h *Host) elementClip(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) (shotClip, bool, error) {
 	node := map[string]any{"backendNodeId": t.BackendNodeID}
 	if err := b.Call(ctx, s.sid, "DOM.scrollIntoViewIfNeeded", node, nil); err != nil {
-		return clip{}, false, h.nodeErr(err)
+		return shotClip{}, false, h.nodeErr(err)
 	}
 	var bm struct {
 		Model struct {
@@ -140,15 +140,15 @@ func (h *Host) elementClip(ctx context.Context, b *cdp.Browser, s *session, t sn
 		} `json:"model"`
 	}
 	if err := b.Call(ctx, s.sid, "DOM.getBoxModel", node, &bm); err != nil {
-		return clip{}, false, h.nodeErr(err)
+		return shotClip{}, false, h.nodeErr(err)
 	}
 	box, ok := quadBox(bm.Model.Border)
 	if !ok {
-		return clip{}, false, wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
+		return shotClip{}, false, wire.Errorf(wire.CodeNotInteractable, "the element has no visible box")
 	}
 	m, err := h.layout(ctx, b, s)
 	if err != nil {
-		return clip{}, false, err
+		return shotClip{}, false, err
 	}
 	box.X += m.Viewport.X
 	box.Y += m.Viewport.Y
@@ -158,9 +158,9 @@ func (h *Host) elementClip(ctx context.Context, b *cdp.Browser, s *session, t sn
 
 // quadBox is the bounding box of a quad (four x, y points), scale 1; false when it has no
 // area of at least one pixel either way.
-func quadBox(q []float64) (clip, bool) {
+func quadBox(q []float64) (shotClip, bool) {
 	if len(q) != 8 {
-		return clip{}, false
+		return shotClip{}, false
 	}
 	x0, y0, x1, y1 := q[0], q[1], q[0], q[1]
 	for i := 2; i < 8; i += 2 {
@@ -168,9 +168,9 @@ func quadBox(q []float64) (clip, bool) {
 		y0, y1 = min(y0, q[i+1]), max(y1, q[i+1])
 	}
 	if x1-x0 < 1 || y1-y0 < 1 {
-		return clip{}, false
+		return shotClip{}, false
 	}
-	return clip{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0, Scale: 1}, true
+	return shotClip{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0, Scale: 1}, true
 }
 
 // pngSize reads a PNG's width and height from its header (the IHDR chunk, which must come

@@ -11,6 +11,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
@@ -98,7 +99,7 @@ func (h *Host) authChallenged(b *cdp.Browser, params json.RawMessage) {
 	if arm != nil && arm.used && arm.origin == o {
 		arm.again = true // the server refused the answer
 	}
-	s.basic.seen = &basicSeen{origin: o, realm: printable(bound(p.Challenge.Realm, 128)), url: p.Request.URL, at: time.Now()}
+	s.basic.seen = &basicSeen{origin: o, realm: printable(clip.Text(p.Challenge.Realm, 128)), url: p.Request.URL, at: time.Now()}
 	s.basic.mu.Unlock()
 	cancelAuth()
 }
@@ -223,7 +224,7 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 		return err
 	}
 	res.Origin = seen.origin
-	res.Evidence.URLBefore = bound(withoutQuery(seen.url), 512)
+	res.Evidence.URLBefore = clip.Text(withoutQuery(seen.url), 512)
 	challengeID := p.Challenge
 	if challengeID == "" {
 		err = h.withBroker(look.ctx, func(c *brokerapi.Client) error {
@@ -250,7 +251,7 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 		return err
 	}
 	rel, secret, err := h.release(ctx, look.intact, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: doc,
-		Purpose: brokerapi.PurposeBasic, Path: pathQuery(seen.url), Field: bound(realm, brokerapi.MaxField)})
+		Purpose: brokerapi.PurposeBasic, Path: pathQuery(seen.url), Field: clip.Text(realm, brokerapi.MaxField)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
 		return err
@@ -301,7 +302,7 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	res.Evidence.Steps = 1
 	res.Evidence.Navigated = true
 	if u, _, err := h.pageInfo(ctx, b, s); err == nil {
-		res.Evidence.URLAfter = bound(withoutQuery(u), 512)
+		res.Evidence.URLAfter = clip.Text(withoutQuery(u), 512)
 	}
 	s.basic.mu.Lock()
 	used, again := arm.used, arm.again

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
@@ -34,7 +35,7 @@ func (h *Host) isolatedSession(name string) error {
 	ok := h.isolated[name]
 	h.bmu.Unlock()
 	if !ok {
-		return wire.Errorf(wire.CodeSessionUnknown, "no isolated session %q in the running host", bound(name, 64))
+		return wire.Errorf(wire.CodeSessionUnknown, "no isolated session %q in the running host", clip.Text(name, 64))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -127,7 +128,7 @@ func (h *Host) reportEcho(ctx context.Context, session, origin, output string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
 	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
-		return c.EchoSeen(ctx, brokerapi.EchoSeenParams{Session: session, Origin: bound(origin, 256), Output: output})
+		return c.EchoSeen(ctx, brokerapi.EchoSeenParams{Session: session, Origin: clip.Text(origin, 256), Output: output})
 	})
 	if err != nil {
 		h.o.Log.Warn("the echo could not be audited", "session", session, "code", wire.CodeOf(err))

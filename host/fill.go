@@ -8,6 +8,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
 	"github.com/headless-dev/headless/internal/origin"
@@ -215,23 +216,23 @@ func checkForm(st pageState, f snapshot.LoginForm, want string) error {
 		return err == nil && c == want
 	}
 	if !sameOrigin(fe.ActionOrigin) {
-		return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", bound(fe.ActionOrigin, 200), want)
+		return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", clip.Text(fe.ActionOrigin, 200), want)
 	}
 	for _, sub := range f.Submitters {
 		if !sameOrigin(sub.ActionOrigin) {
 			return wire.Errorf(wire.CodeFormCrossOrigin, "a %s submit button of the login form submits to %s, not %s",
-				shown(sub), bound(sub.ActionOrigin, 200), want)
+				shown(sub), clip.Text(sub.ActionOrigin, 200), want)
 		}
 	}
 	if f.Password == "" {
 		return nil // a username-only first step sends the account, which is not a secret, by any method
 	}
 	if fe.Method != "post" {
-		return wire.Errorf(wire.CodeFormMethodGet, "the login form submits with method %s, not POST", bound(fe.Method, 16))
+		return wire.Errorf(wire.CodeFormMethodGet, "the login form submits with method %s, not POST", clip.Text(fe.Method, 16))
 	}
 	for _, sub := range f.Submitters {
 		if sub.Method != "post" {
-			return wire.Errorf(wire.CodeFormMethodGet, "a %s submit button of the login form submits with method %s, not POST", shown(sub), bound(sub.Method, 16))
+			return wire.Errorf(wire.CodeFormMethodGet, "a %s submit button of the login form submits with method %s, not POST", shown(sub), clip.Text(sub.Method, 16))
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,13 +220,6 @@ func Start(ctx context.Context, o Options) (*Host, error) {
 		return nil, err
 	}
 	return h, nil
-}
-
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // Status reports the host.

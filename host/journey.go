@@ -11,6 +11,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -348,7 +349,7 @@ func (r *jrun) navigate(ctx context.Context, path string) error {
 		return err
 	}
 	if res.ErrorText != "" {
-		return wire.Errorf(wire.CodeNavFailed, "%s: %s", bound(target, 200), bound(res.ErrorText, 200))
+		return wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(res.ErrorText, 200))
 	}
 	if res.LoaderID != "" {
 		if err := s.waitLoad(nctx, res.LoaderID); err != nil {
@@ -416,7 +417,7 @@ func (r *jrun) step(i int, a journey.Action) bool {
 	ev.ElapsedMS = time.Since(t0).Milliseconds()
 	if err != nil {
 		we := wire.From(err)
-		ev.OK, ev.Code, ev.Message = false, we.Code, bound(we.Message, 300)
+		ev.OK, ev.Code, ev.Message = false, we.Code, clip.Text(we.Message, 300)
 		r.rep.Evidence = append(r.rep.Evidence, ev)
 		r.rep.StopAt(i+1, a.StateID, err)
 		return false

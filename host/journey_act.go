@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
@@ -99,11 +100,11 @@ func (r *jrun) route(u, pageOrigin string) string {
 	}
 	if o, err := origin.Canonical(pageOrigin); err != nil || o != r.plan.Origin {
 		if pageOrigin == "" || pageOrigin == "null" {
-			return bound(withoutQuery(u), 300)
+			return clip.Text(withoutQuery(u), 300)
 		}
-		return bound(pageOrigin+path, 300)
+		return clip.Text(pageOrigin+path, 300)
 	}
-	return bound(path, 300)
+	return clip.Text(path, 300)
 }
 
 // wait waits until a's target is visible (with not: until none is), or until the page is at
@@ -210,7 +211,7 @@ func (r *jrun) assert(ctx context.Context, a journey.Action, ev *journey.Evidenc
 		ok, seen := false, ""
 		switch a.Assertion {
 		case journey.AssertText:
-			ok, seen = compare(n.Text, a.Value, a.Match), fmt.Sprintf("text %q", bound(n.Text, journeyObserved))
+			ok, seen = compare(n.Text, a.Value, a.Match), fmt.Sprintf("text %q", clip.Text(n.Text, journeyObserved))
 		case journey.AssertValue:
 			if n.Secret {
 				return true, wire.Errorf(wire.CodeSecretField, "the target is a password or secret field, or one the host typed a password into: its value is never read")
@@ -218,7 +219,7 @@ func (r *jrun) assert(ctx context.Context, a journey.Action, ev *journey.Evidenc
 			if n.Kind != "input" && n.Kind != "textarea" && n.Kind != "select" {
 				return true, wire.Errorf(wire.CodeNotInteractable, "the target is no field: it has no value (assert its text)")
 			}
-			ok, seen = compare(n.Value, a.Value, a.Match), fmt.Sprintf("value %q", bound(n.Value, journeyObserved))
+			ok, seen = compare(n.Value, a.Value, a.Match), fmt.Sprintf("value %q", clip.Text(n.Value, journeyObserved))
 		case journey.AssertEnabled:
 			ok, seen = n.Disabled == a.Not, map[bool]string{true: "disabled", false: "enabled"}[n.Disabled]
 		case journey.AssertChecked:
@@ -248,7 +249,7 @@ func assertion(a journey.Action) string {
 		if m == "" {
 			m = "exact"
 		}
-		return fmt.Sprintf("%s %s %q of %s", s, m, bound(a.Value, 60), describeTarget(a))
+		return fmt.Sprintf("%s %s %q of %s", s, m, clip.Text(a.Value, 60), describeTarget(a))
 	case journey.AssertCount:
 		return fmt.Sprintf("count %d of %s", *a.Count, describeTarget(a))
 	}

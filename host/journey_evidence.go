@@ -15,6 +15,7 @@ import (
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/atomicfile"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -158,7 +159,7 @@ func (r *jrun) observe(ctx context.Context, ev *journey.Evidence, target int64, 
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	for k, e := range listed {
-		el := journey.Element{Kind: e.Kind, Name: bound(e.Text, journeyNameLen)}
+		el := journey.Element{Kind: e.Kind, Name: clip.Text(e.Text, journeyNameLen)}
 		if n, ok := nodes[ids[k]]; ok {
 			el.Rect = rect(n)
 		}
@@ -186,7 +187,7 @@ func element(n snapshot.Node) *journey.Element {
 	if name == "" {
 		name = n.Text
 	}
-	return &journey.Element{Kind: kind, Name: bound(name, journeyNameLen), Rect: rect(n)}
+	return &journey.Element{Kind: kind, Name: clip.Text(name, journeyNameLen), Rect: rect(n)}
 }
 
 // rect is a node's box, rounded, never for a secret field or a tainted node (a field sized to

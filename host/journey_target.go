@@ -9,6 +9,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -253,7 +254,7 @@ func (r *jrun) selectorCandidates(ctx context.Context, sel string) ([]int64, boo
 	if err := r.b.Call(ctx, r.s.sid, "DOM.querySelectorAll", map[string]any{"nodeId": root, "selector": sel}, &q); err != nil {
 		var ce *cdp.Error
 		if errors.As(err, &ce) {
-			return nil, false, wire.Errorf(wire.CodePlanInvalid, "journey plan: selector %q is not a CSS selector the page accepts", bound(sel, 80))
+			return nil, false, wire.Errorf(wire.CodePlanInvalid, "journey plan: selector %q is not a CSS selector the page accepts", clip.Text(sel, 80))
 		}
 		return nil, false, r.h.browserErr(err)
 	}
@@ -295,13 +296,13 @@ func pick(ms []match, a journey.Action) (match, error) {
 func describeTarget(a journey.Action) string {
 	switch {
 	case a.Role != "" && a.Name != "":
-		return fmt.Sprintf("role %s named %q", a.Role, bound(a.Name, 60))
+		return fmt.Sprintf("role %s named %q", a.Role, clip.Text(a.Name, 60))
 	case a.Role != "":
 		return "role " + a.Role
 	case a.Text != "":
-		return fmt.Sprintf("text %q", bound(a.Text, 60))
+		return fmt.Sprintf("text %q", clip.Text(a.Text, 60))
 	}
-	return fmt.Sprintf("selector %q", bound(a.Selector, 60))
+	return fmt.Sprintf("selector %q", clip.Text(a.Selector, 60))
 }
 
 // one waits (the action's timeout at most) until a's target matches exactly one visible

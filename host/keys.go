@@ -10,6 +10,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -44,7 +45,7 @@ func lookupKey(name string) (keyDef, error) {
 	r := []rune(name)
 	if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
 		return keyDef{}, &wire.Error{Code: wire.CodeInvalidArgument,
-			Message: fmt.Sprintf("unknown key %q", bound(name, 32)),
+			Message: fmt.Sprintf("unknown key %q", clip.Text(name, 32)),
 			Hint:    "press takes one printable character or one of " + strings.Join(journey.KeyNames(), ", ") + " (no modifiers)"}
 	}
 	return keyDef{key: name, text: name}, nil

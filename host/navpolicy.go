@@ -9,6 +9,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/internal/allowlist"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -94,7 +95,7 @@ func (h *Host) navAllowed(raw string) error {
 	if err == nil {
 		host = u.Host
 	}
-	return wire.Errorf(wire.CodeUnsafeNav, "%s is not on the navigation allowlist (%v)", bound(host, 200), h.o.Allow.Strings()).
+	return wire.Errorf(wire.CodeUnsafeNav, "%s is not on the navigation allowlist (%v)", clip.Text(host, 200), h.o.Allow.Strings()).
 		WithHint("this host was started with a navigation allowlist ('headless status' shows it); only those hosts can be visited")
 }
 
@@ -130,7 +131,7 @@ func (h *Host) navErr(s *session, since time.Time) error {
 	for _, b := range h.nav.blocks[s.targetID] {
 		if !b.at.Before(since) {
 			return wire.Errorf(wire.CodeUnsafeNav, "the page tried to open %s, which is not on the navigation allowlist (%v): refused, the page stayed where it was",
-				bound(b.host, 200), h.o.Allow.Strings()).
+				clip.Text(b.host, 200), h.o.Allow.Strings()).
 				WithHint("this host was started with a navigation allowlist ('headless status' shows it); links, redirects and popups to other hosts are refused")
 		}
 	}
@@ -252,7 +253,7 @@ func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
 	if err == nil && u.Host != "" {
 		host = u.Host
 	}
-	h.o.Log.Info("navigation refused: not on the allowlist", "host", bound(host, 200))
+	h.o.Log.Info("navigation refused: not on the allowlist", "host", clip.Text(host, 200))
 	targets := []string{p.FrameID}
 	opener := ""
 	defer func() { h.popupJudged(p.FrameID) }() // after the refusal is recorded

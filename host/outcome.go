@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/origin"
 )
 
@@ -42,7 +43,7 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		if u, _, err := h.pageInfo(cctx, b, s); err == nil {
-			ev.URLAfter = bound(withoutQuery(u), 512)
+			ev.URLAfter = clip.Text(withoutQuery(u), 512)
 		}
 		if doc, err := h.documentID(cctx, b, s); err == nil {
 			ev.Navigated = doc != before.document
@@ -58,10 +59,10 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 		}
 		if lerr == nil {
 			looked = true
-			ev.URLAfter = bound(withoutQuery(after.outline.URL), 512)
+			ev.URLAfter = clip.Text(withoutQuery(after.outline.URL), 512)
 			ev.Navigated = after.document != before.document
 			ev.LoginFormPresent = hasPasswordForm(after)
-			ev.ErrorText = bound(loginErrorText(after.outline), 200)
+			ev.ErrorText = clip.Text(loginErrorText(after.outline), 200)
 			afterOrigin, _ := origin.Canonical(after.outline.Origin)
 			anyForm := len(after.forms) > 0 // username-only steps count too
 			switch {

@@ -8,6 +8,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -99,7 +100,7 @@ func selectErr(p control.SelectParams, status string, index int) error {
 		if index < 0 || index >= len(p.Values) {
 			return "?"
 		}
-		return fmt.Sprintf("%q", bound(p.Values[index], 100))
+		return fmt.Sprintf("%q", clip.Text(p.Values[index], 100))
 	}
 	switch status {
 	case "ok":
@@ -117,5 +118,5 @@ func selectErr(p control.SelectParams, status string, index int) error {
 	case "option_disabled":
 		return wire.Errorf(wire.CodeNotInteractable, "the option %s of ref %s is disabled", value(), p.Ref)
 	}
-	return fmt.Errorf("select: unexpected answer %q from the fixed function", bound(status, 32))
+	return fmt.Errorf("select: unexpected answer %q from the fixed function", clip.Text(status, 32))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/journey"
@@ -209,7 +210,7 @@ func internalMessage(err error) string {
 	if strings.Contains(msg, "cdp error") {
 		msg = "browser error: " + msg
 	}
-	return bound(msg, 300)
+	return clip.Text(msg, 300)
 }
 
 // peerHasTTY refuses an enrollment from a process without a controlling terminal: the CLI

@@ -11,6 +11,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -436,7 +437,7 @@ func (h *Host) pageInfo(ctx context.Context, b *cdp.Browser, s *session) (string
 	if err := b.Call(ctx, "", "Target.getTargetInfo", map[string]any{"targetId": s.targetID}, &r); err != nil {
 		return "", "", err
 	}
-	return bound(r.Info.URL, 2048), bound(r.Info.Title, 256), nil
+	return clip.Text(r.Info.URL, 2048), clip.Text(r.Info.Title, 256), nil
 }
 
 // drain empties the session's event queue before an action whose events we will wait for,

@@ -10,6 +10,7 @@ import (
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
@@ -221,7 +222,7 @@ func (si *signIn) loginPage(ctx context.Context) (st pageState, form snapshot.Lo
 	if st, err = si.h.look(ctx, si.b, si.s); err != nil {
 		return st, form, err
 	}
-	si.ev.URLBefore = bound(withoutQuery(st.outline.URL), 512)
+	si.ev.URLBefore = clip.Text(withoutQuery(st.outline.URL), 512)
 	if si.origin, err = origin.Canonical(st.outline.Origin); err != nil {
 		return st, form, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)
 	}
@@ -420,7 +421,7 @@ func (si *signIn) stepUp(ctx context.Context, p control.AuthParams, res *control
 	if err != nil {
 		return err
 	}
-	si.ev.URLBefore = bound(withoutQuery(st.outline.URL), 512)
+	si.ev.URLBefore = clip.Text(withoutQuery(st.outline.URL), 512)
 	o, err := origin.Canonical(st.outline.Origin)
 	if err != nil {
 		return wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -20,7 +21,7 @@ import (
 func CheckNavigable(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", wire.Errorf(wire.CodeUnsafeNav, "refusing to navigate to %q: only http and https URLs", bound(raw, 200))
+		return "", wire.Errorf(wire.CodeUnsafeNav, "refusing to navigate to %q: only http and https URLs", clip.Text(raw, 200))
 	}
 	if u.User != nil {
 		return "", wire.Errorf(wire.CodeUnsafeNav, "refusing a URL with credentials in it")
@@ -71,7 +72,7 @@ func (h *Host) Visit(ctx context.Context, p control.VisitParams) (control.PageRe
 		return control.PageResult{}, err
 	}
 	if r.ErrorText != "" {
-		return control.PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", bound(target, 200), bound(r.ErrorText, 200))
+		return control.PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(r.ErrorText, 200))
 	}
 	if r.LoaderID != "" {
 		if err := s.waitLoad(ctx, r.LoaderID); err != nil {
@@ -117,7 +118,7 @@ func (s *session) target(ref string) (snapshot.Target, error) {
 		if n, err := strconv.Atoi(strings.TrimPrefix(ref, "e")); err == nil && strings.HasPrefix(ref, "e") && n >= 1 && n <= s.issued && ref == "e"+strconv.Itoa(n) {
 			return snapshot.Target{}, wire.Errorf(wire.CodeRefStale, "ref %q is from an earlier snapshot of session %q, not its latest", ref, s.name)
 		}
-		return snapshot.Target{}, wire.Errorf(wire.CodeRefUnknown, "no snapshot of session %q gave ref %q", s.name, bound(ref, 32))
+		return snapshot.Target{}, wire.Errorf(wire.CodeRefUnknown, "no snapshot of session %q gave ref %q", s.name, clip.Text(ref, 32))
 	}
 	return t, nil
 }

@@ -39,11 +39,11 @@ func TestPNGSize(t *testing.T) {
 	}
 }
 
-// TestClipBounds: an element's box is its quad's bounding box; a clip larger than the bounds
+// TestClipBounds: an element's box is its quad's bounding box; a shotClip larger than the bounds
 // is cut at its top-left corner, and says so.
 func TestClipBounds(t *testing.T) {
 	c, ok := quadBox([]float64{10, 20, 110, 20, 110, 70, 10, 70})
-	if !ok || c != (clip{X: 10, Y: 20, Width: 100, Height: 50, Scale: 1}) {
+	if !ok || c != (shotClip{X: 10, Y: 20, Width: 100, Height: 50, Scale: 1}) {
 		t.Fatalf("quadBox = %+v %v", c, ok)
 	}
 	if _, ok := quadBox([]float64{10, 20, 10, 20, 10, 20, 10, 20}); ok {
@@ -52,11 +52,11 @@ func TestClipBounds(t *testing.T) {
 	if _, ok := quadBox([]float64{1, 2}); ok {
 		t.Error("not a quad")
 	}
-	if c, cut := boundClip(clip{Width: 800, Height: 600, Scale: 1}); cut || c.Width != 800 || c.Height != 600 {
-		t.Errorf("a small clip was changed: %+v %v", c, cut)
+	if c, cut := boundClip(shotClip{Width: 800, Height: 600, Scale: 1}); cut || c.Width != 800 || c.Height != 600 {
+		t.Errorf("a small shotClip was changed: %+v %v", c, cut)
 	}
-	if c, cut := boundClip(clip{X: 5, Y: 6, Width: 9000, Height: 90000, Scale: 1}); !cut || c != (clip{X: 5, Y: 6, Width: control.MaxShotWidth, Height: control.MaxShotHeight, Scale: 1}) {
-		t.Errorf("a large clip: %+v %v", c, cut)
+	if c, cut := boundClip(shotClip{X: 5, Y: 6, Width: 9000, Height: 90000, Scale: 1}); !cut || c != (shotClip{X: 5, Y: 6, Width: control.MaxShotWidth, Height: control.MaxShotHeight, Scale: 1}) {
+		t.Errorf("a large shotClip: %+v %v", c, cut)
 	}
 	if a := quadArea([]float64{0, 0, 4, 0, 4, 3, 0, 3}); a != 12 {
 		t.Errorf("quadArea = %v", a)
@@ -134,7 +134,7 @@ func TestSelectArguments(t *testing.T) {
 		{"disabled", -1, wire.CodeNotInteractable, "the select of ref e7 is disabled"},
 		{"not_multiple", -1, wire.CodeInvalidArgument, "takes one option; 2 values were given"},
 		{"unknown", 0, wire.CodeOptionUnknown, `no option of ref e7 has the value or label "Red"`},
-		{"unknown", 1, wire.CodeOptionUnknown, `label "` + strings.Repeat("y", 100) + `…"`},
+		{"unknown", 1, wire.CodeOptionUnknown, `label "` + strings.Repeat("y", 97) + `…"`},
 		{"unknown", 9, wire.CodeOptionUnknown, "label ?"},
 		{"option_disabled", 0, wire.CodeNotInteractable, `the option "Red" of ref e7 is disabled`},
 		{"surprise", -1, "", "unexpected answer"},

@@ -31,6 +31,7 @@ targets=(
   "FuzzCheckSQLiteHeader ./profile" "FuzzSetPasswordPrefs ./profile" "FuzzDecode ./internal/journey"
   "FuzzParse ./internal/totp" "FuzzUnmarshal ./internal/totp"
   "FuzzUnescapeAssuan ./internal/broker/presence" "FuzzParse ./internal/broker/seal" "FuzzDisarm ./profile"
+  "FuzzText ./internal/clip"
 )
 ran=0
 for t in "${targets[@]}"; do

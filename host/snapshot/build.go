@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/clip"
 )
 
 type builder struct {
@@ -543,18 +545,13 @@ func (b *builder) ellipsis(out []byte, lastLen int) string {
 	return strings.TrimRight(string(out), " ") + "…"
 }
 
-// clipBytes cuts s to at most max bytes on a character boundary.
+// clipBytes cuts s to at most max bytes (clip.Text), noting the cut.
 func (b *builder) clipBytes(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= max {
-		return s
+	c := clip.Text(s, max)
+	if c != s && c != strings.ToValidUTF8(s, "\uFFFD") {
+		b.truncated = true
 	}
-	b.truncated = true
-	cut := max - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return c
 }
 
 // finish numbers the items, links controls to their forms and cuts the list to MaxBytes.

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/origin"
 	"github.com/headless-dev/headless/internal/wire"
@@ -219,11 +220,11 @@ func jsonError(err error) string {
 		if f == "" {
 			f = "the plan"
 		}
-		return fmt.Sprintf("%s: wrong type (%s)", bound(f, 80), te.Value)
+		return fmt.Sprintf("%s: wrong type (%s)", clip.Text(f, 80), te.Value)
 	}
 	m := err.Error()
 	m = strings.TrimPrefix(m, "json: ")
-	return bound(m, 160)
+	return clip.Text(m, 160)
 }
 
 // checkKeys walks the JSON tokens once before decoding: nesting at most maxDepth, every object
@@ -253,7 +254,7 @@ func checkKeys(raw []byte) error {
 		if top >= 0 && stack[top].object && stack[top].expect {
 			if k, ok := tok.(string); ok {
 				if k == "" || strings.TrimLeft(k, "abcdefghijklmnopqrstuvwxyz_") != "" {
-					return invalid("unknown field %q", bound(k, 40))
+					return invalid("unknown field %q", clip.Text(k, 40))
 				}
 				if stack[top].keys[k] {
 					return invalid("field %q given twice", k)
@@ -301,7 +302,7 @@ func (p Plan) Validate() error {
 		return invalid("origin: %v", err)
 	}
 	if c != p.Origin {
-		return invalid("origin %q is not in canonical form; write %q", bound(p.Origin, 100), c)
+		return invalid("origin %q is not in canonical form; write %q", clip.Text(p.Origin, 100), c)
 	}
 	if p.Path != "" {
 		if err := validPath("path", p.Path); err != nil {
@@ -320,7 +321,7 @@ func (p Plan) Validate() error {
 	switch p.Theme {
 	case "", ThemeLight, ThemeDark:
 	default:
-		return invalid("theme is light or dark, not %q", bound(p.Theme, 20))
+		return invalid("theme is light or dark, not %q", clip.Text(p.Theme, 20))
 	}
 	if p.Zoom != 0 && (p.Zoom < MinZoom || p.Zoom > MaxZoom) {
 		return invalid("zoom is %d to %d (percent)", MinZoom, MaxZoom)
@@ -340,7 +341,7 @@ func (p Plan) Validate() error {
 	states := map[string]bool{}
 	for i, a := range p.Actions {
 		if err := a.validate(); err != nil {
-			return fmt.Errorf("action %d (%s): %w", i+1, bound(a.Kind, 16), err)
+			return fmt.Errorf("action %d (%s): %w", i+1, clip.Text(a.Kind, 16), err)
 		}
 		if states[a.StateID] {
 			return invalid("action %d: state_id %q is used twice", i+1, a.StateID)
@@ -443,7 +444,7 @@ var fieldNames = []struct {
 func (a Action) validate() error {
 	allowed, ok := kindFields[a.Kind]
 	if !ok {
-		return invalid("kind is one of navigate, click, fill, select, press, hover, scroll, wait, assert, login; not %q", bound(a.Kind, 20))
+		return invalid("kind is one of navigate, click, fill, select, press, hover, scroll, wait, assert, login; not %q", clip.Text(a.Kind, 20))
 	}
 	if err := validID("state_id", a.StateID); err != nil {
 		return err
@@ -494,7 +495,7 @@ func (a Action) validate() error {
 			return invalid("press needs key")
 		}
 		if !ValidKey(a.Key) {
-			return invalid("key %q: one printable character or one of %s (no modifiers)", bound(a.Key, 20), strings.Join(KeyNames(), ", "))
+			return invalid("key %q: one printable character or one of %s (no modifiers)", clip.Text(a.Key, 20), strings.Join(KeyNames(), ", "))
 		}
 	case KindScroll:
 		if !a.HasTarget() && a.By == 0 {
@@ -568,7 +569,7 @@ func (a Action) validAssertion() error {
 	case "":
 		return invalid("assert needs assertion: visible, hidden, text, value, enabled, checked, count or route")
 	}
-	return invalid("assertion is one of visible, hidden, text, value, enabled, checked, count, route; not %q", bound(a.Assertion, 20))
+	return invalid("assertion is one of visible, hidden, text, value, enabled, checked, count, route; not %q", clip.Text(a.Assertion, 20))
 }
 
 func needTarget(a Action) error {
@@ -599,7 +600,7 @@ func (a Action) validTarget() error {
 	}
 	if a.Role != "" {
 		if len(a.Role) > MaxRoleLen || strings.TrimLeft(a.Role, "abcdefghijklmnopqrstuvwxyz") != "" {
-			return invalid("role is an ARIA role in lower-case letters (button, link, textbox, …), not %q", bound(a.Role, 40))
+			return invalid("role is an ARIA role in lower-case letters (button, link, textbox, …), not %q", clip.Text(a.Role, 40))
 		}
 	}
 	if err := text("name", a.Name, MaxTargetLen); err != nil {
@@ -620,11 +621,11 @@ func validID(what, id string) error {
 		return invalid("%s is required", what)
 	}
 	if len(id) > MaxIDLen || strings.Contains(id, "..") || !isWordStart(id[0]) {
-		return invalid("%s %q: 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'", what, bound(id, 60), MaxIDLen)
+		return invalid("%s %q: 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'", what, clip.Text(id, 60), MaxIDLen)
 	}
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; !isWordStart(c) && c != '.' && c != '_' && c != '-' {
-			return invalid("%s %q: 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'", what, bound(id, 60), MaxIDLen)
+			return invalid("%s %q: 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit, without '..'", what, clip.Text(id, 60), MaxIDLen)
 		}
 	}
 	return nil
@@ -656,13 +657,13 @@ func validPath(what, p string) error {
 	case len(p) > MaxPathLen:
 		return invalid("%s is longer than %d bytes", what, MaxPathLen)
 	case p[0] != '/' || strings.HasPrefix(p, "//"):
-		return invalid("%s %q is a path on the plan's origin: it starts with one '/'", what, bound(p, 60))
+		return invalid("%s %q is a path on the plan's origin: it starts with one '/'", what, clip.Text(p, 60))
 	case strings.ContainsAny(p, "\\#"):
-		return invalid("%s %q: no backslash or fragment", what, bound(p, 60))
+		return invalid("%s %q: no backslash or fragment", what, clip.Text(p, 60))
 	}
 	for _, r := range p {
 		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) {
-			return invalid("%s %q: no spaces or control characters (percent-encode them)", what, bound(p, 60))
+			return invalid("%s %q: no spaces or control characters (percent-encode them)", what, clip.Text(p, 60))
 		}
 	}
 	return nil
@@ -682,11 +683,4 @@ func ValidKey(k string) bool {
 	}
 	r := []rune(k)
 	return len(r) == 1 && r[0] >= 0x20 && r[0] != 0x7f && r[0] != utf8.RuneError && unicode.IsPrint(r[0])
-}
-
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -209,7 +210,7 @@ func Failed(err error) error { return failure{err} }
 // failure or a could-not-look reason, by its code ([Fails]).
 func (r *Report) StopAt(step int, stateID string, err error) {
 	we := wire.From(err)
-	st := &Stop{Reason: we.Code, Step: step, StateID: stateID, Message: bound(we.Message, 500), Hint: we.Hint}
+	st := &Stop{Reason: we.Code, Step: step, StateID: stateID, Message: clip.Text(we.Message, 500), Hint: we.Hint}
 	if st.Hint == "" {
 		st.Hint = wire.Hint(we.Code)
 	}

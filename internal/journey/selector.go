@@ -3,6 +3,7 @@ package journey
 import (
 	"strings"
 
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -65,7 +66,7 @@ func CheckSelector(sel string) error {
 }
 
 func unsafe(sel, why string) error {
-	return wire.Errorf(wire.CodeUnsafeSelector, "journey plan: selector %q refused: %s", bound(sel, 80), why)
+	return wire.Errorf(wire.CodeUnsafeSelector, "journey plan: selector %q refused: %s", clip.Text(sel, 80), why)
 }
 
 // testsValue reports whether the (lower-cased) selector has an attribute selector on the

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/clip"
 )
 
 // Bounds of a Proc's strings and of a chain.
@@ -176,14 +178,7 @@ func Clean(s string, max int) string {
 		}
 		return r
 	}, s)
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	return s
+	return clip.Text(s, max)
 }
 
 // Printable reports whether s is valid UTF-8 with no control or other non-printing

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -119,7 +119,7 @@ func (t *Methods) Serve(ctx context.Context, peer Peer, req wire.Request) []byte
 		err error
 	)
 	if h, ok := t.m[req.Method]; !ok {
-		err = wire.Errorf(wire.CodeUnknownMethod, "unknown method %q", bound(req.Method, 64))
+		err = wire.Errorf(wire.CodeUnknownMethod, "unknown method %q", clip.Text(req.Method, 64))
 	} else {
 		if t.Context != nil {
 			var cancel context.CancelFunc
@@ -146,7 +146,7 @@ func (t *Methods) Serve(ctx context.Context, peer Peer, req wire.Request) []byte
 			err = t.Error(err)
 		}
 	}
-	args := append([]any{"method", bound(req.Method, 64), "peer_pid", peer.PID, "ms", float64(time.Since(start).Microseconds()) / 1000}, n.get()...)
+	args := append([]any{"method", clip.Text(req.Method, 64), "peer_pid", peer.PID, "ms", float64(time.Since(start).Microseconds()) / 1000}, n.get()...)
 	if err == nil {
 		t.log().Info("request", args...)
 		return out
@@ -156,7 +156,7 @@ func (t *Methods) Serve(ctx context.Context, peer Peer, req wire.Request) []byte
 		t.log().Error("internal error", append(args, "err", err)...)
 	}
 	if wire.Uncoded(err) {
-		msg := bound(err.Error(), 300)
+		msg := clip.Text(err.Error(), 300)
 		if t.Internal != nil {
 			msg = t.Internal(err)
 		}
@@ -210,7 +210,7 @@ func Note(ctx context.Context, kv ...any) {
 	defer n.mu.Unlock()
 	for _, v := range kv {
 		if s, ok := v.(string); ok {
-			v = bound(s, 128)
+			v = clip.Text(s, 128)
 		}
 		n.attrs = append(n.attrs, v)
 	}
@@ -223,12 +223,4 @@ func PeerOf(ctx context.Context) Peer {
 		return c.Peer
 	}
 	return Peer{}
-}
-
-// bound cuts s to at most n bytes of valid UTF-8.
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }

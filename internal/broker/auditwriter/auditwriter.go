@@ -63,10 +63,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/atomicfile"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
@@ -446,7 +446,7 @@ func (l *Log) encode(r Record) ([]byte, Record, error) {
 	r.Time = r.Time.UTC().Round(0)
 	for _, p := range []*string{&r.Op, &r.Decision, &r.Code, &r.Origin, &r.Account, &r.Alias, &r.Session, &r.Exe, &r.Provider,
 		&r.Purpose, &r.Path, &r.Field, &r.Listener, &r.Client, &r.Detail} {
-		*p = bound(*p)
+		*p = clip.Text(*p, audit.MaxField)
 	}
 	r.Chain, r.Agent = boundChain(r.Chain), boundChain(r.Agent)
 	r.Seq, r.Prev = l.seq+1, l.prev
@@ -587,19 +587,6 @@ func (l *Log) Close() error {
 		return fmt.Errorf("audit: close: %w", err)
 	}
 	return nil
-}
-
-// bound makes s valid UTF-8 of at most MaxField bytes, cutting on a rune boundary.
-func bound(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= MaxField {
-		return s
-	}
-	i := MaxField
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
 }
 
 // boundChain keeps at most MaxChain processes, each with bounded, printable strings.

@@ -11,6 +11,7 @@ import (
 	"github.com/headless-dev/headless/internal/broker/auditwriter"
 	"github.com/headless-dev/headless/internal/broker/presence"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/loopback"
@@ -99,7 +100,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	meta, _ := ch.Meta.(challengeMeta)
 	// The store is the one the challenge was issued against, and still the session's own.
 	if cur := s.isolated(ch.Session); cur != meta.store {
-		return nil, wire.Errorf(wire.CodeChallengeMism, "session %q was opened or closed since the challenge was issued", truncate(ch.Session, 64))
+		return nil, wire.Errorf(wire.CodeChallengeMism, "session %q was opened or closed since the challenge was issued", clip.Text(ch.Session, 64))
 	}
 	var store vault.Store = s.Vault
 	if meta.store != nil {

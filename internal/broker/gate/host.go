@@ -9,6 +9,7 @@ import (
 	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/broker/hostproc"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -125,7 +126,7 @@ func (s *Server) hello(conn *rpc.Conn, p brokerapi.HelloParams) (struct{}, error
 
 func (s *Server) checkHello(p brokerapi.HelloParams) *wire.Error {
 	e := s.Expect
-	q := func(v string) string { return fmt.Sprintf("%q", truncate(v, 200)) }
+	q := func(v string) string { return fmt.Sprintf("%q", clip.Text(v, 200)) }
 	switch {
 	case p.Version != e.Version:
 		return peerNotHost("the host is version %s, brokerd is %s", q(p.Version), q(e.Version))
@@ -144,7 +145,7 @@ func (s *Server) checkHello(p brokerapi.HelloParams) *wire.Error {
 	}
 	if e.CheckChromium != nil {
 		if err := e.CheckChromium(e.Chromium); err != nil {
-			return peerNotHost("the configured Chromium is refused: %s", truncate(err.Error(), 300))
+			return peerNotHost("the configured Chromium is refused: %s", clip.Text(err.Error(), 300))
 		}
 	}
 	return nil
@@ -177,7 +178,7 @@ func validRelease(p brokerapi.ReleaseParams) error {
 	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeInvalidArgument, format, a...) }
 	switch {
 	case p.Purpose != brokerapi.PurposeLogin && p.Purpose != brokerapi.PurposeVerify && p.Purpose != brokerapi.PurposeBasic && p.Purpose != brokerapi.PurposeCode:
-		return bad("unknown release purpose %q", truncate(p.Purpose, 32))
+		return bad("unknown release purpose %q", clip.Text(p.Purpose, 32))
 	case len(p.Path) > brokerapi.MaxPath || !procstat.Printable(p.Path):
 		return bad("the page path is longer than %d bytes or not printable UTF-8", brokerapi.MaxPath)
 	case len(p.Field) > brokerapi.MaxField || !procstat.Printable(p.Field):

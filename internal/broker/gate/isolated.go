@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/rpc"
 	"github.com/headless-dev/headless/internal/wire"
@@ -19,7 +20,7 @@ type isoStore struct {
 }
 
 func errNoIsolated(session string) error {
-	return &wire.Error{Code: wire.CodeSessionUnknown, Message: fmt.Sprintf("no isolated session %q", truncate(session, 64)),
+	return &wire.Error{Code: wire.CodeSessionUnknown, Message: fmt.Sprintf("no isolated session %q", clip.Text(session, 64)),
 		Hint: "--session names an isolated session of the running host ('headless session create NAME --isolated'); normal sessions use the vault: omit --session"}
 }
 

@@ -357,10 +357,3 @@ func (s *Server) requestContext(ctx context.Context, method string) (context.Con
 	}
 	return context.WithTimeout(ctx, VaultTimeout)
 }
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}

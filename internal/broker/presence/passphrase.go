@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/headless-dev/headless/internal/clip"
 )
 
 // MaxPassphrase bounds a passphrase, in bytes.
@@ -144,7 +146,7 @@ func (p *Pinentry) passphrase(ctx context.Context, r Request, repeat bool, check
 		if i := bytes.Index([]byte(msg), []byte(ErrTryAgain.Error()+": ")); i >= 0 {
 			msg = msg[i+len(ErrTryAgain.Error())+2:]
 		}
-		if err := c.command("SETERROR " + escapeAssuan(shorten(msg, 200)+fmt.Sprintf(" (try %d of %d)", try+1, MaxPassphraseTries))); err != nil {
+		if err := c.command("SETERROR " + escapeAssuan(clip.Text(msg, 200)+fmt.Sprintf(" (try %d of %d)", try+1, MaxPassphraseTries))); err != nil {
 			return p.outcome(ctx, pctx, false, err)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/safesock"
@@ -535,39 +535,27 @@ func promptDescription(r Request) string {
 	desc := escapeAssuan(r.Description())
 	for limit := 256; len(desc) > budget && limit >= 2; limit /= 2 {
 		s := r
-		s.Origin = shorten(s.Origin, limit)
-		s.Account = shorten(s.Account, limit)
-		s.Alias = shorten(s.Alias, limit)
-		s.Session = shorten(s.Session, limit)
-		s.Exe = shorten(s.Exe, limit)
-		s.Path = shorten(s.Path, limit)
-		s.Field = shorten(s.Field, limit)
-		s.Listener = shorten(s.Listener, limit)
-		s.Client = shorten(s.Client, limit)
+		s.Origin = clip.Text(s.Origin, limit)
+		s.Account = clip.Text(s.Account, limit)
+		s.Alias = clip.Text(s.Alias, limit)
+		s.Session = clip.Text(s.Session, limit)
+		s.Exe = clip.Text(s.Exe, limit)
+		s.Path = clip.Text(s.Path, limit)
+		s.Field = clip.Text(s.Field, limit)
+		s.Listener = clip.Text(s.Listener, limit)
+		s.Client = clip.Text(s.Client, limit)
 		s.Agent = make([]procstat.Proc, len(r.Agent))
 		for i, p := range r.Agent {
-			s.Agent[i] = procstat.Proc{PID: p.PID, Exe: shorten(p.Exe, limit), Comm: shorten(p.Comm, limit)}
+			s.Agent[i] = procstat.Proc{PID: p.PID, Exe: clip.Text(p.Exe, limit), Comm: clip.Text(p.Comm, limit)}
 		}
 		s.KnownPaths = make([]string, len(r.KnownPaths))
 		for i, p := range r.KnownPaths {
-			s.KnownPaths[i] = shorten(p, limit)
+			s.KnownPaths[i] = clip.Text(p, limit)
 		}
-		s.AgentSite = procstat.Proc{PID: r.AgentSite.PID, Exe: shorten(r.AgentSite.Exe, limit), Comm: shorten(r.AgentSite.Comm, limit)}
+		s.AgentSite = procstat.Proc{PID: r.AgentSite.PID, Exe: clip.Text(r.AgentSite.Exe, limit), Comm: clip.Text(r.AgentSite.Comm, limit)}
 		desc = escapeAssuan(s.Description())
 	}
 	return desc // with 2-byte fields the worst case (every list at its bound) fits the budget
-}
-
-// shorten cuts s to at most limit bytes, on a rune boundary, marking the cut with "…".
-func shorten(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // pinentryProcess is a running pinentry program, leader of its own process group.

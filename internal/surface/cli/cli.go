@@ -34,6 +34,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/surface/doctor"
 	"github.com/headless-dev/headless/internal/version"
 	"github.com/headless-dev/headless/internal/wire"
@@ -151,12 +152,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 			}
 			msg := args[0] + " needs a subcommand: " + subcommands(table, args[0])
 			if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-				msg = fmt.Sprintf("unknown %s subcommand %q%s; it takes %s", args[0], bounded(args[1], 64),
-					didYouMean(args[0]+" "+bounded(args[1], 64), commandNames(table)), subcommands(table, args[0]))
+				msg = fmt.Sprintf("unknown %s subcommand %q%s; it takes %s", args[0], clip.Text(args[1], 64),
+					didYouMean(args[0]+" "+clip.Text(args[1], 64), commandNames(table)), subcommands(table, args[0]))
 			}
 			return c.fail(asJSON, usageIn(args[0], msg))
 		}
-		return c.fail(asJSON, usagef("unknown command %q%s", bounded(args[0], 64), didYouMean(bounded(args[0], 64), commandNames(table))))
+		return c.fail(asJSON, usagef("unknown command %q%s", clip.Text(args[0], 64), didYouMean(clip.Text(args[0], 64), commandNames(table))))
 	}
 	return c.run(ctx, cmd, args[n:])
 }
@@ -208,7 +209,7 @@ func (c *cmd) run(ctx context.Context, cmd *command, args []string) int {
 	if err == nil && (len(p.args) < cmd.nargs[0] || cmd.nargs[1] >= 0 && len(p.args) > cmd.nargs[1]) {
 		switch {
 		case cmd.nargs[1] >= 0 && len(p.args) > cmd.nargs[1]:
-			err = usagef("unexpected argument %q", bounded(p.args[cmd.nargs[1]], 64))
+			err = usagef("unexpected argument %q", clip.Text(p.args[cmd.nargs[1]], 64))
 		default:
 			err = usagef("%s needs %s", cmd.name, cmd.args)
 		}
@@ -310,14 +311,6 @@ func (c *cmd) fail(asJSON bool, err error) int {
 		fmt.Fprintf(c.env.Stderr, "hint: %s\n", we.Hint)
 	}
 	return status
-}
-
-// bounded cuts a string from the command line for a message.
-func bounded(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // withDefaults fills what env lacks with a world without it.

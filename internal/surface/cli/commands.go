@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/clip"
 )
 
 // command is one row of the command table: its name ("session create"), what its positional
@@ -283,7 +284,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (parsed, error) {
 		f := fs.Lookup(name)
 		if f == nil || name == "" || strings.HasPrefix(name, "-") {
 			typed, _, _ := strings.Cut(a, "=")
-			return p, usagef("unknown flag %s%s", bounded(a, 64), didYouMean(bounded("--"+strings.TrimLeft(typed, "-"), 64), flagNames(fs)))
+			return p, usagef("unknown flag %s%s", clip.Text(a, 64), didYouMean(clip.Text("--"+strings.TrimLeft(typed, "-"), 64), flagNames(fs)))
 		}
 		if isBool(f) {
 			if !hasValue {
@@ -297,7 +298,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (parsed, error) {
 			value = args[i]
 		}
 		if err := fs.Set(name, value); err != nil {
-			return p, usagef("invalid value %q for --%s: %v", bounded(value, 64), name, err)
+			return p, usagef("invalid value %q for --%s: %v", clip.Text(value, 64), name, err)
 		}
 	}
 	return p, nil

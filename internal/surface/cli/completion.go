@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 )
 
@@ -128,7 +129,7 @@ func Completion(w io.Writer, shell string) error {
 			}
 		}
 	default:
-		return usagef("completion takes bash, zsh or fish, not %q", bounded(shell, 32))
+		return usagef("completion takes bash, zsh or fish, not %q", clip.Text(shell, 32))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

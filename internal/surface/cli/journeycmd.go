@@ -16,6 +16,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/atomicfile"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/journey"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -93,7 +94,7 @@ func (c *cmd) journeyRun(fs *flag.FlagSet) run {
 		// Refused here already, naming the file; the host decodes it again (its own check).
 		plan, err := journey.Decode(raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", bounded(args[0], 200), err)
+			return nil, nil, fmt.Errorf("%s: %w", clip.Text(args[0], 200), err)
 		}
 		budget := plan.Budget()
 		stop := func() {}
@@ -148,7 +149,7 @@ func readPlan(name string, stdin io.Reader) ([]byte, error) {
 // are not the ones the host hashed is an error, not a copy.
 func writeJourneyOut(dir string, rep journey.Report, read func(string) ([]byte, error)) error {
 	fail := func(err error) error {
-		return wire.Errorf(wire.CodeInvalidArgument, "--out %s: %v", bounded(dir, 200), err)
+		return wire.Errorf(wire.CodeInvalidArgument, "--out %s: %v", clip.Text(dir, 200), err)
 	}
 	if fi, err := os.Lstat(dir); err == nil {
 		if !fi.IsDir() {
@@ -161,7 +162,7 @@ func writeJourneyOut(dir string, rep journey.Report, read func(string) ([]byte, 
 	}
 	for _, a := range rep.Artifacts {
 		if a.Name != filepath.Base(a.Name) || strings.HasPrefix(a.Name, ".") || !strings.HasSuffix(a.Name, ".png") {
-			return fail(fmt.Errorf("the host named a screenshot %q", bounded(a.Name, 80)))
+			return fail(fmt.Errorf("the host named a screenshot %q", clip.Text(a.Name, 80)))
 		}
 		if read == nil {
 			return fail(fmt.Errorf("no artifact store to copy the screenshots from"))

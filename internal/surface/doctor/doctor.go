@@ -56,6 +56,7 @@ import (
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/lockfile"
+	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/xdg"
 )
 
@@ -337,9 +338,9 @@ func (d *run) checkChromium() {
 	}
 	switch {
 	case d.host != nil && d.host.Chromium != "":
-		d.set(CheckChromium, Healthy, "", "%s, running %s", path, bounded(d.host.Chromium, 64))
+		d.set(CheckChromium, Healthy, "", "%s, running %s", path, procstat.Clean(d.host.Chromium, 64))
 	case d.p.ChromiumVersion != nil && d.p.ChromiumVersion(path) != "":
-		d.set(CheckChromium, Healthy, "", "%s, package version %s", path, bounded(d.p.ChromiumVersion(path), 64))
+		d.set(CheckChromium, Healthy, "", "%s, package version %s", path, procstat.Clean(d.p.ChromiumVersion(path), 64))
 	default:
 		d.set(CheckChromium, Healthy, "", "%s (version not known without running it; the doctor never launches a browser)", path)
 	}
@@ -719,7 +720,7 @@ func (d *run) checkProfile() {
 	case f.Problem != "":
 		kind, _, _ := strings.Cut(f.Problem, ":")
 		d.set(CheckProfile, Warning, "nothing is deleted: the next start moves it aside as profile.corrupt-* and makes a fresh one (cookies are lost, credentials kept)",
-			"%s fails the check (%s): the next start moves it aside; %s", f.Path, bounded(kind, 32), owner)
+			"%s fails the check (%s): the next start moves it aside; %s", f.Path, procstat.Clean(kind, 32), owner)
 	case f.LockPID > 0 && d.host != nil && d.host.PID != f.LockPID:
 		d.set(CheckProfile, Warning, "stop the other owner, or use an isolated session", "%s: marker pinned to the Secret Service; %s, not the host that answers", f.Path, owner)
 	default:
@@ -763,9 +764,9 @@ func (d *run) checkBrokerd() {
 			"pid %d holds broker.lock but does not answer on broker.sock", d.brokerPID)
 	case d.broker.Version != d.p.Version:
 		d.set(CheckBrokerd, Warning, "install headless and brokerd from the same build, then restart brokerd",
-			"running, pid %d, but version %s, this headless is %s (brokerd refuses a host of another build)", d.broker.PID, bounded(d.broker.Version, 64), bounded(d.p.Version, 64))
+			"running, pid %d, but version %s, this headless is %s (brokerd refuses a host of another build)", d.broker.PID, procstat.Clean(d.broker.Version, 64), procstat.Clean(d.p.Version, 64))
 	default:
-		d.set(CheckBrokerd, Healthy, "", "running, pid %d, answers; presence %s; started by %s", d.broker.PID, provName(d.broker.Presence), bounded(d.broker.Started, 16))
+		d.set(CheckBrokerd, Healthy, "", "running, pid %d, answers; presence %s; started by %s", d.broker.PID, provName(d.broker.Presence), procstat.Clean(d.broker.Started, 16))
 	}
 }
 
@@ -877,18 +878,4 @@ func (d *run) checkUndumpable() {
 	default:
 		d.set(CheckUndumpable, Healthy, "", "brokerd and the host are undumpable")
 	}
-}
-
-func bounded(s string, n int) string {
-	out := make([]rune, 0, n)
-	for _, r := range s {
-		if len(out) == n {
-			return string(out) + "…"
-		}
-		if r < 0x20 || r == 0x7f {
-			r = '?'
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }

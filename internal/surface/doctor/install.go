@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/internal/hardening"
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 // File is what the doctor reads of a file's inode, without opening it.
@@ -128,7 +129,7 @@ func (d *run) checkSetGID() {
 	if d.broker != nil && len(d.broker.Facts.Binaries) > 0 {
 		if running := d.broker.Facts.Binaries[0].Path; filepath.Dir(running) != dir {
 			d.set(CheckSetGID, Warning, "stop that brokerd (kill -TERM PID), then 'headless start' with this headless",
-				"%s and brokerd are installed set-gid, but the running brokerd (pid %d) is %s", d.p.Executable, d.broker.PID, bounded(running, 256))
+				"%s and brokerd are installed set-gid, but the running brokerd (pid %d) is %s", d.p.Executable, d.broker.PID, procstat.Clean(running, 256))
 			return
 		}
 	}

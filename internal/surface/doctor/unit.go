@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/headless-dev/headless/internal/procstat"
 )
 
 // UnitFile is one file of the brokerd.service user unit: the unit or a drop-in.
@@ -76,7 +78,7 @@ func (d *run) checkSystemdUnit() {
 	var bad []string
 	for _, f := range unitForbidden {
 		if path, ok := on[f.key]; ok {
-			bad = append(bad, fmt.Sprintf("%s= %s (%s)", f.key, f.why, bounded(path, 256)))
+			bad = append(bad, fmt.Sprintf("%s= %s (%s)", f.key, f.why, procstat.Clean(path, 256)))
 		}
 	}
 	if len(bad) > 0 {
@@ -86,7 +88,7 @@ func (d *run) checkSystemdUnit() {
 	}
 	names := make([]string, 0, len(files))
 	for _, f := range files {
-		names = append(names, bounded(f.Path, 256))
+		names = append(names, procstat.Clean(f.Path, 256))
 	}
 	d.set(CheckSystemdUnit, Healthy, "", "%s sets nothing that keeps brokerd from its group", strings.Join(names, ", "))
 }

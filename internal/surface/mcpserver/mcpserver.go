@@ -48,6 +48,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/surface/doctor"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -320,7 +321,7 @@ func decodeStrict(raw json.RawMessage, v any) error {
 	if err := d.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return wire.Errorf(wire.CodeInvalidArgument, "parameter %s cannot hold that value (%s wanted)", bound(te.Field, 100), te.Type.Kind())
+			return wire.Errorf(wire.CodeInvalidArgument, "parameter %s cannot hold that value (%s wanted)", clip.Text(te.Field, 100), te.Type.Kind())
 		}
 		return wire.Errorf(wire.CodeInvalidArgument, "the arguments do not match the tool's input schema")
 	}
@@ -328,13 +329,6 @@ func decodeStrict(raw json.RawMessage, v any) error {
 		return wire.Errorf(wire.CodeInvalidArgument, "the arguments are not one JSON object")
 	}
 	return nil
-}
-
-func bound(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // hints are a tool's four annotations, every one set explicitly (the SDK's nil means

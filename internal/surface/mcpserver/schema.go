@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/wire"
 )
 
@@ -131,7 +132,7 @@ func check(s *jsonschema.Schema, v any, path string) error {
 		want = []string{s.Type}
 	}
 	if len(want) > 0 && !slices.Contains(want, jsonType(v)) && !(slices.Contains(want, "number") && jsonType(v) == "integer") {
-		return wire.Errorf(wire.CodeInvalidArgument, "%s must be %s (%s), not %s", what(), article(strings.Join(want, " or ")), bound(describe(s), 160), article(jsonType(v)))
+		return wire.Errorf(wire.CodeInvalidArgument, "%s must be %s (%s), not %s", what(), article(strings.Join(want, " or ")), clip.Text(describe(s), 160), article(jsonType(v)))
 	}
 	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) }) {
 		return wire.Errorf(wire.CodeInvalidArgument, "%s must be one of %v", what(), s.Enum)
@@ -141,7 +142,7 @@ func check(s *jsonschema.Schema, v any, path string) error {
 		for _, r := range s.Required {
 			if _, ok := x[r]; !ok {
 				p := join(path, r)
-				return wire.Errorf(wire.CodeInvalidArgument, "parameter %s is required: %s", p, bound(describe(s.Properties[r]), 160))
+				return wire.Errorf(wire.CodeInvalidArgument, "parameter %s is required: %s", p, clip.Text(describe(s.Properties[r]), 160))
 			}
 		}
 		keys := make([]string, 0, len(x))
@@ -153,7 +154,7 @@ func check(s *jsonschema.Schema, v any, path string) error {
 			ps, ok := s.Properties[k]
 			if !ok {
 				if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil {
-					return wire.Errorf(wire.CodeInvalidArgument, "%s has no %s %q; it takes %s", what(), field(path), bound(k, 64), names(s))
+					return wire.Errorf(wire.CodeInvalidArgument, "%s has no %s %q; it takes %s", what(), field(path), clip.Text(k, 64), names(s))
 				}
 				ps = s.AdditionalProperties
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/surface/doctor"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -316,7 +317,7 @@ func page(ctx context.Context, c *call, f func(*control.Client) (control.PageRes
 func pageSummary(r control.PageResult) string {
 	s := r.URL
 	if r.Title != "" {
-		s += " — " + bound(r.Title, 120)
+		s += " — " + clip.Text(r.Title, 120)
 	}
 	if a := r.AuthRequired; a != nil {
 		s += fmt.Sprintf("; a login form for %s: auth_login with alias %s", a.Origin, strings.Join(a.Aliases, " or "))
