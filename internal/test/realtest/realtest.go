@@ -48,7 +48,7 @@ func Root(t testing.TB) string {
 		t.Helper()
 	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 // Keyring is a running private session bus with an unlocked gnome-keyring.
