@@ -387,9 +387,7 @@ func Parse(line []byte) (Record, error) {
 	if len(line) > maxLine {
 		return r, errors.New("line too long")
 	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := wire.DecodeStrict(line, &r); err != nil {
 		return r, fmt.Errorf("malformed record: %w", err)
 	}
 	canon, err := json.Marshal(r)

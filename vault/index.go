@@ -1,7 +1,6 @@
 package vault
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/credential"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // index is the metadata (never a secret) of the records in a collection that is locked at
@@ -58,9 +58,7 @@ func (x *index) load() ([]Record, error) {
 		return nil, fmt.Errorf("read credentials index: %w: %w", ErrUnavailable, err)
 	}
 	var file indexFile
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if len(b) > indexMax || dec.Decode(&file) != nil || file.Version != 1 {
+	if len(b) > indexMax || wire.DecodeStrict(b, &file) != nil || file.Version != 1 {
 		return nil, fmt.Errorf("read credentials index: %w: %s is not a valid index (run 'headless credentials init' to rebuild it)", ErrUnavailable, x.path)
 	}
 	out := file.Credentials[:0]

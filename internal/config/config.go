@@ -65,14 +65,11 @@
 package config
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -329,33 +326,12 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, invalid("", "not valid UTF-8")
 	}
 	var c Config
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	err := object(d, "", map[string]func(*json.Decoder, string) error{
-		"presence": func(d *json.Decoder, path string) error {
-			return object(d, path, map[string]func(*json.Decoder, string) error{
-				"provider":        stringField(&c.Presence.Provider),
-				"program":         stringField(&c.Presence.Program),
-				"timeout_seconds": intField(&c.Presence.TimeoutSeconds),
-				"display":         stringField(&c.Presence.Display),
-				"wayland_display": stringField(&c.Presence.WaylandDisplay),
-				"xauthority":      stringField(&c.Presence.XAuthority),
-			})
-		},
-		"challenge_ttl_seconds":      intField(&c.ChallengeTTLSeconds),
-		"allow_direct_password_fill": boolField(&c.AllowDirectPasswordFill),
-		"chromium":                   stringField(&c.Chromium),
-		"host_program":               stringField(&c.HostProgram),
-		"allow":                      stringsField(&c.Allow, allowlist.Max),
-	})
-	if err != nil {
-		return Config{}, err
-	}
-	if tok, err := d.Token(); err != io.EOF {
-		if err != nil {
-			return Config{}, invalid("", "after the top-level object: %v", err)
+	if err := wire.DecodeStrict(data, &c); err != nil {
+		var se *wire.StrictError
+		if errors.As(err, &se) {
+			return Config{}, invalid(se.Path, "%s", se.Problem)
 		}
-		return Config{}, invalid("", "trailing data after the top-level object (%s)", kind(tok))
+		return Config{}, invalid("", "%v", err)
 	}
 	if err := c.validate(); err != nil {
 		return Config{}, err
@@ -404,6 +380,9 @@ func (c *Config) validate() error {
 		}
 	}
 	if c.Allow != nil {
+		if len(c.Allow) > allowlist.Max {
+			return invalid("allow", "more than %d entries", allowlist.Max)
+		}
 		l, err := allowlist.Parse(c.Allow)
 		if err != nil {
 			return invalid("allow", "%v", err)
@@ -452,174 +431,4 @@ func invalid(path, format string, args ...any) error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
 	}
 	return fmt.Errorf("%w: %s: "+format, append([]any{ErrInvalid, path}, args...)...)
-}
-
-// object reads one JSON object whose keys must be among fields, each at most once.
-func object(d *json.Decoder, path string, fields map[string]func(*json.Decoder, string) error) error {
-	where := path
-	if where == "" {
-		where = "top level"
-	}
-	tok, err := token(d, where)
-	if err != nil {
-		return err
-	}
-	if tok != json.Delim('{') {
-		return invalid(path, "want an object, got %s", kind(tok))
-	}
-	seen := make(map[string]bool)
-	for d.More() {
-		tok, err := token(d, where)
-		if err != nil {
-			return err
-		}
-		key, ok := tok.(string)
-		if !ok { // the decoder only returns strings here; be safe anyway
-			return invalid(path, "want a key, got %s", kind(tok))
-		}
-		p := key
-		if path != "" {
-			p = path + "." + key
-		}
-		read, ok := fields[key]
-		if !ok {
-			return invalid(p, "unknown key")
-		}
-		if seen[key] {
-			return invalid(p, "duplicate key")
-		}
-		seen[key] = true
-		if err := read(d, p); err != nil {
-			return err
-		}
-	}
-	if tok, err = token(d, where); err != nil {
-		return err
-	}
-	if tok != json.Delim('}') { // unreachable after More reports false, unless malformed
-		return invalid(path, "want the end of the object, got %s", kind(tok))
-	}
-	return nil
-}
-
-func token(d *json.Decoder, where string) (json.Token, error) {
-	tok, err := d.Token()
-	if err == io.EOF {
-		return nil, invalid(strings.TrimPrefix(where, "top level"), "unexpected end of input")
-	}
-	if err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, invalid("", "syntax error at byte %d in %s: %v", se.Offset, where, err)
-		}
-		return nil, invalid("", "in %s: %v", where, err)
-	}
-	return tok, nil
-}
-
-func stringField(dst *string) func(*json.Decoder, string) error {
-	return func(d *json.Decoder, path string) error {
-		tok, err := token(d, path)
-		if err != nil {
-			return err
-		}
-		s, ok := tok.(string)
-		if !ok {
-			return invalid(path, "want a string, got %s", kind(tok))
-		}
-		*dst = s
-		return nil
-	}
-}
-
-func intField(dst *int) func(*json.Decoder, string) error {
-	return func(d *json.Decoder, path string) error {
-		tok, err := token(d, path)
-		if err != nil {
-			return err
-		}
-		n, ok := tok.(json.Number)
-		if !ok {
-			return invalid(path, "want an integer, got %s", kind(tok))
-		}
-		v, err := strconv.ParseInt(string(n), 10, 32)
-		if errors.Is(err, strconv.ErrRange) {
-			return invalid(path, "%.20s is out of range", string(n))
-		}
-		if err != nil {
-			return invalid(path, "want an integer, got %.20s", string(n))
-		}
-		*dst = int(v)
-		return nil
-	}
-}
-
-// stringsField decodes an array of at most max strings.
-func stringsField(dst *[]string, max int) func(*json.Decoder, string) error {
-	return func(d *json.Decoder, path string) error {
-		tok, err := token(d, path)
-		if err != nil {
-			return err
-		}
-		if tok != json.Delim('[') {
-			return invalid(path, "want an array of strings, got %s", kind(tok))
-		}
-		out := []string{}
-		for d.More() {
-			tok, err := token(d, path)
-			if err != nil {
-				return err
-			}
-			s, ok := tok.(string)
-			if !ok {
-				return invalid(path, "want strings, got %s", kind(tok))
-			}
-			if len(out) == max {
-				return invalid(path, "more than %d entries", max)
-			}
-			out = append(out, s)
-		}
-		if _, err := token(d, path); err != nil {
-			return err
-		}
-		*dst = out
-		return nil
-	}
-}
-
-func boolField(dst *bool) func(*json.Decoder, string) error {
-	return func(d *json.Decoder, path string) error {
-		tok, err := token(d, path)
-		if err != nil {
-			return err
-		}
-		b, ok := tok.(bool)
-		if !ok {
-			return invalid(path, "want true or false, got %s", kind(tok))
-		}
-		*dst = b
-		return nil
-	}
-}
-
-func kind(tok json.Token) string {
-	switch v := tok.(type) {
-	case json.Delim:
-		switch v {
-		case '{':
-			return "an object"
-		case '[':
-			return "an array"
-		}
-		return fmt.Sprintf("%q", string(v))
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", tok)
 }

@@ -1,11 +1,7 @@
 package journey
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -39,7 +35,6 @@ const (
 	MaxViewport     = 4096
 	MinZoom         = 25 // percent
 	MaxZoom         = 500
-	maxDepth        = 6 // of nested JSON objects and arrays
 
 	DefaultBudget      = 120 * time.Second
 	MaxBudget          = 300 * time.Second
@@ -190,16 +185,8 @@ func Decode(raw []byte) (Plan, error) {
 	if !utf8.Valid(raw) {
 		return p, invalid("the plan is not valid UTF-8")
 	}
-	if err := checkKeys(raw); err != nil {
-		return p, err
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&p); err != nil {
-		return Plan{}, invalid("%s", jsonError(err))
-	}
-	if _, err := d.Token(); !errors.Is(err, io.EOF) {
-		return Plan{}, invalid("trailing data after the plan")
+	if err := wire.DecodeStrict(raw, &p); err != nil {
+		return Plan{}, invalid("%s", clip.Text(strings.TrimPrefix(err.Error(), "json: "), 200))
 	}
 	if err := p.Validate(); err != nil {
 		return Plan{}, err
@@ -209,81 +196,6 @@ func Decode(raw []byte) (Plan, error) {
 
 func invalid(format string, args ...any) error {
 	return wire.Errorf(wire.CodePlanInvalid, "journey plan: "+format, args...)
-}
-
-// jsonError shortens a decode error to what names the field (encoding/json's messages name
-// the Go type, which means nothing to the plan's author).
-func jsonError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		f := te.Field
-		if f == "" {
-			f = "the plan"
-		}
-		return fmt.Sprintf("%s: wrong type (%s)", clip.Text(f, 80), te.Value)
-	}
-	m := err.Error()
-	m = strings.TrimPrefix(m, "json: ")
-	return clip.Text(m, 160)
-}
-
-// checkKeys walks the JSON tokens once before decoding: nesting at most maxDepth, every object
-// key lower-case letters and '_' only (so a case variant of a field name, which encoding/json
-// would accept, is refused), and no key twice in one object (encoding/json would keep the
-// last).
-func checkKeys(raw []byte) error {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	type frame struct {
-		object bool
-		keys   map[string]bool
-		expect bool // object: the next token is a key
-	}
-	var stack []frame
-	for {
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			if len(stack) > 0 {
-				return invalid("unexpected end of the plan")
-			}
-			return nil
-		}
-		if err != nil {
-			return invalid("%s", jsonError(err))
-		}
-		top := len(stack) - 1
-		if top >= 0 && stack[top].object && stack[top].expect {
-			if k, ok := tok.(string); ok {
-				if k == "" || strings.TrimLeft(k, "abcdefghijklmnopqrstuvwxyz_") != "" {
-					return invalid("unknown field %q", clip.Text(k, 40))
-				}
-				if stack[top].keys[k] {
-					return invalid("field %q given twice", k)
-				}
-				stack[top].keys[k] = true
-				stack[top].expect = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if len(stack) >= maxDepth {
-				return invalid("nested more than %d deep", maxDepth)
-			}
-			if top >= 0 && stack[top].object {
-				stack[top].expect = true
-			}
-			stack = append(stack, frame{object: tok == json.Delim('{'), keys: map[string]bool{}, expect: tok == json.Delim('{')})
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:top]
-		default:
-			if top >= 0 && stack[top].object {
-				stack[top].expect = true
-			}
-		}
-		if len(stack) == 0 && d.More() {
-			return invalid("trailing data after the plan")
-		}
-	}
 }
 
 // Validate checks every bound and rule of a decoded plan (Decode calls it).

@@ -46,14 +46,14 @@ func TestDecodeRefuses(t *testing.T) {
 		code       wire.Code
 		msg        string
 	}{
-		{"unknown top-level field", `{"journey_id":"j","origin":"https://x.test","actions":[{"kind":"click","state_id":"a","text":"x"}],"script":"alert(1)"}`, wire.CodePlanInvalid, "unknown field"},
-		{"unknown action field", plan(`{"kind":"click","state_id":"a","text":"x","evaluate":"1"}`), wire.CodePlanInvalid, "unknown field"},
-		{"case variant of a field", `{"Journey_ID":"j","origin":"https://x.test","actions":[{"kind":"click","state_id":"a","text":"x"}]}`, wire.CodePlanInvalid, "unknown field"},
-		{"duplicate key", plan(`{"kind":"click","kind":"login","state_id":"a","text":"x"}`), wire.CodePlanInvalid, "twice"},
+		{"unknown top-level field", `{"journey_id":"j","origin":"https://x.test","actions":[{"kind":"click","state_id":"a","text":"x"}],"script":"alert(1)"}`, wire.CodePlanInvalid, "unknown key"},
+		{"unknown action field", plan(`{"kind":"click","state_id":"a","text":"x","evaluate":"1"}`), wire.CodePlanInvalid, "unknown key"},
+		{"case variant of a field", `{"Journey_ID":"j","origin":"https://x.test","actions":[{"kind":"click","state_id":"a","text":"x"}]}`, wire.CodePlanInvalid, "unknown key"},
+		{"duplicate key", plan(`{"kind":"click","kind":"login","state_id":"a","text":"x"}`), wire.CodePlanInvalid, "actions[0].kind: duplicate key"},
 		{"trailing data", plan(`{"kind":"click","state_id":"a","text":"x"}`) + ` {}`, wire.CodePlanInvalid, "trailing"},
 		{"trailing garbage", plan(`{"kind":"click","state_id":"a","text":"x"}`) + `x`, wire.CodePlanInvalid, ""},
 		{"not an object", `[1,2]`, wire.CodePlanInvalid, ""},
-		{"too deep", `{"journey_id":"j","origin":"https://x.test","actions":[{"kind":"select","state_id":"a","text":"x","values":[[[[["a"]]]]]}]}`, wire.CodePlanInvalid, "nested"},
+		{"too deep", `{"journey_id":"j","origin":"https://x.test","actions":[{"kind":"select","state_id":"a","text":"x","values":[[[[["a"]]]]]}]}`, wire.CodePlanInvalid, "actions[0].values[0]: want a string, got an array"},
 		{"too large", `{"name":"` + strings.Repeat("a", MaxPlanBytes) + `"}`, wire.CodePlanInvalid, "bytes"},
 		{"no actions", `{"journey_id":"j","origin":"https://x.test","actions":[]}`, wire.CodePlanInvalid, "at least one"},
 		{"21 actions", plan(many...), wire.CodePlanInvalid, "at most 20"},

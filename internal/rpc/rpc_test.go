@@ -137,11 +137,11 @@ func TestMethodsTable(t *testing.T) {
 		code   wire.Code
 		msg    string
 	}{
-		{"echo", map[string]any{"name": "x", "extra": 1}, wire.CodeBadRequest, `unknown field "extra"`},
+		{"echo", map[string]any{"name": "x", "extra": 1}, wire.CodeBadRequest, "extra: unknown key"},
 		{"echo", map[string]any{"name": 5}, wire.CodeBadRequest, "malformed params"},
-		{"echo", map[string]any{"name": "x", "secret": "YQ==", "Name": "y"}, wire.CodeBadRequest, "unknown field"},
+		{"echo", map[string]any{"name": "x", "secret": "YQ==", "Name": "y"}, wire.CodeBadRequest, "unknown key"},
 		{"gone", nil, wire.CodeSessionUnknown, "look it up: no such thing"},
-		{"gone", map[string]any{"x": 1}, wire.CodeBadRequest, "unknown field"},
+		{"gone", map[string]any{"x": 1}, wire.CodeBadRequest, "unknown key"},
 		{"bug", nil, wire.CodeInternal, "internal error"},
 		{"crash", nil, wire.CodeBrowserCrashed, "relaunched (was: pipe: EOF)"}, // the Error hook
 		{"nope", nil, wire.CodeUnknownMethod, `unknown method "nope"`},

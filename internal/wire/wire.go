@@ -125,56 +125,6 @@ type Response struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
-// DecodeStrict decodes exactly one JSON value from data into v, rejecting trailing data, and
-// any object key that does not name a field of the target struct exactly (encoding/json alone
-// matches keys case-insensitively). It uses json.Unmarshal, which decodes in place, and never
-// json.Decoder, which copies its input into a buffer of its own that nobody zeroes; frames
-// that carry a secret rely on this. Nested structs are checked too.
-func DecodeStrict(data []byte, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
-		return err
-	}
-	return checkKeys(data, reflect.TypeOf(v))
-}
-
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
-
-// checkKeys verifies that every key of the JSON object in data is a field of struct type t.
-func checkKeys(data []byte, t reflect.Type) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct || t == rawMessageType {
-		return nil
-	}
-	if _, ok := reflect.New(t).Interface().(json.Unmarshaler); ok {
-		return nil // time.Time and friends decode themselves
-	}
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
-		return nil // null: Unmarshal accepted it
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return err
-	}
-	defer func() {
-		for _, raw := range obj {
-			clear(raw) // values may hold a secret
-		}
-	}()
-	fields := jsonFields(t)
-	for key, raw := range obj {
-		ft, ok := fields[key]
-		if !ok {
-			return fmt.Errorf("json: unknown field %q", truncateKey(key))
-		}
-		if err := checkKeys(raw, ft); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // jsonFields maps the JSON names of t's fields (embedded structs flattened) to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
@@ -205,13 +155,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
-}
-
-func truncateKey(k string) string {
-	if len(k) > 64 {
-		return k[:64] + "…"
-	}
-	return k
 }
 
 // Encode marshals v as one frame (newline included), refusing frames over MaxFrame.

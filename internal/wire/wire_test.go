@@ -101,7 +101,14 @@ func TestDecodeStrict(t *testing.T) {
 		`{"a":"\u0000"}`:    true,
 		`{"a":"x"`:          false,
 		`{"A":"case-fold"}`: false, // exact key names only
-		`null`:              true,
+		`null`:              false, // a struct is an object
+		`{"a":"x","a":"y"}`: false, // a key once
+		`{"a":null}`:        false, // a string is a string
+		`{"a":"x",}`:        false,
+		`{"a" "x"}`:         false,
+		`{"a":"\q"}`:        false,
+		`{"a":"x"}}`:        false,
+		"{\"a\":\"\x01\"}":  false, // a raw control character in a string
 	} {
 		var v p
 		if err := DecodeStrict([]byte(in), &v); (err == nil) != ok {
@@ -258,3 +265,60 @@ func TestCodesAreListed(t *testing.T) {
 		t.Fatalf("%v", codes)
 	}
 }
+
+// TestDecodeStrictSays: a refusal names the path at fault and what is wrong there.
+func TestDecodeStrictSays(t *testing.T) {
+	type inner struct {
+		N    int8     `json:"n"`
+		F    float64  `json:"f"`
+		B    bool     `json:"b"`
+		List []string `json:"list"`
+		Ptr  *string  `json:"ptr"`
+		Raw  json.RawMessage
+	}
+	type outer struct {
+		In    inner            `json:"in"`
+		Items []inner          `json:"items"`
+		Map   map[string]inner `json:"map"`
+		Bytes []byte           `json:"bytes"`
+	}
+	for in, want := range map[string]string{
+		`{"in":{"n":1.5}}`:                    "in.n: want an integer, got 1.5",
+		`{"in":{"n":60.0}}`:                   "in.n: want an integer, got 60.0",
+		`{"in":{"n":6e1}}`:                    "in.n: want an integer, got 6e1",
+		`{"in":{"n":300}}`:                    "in.n: 300 is out of range",
+		`{"in":{"n":"1"}}`:                    "in.n: want an integer, got a string",
+		`{"in":{"b":1}}`:                      "in.b: want true or false, got a number",
+		`{"in":{"f":"x"}}`:                    "in.f: want a number, got a string",
+		`{"in":{"list":"x"}}`:                 "in.list: want an array, got a string",
+		`{"in":{"list":[1]}}`:                 "in.list[0]: want a string, got a number",
+		`{"items":[{},{"m":1}]}`:              "items[1].m: unknown key",
+		`{"map":{"k":{"n":1,"n":2}}}`:         "map.k.n: duplicate key",
+		`{"in":{"Raw":{"x":1,"x":2}}}`:        "in.Raw.x: duplicate key",
+		`{"in":null}`:                         "in: want an object, got null",
+		`{"bytes":[1]}`:                       "bytes: want a string, got an array",
+		`{} {}`:                               "trailing data after the top-level value (an object)",
+		`{}x`:                                 "invalid character 'x' after the top-level value",
+		``:                                    "unexpected end of input",
+		`{"in":{"Raw":` + deep(40) + `}}`:     "nested more than 32 deep",
+		`{"in":{"n":1}`:                       "unexpected end of input",
+		`{"in" {}}`:                           "in: syntax error",
+		`{"in":{"ptr":null,"list":null}} `:    "",
+		`{"bytes":"aGk=","in":{"Raw":[1,2]}}`: "",
+	} {
+		var v outer
+		err := DecodeStrict([]byte(in), &v)
+		if want == "" {
+			if err != nil {
+				t.Errorf("DecodeStrict(%s) = %v, want nil", in, err)
+			}
+			continue
+		}
+		var se *StrictError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
+			t.Errorf("DecodeStrict(%s) = %v, want a StrictError with %q", in, err, want)
+		}
+	}
+}
+
+func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }

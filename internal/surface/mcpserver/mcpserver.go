@@ -316,19 +316,18 @@ func decodeStrict(raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return wire.Errorf(wire.CodeInvalidArgument, "parameter %s cannot hold that value (%s wanted)", clip.Text(te.Field, 100), te.Type.Kind())
-		}
-		return wire.Errorf(wire.CodeInvalidArgument, "the arguments do not match the tool's input schema")
+	err := wire.DecodeStrict(raw, v)
+	var se *wire.StrictError
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && se.Path != "":
+		return wire.Errorf(wire.CodeInvalidArgument, "parameter %s: %s", clip.Text(se.Path, 100), se.Problem)
+	case errors.As(err, &te) && te.Field != "":
+		return wire.Errorf(wire.CodeInvalidArgument, "parameter %s cannot hold that value (%s wanted)", clip.Text(te.Field, 100), te.Type.Kind())
 	}
-	if d.More() {
-		return wire.Errorf(wire.CodeInvalidArgument, "the arguments are not one JSON object")
-	}
-	return nil
+	return wire.Errorf(wire.CodeInvalidArgument, "the arguments are not one JSON object that matches the tool's input schema")
 }
 
 // hints are a tool's four annotations, every one set explicitly (the SDK's nil means
