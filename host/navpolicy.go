@@ -248,19 +248,25 @@ func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
 		h.popupJudged(p.FrameID)
 		return
 	}
-	b.Call(ctx, "", "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "Aborted"}, nil)
 	host := "a URL that is not http(s)"
 	if err == nil && u.Host != "" {
 		host = u.Host
 	}
+	// The refusal is on record before the request fails: a verb that sees its navigation end
+	// (an aborted one fires no load) finds it, however slowly this goroutine runs.
+	s := h.sessionOfTarget(p.FrameID)
+	if s != nil {
+		h.recordRefusal(host, p.FrameID)
+	}
+	b.Call(ctx, "", "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "Aborted"}, nil)
 	h.o.Log.Info("navigation refused: not on the allowlist", "host", clip.Text(host, 200))
 	targets := []string{p.FrameID}
-	opener := ""
 	defer func() { h.popupJudged(p.FrameID) }() // after the refusal is recorded
-	if s := h.sessionOfTarget(p.FrameID); s == nil {
+	if s == nil {
 		// Not a session's page: a frame inside one, or a page of its own (a popup), which is
 		// closed. A popup's target may be announced a moment after its first request: look
 		// for it for up to a second.
+		opener := ""
 		h.nav.mu.Lock()
 		if q, ok := h.nav.popups[p.FrameID]; ok {
 			opener = q.opener
@@ -287,9 +293,26 @@ func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
 		if opener != "" {
 			targets = append(targets, opener)
 		}
+		h.recordRefusal(host, targets...)
 	}
+	// A verb that saw the navigation start waits for its load, which an aborted navigation
+	// never fires: wake it as a load would.
+	for _, id := range targets {
+		if s := h.sessionOfTarget(id); s != nil {
+			select {
+			case s.events <- cdp.Event{Method: "Page.loadEventFired", SessionID: s.sid}:
+			default:
+			}
+		}
+	}
+}
+
+// recordRefusal records a refused navigation (to host) for each of targets, for navErr;
+// older records are dropped (navBlockKeep, navBlockMax).
+func (h *Host) recordRefusal(host string, targets ...string) {
 	now := time.Now()
 	h.nav.mu.Lock()
+	defer h.nav.mu.Unlock()
 	if h.nav.blocks == nil {
 		h.nav.blocks = map[string][]navBlock{}
 	}
@@ -309,17 +332,6 @@ func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
 			bs = bs[len(bs)-navBlockMax:]
 		}
 		h.nav.blocks[id] = bs
-	}
-	h.nav.mu.Unlock()
-	// A verb that saw the navigation start waits for its load, which an aborted navigation
-	// never fires: wake it as a load would.
-	for _, id := range targets {
-		if s := h.sessionOfTarget(id); s != nil {
-			select {
-			case s.events <- cdp.Event{Method: "Page.loadEventFired", SessionID: s.sid}:
-			default:
-			}
-		}
 	}
 }
 

@@ -16,6 +16,10 @@ import (
 const (
 	settleQuiet    = 50 * time.Millisecond
 	settleRequests = 2 * time.Second
+	// settleRequested is the quiet an action gets once it requested a navigation
+	// (Page.frameRequestedNavigation) that has not started yet: a loaded machine may take more
+	// than settleQuiet to start it (or to refuse it: the allowlist).
+	settleRequested = 500 * time.Millisecond
 )
 
 // maxTrackedRequests bounds the requests a page's tracker holds; a page with more in flight
@@ -103,6 +107,9 @@ func (s *session) effects(ctx context.Context, nav func(method string) bool) boo
 		case ev := <-s.events:
 			if nav(ev.Method) {
 				return true
+			}
+			if ev.Method == "Page.frameRequestedNavigation" {
+				quiet.Reset(settleRequested)
 			}
 		case <-reqs.changed:
 			if n := reqs.since(mark); n != pending {
