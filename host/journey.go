@@ -320,77 +320,13 @@ func (r *jrun) navigate(ctx context.Context, path string) error {
 	if err := r.h.navAllowed(target); err != nil {
 		return err // journeys obey the navigation allowlist (issue 15)
 	}
-	b, s := r.b, r.s
-	s.drain()
-	clear(s.refs)
-	var res struct {
-		LoaderID  string `json:"loaderId"`
-		ErrorText string `json:"errorText"`
-	}
-	nctx, cancel := context.WithTimeout(ctx, NavigationWait)
-	defer cancel()
-	t0 := time.Now()
-	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &res); err != nil {
-		return r.h.browserErr(err)
-	}
-	if err := r.h.navErr(s, t0); res.ErrorText != "" && err != nil {
-		return err // a redirect off the allowlist
-	}
-	if res.ErrorText == "net::ERR_ABORTED" {
-		// A fresh tab's own about:blank load may still be committing (see Visit): one retry.
-		s.waitStopped(ctx, abortedRetryWait)
-		s.drain()
-		res.LoaderID, res.ErrorText = "", ""
-		if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &res); err != nil {
-			return r.h.browserErr(err)
+	if err := r.h.navigate(ctx, r.b, r.s, target); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-	}
-	if err := r.h.navErr(s, t0); res.ErrorText != "" && err != nil {
 		return err
 	}
-	if res.ErrorText != "" {
-		return wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(res.ErrorText, 200))
-	}
-	if res.LoaderID != "" {
-		if err := s.waitLoad(nctx, res.LoaderID); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
-		}
-	}
 	return nil
-}
-
-// settle waits for what an input action caused (settle.go): a navigation it started until the
-// frame has loaded (or stopped loading: a navigation within the document has no load event),
-// else the end of the requests it started and a quiet page.
-func (r *jrun) settle(ctx context.Context) {
-	if r.s.effects(ctx, func(m string) bool {
-		return m == "Page.frameRequestedNavigation" || m == "Page.frameStartedLoading" || m == "Page.frameNavigated"
-	}) {
-		r.waitLoaded(ctx)
-	}
-}
-
-// waitLoaded waits for a load event or for the frame to stop loading, NavigationWait at most.
-func (r *jrun) waitLoaded(ctx context.Context) {
-	s := r.s
-	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
-	defer cancel()
-	for {
-		select {
-		case ev := <-s.events:
-			switch ev.Method {
-			case "Page.loadEventFired", "Page.frameStoppedLoading":
-				return
-			}
-		case <-s.gone:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // step runs action i and records its evidence; false stops the run.
@@ -515,7 +451,7 @@ func (r *jrun) act(ctx context.Context, a journey.Action, targeted bool, do func
 	if err := do(t); err != nil {
 		return t.id, err
 	}
-	r.settle(ctx)
+	r.s.settle(ctx)
 	return t.id, nil
 }
 

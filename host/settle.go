@@ -134,10 +134,28 @@ func (s *session) effects(ctx context.Context, nav func(method string) bool) boo
 	}
 }
 
-// settle waits for what an action (click, key, select, submit) caused: the load of a
-// navigation it started, else the end of the requests it started and a quiet page.
+// settle waits for what an action (click, key, select, submit, a journey's step) caused: a
+// navigation it started until the frame has loaded (or stopped loading: a navigation within
+// the document has no load event), else the end of the requests it started and a quiet page.
 func (s *session) settle(ctx context.Context) {
-	if s.effects(ctx, func(m string) bool { return m == "Page.frameStartedLoading" || m == "Page.frameNavigated" }) {
-		s.waitLoad(ctx, "")
+	if !s.effects(ctx, func(m string) bool { return m == "Page.frameStartedLoading" || m == "Page.frameNavigated" }) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
+	defer cancel()
+	for {
+		select {
+		case ev := <-s.events:
+			switch ev.Method {
+			case "Page.loadEventFired", "Page.frameStoppedLoading":
+				return
+			}
+		case <-s.gone:
+			return
+		case <-s.browser.SessionDone(s.sid):
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }

@@ -43,6 +43,15 @@ func (h *Host) Visit(ctx context.Context, p control.VisitParams) (control.PageRe
 		return control.PageResult{}, err
 	}
 	defer unlock()
+	if err := h.navigate(ctx, b, s, target); err != nil {
+		return control.PageResult{}, err
+	}
+	return h.pageResult(ctx, b, s)
+}
+
+// navigate has session s's page open target (checked navigable and allowed) and waits for its
+// load: visit's navigation, and a journey's. A redirect off the allowlist is UNSAFE_NAVIGATION.
+func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target string) error {
 	s.drain()
 	clear(s.refs)
 	var r struct {
@@ -53,10 +62,10 @@ func (h *Host) Visit(ctx context.Context, p control.VisitParams) (control.PageRe
 	defer ncancel()
 	t0 := time.Now()
 	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
-		return control.PageResult{}, h.browserErr(err)
+		return h.browserErr(err)
 	}
 	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
-		return control.PageResult{}, err // a redirect off the allowlist
+		return err // a redirect off the allowlist
 	}
 	if r.ErrorText == "net::ERR_ABORTED" {
 		// The tab's own initial about:blank load can still be committing right after launch
@@ -65,21 +74,19 @@ func (h *Host) Visit(ctx context.Context, p control.VisitParams) (control.PageRe
 		s.drain()
 		r.LoaderID, r.ErrorText = "", ""
 		if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
-			return control.PageResult{}, h.browserErr(err)
+			return h.browserErr(err)
 		}
 	}
 	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
-		return control.PageResult{}, err
+		return err
 	}
 	if r.ErrorText != "" {
-		return control.PageResult{}, wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(r.ErrorText, 200))
+		return wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(r.ErrorText, 200))
 	}
 	if r.LoaderID != "" {
-		if err := s.waitLoad(ctx, r.LoaderID); err != nil {
-			return control.PageResult{}, err
-		}
+		return s.waitLoad(ctx, r.LoaderID)
 	}
-	return h.pageResult(ctx, b, s)
+	return nil
 }
 
 func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (control.PageResult, error) {
