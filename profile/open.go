@@ -97,6 +97,14 @@ type Profile struct {
 // interrupted creation. Call Open before every launch of the durable profile and keep the
 // Profile open (the lock held) while Chromium runs.
 //
+// A profile fails the check when it has no marker or another password store (foreign), when
+// Local State or Preferences are not JSON objects, or when its cookie database lacks a sane
+// SQLite header; a marker of a newer version is neither used nor moved (Open fails). A profile
+// of an older layout (o.Legacy) is moved into place only when the profile path does not exist
+// (RENAME_NOREPLACE), it is not in use (its profile.lock is held across the rename, and its
+// SingletonLock names no live process), it passes the check, and it is on the same filesystem
+// (never copied); else it is left untouched.
+//
 // When another owner holds the lock Open returns a [*LockedError]. An error from Open leaves
 // the lock released.
 func Open(o Options) (*Profile, error) {

@@ -1,66 +1,29 @@
-// Package profile owns the durable Chromium profile: its location, its lock, its creation,
-// its health check and the settings that keep Chromium's own password manager off.
+// Package profile owns the durable Chromium profile (internal/xdg names it and its lock): its
+// lock, its creation, its health check and the settings that keep Chromium's own password
+// manager off.
 //
-// # Security contract
+// # Guarantees ([Open] gives them before it returns a [Profile])
 //
-// The durable profile is the Chromium user-data-dir $XDG_DATA_HOME/headless/profile (default
-// ~/.local/share/headless/profile; internal/xdg names it and its lock). [Open] guarantees, before it returns a [Profile]:
-//
-//   - One owner. The data directory is ours and 0700; the profile is owned through a
-//     non-blocking flock on the sibling file profile.lock, which the kernel releases when the
-//     owner exits however it exits. A second owner, in this process or another, gets a
-//     [*LockedError] ([ErrLocked]) naming the owner's pid and the remedy (an isolated
-//     session). Every change below happens under the lock.
-//   - Atomic creation. A new profile is built in a temporary sibling (.profile.tmp-*), every
-//     file written temp → fsync → rename, and renamed into place only when complete. A crash
-//     leaves only the temporary sibling, which the next Open removes; the profile path never
-//     holds a half-made profile.
-//   - The cookie key is pinned to the Secret Service. The marker file headless-profile.json
-//     records password_store "gnome-libsecret", and [Profile.ChromiumArgs] passes exactly that
-//     to Chromium. Never "basic": with it Chromium encrypts cookies with a key every program
-//     knows.
-//   - Nothing is silently deleted. A profile that fails the check (no marker or another
-//     password store, which marks it foreign; Local State or Preferences that are not JSON
-//     objects; a cookie database without a sane SQLite header) is renamed, whole, to
-//     profile.corrupt-<UTC time> beside it, a fresh one is created, and [Profile.Report]
-//     says so and why.
-//   - Chromium's password saving is off. Every Open re-asserts the preferences that turn off
-//     saving, auto sign-in, automatic passkey upgrades, automated password change and leak
-//     detection in Default/Preferences (an atomic rewrite that keeps every other key; no write
-//     when they already hold), because Chromium rewrites that file.
-//   - Migration is one rename or nothing. A profile of an older layout (Options.Legacy) is
-//     moved into place only when the profile path does not exist (RENAME_NOREPLACE), the old
-//     profile is not in use (its profile.lock can be taken and held across the rename, and its
-//     Chromium SingletonLock names no live process), it passes the same check as any profile,
-//     and it is on the same filesystem (EXDEV means no: it is never copied). Otherwise it is
-//     left untouched and [Profile.Migration] says why, with a [MigrationReason].
-//   - Clearing never leaves a half-cleared profile. [Profile.Clear], under the lock, builds a
-//     fresh profile as Open does and swaps it with the old one in one atomic rename
-//     (RENAME_EXCHANGE), then removes the old one; on failure the profile path holds the old
-//     profile or the fresh one, complete, and the error says which.
-//   - The blockers stay blockers while a browser runs: [Profile.Guard], started before each
-//     launch, watches WidevineCdm, Default/Sessions and Sessions_Encrypted and every directory
-//     on the way to them that the user can rename (inotify), and [Guard.Tampered] names any
-//     change to them, a queue overflow included.
+//   - One owner: a flock on profile.lock, released by the kernel however the owner exits; a
+//     second owner gets a [*LockedError] naming the first's pid. Every change is under it.
+//   - Atomic creation and clearing: a profile is built in a temporary sibling and renamed into
+//     place complete ([Profile.Clear] swaps with RENAME_EXCHANGE); the path never holds half of one.
+//   - The cookie key is pinned to the Secret Service (password_store "gnome-libsecret" in the
+//     marker and in [Profile.ChromiumArgs]), never "basic".
+//   - Nothing is silently deleted: a profile that fails the check is moved aside whole
+//     (profile.corrupt-<time>) and [Profile.Report] says why; an older layout is migrated by
+//     one rename or not at all ([Profile.Migration] says why: migrate.go).
+//   - Chromium's password saving, auto sign-in and passkey upgrades are off, re-asserted in
+//     Default/Preferences at every Open (prefs.go).
+//   - [Profile.Guard] names any change to the blockers (WidevineCdm, Default/Sessions) while a
+//     browser runs (guard_linux.go).
 //
 // # Not guaranteed
 //
-// The check is a structural sanity check, not an integrity proof: a well-formed but
-// semantically broken database passes (an empty cookie file counts as an empty database), and
-// Chromium repairs or discards what it cannot read. A profile whose marker has a newer version
-// is neither used nor moved: Open fails and asks for a newer headless. The in-use check of an
-// older-layout profile sees headless's lock and Chromium's SingletonLock, not every process
-// that might have files open in it. Clear removes the durable profile only: profiles moved
-// aside as corrupt are kept, and the Secret Service (cookie key, saved credentials) is not
-// touched.
-// Preferences are plain files: a same-user process can change them while Chromium runs; they
-// are re-asserted only at the next Open. Enterprise policy (/etc/chromium/policies) overrides
-// them.
-//
-// The launch gate is not here: Chromium encrypts cookies with a key it keeps in the Secret
-// Service, and one launch without it deletes every encrypted cookie row for good, so the caller
-// (package host) must refuse to launch the durable profile unless keyprobe.Check passes, and
-// must launch Chromium on the same bus address it checked.
+// The check is structural, not an integrity proof. Preferences are plain files a same-user
+// process can change while Chromium runs (re-asserted at the next Open); enterprise policy
+// overrides them. The launch gate is the caller's: one launch without the Secret Service
+// deletes every encrypted cookie, so package host launches only after keyprobe.Check passes.
 package profile
 
 import (

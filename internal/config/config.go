@@ -1,67 +1,26 @@
-// Package config reads the user-only configuration file,
-// $XDG_CONFIG_HOME/headless/config.json (else $HOME/.config/headless/config.json; the path is
-// internal/xdg's Layout.Config).
+// Package config reads the user-only configuration file, internal/xdg's Layout.Config
+// ($XDG_CONFIG_HOME/headless/config.json): the format is on [Config].
 //
-// # Security contract
+// # Guarantees
 //
-// The file is the only place that chooses the presence provider or allows direct password
-// fill; no environment variable or flag can. [Load] therefore trusts the file only if no other
-// user could have written it:
-//
-//   - the directory that holds it must be owned by the current user and not writable by group
-//     or others;
-//   - the file must be a regular file (a symlink, FIFO, device or directory is refused, and the
-//     final component is opened with O_NOFOLLOW), owned by the current user and not writable by
-//     group or others. Being readable by others (0644) is fine: the file holds no secret.
-//     0600 is recommended;
-//   - the checks are made with fstat on the open descriptors (the file is opened relative to the
-//     checked directory descriptor), so the file that is checked is the file that is read;
-//   - a refusal is an error wrapping [ErrInsecure] that names the reason; it never falls back
-//     to the defaults.
-//
-// A missing file (or a missing directory) gives [Defaults]: no presence provider chosen
-// ([ProviderAuto]: brokerd uses "secret-service" when the session has a Secret Service with a
-// system prompter, else "none", which refuses every release) and no direct password fill.
-//
-// # Format
-//
-// One JSON object, at most [MaxSize] bytes of UTF-8, decoded strictly: unknown keys (names
-// match exactly, case included), duplicate keys, null, wrong types, non-integer numbers and
-// trailing data are refused with an error wrapping [ErrInvalid] that names the field path
-// ("presence.timeout_seconds"). Omitted keys and zero values take the defaults.
-//
-//	{
-//	  "presence": {
-//	    "provider": "pinentry",          // "secret-service", "passphrase", "pinentry" or "none"; unset: see above
-//	    "program": "/usr/bin/pinentry",  // only with "pinentry" and "passphrase": absolute, executable
-//	    "timeout_seconds": 45,           // 1..600, default 45
-//	    "display": ":0",                 // optional: DISPLAY for the pinentry
-//	    "wayland_display": "wayland-0",  // optional: WAYLAND_DISPLAY for the pinentry
-//	    "xauthority": "/home/me/.Xauthority" // optional, absolute: XAUTHORITY for the pinentry
-//	  },
-//	  "challenge_ttl_seconds": 120,      // 10..3600, default 120
-//	  "allow_direct_password_fill": false,
-//	  "chromium": "/usr/lib/chromium/chromium", // absolute; the browser the host launches
-//	  "allow": ["staging.example.com", "*.corp.example"] // the navigation allowlist (package allowlist)
-//	}
-//
-// The display keys say where the person sees presence prompts. brokerd started by the person
-// uses them, else its own environment; brokerd auto-started by headless (an agent's verb may
-// do that) uses only them, never its environment's DISPLAY, WAYLAND_DISPLAY, XAUTHORITY or
-// bus address. chromium is the only way to choose the browser that receives passwords (no
-// environment variable can). The host executable is not the config's to choose: brokerd starts
-// only the set-gid headless installed beside it, and "host_program" is refused.
-//
-// [Parse] checks everything that needs no file system. [Load] also checks that a pinentry
-// program exists, is a regular executable file and is not writable by group or others.
-// brokerd checks the chromium file itself when it uses it.
+//   - The file is the only place that chooses the presence provider, the browser that receives
+//     passwords, or allows direct password fill; no environment variable or flag can, and the
+//     host executable is not the config's to choose ("host_program" is refused).
+//   - [Load] trusts the file only if no other user could have written it: its directory and the
+//     file owned by the user and not writable by group or others, the file regular and opened
+//     with O_NOFOLLOW relative to the checked directory, checked with fstat on the open
+//     descriptors; a refusal wraps [ErrInsecure] and never falls back to the defaults.
+//   - Decoding is strict (internal/wire.DecodeStrict): unknown or duplicate keys, null, wrong
+//     types and trailing data wrap [ErrInvalid] naming the field's path. A missing file gives
+//     [Defaults].
+//   - brokerd auto-started by headless takes the display only from the file, never from its
+//     environment.
 //
 // # Not guaranteed
 //
-// Only the file and its directory are checked, not every ancestor directory; symlinks in
-// the directory part of the path are followed (~/.config may point into a dotfiles tree). A process running
-// as the same user can rewrite the file; that is outside the threat model the file defends
-// against (other users).
+// Only the file and its directory are checked, not every ancestor (~/.config may be a symlink
+// into a dotfiles tree). A process of the same user can rewrite the file: the file defends
+// against other users.
 package config
 
 import (
@@ -122,7 +81,31 @@ var (
 	ErrInsecure = wire.Sentinel(wire.CodeConfigInvalid, "config: insecure")
 )
 
-// Config is the user-only configuration.
+// Config is the user-only configuration: one JSON object of at most [MaxSize] bytes; omitted
+// keys and zero values take the defaults.
+//
+//	{
+//	  "presence": {
+//	    "provider": "pinentry",          // "secret-service", "passphrase", "pinentry" or "none"
+//	    "program": "/usr/bin/pinentry",  // only with "pinentry" and "passphrase": absolute, executable
+//	    "timeout_seconds": 45,           // 1..600, default 45
+//	    "display": ":0",                 // optional: DISPLAY for the pinentry
+//	    "wayland_display": "wayland-0",  // optional: WAYLAND_DISPLAY for the pinentry
+//	    "xauthority": "/home/me/.Xauthority" // optional, absolute: XAUTHORITY for the pinentry
+//	  },
+//	  "challenge_ttl_seconds": 120,      // 10..3600, default 120
+//	  "allow_direct_password_fill": false,
+//	  "chromium": "/usr/lib/chromium/chromium", // absolute; the browser the host launches
+//	  "allow": ["staging.example.com", "*.corp.example"] // the navigation allowlist (package allowlist)
+//	}
+//
+// An unset provider ([ProviderAuto]) is "secret-service" when the session has a Secret Service
+// with a system prompter, else "none", which refuses every release. The display keys say where
+// the person sees presence prompts: brokerd started by the person falls back to its own
+// environment, brokerd auto-started by headless (an agent's verb may do that) uses only them.
+// [Parse] checks everything that needs no file system; [Load] also checks that a pinentry
+// program is a regular executable not writable by group or others. brokerd checks the
+// chromium file itself when it uses it.
 type Config struct {
 	Presence                Presence `json:"presence"`
 	ChallengeTTLSeconds     int      `json:"challenge_ttl_seconds"`

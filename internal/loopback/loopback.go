@@ -1,95 +1,27 @@
 // Package loopback names the process that serves a loopback origin, so that a password is
 // typed into a development server only when it is clear which program would receive it.
 //
-// Any local program can listen on a loopback port, and one origin can reach several sockets:
-// Chromium connects to "localhost" on ::1 and on 127.0.0.1, so a program that binds [::1]:PORT
-// beside a development server on 127.0.0.1:PORT receives the password meant for it. [Finder.Find]
-// lists the listening sockets an origin can reach, from the kernel's socket tables, and the
-// processes holding them, from their file descriptor tables, and refuses ([ErrAmbiguous]) when
-// they belong to different processes.
+// Any local program can listen on a loopback port, and one origin reaches several sockets
+// (Chromium tries "localhost" on ::1 and on 127.0.0.1), so a program on [::1]:PORT beside a
+// server on 127.0.0.1:PORT would receive the password meant for it.
 //
-// # Origins
+// # Guarantees
 //
-// Find and [IsLoopback] take a canonical origin (see package internal/origin):
-// "http://" or "https://", then "localhost", a dotted-quad IPv4 address in 127.0.0.0/8 or
-// "[::1]", then ":PORT" unless the port is the scheme's default (80, 443), nothing else. Any
-// other spelling of a loopback host ("LOCALHOST", "localhost.", "127.1", "[0::1]", an explicit
-// default port, a trailing "/") is rejected with [ErrInvalid], never with [ErrNotLoopback]:
-// ErrNotLoopback means "a canonical origin whose host is not one of the three above".
-//
-// # Security contract
-//
-// For an origin with port P, the sockets that can accept its connections (the candidates) are:
-//
-//   - for 127.a.b.c: 127.a.b.c:P and 0.0.0.0:P (IPv4 sockets), [::]:P (an IPv6 socket without
-//     IPV6_V6ONLY accepts IPv4 too; /proc does not show the option, so [::]:P always counts),
-//     and [::ffff:127.a.b.c]:P and [::ffff:0.0.0.0]:P (IPv6 sockets bound to the v4-mapped form);
-//   - for [::1]: [::1]:P and [::]:P;
-//   - for localhost: the union of the candidates of 127.0.0.1 and [::1].
-//
-// Find reads every TCP socket in state LISTEN whose local address is a candidate (from the
-// kernel's socket diagnostics, NETLINK_SOCK_DIAG, for the real /proc, and from PROC/net/tcp
-// and PROC/net/tcp6 for another Proc or when those cannot be asked: diag_linux.go), then finds the processes holding each socket by reading the links
-// "socket:[INODE]" in PROC/PID/fd, and the executable of each holder from PROC/PID/exe.
-//
-//   - More than one distinct socket, and no single visible process holding all of them: Find
-//     returns an error wrapping [ErrAmbiguous] (its message names every socket's address and
-//     holder) together with the filled-in [Listener]. One socket held by several processes (a
-//     server's pre-forked workers) is not ambiguous.
-//   - No candidate socket listens: no error and a Listener without sockets ("nothing found").
-//   - A socket table that cannot be read, is malformed or is longer than [MaxTableLines] lines or
-//     [MaxTableBytes] bytes: an error wrapping [ErrUnavailable] ("could not look"), never an
-//     empty Listener. A missing PROC/net/tcp6 (a kernel without IPv6) means no IPv6 sockets.
-//   - The kernel does not print a table atomically: it prints the listening sockets first, in
-//     chunks of one read(2) each, and resumes between chunks by counting entries in a hash
-//     bucket, so a listener can be skipped when another one closes at that moment. When the
-//     listening sockets did not all come out of the first read, the table is read a second
-//     time and the listening sockets of both passes are united (an extra socket only makes the
-//     answer more ambiguous).
-//   - Holders that cannot be seen (another user's process when not root, another pid
-//     namespace, a file table the caller may not read) leave a socket without [Process]: its
-//     owner is then named by the socket's uid only. Processes vanishing during the scan are
-//     skipped, never an error. At most [MaxProcs] processes and [MaxFDs] descriptors are
-//     examined; beyond that [Listener.Incomplete] is set and [Listener.String] says so.
-//   - [Listener.String] is one line of printable ASCII of at most [MaxLine] bytes, whatever the
-//     executables are called: a path outside [A-Za-z0-9/._+@~=-] is quoted, long paths and
-//     long lists are shortened.
-//   - [Listener.Key] changes when a listening socket is replaced (its inode changes) or one is
-//     added or removed; callers compare the key taken at the prompt with one taken just before
-//     typing.
-//
-// Find never panics on malformed procfs content and writes nothing.
-//
-// # Cost
-//
-// Nothing is cached. The socket diagnostics walk the listening hash only: about 50 µs. A read
-// of the tables walks the kernel's whole TCP connection hash table (its size is in the boot
-// log, "TCP established hash table entries"): about 5 ms with 262144 entries on a 2-CPU VM.
-// When a candidate listens, the holder scan adds a few microseconds a descriptor of every
-// process.
+//   - [Finder.Find] lists every listening socket the origin can reach and the processes holding
+//     them, and refuses ([ErrAmbiguous]) when they belong to different processes; which sockets
+//     count, and how the kernel's tables are read, is in Find's documentation.
+//   - A table that cannot be read whole is [ErrUnavailable] ("could not look"), never "nothing
+//     found"; everything read is bounded; malformed procfs content never panics; nothing is
+//     written or cached.
+//   - Only canonical origins are taken (package internal/origin): any other spelling of a
+//     loopback host is [ErrInvalid], never [ErrNotLoopback].
 //
 // # Not guaranteed
 //
-//   - The answer is a snapshot: a program can bind a candidate between Find and the browser's
-//     connection. Callers call Find again just before typing and compare [Listener.Key].
-//   - Find looks at the network namespace of the calling process (PROC/net is PROC/self/net);
-//     it says nothing about a browser in another network namespace.
-//   - The pid of a holder may be reused after it exits, and its executable path is what the
-//     kernel reports: the name is for a human's judgement and the audit log, not an
-//     authorisation decision.
-//   - [::]:P counts for IPv4 origins even when it has IPV6_V6ONLY and cannot accept IPv4, and
-//     a specific address does not win over a wildcard here as it does in the kernel: a setup
-//     with different processes on 0.0.0.0:P and [::]:P (docker-proxy does this) is reported
-//     as ambiguous for every loopback origin on P. So is an SO_REUSEPORT group spread over
-//     several processes (each has its own socket; nginx with "reuseport"). Sockets bound to a
-//     device (SO_BINDTODEVICE) are counted like any other.
-//   - Holders are found through the file table of each thread-group leader (PROC/PID/fd); a
-//     thread that unshared its file table (CLONE_FILES) holds sockets that show as not visible.
-//   - Only the three loopback host forms are covered. Other hosts can reach local sockets too
-//     and are not checked here: names that resolve to 127.0.0.1 or ::1 (through /etc/hosts or
-//     public DNS, and "*.localhost", which Chromium resolves to loopback), the v4-mapped
-//     "[::ffff:127.0.0.1]", "0.0.0.0", "[::]" and the machine's own addresses. A caller that
-//     needs more checks the address the browser actually connected to.
+// The answer is a snapshot (callers compare [Listener.Key] again just before typing), of the
+// caller's network namespace only, and names executables for a human's judgement, not an
+// authorisation. Hosts that resolve to loopback by other names ("*.localhost", /etc/hosts,
+// "[::ffff:127.0.0.1]", the machine's own addresses) are not looked at.
 package loopback
 
 import (
@@ -182,9 +114,41 @@ func (f Finder) root() string {
 	return f.Proc
 }
 
-// Find returns the listener of origin. See the package documentation for what it reads and
-// when it fails. With an error wrapping ErrAmbiguous the Listener is filled in too (for the
-// audit log); with any other error it is empty.
+// Find returns the listener of origin. With an error wrapping ErrAmbiguous the Listener is
+// filled in too (for the audit log); with any other error it is empty.
+//
+// Origin is "http://" or "https://", then "localhost", a dotted quad in 127.0.0.0/8 or "[::1]",
+// then ":PORT" unless the port is the scheme's default; any other spelling ("LOCALHOST",
+// "127.1", "[0::1]", ":80", a trailing "/") is ErrInvalid. For port P the candidates are:
+//
+//   - for 127.a.b.c: 127.a.b.c:P, 0.0.0.0:P, [::]:P (an IPv6 socket without IPV6_V6ONLY
+//     accepts IPv4, and /proc does not show the option), [::ffff:127.a.b.c]:P and
+//     [::ffff:0.0.0.0]:P;
+//   - for [::1]: [::1]:P and [::]:P;
+//   - for localhost: the union of the two.
+//
+// The listening sockets come from the kernel's socket diagnostics (NETLINK_SOCK_DIAG) for the
+// real /proc, and from PROC/net/tcp and tcp6 otherwise (diag_linux.go); a table the kernel
+// printed in several reads is read twice and united, because the kernel can skip a listener
+// between chunks. Holders come from the links "socket:[INODE]" in PROC/PID/fd, their
+// executables from PROC/PID/exe (proc.go).
+//
+//   - Several sockets and no one visible process holding them all: ErrAmbiguous, naming every
+//     socket and holder. One socket held by several processes (pre-forked workers) is not.
+//   - No candidate listens: no error and a Listener without sockets.
+//   - A table unreadable, malformed or over [MaxTableLines] lines or [MaxTableBytes] bytes:
+//     ErrUnavailable. A missing tcp6 (no IPv6) means no IPv6 sockets.
+//   - A holder that cannot be seen (another user's, another pid namespace) leaves its socket
+//     named by uid only; a vanishing process is skipped. Past [MaxProcs] processes or [MaxFDs]
+//     descriptors, [Listener.Incomplete] is set and [Listener.String] says so.
+//   - [Listener.String] is one line of printable ASCII of at most [MaxLine] bytes;
+//     [Listener.Key] changes when a listening socket is replaced, added or removed.
+//
+// Not covered: [::]:P counts for IPv4 origins even with IPV6_V6ONLY, and a specific address
+// does not win over a wildcard as in the kernel, so different processes on 0.0.0.0:P and
+// [::]:P (docker-proxy), or an SO_REUSEPORT group over several processes, are ambiguous; a
+// thread that unshared its file table holds sockets that show as not visible; a holder's pid
+// may be reused after it exits.
 func (f Finder) Find(origin string) (Listener, error) {
 	return f.find(origin, true)
 }

@@ -1,5 +1,19 @@
 package gate
 
+// Isolated-session stores. The host registers each isolated session on its own connection
+// ("session.open" with isolated: true) and closes it ("session.close"); brokerd keeps for it a
+// bounded vault.Memory (MaxIsolatedRecords records, at most MaxIsolated stores), owned by that
+// connection and zeroed when the session closes or the connection ends for any reason.
+//
+//   - Only the registering connection reaches the store: naming it from any other is
+//     SESSION_UNKNOWN, exactly as for a session that does not exist.
+//   - credentials.* with "session" address the store, never the vault; challenge.issue and
+//     release for the session see only the store (a vault alias there is ALIAS_UNKNOWN, and
+//     the store's aliases are ALIAS_UNKNOWN everywhere else). A challenge whose session was
+//     closed or re-opened since it was issued is CHALLENGE_MISMATCH.
+//   - Releases from a store pass the same presence gate; every add, remove and release is
+//     audited with its session.
+
 import (
 	"fmt"
 

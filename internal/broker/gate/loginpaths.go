@@ -1,5 +1,15 @@
 package gate
 
+// Known sign-in paths. A credential's form sign-in goes only where it signed in before. The
+// person sets paths at enrolment (credentials.add "login_paths"), or the credential learns the
+// path of its first form sign-in the host reports authenticated (credentials.learn_path, from
+// the genuine host, for an allowed login release to that process, once, within 10 minutes:
+// learn.go). A login release at another path is LOGIN_PATH_CHANGED before anyone is asked,
+// unless the host sets "new_path": then the prompt's first line says so, and the path is
+// learned when that sign-in succeeds. The vault's paths live in
+// hardening.StateDir/UID/login-paths.json, which no process of the user can reach (a brokerd
+// that cannot use it is BROKER_UNTRUSTED); an isolated session's live and die with its store.
+
 import (
 	"bytes"
 	"cmp"

@@ -1,85 +1,28 @@
-// Package broker is brokerd's release gate: the server on broker.sock that decides every
-// password release. The protocol it speaks (method names, params, the secret frames) and the
-// client the browser host and the CLI use are package internal/brokerapi; only cmd/brokerd
+// Package gate is brokerd's release gate: the server on broker.sock that decides every
+// password release. Its protocol and client are package internal/brokerapi; only cmd/brokerd
 // links this package (internal/test/archtest).
 //
-// # Security contract
+// # Guarantees (SECURITY.md has each in full; the file named holds it)
 //
-//   - Every accepted connection is identified by SO_PEERCRED; a peer of another uid gets
-//     PEER_REFUSED and is closed before any request is read.
-//   - Frames are bounded (1 MiB), decoded strictly, and answered with the request id; malformed
-//     input gets an error reply (or, for an oversize or truncated frame, a closed connection)
-//     and never affects other connections or the broker's state.
-//   - A password leaves the broker only in a "release" reply, and only after: a valid,
-//     unexpired, unused challenge bound to the same session and document; an alias saved for
-//     exactly the challenge's origin; and an explicit allow from the presence provider, which
-//     runs the vault read inside its grant. Every other outcome is a typed error and nothing is
-//     read from the vault.
-//   - Secrets are held as []byte, written into hand-built frames, and zeroed after use. Logs
-//     record methods, codes, aliases, origins and peer pids, never a secret or raw request.
-//   - Connections are served concurrently (bounded), and each connection serves a bounded
-//     number of requests at once, so a pending prompt never blocks other requests.
-//
-// # Isolated-session stores
-//
-// The browser host registers each isolated session over its persistent connection with
-// "session.open" {"session","isolated":true} and closes it with "session.close" {"session"}.
-// brokerd then keeps, for that session only, a bounded in-memory store (vault.Memory:
-// exact-origin, MaxIsolatedRecords records, passwords at most credential.MaxSecretLen bytes), and at
-// most MaxIsolated such stores at once. The store is owned by the registering connection and is
-// zeroed when the session is closed or when that connection ends for any reason (host stop,
-// crash, SIGKILL): nothing of it survives its host.
-//
-//   - A store answers only the connection that registered it: credentials.list/add/remove and
-//     challenge.issue naming it from any other connection are SESSION_UNKNOWN, exactly as for
-//     a session that does not exist (the CLI reaches a store through the host).
-//   - credentials.list/add/remove with "session" address that store, never the vault; a
-//     session that is not a registered isolated session is SESSION_UNKNOWN.
-//   - challenge.issue and release for a registered isolated session see only its store: a
-//     vault alias there is ALIAS_UNKNOWN, and every other session (and the CLI) sees only the
-//     vault, so an isolated store's alias is ALIAS_UNKNOWN everywhere else. A challenge is
-//     bound to the store it was issued against: one whose session was closed or re-opened
-//     since is CHALLENGE_MISMATCH.
-//   - Releases from an isolated store pass the same presence gate, and every add, remove and
-//     release is audited with its session.
-//
-// # Releases go only to the genuine host
-//
-// brokerd starts the browser host itself ("host.start", package hostproc: the one trusted
-// executable, exec'd from the very inode it checked) and owns the process. A secret (a
-// "release" reply) is sent only on a connection whose SO_PEERCRED pid is that host process,
-// while it runs, accepted after it was started, and on which the host said how it runs
-// ("host.hello": its Chromium, the names in Chromium's environment, its config file, its
-// version) in agreement with brokerd's own config and build, with a Chromium that is an ELF
-// executable not writable by group or others. Everything else gets PEER_NOT_HOST before the
-// challenge is consumed and before anyone is asked; the refusal is audited with the peer's
-// process chain. The prompt and the audit also name what the host reports: the page path,
-// the field's label, the agent chain behind the request, and for a loopback origin the
-// process listening there (an origin served by different processes is ORIGIN_AMBIGUOUS,
-// refused before the prompt); the release reply carries that listener's key for the host to
-// check again before typing.
-//
-// # Known sign-in paths
-//
-// A credential's form sign-in goes only where it signed in before (loginpaths.go). The person
-// sets paths at enrolment (credentials.add "login_paths"), or the credential learns the path
-// of its first form sign-in that the host reports authenticated (credentials.learn_path, from
-// the genuine host only, for an allowed login release to that host process, once, within 10
-// minutes). A login release at any other path of the origin is LOGIN_PATH_CHANGED before
-// anyone is asked, unless the host sets "new_path": then the prompt's first line says this is
-// not where the person signed in before, and the path is learned when that sign-in succeeds.
-// The vault's paths live in hardening.StateDir/UID/login-paths.json, which no process of the
-// user can reach (a brokerd that cannot use it is BROKER_UNTRUSTED); an isolated session's
-// live and die with its store. A loopback origin served by a process the agent chain started
-// is named first in the prompt (a warning: the chain is the host's report).
+//   - Every connection's peer uid is checked (SO_PEERCRED) before a request is read; frames are
+//     bounded, strictly decoded, and malformed input affects no other connection (server.go).
+//   - A password leaves only in a "release" reply, after a valid, unexpired, unused challenge
+//     bound to the same session and document, an alias saved for exactly that origin, and the
+//     presence provider's explicit allow, which runs the vault read inside its grant (gate.go).
+//   - A release goes only to the genuine host: the process brokerd started (package hostproc),
+//     which said how it runs in agreement with brokerd's config and build; anyone else gets
+//     PEER_NOT_HOST before anyone is asked (host.go).
+//   - A form sign-in goes only to a path the credential signed in at before (loginpaths.go,
+//     learn.go); an isolated session's store answers only the connection that registered it
+//     and is zeroed when it ends (isolated.go). Every outcome is audited (audit.go).
+//   - Secrets are []byte in hand-built frames, zeroed after use, and in no log.
 //
 // # Not guaranteed
 //
-// What the host reports (page, field, agent chain, purpose) is shown labelled as such; brokerd
-// cannot verify it; a path check is as good as the host's report of the page's path. A
-// credential with no known path yet learns whatever path its first approved sign-in was at.
-// A same-user process that can replace a user-owned host binary, or edit the user-only config,
-// chooses what brokerd starts and trusts (see SECURITY.md).
+// What the host reports (page, field, agent chain) is shown labelled as such; brokerd cannot
+// verify it. A credential with no known path learns its first approved sign-in's. A same-user
+// process that can replace a user-owned host binary or edit the user-only config chooses
+// what brokerd starts and trusts.
 package gate
 
 import (
