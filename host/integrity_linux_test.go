@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 func TestParseMapsLine(t *testing.T) {
@@ -81,9 +83,7 @@ func TestScanMapsBounded(t *testing.T) {
 
 // TestForeignFile: the rules a mapped file must pass, one broken at a time.
 func TestForeignFile(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root: the files must be root-owned to test one rule at a time")
-	}
+	realtest.NeedRoot(t, "make root-owned files, to test one rule at a time")
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	mk := func(name string, mode os.FileMode) (string, string, string) {

@@ -7,15 +7,15 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestCreateOnFullDiskLeavesNothing: creating the profile on a full data dir (a filled tmpfs)
 // fails with an error that is ENOSPC, leaves no temporary profile beside it and the lock
 // released; with space again, Open creates the profile. Needs root (mount).
 func TestCreateOnFullDiskLeavesNothing(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs (CI runs as root)")
-	}
+	realtest.NeedRoot(t, "mount a tmpfs")
 	dataDir := newDataDir(t)
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		t.Fatal(err)

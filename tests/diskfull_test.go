@@ -16,6 +16,7 @@ import (
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // Disk-full faults: the audit log, the credentials index and the durable profile each on a
@@ -27,9 +28,7 @@ import (
 // needMount skips unless the test can mount a tmpfs (root; CI runs as root).
 func needMount(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("disk-full tests mount a small tmpfs, which needs root (CI runs the tests as root)")
-	}
+	realtest.NeedRoot(t, "mount a small tmpfs")
 }
 
 // stopAll stops the env's host and brokerd (before their files are unmounted).

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestMemoryOpen: a child of this process (dumpable, same uid) is open; a pid that is gone is
@@ -36,9 +38,7 @@ func TestMemoryOpen(t *testing.T) {
 // they own, is refused (a wrapper could take its place); a root-owned one in a root-owned
 // directory is not; root is refused nothing.
 func TestNotReplaceable(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to make files of two owners")
-	}
+	realtest.NeedRoot(t, "make files of two owners")
 	const user = 65534
 	rootDir := t.TempDir()
 	os.Chmod(rootDir, 0o755)

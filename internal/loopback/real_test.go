@@ -606,9 +606,7 @@ func TestRealKeyChanges(t *testing.T) {
 // TestRealNotVisible: a process of another user looks for root's listener; it sees the
 // socket and its uid, not the process.
 func TestRealNotVisible(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to start a process of another user (uid 65534)")
-	}
+	realtest.NeedRoot(t, "start a process of another user (uid 65534)")
 	port, _ := listenSame(t, lsock{"tcp4", "127.0.0.1", -1})
 	// The test binary lives in a 0700 build directory: copy it where uid 65534 can run it.
 	dir := t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/headless-dev/headless/audit"
+	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
 // TestDiskFullCutsThePartialRecord puts the log on a small tmpfs, fills it, and appends
@@ -19,9 +20,7 @@ import (
 // ends with its last whole record and verifies, and once space is freed the same Log appends
 // again, continuing the chain. Needs root (mount).
 func TestDiskFullCutsThePartialRecord(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs (CI runs as root)")
-	}
+	realtest.NeedRoot(t, "mount a tmpfs")
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=16k,mode=0700"); err != nil {
 		t.Fatalf("mount tmpfs: %v", err)
@@ -121,9 +120,7 @@ func fill(t *testing.T, dir string) string {
 // allow written after a prompt); on a full disk Reserve is the ENOSPC, before anyone would be
 // asked, and the file is unchanged. Needs root (mount).
 func TestReserveOnFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs (CI runs as root)")
-	}
+	realtest.NeedRoot(t, "mount a tmpfs")
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k,mode=0700"); err != nil {
 		t.Fatalf("mount tmpfs: %v", err)

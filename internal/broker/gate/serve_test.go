@@ -95,12 +95,7 @@ func TestSocketIsPrivate(t *testing.T) {
 // TestOtherUIDRefused opens the directory and socket to everyone so that only the SO_PEERCRED
 // check stands between uid 65534 and the broker.
 func TestOtherUIDRefused(t *testing.T) {
-	if os.Getuid() != 0 {
-		if realtest.Enabled() {
-			t.Fatal("the official run is as root; this test needs root to connect as uid 65534")
-		}
-		t.Skip("needs root to connect as uid 65534")
-	}
+	realtest.NeedRoot(t, "connect as uid 65534")
 	f := newFixture(t)
 	dir, sock := serveUnix(t, f)
 	os.Chmod(dir, 0o755)

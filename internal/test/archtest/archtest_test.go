@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -248,5 +251,80 @@ func TestChain(t *testing.T) {
 	}
 	if c := g.chain("a", x, func(p string) bool { return p == "a" }); c != nil {
 		t.Fatalf("chain through nothing = %v", c)
+	}
+}
+
+// rootSkips lists the if statements of a test file that skip when the test is not root (a
+// uid compared with 0, a Skip in the body): such a test must call realtest.NeedRoot, which
+// fails instead in an opted-in run.
+func rootSkips(name string, src []byte) ([]string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		is, ok := n.(*ast.IfStmt)
+		if !ok {
+			return true
+		}
+		cond := string(src[fset.Position(is.Cond.Pos()).Offset:fset.Position(is.Cond.End()).Offset])
+		if !strings.Contains(strings.ToLower(cond), "uid") || !strings.Contains(cond, "0") {
+			return true
+		}
+		skips := false
+		ast.Inspect(is.Body, func(n ast.Node) bool {
+			if s, ok := n.(*ast.SelectorExpr); ok && strings.HasPrefix(s.Sel.Name, "Skip") {
+				skips = true
+			}
+			return !skips
+		})
+		if skips {
+			found = append(found, fmt.Sprintf("%s: if %s { ... Skip ... }", fset.Position(is.Pos()), cond))
+		}
+		return true
+	})
+	return found, nil
+}
+
+// TestNoRootSkips: no test skips itself for not being root; realtest.NeedRoot does, and fails
+// in the official run (HEADLESS_REAL=1) where a skip would hide a guarantee untested.
+func TestNoRootSkips(t *testing.T) {
+	bad, err := rootSkips("x_test.go", []byte("package x\nfunc T(t *testing.T) {\n\tif os.Geteuid() != 0 {\n\t\tt.Skip(\"root\")\n\t}\n}\n"))
+	if err != nil || len(bad) != 1 {
+		t.Fatalf("the scan misses a root skip: %v %v", bad, err)
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	n := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		bad, err := rootSkips(p, src)
+		for _, b := range bad {
+			t.Errorf("%s: call realtest.NeedRoot instead", b)
+		}
+		return err
+	})
+	if err != nil || n < 50 {
+		t.Fatalf("walked %d test files: %v", n, err)
 	}
 }

@@ -20,6 +20,9 @@ import (
 	"time"
 )
 
+// geteuid is os.Geteuid; a test of NeedRoot plays another user with it.
+var geteuid = os.Geteuid
+
 // Enabled reports whether the run opted in to real-component tests.
 func Enabled() bool { return os.Getenv("HEADLESS_REAL") == "1" }
 
@@ -29,6 +32,21 @@ func Need(t testing.TB) {
 	if !Enabled() {
 		t.Skip("real-component test: set HEADLESS_REAL=1 (.ci/run does) to run it against real gnome-keyring and Chromium")
 	}
+}
+
+// NeedRoot is for a test that needs root (to mount, to give a file away, to run a process
+// as uid 65534): a developer's run as another user skips it, and an opted-in run (HEADLESS_REAL=1,
+// which scripts/test.sh runs as root) fails it, so a test that matters never skips there.
+// why finishes "needs root to ...".
+func NeedRoot(t testing.TB, why string) {
+	t.Helper()
+	if geteuid() == 0 {
+		return
+	}
+	if Enabled() {
+		t.Fatalf("needs root to %s, and HEADLESS_REAL=1 runs every test: run the suite as root (scripts/test.sh)", why)
+	}
+	t.Skipf("needs root to %s (scripts/test.sh runs as root)", why)
 }
 
 // Binary returns the path of a program the test needs; in an opted-in run a missing one fails.
