@@ -1,0 +1,166 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/host/snapshot"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// wait: a condition on the page's taint-aware outline (text, gone, a ref visible), polled until
+// it holds or the timeout passes.
+
+// Wait waits until every condition of p holds: the URL contains p.URL, the page text contains
+// p.Text and no longer contains p.Gone, the element of p.Ref is visible.
+//
+// The page text is the outline's (with the session's taint): never the raw snapshot, which
+// holds the values of password fields and of the fields the host typed a password into, so
+// that neither a wait for a password's text nor a wait for it to vanish tells anything about
+// it. The outline searched is wider than snapshot's (waitOutline) but built the same way.
+func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResult, error) {
+	if err := checkWait(p); err != nil {
+		return control.PageResult{}, err
+	}
+	d := time.Duration(p.TimeoutMS) * time.Millisecond
+	if d <= 0 {
+		d = control.DefaultWait
+	}
+	d = min(d, control.MaxWait)
+	b, s, unlock, err := h.lockSession(ctx, p.Session)
+	if err != nil {
+		return control.PageResult{}, err
+	}
+	defer unlock()
+	var ref snapshot.Target
+	if p.Ref != "" {
+		if ref, err = s.target(p.Ref); err != nil {
+			return control.PageResult{}, err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	unsure := false // the last look could not tell whether p.Gone was gone (a cut outline)
+	for {
+		res, err := h.result(wctx, b, s)
+		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
+			return control.PageResult{}, err
+		}
+		if err == nil && strings.Contains(res.URL, p.URL) {
+			if p.Text == "" && p.Gone == "" && p.Ref == "" {
+				return res, nil
+			}
+			_, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
+			if wire.CodeOf(err) == wire.CodeBrowserCrashed || errors.Is(err, errEchoed) {
+				return control.PageResult{}, err
+			}
+			if err == nil {
+				met, cut := waitMet(out, p)
+				unsure = cut
+				if met && (p.Ref == "" || h.refVisible(wctx, b, s, ref, refs)) {
+					return res, nil
+				}
+			}
+		}
+		select {
+		case <-wctx.Done():
+			err := wire.Errorf(wire.CodeTimeout, "condition not met within %s", d)
+			if unsure {
+				err.Message += " (the page is larger than wait reads, so the text's absence could not be confirmed)"
+			}
+			return control.PageResult{}, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitOutline bounds the outline wait searches: wider than snapshot's, since only "met or
+// not" leaves the host.
+var waitOutline = snapshot.Options{MaxElements: 5000, MaxText: 10000, MaxBytes: 16 << 20}
+
+// checkWait refuses a wait without a condition or with a string out of bounds.
+func checkWait(p control.WaitParams) error {
+	if p.Text == "" && p.URL == "" && p.Gone == "" && p.Ref == "" {
+		return wire.Errorf(wire.CodeInvalidArgument, "wait needs --text, --gone, --url or --ref")
+	}
+	for _, f := range []struct{ name, v string }{{"text", p.Text}, {"gone", p.Gone}, {"url", p.URL}} {
+		if len(f.v) > control.MaxWaitText {
+			return wire.Errorf(wire.CodeInvalidArgument, "wait --%s is longer than %d bytes", f.name, control.MaxWaitText)
+		}
+	}
+	return nil
+}
+
+// waitMet reports whether the text conditions of p hold in out, and whether out was cut (so
+// that p.Gone's absence could not be confirmed).
+func waitMet(out snapshot.Outline, p control.WaitParams) (met, unsure bool) {
+	if p.Text != "" && !outlineContains(out, p.Text) {
+		return false, false
+	}
+	if p.Gone != "" {
+		if outlineContains(out, p.Gone) {
+			return false, false
+		}
+		if out.Truncated {
+			return false, true
+		}
+	}
+	return true, false
+}
+
+// refVisible reports whether the element of t is visible: listed in refs, a fresh outline's
+// (rendered: a layout object, not display none or visibility hidden), with a box of some area.
+func (h *Host) refVisible(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, refs map[string]snapshot.Target) bool {
+	listed := false
+	for _, r := range refs {
+		if r.BackendNodeID == t.BackendNodeID {
+			listed = true
+			break
+		}
+	}
+	if !listed {
+		return false
+	}
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getContentQuads", map[string]any{"backendNodeId": t.BackendNodeID}, &q); err != nil {
+		return false
+	}
+	for _, quad := range q.Quads {
+		if quadArea(quad) >= 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// quadArea is the area of a quad (four x, y points), 0 for anything else.
+func quadArea(q []float64) float64 {
+	if len(q) != 8 {
+		return 0
+	}
+	a := 0.0
+	for i := 0; i < 8; i += 2 {
+		j := (i + 2) % 8
+		a += q[i]*q[j+1] - q[j]*q[i+1]
+	}
+	return math.Abs(a) / 2
+}
+
+func outlineContains(o snapshot.Outline, text string) bool {
+	if strings.Contains(o.Title, text) {
+		return true
+	}
+	for _, e := range o.Elements {
+		if strings.Contains(e.Text, text) || strings.Contains(e.Value, text) {
+			return true
+		}
+	}
+	return false
+}
