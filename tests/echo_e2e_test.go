@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,24 +35,17 @@ import (
 // the request's headers and the decoded credentials.
 type echoSite struct {
 	*httptest.Server
-	mu      sync.Mutex
-	pw      map[string]string
-	keys    map[string]*totp.Key
-	codes   []string // every one-time code received
-	signed  map[string]string
-	posts   int
-	account string // the Basic account
+	siteBook // cookie sid; mu guards keys and codes too
+	keys     map[string]*totp.Key
+	codes    []string // every one-time code received
+	basic    string   // the Basic account
 }
 
 // postCount is how many sign-in posts the site received.
-func (s *echoSite) postCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.posts
-}
+func (s *echoSite) postCount() int { return len(s.Posts()) }
 
 func newEchoSite(t testing.TB) *echoSite {
-	s := &echoSite{pw: map[string]string{}, keys: map[string]*totp.Key{}, signed: map[string]string{}}
+	s := &echoSite{siteBook: newSiteBook(http.Cookie{Name: "sid"}), keys: map[string]*totp.Key{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /app.css", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Content-Type", "text/css") })
 	mux.HandleFunc("POST /typed", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
@@ -69,9 +61,9 @@ func newEchoSite(t testing.TB) *echoSite {
 		if c, err := r.Cookie("mode"); err == nil {
 			mode = c.Value
 		}
+		s.record(loginPost{"main", "/login", u, p})
 		s.mu.Lock()
-		s.posts++
-		want, ok := s.pw[u]
+		want, ok := s.accounts[u]
 		_, twoFactor := s.keys[u]
 		s.mu.Unlock()
 		good := ok && subtle.ConstantTimeCompare([]byte(want), []byte(p)) == 1
@@ -104,16 +96,16 @@ func newEchoSite(t testing.TB) *echoSite {
 		}
 	})
 	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: "sid", Value: "", Path: "/", MaxAge: -1})
+		s.signOut(w, r)
 		lsPage(w, "Signed out", "<h1>Signed out</h1>")
 	})
 	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Home", "<h1>Welcome home</h1><p>You are signed in.</p>")
 	})
 	mux.HandleFunc("GET /profile", func(w http.ResponseWriter, r *http.Request) {
-		u := s.user(r)
+		u := s.account(r)
 		s.mu.Lock()
-		p := s.pw[u]
+		p := s.accounts[u]
 		s.mu.Unlock()
 		if u == "" {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
@@ -127,7 +119,7 @@ func newEchoSite(t testing.TB) *echoSite {
 	})
 	mux.HandleFunc("GET /profile.txt", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		p := s.pw[s.userLocked(r)]
+		p := s.accounts[s.accountLocked(r)]
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, p)
@@ -151,7 +143,7 @@ func newEchoSite(t testing.TB) *echoSite {
 	mux.HandleFunc("GET /debug/headers", func(w http.ResponseWriter, r *http.Request) {
 		u, p, ok := r.BasicAuth()
 		s.mu.Lock()
-		good := ok && u == s.account && s.pw[u] == p
+		good := ok && u == s.basic && s.accounts[u] == p
 		s.mu.Unlock()
 		if !good {
 			w.Header().Set("WWW-Authenticate", `Basic realm="staging"`)
@@ -170,28 +162,6 @@ func newEchoSite(t testing.TB) *echoSite {
 	return s
 }
 
-func (s *echoSite) signIn(w http.ResponseWriter, account string) {
-	tok := fmt.Sprintf("sess-%d", time.Now().UnixNano())
-	s.mu.Lock()
-	s.signed[tok] = account
-	s.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: "sid", Value: tok, Path: "/", HttpOnly: true})
-}
-
-func (s *echoSite) user(r *http.Request) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.userLocked(r)
-}
-
-func (s *echoSite) userLocked(r *http.Request) string {
-	c, err := r.Cookie("sid")
-	if err != nil {
-		return ""
-	}
-	return s.signed[c.Value]
-}
-
 func TestSiteEchoes(t *testing.T) {
 	parallel(t)
 	e := newEnv(t, envOptions{})
@@ -200,7 +170,7 @@ func TestSiteEchoes(t *testing.T) {
 	pw, mfaPW := newCanary(), newCanary()
 	key, seedB32 := newSeed(t)
 	site.mu.Lock()
-	site.pw[account], site.pw[mfaAccount], site.keys[mfaAccount], site.account = pw, mfaPW, key, account
+	site.accounts[account], site.accounts[mfaAccount], site.keys[mfaAccount], site.basic = pw, mfaPW, key, account
 	site.mu.Unlock()
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
 	lsPresence(e, approve, 5)

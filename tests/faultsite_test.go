@@ -52,14 +52,7 @@ func newFaultSite(t testing.TB, account, password, hook string) *faultSite {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<!doctype html><title>Sign in</title>
-<h1>Sign in</h1>
-<form action="/login" method="post">
- <label>Email <input type="email" name="username" autocomplete="username"></label>
- <label>Password <input type="password" name="password" autocomplete="current-password"></label>
- <button type="submit">Sign in</button>
-</form>
+		htmlPage(w, "Sign in", "", signInForm("Sign in", "/login", "")+`
 <script>
 var pw = document.querySelector("input[type=password]");
 function report(path) {
@@ -67,8 +60,8 @@ function report(path) {
   x.open("POST", path, false);
   try { x.send(); } catch (e) {}
 }
-%s
-</script>`, script)
+`+script+`
+</script>`)
 	})
 	hold := func(w http.ResponseWriter, r *http.Request) {
 		if reports.Add(1) == 1 {

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,21 +67,18 @@ import (
 //	                       the popup reports GET /tick every 50 ms
 //	GET  /trap             an autofocused textarea that reports what is typed into it
 type hostileSite struct {
+	siteBook    // cookie hs_sid; mu guards the fields below too
 	site, agent *httptest.Server
 
-	mu       sync.Mutex
-	accounts map[string]string
-	sessions map[string]string
 	reveals  []int         // value lengths the toggle saw, in order
 	freeze   bool          // the agent's popup is to busy-loop now (see /spa-slow)
 	slow     chan struct{} // closed to let GET /slow answer
 	ticks    int           // GET /tick requests from the agent's popup
-	posts    []loginPost   // credential submissions the site received
 	agentLog []string      // every request to the agent's server
 }
 
 func newHostileSite(t testing.TB) *hostileSite {
-	hs := &hostileSite{accounts: map[string]string{}, sessions: map[string]string{}, slow: make(chan struct{})}
+	hs := &hostileSite{siteBook: newSiteBook(http.Cookie{Name: "hs_sid"}), slow: make(chan struct{})}
 	hs.agent = httptest.NewServer(hs.agentMux())
 	t.Cleanup(hs.agent.Close)
 	hs.site = httptest.NewServer(hs.siteMux())
@@ -94,25 +90,6 @@ func (hs *hostileSite) Origin() string              { return hs.site.URL }
 func (hs *hostileSite) URL(path string) string      { return hs.site.URL + path }
 func (hs *hostileSite) AgentOrigin() string         { return hs.agent.URL }
 func (hs *hostileSite) AgentURL(path string) string { return hs.agent.URL + path }
-
-func (hs *hostileSite) SetAccount(account, password string) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	hs.accounts[account] = password
-}
-
-func (hs *hostileSite) check(account, password string) bool {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	want, ok := hs.accounts[account]
-	return ok && want != "" && want == password
-}
-
-func (hs *hostileSite) Posts() []loginPost {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	return append([]loginPost(nil), hs.posts...)
-}
 
 func (hs *hostileSite) Reveals() []int {
 	hs.mu.Lock()
@@ -127,35 +104,7 @@ func (hs *hostileSite) AgentLog() []string {
 	return append([]string(nil), hs.agentLog...)
 }
 
-func (hs *hostileSite) record(p loginPost) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	hs.posts = append(hs.posts, p)
-}
-
-func (hs *hostileSite) signIn(w http.ResponseWriter, account string) {
-	sid := "s" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	hs.mu.Lock()
-	hs.sessions[sid] = account
-	hs.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: "hs_sid", Value: sid, Path: "/", HttpOnly: true})
-}
-
-func (hs *hostileSite) account(r *http.Request) string {
-	c, err := r.Cookie("hs_sid")
-	if err != nil {
-		return ""
-	}
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	return hs.sessions[c.Value]
-}
-
-func hsPage(w http.ResponseWriter, title, body string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	fmt.Fprintf(w, "<!doctype html><html><head><meta charset=\"utf-8\"><title>%s</title></head><body>%s</body></html>",
-		html.EscapeString(title), body)
-}
+func hsPage(w http.ResponseWriter, title, body string) { htmlPage(w, title, "", body) }
 
 // hsToggle is the site's own "Show password" button: it flips the field between password and
 // text, and tells the site how long the field's value was when clicked (never the value).
@@ -257,17 +206,7 @@ func (hs *hostileSite) siteMux() *http.ServeMux {
 		}
 		hsPage(w, "Home", `<h1>Not signed in</h1>`)
 	})
-	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Username, Password string }
-		json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&in)
-		hs.record(loginPost{"site", "/api/login", in.Username, in.Password})
-		ok := hs.check(in.Username, in.Password)
-		if ok {
-			hs.signIn(w, in.Username)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"ok":%v}`, ok)
-	})
+	mux.HandleFunc("POST /api/login", hs.apiLogin("site"))
 	mux.HandleFunc("POST /reveal", func(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(r.URL.Query().Get("n"))
 		if err != nil {

@@ -66,16 +66,7 @@ func (ls *loginSite) journeyRoutes(mux *http.ServeMux) {
 document.getElementById("theme").textContent = matchMedia("(prefers-color-scheme: dark)").matches ? "theme dark" : "theme light";
 document.getElementById("vw").textContent = "width " + window.innerWidth;
 document.getElementById("help").addEventListener("mouseover", function () { document.getElementById("tooltip").hidden = false; });
-document.getElementById("reserve-btn").addEventListener("click", function () {
-  var q = Number(document.getElementById("quantity").value);
-  fetch("/api/reserve", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({quantity: q})})
-  .then(function (r) { return r.json(); })
-  .then(function (j) {
-    document.getElementById("status").textContent = j.ok ? "Reserved" : "Not enough stock";
-    document.getElementById("stock").textContent = "Stock: " + j.stock;
-  });
-});
-</script>`)
+</script>`+reserveScript("reserve-btn"))
 	})
 	mux.HandleFunc("POST /api/reserve", func(w http.ResponseWriter, r *http.Request) {
 		a := ls.account(r)

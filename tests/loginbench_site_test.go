@@ -3,8 +3,6 @@
 package tests
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -12,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -25,38 +22,18 @@ import (
 // benchmark can check that the site really received it.
 type benchSite struct {
 	*httptest.Server
+	siteBook // cookie bench_session
 	accepted atomic.Int64
 	refused  atomic.Int64
 	reserved atomic.Int64 // reservations the shop accepted (the journey benchmark)
 }
 
 func newBenchSite(t testing.TB, account, password string) *benchSite {
-	s := &benchSite{}
-	var mu sync.Mutex
-	sessions := map[string]bool{}
-	signedIn := func(r *http.Request) bool {
-		c, err := r.Cookie("bench_session")
-		if err != nil {
-			return false
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return sessions[c.Value]
-	}
+	s := &benchSite{siteBook: newSiteBook(http.Cookie{Name: "bench_session", SameSite: http.SameSiteLaxMode})}
+	s.SetAccount(account, password)
+	signedIn := func(r *http.Request) bool { return s.account(r) != "" }
 	form := func(w http.ResponseWriter, alert string) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		msg := ""
-		if alert != "" {
-			msg = `<p role="alert">` + html.EscapeString(alert) + `</p>`
-		}
-		fmt.Fprintf(w, `<!doctype html><title>Sign in</title>
-<h1>Sign in</h1>
-%s
-<form action="/login" method="post">
- <label>Email <input type="email" name="username" autocomplete="username"></label>
- <label>Password <input type="password" name="password" autocomplete="current-password"></label>
- <button type="submit">Sign in</button>
-</form>`, msg)
+		htmlPage(w, "Sign in", "", signInForm("Sign in", "/login", alert))
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { form(w, "") })
@@ -65,20 +42,15 @@ func newBenchSite(t testing.TB, account, password string) *benchSite {
 			http.Error(w, "bad form", http.StatusBadRequest)
 			return
 		}
-		ok := r.PostForm.Get("username") == account &&
-			subtle.ConstantTimeCompare([]byte(r.PostForm.Get("password")), []byte(password)) == 1
-		if !ok {
+		u := r.PostForm.Get("username")
+		if !s.check(u, r.PostForm.Get("password")) {
 			s.refused.Add(1)
 			w.WriteHeader(http.StatusUnauthorized)
-			form(w, "Invalid credentials")
+			form(w, alertHTML)
 			return
 		}
 		s.accepted.Add(1)
-		token := rand.Text()
-		mu.Lock()
-		sessions[token] = true
-		mu.Unlock()
-		http.SetCookie(w, &http.Cookie{Name: "bench_session", Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		s.signIn(w, u)
 		http.Redirect(w, r, "/home", http.StatusSeeOther)
 	})
 	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
@@ -99,18 +71,7 @@ func newBenchSite(t testing.TB, account, password string) *benchSite {
 		fmt.Fprint(w, `<!doctype html><title>Shop</title><h1>Shop</h1><p id="stock">Stock: 10</p>
 <label>Quantity <input type="number" name="quantity" id="quantity"></label>
 <button type="button" id="reserve">Reserve</button>
-<p id="status" role="status"></p>
-<script>
-document.getElementById("reserve").addEventListener("click", function () {
-  var q = Number(document.getElementById("quantity").value);
-  fetch("/api/reserve", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({quantity: q})})
-  .then(function (r) { return r.json(); })
-  .then(function (j) {
-    document.getElementById("status").textContent = j.ok ? "Reserved" : "Not enough stock";
-    document.getElementById("stock").textContent = "Stock: " + j.stock;
-  });
-});
-</script>`)
+<p id="status" role="status"></p>`+reserveScript("reserve"))
 	})
 	mux.HandleFunc("POST /api/reserve", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
@@ -138,12 +99,7 @@ document.getElementById("reserve").addEventListener("click", function () {
 		fmt.Fprintf(w, "<!doctype html><html><head><title>Orders</title></head><body>%s</body></html>", b.String())
 	})
 	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
-		if c, err := r.Cookie("bench_session"); err == nil {
-			mu.Lock()
-			delete(sessions, c.Value)
-			mu.Unlock()
-		}
-		http.SetCookie(w, &http.Cookie{Name: "bench_session", Value: "", Path: "/", MaxAge: -1})
+		s.signOut(w, r)
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
 	})
 	s.Server = httptest.NewServer(mux)

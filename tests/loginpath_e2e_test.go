@@ -71,9 +71,7 @@ func TestLoginPaths(t *testing.T) {
 	sink := newAgentSink(t)
 	const account = "alice@example.test"
 	pw := newCanary()
-	site.mu.Lock()
-	site.pw[account] = pw
-	site.mu.Unlock()
+	site.SetAccount(account, pw)
 	// The agent publishes its page on the site (user content served from the origin).
 	site.Config.Handler.(*http.ServeMux).HandleFunc("GET /u/agent/signin", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Sign in", lookAlike(sink.URL))

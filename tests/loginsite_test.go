@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync"
 	"testing"
 )
 
@@ -45,30 +43,15 @@ import (
 // length only, never the value), so "nothing was typed" is checked even when nothing is
 // submitted.
 type loginSite struct {
+	siteBook    // cookie login_sid; mu guards typed and stock too
 	main, other *httptest.Server
 
-	mu       sync.Mutex
-	accounts map[string]string // account → the password the site accepts
-	sessions map[string]string // session cookie → account
-	posts    []loginPost
-	typed    []string
-	stock    map[string]int // journey pages: units left per account (journeysite_test.go)
-}
-
-// loginPost is one credential submission received by the site.
-type loginPost struct {
-	Server   string // "main" or "other"
-	Path     string
-	Username string
-	Password string
-}
-
-func (p loginPost) String() string {
-	return fmt.Sprintf("%s %s user=%q password(%d bytes)", p.Server, p.Path, p.Username, len(p.Password))
+	typed []string
+	stock map[string]int // journey pages: units left per account (journeysite_test.go)
 }
 
 func newLoginSite(t testing.TB) *loginSite {
-	ls := &loginSite{accounts: map[string]string{}, sessions: map[string]string{}}
+	ls := &loginSite{siteBook: newSiteBook(http.Cookie{Name: "login_sid", MaxAge: 86400})}
 	ls.other = httptest.NewServer(ls.otherMux())
 	t.Cleanup(ls.other.Close)
 	ls.main = httptest.NewServer(ls.mainMux())
@@ -84,57 +67,11 @@ func (ls *loginSite) URL(path string) string {
 }
 func (ls *loginSite) OtherURL(path string) string { return ls.other.URL + path }
 
-// SetAccount makes the main server accept password for account.
-func (ls *loginSite) SetAccount(account, password string) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	ls.accounts[account] = password
-}
-
-// Posts returns a copy of every credential submission received so far, in order.
-func (ls *loginSite) Posts() []loginPost {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return append([]loginPost(nil), ls.posts...)
-}
-
 // Typed returns a copy of every input report received so far ("server field length").
 func (ls *loginSite) Typed() []string {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	return append([]string(nil), ls.typed...)
-}
-
-func (ls *loginSite) record(p loginPost) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	ls.posts = append(ls.posts, p)
-}
-
-// check reports whether password is the one the site accepts for account.
-func (ls *loginSite) check(account, password string) bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	want, ok := ls.accounts[account]
-	return ok && want != "" && want == password
-}
-
-func (ls *loginSite) signIn(w http.ResponseWriter, account string) {
-	sid := "s" + rand.Text()
-	ls.mu.Lock()
-	ls.sessions[sid] = account
-	ls.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: "login_sid", Value: sid, Path: "/", MaxAge: 86400, HttpOnly: true})
-}
-
-func (ls *loginSite) account(r *http.Request) string {
-	c, err := r.Cookie("login_sid")
-	if err != nil {
-		return ""
-	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	return ls.sessions[c.Value]
 }
 
 // lsReporter reports input events (field name and value length only) to the page's own server.
@@ -145,22 +82,14 @@ document.addEventListener("input", function (e) {
 }, true);
 </script>`
 
+// lsPage is a page of the login site: its stylesheet, and the input reporter.
 func lsPage(w http.ResponseWriter, title, body string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	fmt.Fprintf(w, "<!doctype html><html><head><meta charset=\"utf-8\"><title>%s</title>"+
-		"<link rel=\"stylesheet\" href=\"/app.css\"></head><body>%s%s</body></html>", html.EscapeString(title), body, lsReporter)
+	htmlPage(w, title, `<link rel="stylesheet" href="/app.css">`, body+lsReporter)
 }
 
-const lsAlertHTML = `<p role="alert" id="error">Invalid credentials</p>`
+const lsAlertHTML = alertHTML
 
-func lsLoginForm(action, alert string) string {
-	return alert + `<h1>Sign in to Example</h1>
-<form method="post" action="` + action + `">
- <label>Email <input type="email" name="username" autocomplete="username"></label>
- <label>Password <input type="password" name="password" autocomplete="current-password"></label>
- <button type="submit">Sign in</button>
-</form>`
-}
+func lsLoginForm(action, alert string) string { return signInForm("Sign in to Example", action, alert) }
 
 func (ls *loginSite) typedHandler(server string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -262,18 +191,7 @@ document.getElementById("f").addEventListener("submit", function (ev) {
 });
 </script>`)
 	})
-	mux.HandleFunc("POST /api/login", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Username, Password string }
-		json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&in)
-		ls.record(loginPost{"main", "/api/login", in.Username, in.Password})
-		ok := ls.check(in.Username, in.Password)
-		if ok {
-			ls.signIn(w, in.Username)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		fmt.Fprintf(w, `{"ok":%v}`, ok)
-	})
+	mux.HandleFunc("POST /api/login", ls.apiLogin("main"))
 	mux.HandleFunc("GET /hostile", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Partner portal", `<h1>Partner portal</h1><p>Sign in below to continue.</p>
 <iframe src="`+ls.other.URL+`/frame" width="600" height="320" title="sign in"></iframe>`)

@@ -24,7 +24,8 @@ func BenchmarkTOTPStep(b *testing.B) {
 	key, seedB32 := newSeed(b)
 	otpPW, plainPW := newCanary(), newCanary()
 	site.mu.Lock()
-	site.pw["otp@example.test"], site.pw["plain@example.test"] = otpPW, plainPW
+	site.SetAccount("otp@example.test", otpPW)
+	site.SetAccount("plain@example.test", plainPW)
 	site.keys["otp@example.test"] = key
 	site.mu.Unlock()
 	program, _ := presencetest.FakePinentry(b, "approve")

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,14 +36,11 @@ import (
 //	GET  /logout  ends the session
 type mfaSite struct {
 	*httptest.Server
-	mu       sync.Mutex
-	pw       map[string]string    // account → password
+	siteBook                      // cookie mfa_sid; mu guards the fields below too
 	keys     map[string]*totp.Key // account → seed (none: no second step)
 	pending  map[string]string    // pending cookie → account
-	sessions map[string]string    // session cookie → account
 	codes    []string             // every code received at /verify
 	stepups  []string             // every code received at /stepup
-	posts    []string             // every credential post, "path account"
 	typed    []string             // input reports (field and length)
 }
 
@@ -80,7 +76,7 @@ document.getElementById("codeform").addEventListener("submit", (e) => {
 </script>`
 
 func newMFASite(t testing.TB) *mfaSite {
-	s := &mfaSite{pw: map[string]string{}, keys: map[string]*totp.Key{}, pending: map[string]string{}, sessions: map[string]string{}}
+	s := &mfaSite{siteBook: newSiteBook(http.Cookie{Name: "mfa_sid"}), keys: map[string]*totp.Key{}, pending: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /typed", func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, io.LimitReader(r.Body, 1<<10))
@@ -97,9 +93,9 @@ func newMFASite(t testing.TB) *mfaSite {
 	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
+		s.record(loginPost{"main", "/login", u, p})
 		s.mu.Lock()
-		s.posts = append(s.posts, "/login "+u)
-		want, ok := s.pw[u]
+		want, ok := s.accounts[u]
 		_, hasKey := s.keys[u]
 		s.mu.Unlock()
 		if !ok || want != p {
@@ -164,14 +160,9 @@ func newMFASite(t testing.TB) *mfaSite {
 	mux.HandleFunc("POST /stepup", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		code := r.PostForm.Get("otp")
-		c, err := r.Cookie("mfa_sid")
 		s.mu.Lock()
 		s.stepups = append(s.stepups, code)
-		a := ""
-		if err == nil {
-			a = s.sessions[c.Value]
-		}
-		k := s.keys[a]
+		k := s.keys[s.accountLocked(r)]
 		s.mu.Unlock()
 		if k != nil {
 			for _, d := range []time.Duration{0, -30 * time.Second, 30 * time.Second} {
@@ -204,9 +195,9 @@ func newMFASite(t testing.TB) *mfaSite {
 		}
 		r.ParseForm()
 		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
+		s.record(loginPost{"main", "/spa/login", u, p})
 		s.mu.Lock()
-		s.posts = append(s.posts, "/spa/login "+u)
-		want, ok := s.pw[u]
+		want, ok := s.accounts[u]
 		_, hasKey := s.keys[u]
 		s.mu.Unlock()
 		switch {
@@ -243,13 +234,7 @@ func newMFASite(t testing.TB) *mfaSite {
 		fmt.Fprint(w, "invalid")
 	})
 	mux.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
-		c, err := r.Cookie("mfa_sid")
-		s.mu.Lock()
-		a := ""
-		if err == nil {
-			a = s.sessions[c.Value]
-		}
-		s.mu.Unlock()
+		a := s.account(r)
 		if a == "" {
 			lsPage(w, "Example", `<h1>Not signed in</h1><a href="/login">Sign in</a>`)
 			return
@@ -257,7 +242,7 @@ func newMFASite(t testing.TB) *mfaSite {
 		lsPage(w, "Example", "<h1>Welcome "+a+"</h1>")
 	})
 	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
-		http.SetCookie(w, &http.Cookie{Name: "mfa_sid", Value: "", Path: "/", MaxAge: -1})
+		s.signOut(w, r)
 		lsPage(w, "Example", "<h1>Signed out</h1>")
 	})
 	s.Server = httptest.NewServer(mux)
@@ -275,24 +260,20 @@ func (s *mfaSite) pendingOf(r *http.Request) string {
 	return s.pending[c.Value]
 }
 
-func (s *mfaSite) signIn(w http.ResponseWriter, account string) {
-	sid := rand.Text()
-	s.mu.Lock()
-	s.sessions[sid] = account
-	s.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: "mfa_sid", Value: sid, Path: "/", HttpOnly: true})
-}
-
 func (s *mfaSite) stepupCodes() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.stepups...)
 }
 
+// received is every code, credential post ("path account") and input report so far.
 func (s *mfaSite) received() (codes, posts, typed []string) {
+	for _, p := range s.Posts() {
+		posts = append(posts, p.Path+" "+p.Username)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.codes...), append([]string(nil), s.posts...), append([]string(nil), s.typed...)
+	return append([]string(nil), s.codes...), posts, append([]string(nil), s.typed...)
 }
 
 // newSeed returns a random 20-byte seed and its base32 form.
@@ -331,7 +312,8 @@ func TestTOTPLogin(t *testing.T) {
 	_, wrongB32 := newSeed(t)
 	otpPW, plainPW := newCanary(), newCanary()
 	site.mu.Lock()
-	site.pw["otp@example.test"], site.pw["plain@example.test"] = otpPW, plainPW
+	site.SetAccount("otp@example.test", otpPW)
+	site.SetAccount("plain@example.test", plainPW)
 	site.keys["otp@example.test"] = key
 	site.mu.Unlock()
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
