@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
@@ -80,40 +79,25 @@ func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) erro
 
 // Press sends one key to the focused element; with p.Ref, to the element of that ref, focused
 // first (NOT_INTERACTABLE when it does not take or keep the focus).
-func (h *Host) Press(ctx context.Context, p control.PressParams) (control.PageResult, error) {
-	b, s, unlock, err := h.lockSession(ctx, p.Session)
-	if err != nil {
-		return control.PageResult{}, err
-	}
-	defer unlock()
+func (h *Host) Press(ctx context.Context, p control.PressParams) (page control.PageResult, err error) {
 	if _, err := lookupKey(p.Key); err != nil {
 		return control.PageResult{}, err
 	}
-	var t snapshot.Target
-	if p.Ref != "" {
-		if t, err = s.target(p.Ref); err != nil {
-			return control.PageResult{}, err
+	err = h.onRef(ctx, p.Session, p.Ref, false, func(b *cdp.Browser, s *session, t *snapshot.Target) (err error) {
+		if t != nil {
+			if err := h.focus(ctx, b, s, *t, p.Ref); err != nil {
+				return err
+			}
 		}
-	}
-	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return control.PageResult{}, err
-	}
-	if p.Ref != "" {
-		if err := h.focus(ctx, b, s, t, p.Ref); err != nil {
-			return control.PageResult{}, err
-		}
-	}
-	s.drain()
-	t0 := time.Now()
-	if err := pressKey(ctx, b, s, p.Key); err != nil {
-		return control.PageResult{}, h.browserErr(err)
-	}
-	s.settle(ctx)
-	clear(s.refs)
-	if err := h.navErr(s, t0); err != nil {
-		return control.PageResult{}, err
-	}
-	return h.pageResult(ctx, b, s)
+		page, err = h.acted(ctx, b, s, func() error {
+			if err := pressKey(ctx, b, s, p.Key); err != nil {
+				return h.browserErr(err)
+			}
+			return nil
+		})
+		return err
+	})
+	return page, err
 }
 
 // focus gives the element of ref the focus and checks, with the host's fixed fnFocused, that

@@ -21,34 +21,26 @@ func (h *Host) Select(ctx context.Context, p control.SelectParams) (control.Sele
 	if err := checkSelect(p); err != nil {
 		return control.SelectResult{}, err
 	}
-	b, s, unlock, err := h.lockSession(ctx, p.Session)
-	if err != nil {
-		return control.SelectResult{}, err
-	}
-	defer unlock()
-	t, err := s.target(p.Ref)
-	if err != nil {
-		return control.SelectResult{}, err
-	}
-	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return control.SelectResult{}, err
-	}
-	doc, err := h.documentID(ctx, b, s)
-	if err != nil {
-		return control.SelectResult{}, err
-	}
-	t0 := time.Now()
-	if err := h.selectNode(ctx, b, s, t, p); err != nil {
-		return control.SelectResult{}, err
-	}
-	s.settle(ctx)
-	if now, err := h.documentID(ctx, b, s); err != nil || now != doc {
-		clear(s.refs) // the change handler navigated: the refs died with the document
-	}
-	if err := h.navErr(s, t0); err != nil {
-		return control.SelectResult{}, err // the change handler tried to leave the allowlist
-	}
-	page, err := h.pageResult(ctx, b, s)
+	var page control.PageResult
+	err := h.onElement(ctx, p.Session, p.Ref, func(b *cdp.Browser, s *session, t snapshot.Target) error {
+		doc, err := h.documentID(ctx, b, s)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := h.selectNode(ctx, b, s, t, p); err != nil {
+			return err
+		}
+		s.settle(ctx)
+		if now, err := h.documentID(ctx, b, s); err != nil || now != doc {
+			clear(s.refs) // the change handler navigated: the refs died with the document
+		}
+		if err := h.navErr(s, t0); err != nil {
+			return err // the change handler tried to leave the allowlist
+		}
+		page, err = h.pageResult(ctx, b, s)
+		return err
+	})
 	if err != nil {
 		return control.SelectResult{}, err
 	}

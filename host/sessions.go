@@ -453,37 +453,45 @@ func (s *session) drain() {
 	}
 }
 
-// waitLoad waits for the load event of loaderID (any main-frame load when loaderID is "").
-func (s *session) waitLoad(ctx context.Context, loaderID string) error {
-	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
+// await reads the page's events until done says an event ends the wait (with done's error),
+// at most d: BROWSER_CRASHED when the browser or the page goes, TIMEOUT ("the page did not
+// <late> within d") when d passes, ctx's end as a timeout too.
+func (s *session) await(ctx context.Context, d time.Duration, late string, done func(ev cdp.Event) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	pageDone := s.browser.SessionDone(s.sid)
 	for {
 		select {
 		case ev := <-s.events:
-			switch ev.Method {
-			case "Page.lifecycleEvent":
-				var p struct {
-					Name     string `json:"name"`
-					LoaderID string `json:"loaderId"`
-				}
-				json.Unmarshal(ev.Params, &p)
-				if p.Name == "load" && (loaderID == "" || p.LoaderID == loaderID) {
-					return nil
-				}
-			case "Page.loadEventFired":
-				if loaderID == "" {
-					return nil
-				}
+			if ok, err := done(ev); ok {
+				return err
 			}
 		case <-s.gone:
 			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
 		case <-pageDone:
 			return s.pageLost()
 		case <-ctx.Done():
-			return wire.Errorf(wire.CodeTimeout, "the page did not finish loading within %s", NavigationWait)
+			return wire.Errorf(wire.CodeTimeout, "the page did not %s within %s", late, d)
 		}
 	}
+}
+
+// waitLoad waits for the load event of loaderID (any main-frame load when loaderID is "").
+func (s *session) waitLoad(ctx context.Context, loaderID string) error {
+	return s.await(ctx, NavigationWait, "finish loading", func(ev cdp.Event) (bool, error) {
+		switch ev.Method {
+		case "Page.lifecycleEvent":
+			var p struct {
+				Name     string `json:"name"`
+				LoaderID string `json:"loaderId"`
+			}
+			json.Unmarshal(ev.Params, &p)
+			return p.Name == "load" && (loaderID == "" || p.LoaderID == loaderID), nil
+		case "Page.loadEventFired":
+			return loaderID == "", nil
+		}
+		return false, nil
+	})
 }
 
 // pageLost is the error of a wait whose page went away (it crashed, was closed or stopped).
@@ -500,41 +508,28 @@ func (s *session) pageLost() error {
 // land: a step within the document (Page.navigatedWithinDocument), or the load of the
 // document it commits.
 func (s *session) waitHistory(ctx context.Context, frame string) error {
-	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
-	defer cancel()
-	pageDone := s.browser.SessionDone(s.sid)
-	for {
-		select {
-		case ev := <-s.events:
-			switch ev.Method {
-			case "Page.navigatedWithinDocument":
-				var p struct {
-					FrameID string `json:"frameId"`
-				}
-				json.Unmarshal(ev.Params, &p)
-				if p.FrameID == frame {
-					return nil
-				}
-			case "Page.frameNavigated":
-				var p struct {
-					Frame struct {
-						ParentID string `json:"parentId"`
-						LoaderID string `json:"loaderId"`
-					} `json:"frame"`
-				}
-				json.Unmarshal(ev.Params, &p)
-				if p.Frame.ParentID == "" {
-					return s.waitLoad(ctx, p.Frame.LoaderID)
-				}
+	return s.await(ctx, NavigationWait, "go back", func(ev cdp.Event) (bool, error) {
+		switch ev.Method {
+		case "Page.navigatedWithinDocument":
+			var p struct {
+				FrameID string `json:"frameId"`
 			}
-		case <-s.gone:
-			return wire.Errorf(wire.CodeBrowserCrashed, "the browser went away while the page was loading")
-		case <-pageDone:
-			return s.pageLost()
-		case <-ctx.Done():
-			return wire.Errorf(wire.CodeTimeout, "the page did not go back within %s", NavigationWait)
+			json.Unmarshal(ev.Params, &p)
+			return p.FrameID == frame, nil
+		case "Page.frameNavigated":
+			var p struct {
+				Frame struct {
+					ParentID string `json:"parentId"`
+					LoaderID string `json:"loaderId"`
+				} `json:"frame"`
+			}
+			json.Unmarshal(ev.Params, &p)
+			if p.Frame.ParentID == "" {
+				return true, s.waitLoad(ctx, p.Frame.LoaderID)
+			}
 		}
-	}
+		return false, nil
+	})
 }
 
 // abortedRetryWait bounds the wait for the frame to stop loading before a navigation that was
@@ -545,22 +540,10 @@ const abortedRetryWait = 2 * time.Second
 // event; either may already be queued), at most d. A frame that never says so is retried
 // anyway when d has passed.
 func (s *session) waitStopped(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	for {
-		select {
-		case ev := <-s.events:
-			if ev.Method == "Page.frameStoppedLoading" || ev.Method == "Page.loadEventFired" {
-				return
-			}
-		case <-t.C:
-			return
-		case <-s.gone:
-			return
-		case <-s.browser.SessionDone(s.sid):
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	s.await(ctx, d, "stop loading", stoppedLoading)
+}
+
+// stoppedLoading ends a wait at the frame's load event or its end of loading.
+func stoppedLoading(ev cdp.Event) (bool, error) {
+	return ev.Method == "Page.frameStoppedLoading" || ev.Method == "Page.loadEventFired", nil
 }

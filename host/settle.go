@@ -141,21 +141,5 @@ func (s *session) settle(ctx context.Context) {
 	if !s.effects(ctx, func(m string) bool { return m == "Page.frameStartedLoading" || m == "Page.frameNavigated" }) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, NavigationWait)
-	defer cancel()
-	for {
-		select {
-		case ev := <-s.events:
-			switch ev.Method {
-			case "Page.loadEventFired", "Page.frameStoppedLoading":
-				return
-			}
-		case <-s.gone:
-			return
-		case <-s.browser.SessionDone(s.sid):
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
+	s.await(ctx, NavigationWait, "finish loading", stoppedLoading)
 }

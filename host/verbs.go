@@ -140,23 +140,42 @@ func (h *Host) nodeErr(err error) error {
 	return h.browserErr(err)
 }
 
-// Click clicks the element of ref with a real mouse event at its centre.
-func (h *Host) Click(ctx context.Context, p control.RefParams) (control.PageResult, error) {
-	b, s, unlock, err := h.lockSession(ctx, p.Session)
+// onRef is the frame of a verb that acts on the page (click, fill, hover, press, select,
+// scroll): the session's verb lock held, ref named by the session's last snapshot
+// (REF_UNKNOWN, REF_STALE otherwise; t is nil when ref is "" and not required), and nothing
+// done while a field the host typed a secret into holds a value (SECRET_ON_PAGE).
+func (h *Host) onRef(ctx context.Context, name, ref string, required bool, act func(b *cdp.Browser, s *session, t *snapshot.Target) error) error {
+	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
-		return control.PageResult{}, err
+		return err
 	}
 	defer unlock()
-	t, err := s.target(p.Ref)
-	if err != nil {
-		return control.PageResult{}, err
+	var t *snapshot.Target
+	if ref != "" || required {
+		target, err := s.target(ref)
+		if err != nil {
+			return err
+		}
+		t = &target
 	}
 	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return control.PageResult{}, err
+		return err
 	}
+	return act(b, s, t)
+}
+
+// onElement is onRef for a verb whose ref is required.
+func (h *Host) onElement(ctx context.Context, name, ref string, act func(b *cdp.Browser, s *session, t snapshot.Target) error) error {
+	return h.onRef(ctx, name, ref, true, func(b *cdp.Browser, s *session, t *snapshot.Target) error { return act(b, s, *t) })
+}
+
+// acted runs an action that may navigate (a click, a key) and answers where the session is:
+// the events drained before it, the page settled after it, the refs dropped (the page may have
+// changed under them), UNSAFE_NAVIGATION when it tried to leave the allowlist.
+func (h *Host) acted(ctx context.Context, b *cdp.Browser, s *session, action func() error) (control.PageResult, error) {
 	s.drain()
 	t0 := time.Now()
-	if err := h.clickNode(ctx, b, s, t); err != nil {
+	if err := action(); err != nil {
 		return control.PageResult{}, err
 	}
 	s.settle(ctx)
@@ -165,6 +184,15 @@ func (h *Host) Click(ctx context.Context, p control.RefParams) (control.PageResu
 		return control.PageResult{}, err
 	}
 	return h.pageResult(ctx, b, s)
+}
+
+// Click clicks the element of ref with a real mouse event at its centre.
+func (h *Host) Click(ctx context.Context, p control.RefParams) (page control.PageResult, err error) {
+	err = h.onElement(ctx, p.Session, p.Ref, func(b *cdp.Browser, s *session, t snapshot.Target) (err error) {
+		page, err = h.acted(ctx, b, s, func() error { return h.clickNode(ctx, b, s, t) })
+		return err
+	})
+	return page, err
 }
 
 // clickNode clicks the element with real mouse events at the centre of its box.
@@ -240,39 +268,34 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (cont
 // Fill types text into the element of ref, replacing its content. The text is never logged or
 // echoed. Password fields are refused unless the user-only config allows direct fill.
 func (h *Host) Fill(ctx context.Context, p control.FillParams) (control.FillResult, error) {
-	b, s, unlock, err := h.lockSession(ctx, p.Session)
-	if err != nil {
-		return control.FillResult{}, err
-	}
-	defer unlock()
-	t, err := s.target(p.Ref)
-	if err != nil {
-		return control.FillResult{}, err
-	}
-	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return control.FillResult{}, err
-	}
-	if strings.EqualFold(t.Type, "password") && !h.o.AllowDirectPasswordFill {
-		return control.FillResult{}, wire.Errorf(wire.CodeDirectFillOff, "ref %s is a password field", p.Ref)
-	}
-	if t.Kind != "input" && t.Kind != "textarea" {
-		return control.FillResult{}, wire.Errorf(wire.CodeNotInteractable, "ref %s is a %s, not a text field", p.Ref, t.Kind)
-	}
-	if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
-		return control.FillResult{}, h.nodeErr(err)
-	}
-	// Select what is there, so the text replaces it.
-	if err := selectAll(ctx, b, s); err != nil {
-		return control.FillResult{}, h.browserErr(err)
-	}
-	if p.Text == "" {
-		if err := pressKey(ctx, b, s, "Delete"); err != nil {
-			return control.FillResult{}, err
+	r := control.FillResult{Ref: p.Ref, Filled: true}
+	err := h.onElement(ctx, p.Session, p.Ref, func(b *cdp.Browser, s *session, t snapshot.Target) error {
+		r.Session = s.name
+		if strings.EqualFold(t.Type, "password") && !h.o.AllowDirectPasswordFill {
+			return wire.Errorf(wire.CodeDirectFillOff, "ref %s is a password field", p.Ref)
 		}
-	} else if err := b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": p.Text}, nil); err != nil {
-		return control.FillResult{}, h.browserErr(err)
+		if t.Kind != "input" && t.Kind != "textarea" {
+			return wire.Errorf(wire.CodeNotInteractable, "ref %s is a %s, not a text field", p.Ref, t.Kind)
+		}
+		if err := b.Call(ctx, s.sid, "DOM.focus", map[string]any{"backendNodeId": t.BackendNodeID}, nil); err != nil {
+			return h.nodeErr(err)
+		}
+		// Select what is there, so the text replaces it.
+		if err := selectAll(ctx, b, s); err != nil {
+			return h.browserErr(err)
+		}
+		if p.Text == "" {
+			return pressKey(ctx, b, s, "Delete")
+		}
+		if err := b.Call(ctx, s.sid, "Input.insertText", map[string]any{"text": p.Text}, nil); err != nil {
+			return h.browserErr(err)
+		}
+		return nil
+	})
+	if err != nil {
+		return control.FillResult{}, err
 	}
-	return control.FillResult{Session: s.name, Ref: p.Ref, Filled: true}, nil
+	return r, nil
 }
 
 // Back goes one step back in the session's history and waits for the page: NO_HISTORY at the
@@ -346,22 +369,15 @@ func historyNavigable(raw string) bool {
 
 // Hover moves the mouse over the centre of the element of p.Ref (scrolled into view first).
 func (h *Host) Hover(ctx context.Context, p control.RefParams) (control.HoverResult, error) {
-	b, s, unlock, err := h.lockSession(ctx, p.Session)
+	r := control.HoverResult{Ref: p.Ref, Hovered: true}
+	err := h.onElement(ctx, p.Session, p.Ref, func(b *cdp.Browser, s *session, t snapshot.Target) error {
+		r.Session = s.name
+		return h.hoverNode(ctx, b, s, t)
+	})
 	if err != nil {
 		return control.HoverResult{}, err
 	}
-	defer unlock()
-	t, err := s.target(p.Ref)
-	if err != nil {
-		return control.HoverResult{}, err
-	}
-	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return control.HoverResult{}, err
-	}
-	if err := h.hoverNode(ctx, b, s, t); err != nil {
-		return control.HoverResult{}, err
-	}
-	return control.HoverResult{Session: s.name, Ref: p.Ref, Hovered: true}, nil
+	return r, nil
 }
 
 // hoverNode moves the mouse over the centre of t's element, scrolled into view first (hover,
@@ -384,30 +400,16 @@ func (h *Host) Scroll(ctx context.Context, p control.ScrollParams) (control.Scro
 	if p.By > control.MaxScrollBy || p.By < -control.MaxScrollBy {
 		return control.ScrollResult{}, wire.Errorf(wire.CodeInvalidArgument, "scroll --by is at most %d pixels either way", control.MaxScrollBy)
 	}
-	b, s, unlock, err := h.lockSession(ctx, p.Session)
+	var r control.ScrollResult
+	err := h.onRef(ctx, p.Session, p.Ref, false, func(b *cdp.Browser, s *session, t *snapshot.Target) error {
+		after, err := h.scrollNode(ctx, b, s, t, p.By)
+		r = after.result()
+		r.Session, r.Ref = s.name, p.Ref
+		return err
+	})
 	if err != nil {
 		return control.ScrollResult{}, err
 	}
-	defer unlock()
-	var t snapshot.Target
-	if p.Ref != "" {
-		if t, err = s.target(p.Ref); err != nil {
-			return control.ScrollResult{}, err
-		}
-	}
-	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return control.ScrollResult{}, err
-	}
-	var target *snapshot.Target
-	if p.Ref != "" {
-		target = &t
-	}
-	after, err := h.scrollNode(ctx, b, s, target, p.By)
-	if err != nil {
-		return control.ScrollResult{}, err
-	}
-	r := after.result()
-	r.Session, r.Ref = s.name, p.Ref
 	return r, nil
 }
 
