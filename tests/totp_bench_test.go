@@ -23,9 +23,9 @@ func BenchmarkTOTPStep(b *testing.B) {
 	site := newMFASite(b)
 	key, seedB32 := newSeed(b)
 	otpPW, plainPW := newCanary(), newCanary()
-	site.mu.Lock()
 	site.SetAccount("otp@example.test", otpPW)
 	site.SetAccount("plain@example.test", plainPW)
+	site.mu.Lock()
 	site.keys["otp@example.test"] = key
 	site.mu.Unlock()
 	program, _ := presencetest.FakePinentry(b, "approve")

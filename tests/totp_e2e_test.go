@@ -311,9 +311,9 @@ func TestTOTPLogin(t *testing.T) {
 	key, seedB32 := newSeed(t)
 	_, wrongB32 := newSeed(t)
 	otpPW, plainPW := newCanary(), newCanary()
-	site.mu.Lock()
 	site.SetAccount("otp@example.test", otpPW)
 	site.SetAccount("plain@example.test", plainPW)
+	site.mu.Lock()
 	site.keys["otp@example.test"] = key
 	site.mu.Unlock()
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
@@ -326,7 +326,7 @@ func TestTOTPLogin(t *testing.T) {
 
 	// credentials list: that a second factor exists, nothing more.
 	r := e.run("", "headless", "credentials", "list", "--origin", site.URL)
-	if r.code != 0 || !strings.Contains(r.stdout, "2FA") || strings.Count(r.stdout, "totp") != 2 {
+	if r.code != 0 || !strings.Contains(r.stdout, "KIND") || strings.Count(r.stdout, "totp") != 2 {
 		t.Fatalf("credentials list: %+v", r)
 	}
 
