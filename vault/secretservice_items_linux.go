@@ -312,6 +312,7 @@ func itemFromProps(path dbus.ObjectPath, props map[string]dbus.Variant) (ssItem,
 	}
 	it.rec.Origin, it.rec.Account, it.rec.Alias = attrs["origin"], attrs["account"], attrs["alias"]
 	it.rec.TOTP = attrs[factorAttr] == "totp"
+	it.rec.Passkey = attrs[factorAttr] == "passkey"
 	ok := attrs["xdg:schema"] == SecretServiceSchema && validOrigin(it.rec.Origin) == nil &&
 		credential.ValidAlias(it.rec.Alias) == nil && credential.ValidAccount(it.rec.Account) == nil
 	return it, ok
@@ -416,6 +417,10 @@ func (c *ssConn) create(ctx context.Context, rec Record, secret []byte, random i
 	if rec.TOTP {
 		// Only that a second factor exists: the seed is in the item's secret, with the password.
 		attrs[factorAttr] = "totp"
+	}
+	if rec.Passkey {
+		// Only that the item is a passkey: its key is the item's secret.
+		attrs[factorAttr] = "passkey"
 	}
 	props := map[string]dbus.Variant{
 		ifItem + ".Label":      dbus.MakeVariant(fmt.Sprintf("headless: %s (%s) at %s", rec.Alias, rec.Account, rec.Origin)),

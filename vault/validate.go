@@ -37,7 +37,7 @@ func validKey(origin, alias string) error {
 }
 
 // validRecord checks a record and its stored secret before Add (a password, or a password and
-// a second factor, or such a secret sealed: [credential.ValidSaved]) and sets rec.TOTP from
+// a second factor, or such a secret sealed: [credential.ValidSaved]) and sets rec.TOTP and rec.Passkey from
 // the secret: the flag is the store's own record of what it holds, never the caller's claim.
 // validReplace checks a secret that replaces rec's: valid, and with the same second-factor flag.
 func validReplace(rec Record, secret []byte) error {
@@ -45,8 +45,8 @@ func validReplace(rec Record, secret []byte) error {
 	if err := validRecord(&r, secret); err != nil {
 		return err
 	}
-	if r.TOTP != rec.TOTP {
-		return fmt.Errorf("%w: the new secret's second factor differs from the record's", credential.ErrInvalid)
+	if r.TOTP != rec.TOTP || r.Passkey != rec.Passkey {
+		return fmt.Errorf("%w: the new secret's kind (second factor, passkey) differs from the record's", credential.ErrInvalid)
 	}
 	return nil
 }
@@ -58,7 +58,7 @@ func validRecord(rec *Record, secret []byte) error {
 	if err := credential.ValidAccount(rec.Account); err != nil {
 		return err
 	}
-	totp, err := credential.ValidSaved(secret)
-	rec.TOTP = totp
+	k, err := credential.SavedKind(secret)
+	rec.TOTP, rec.Passkey = k == credential.KindTOTP, k == credential.KindPasskey
 	return err
 }

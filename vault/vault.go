@@ -25,7 +25,8 @@
 //
 // A stored secret is a password, or a password and a TOTP seed ([credential.JoinFactor]): the
 // seed lives in the same item as the password, never in an attribute, the index or a listing;
-// [Record.TOTP] (an item attribute) says only that it exists.
+// [Record.TOTP] (an item attribute) says only that it exists. A passkey's private key is a
+// stored secret of its own kind ([credential.StorePasskey]), [Record.Passkey] its attribute.
 //
 // Record metadata (origin, account, alias, creation time) is not secret: attributes of items in a
 // locked Secret Service collection are readable by any same-user process, and List works while

@@ -50,6 +50,9 @@ type Record struct {
 	// TOTP says that the record's stored secret carries a TOTP seed next to the password
 	// (a second factor exists; the seed itself is never part of a Record).
 	TOTP bool `json:"totp,omitempty"`
+	// Passkey says that the record is a passkey (a WebAuthn credential whose private key is
+	// the stored secret), not a password.
+	Passkey bool `json:"passkey,omitempty"`
 }
 
 // SessionRule says what a session name is, for messages.
@@ -163,31 +166,56 @@ func SplitFactor(stored []byte) (password, factor []byte) {
 }
 
 // ValidStored reports whether stored is acceptable as a stored secret: a valid password,
-// optionally followed by a second factor's stored form of a known kind (1–MaxFactorLen bytes).
-// It answers whether a second factor is present. The error never quotes the secret.
+// optionally followed by a second factor's stored form of a known kind (1–MaxFactorLen bytes),
+// or a passkey ([Passkey]). It answers whether a second factor is present. The error never
+// quotes the secret.
 func ValidStored(stored []byte) (totp bool, err error) {
+	k, err := StoredKind(stored)
+	return k == KindTOTP, err
+}
+
+// Kind is what a stored secret holds; a sealed secret says it in clear, and the seal binds it.
+type Kind byte
+
+// The kinds of stored secret.
+const (
+	KindPassword Kind = 'p' // a password
+	KindTOTP     Kind = 't' // a password and a TOTP seed
+	KindPasskey  Kind = 'k' // a passkey's private key and what names it ([Passkey])
+)
+
+// StoredKind reports what the stored secret holds, or why it is not acceptable ([ValidStored]).
+func StoredKind(stored []byte) (Kind, error) {
+	if IsPasskey(stored) {
+		p, err := ParsePasskey(stored)
+		p.Zero()
+		if err != nil {
+			return 0, err
+		}
+		return KindPasskey, nil
+	}
 	pw, factor := SplitFactor(stored)
 	if err := ValidSecret(pw); err != nil {
-		return false, err
+		return 0, err
 	}
 	if factor == nil {
-		return false, nil
+		return KindPassword, nil
 	}
 	if len(factor) > MaxFactorLen || len(factor) <= len(totpPrefix) || string(factor[:len(totpPrefix)]) != totpPrefix {
-		return false, fmt.Errorf("%w: the second factor is not a stored TOTP key", ErrInvalid)
+		return 0, fmt.Errorf("%w: the second factor is not a stored TOTP key", ErrInvalid)
 	}
 	for _, c := range factor {
 		if c < 0x21 || c > 0x7e {
-			return false, fmt.Errorf("%w: the second factor is not a stored TOTP key", ErrInvalid)
+			return 0, fmt.Errorf("%w: the second factor is not a stored TOTP key", ErrInvalid)
 		}
 	}
-	return true, nil
+	return KindTOTP, nil
 }
 
 // A sealed secret (package internal/broker/seal) is a stored secret encrypted with the machine's seal
 // key (and the person's passphrase where they chose one), kept as text: SealedPrefix (or, for
 // a credential sealed before the seal key existed, with the passphrase alone, SealedPrefixV1),
-// "p" (a password) or "t" (a password and a TOTP seed), ":", then standard base64 without
+// "p" (a password), "t" (a password and a TOTP seed) or "k" (a passkey), ":", then standard base64 without
 // padding. The flag is readable without any key, as a record's TOTP attribute always was.
 const (
 	SealedPrefix   = "hlseal2:"
@@ -207,20 +235,30 @@ func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:l
 // or a sealed one of the right shape. It answers whether a second factor is present (for a
 // sealed secret, what its flag says). The error never quotes the secret.
 func ValidSaved(saved []byte) (totp bool, err error) {
+	k, err := SavedKind(saved)
+	return k == KindTOTP, err
+}
+
+// SavedKind is [StoredKind] for what a store keeps: for a sealed secret, what its flag says.
+func SavedKind(saved []byte) (Kind, error) {
 	if !IsSealed(saved) {
-		return ValidStored(saved)
+		return StoredKind(saved)
 	}
 	bad := fmt.Errorf("%w: not a well-formed sealed secret", ErrInvalid)
 	rest := saved[len(SealedPrefix):]
-	if len(saved) > MaxSealedLen || len(rest) < 3 || (rest[0] != 'p' && rest[0] != 't') || rest[1] != ':' {
-		return false, bad
+	if len(saved) > MaxSealedLen || len(rest) < 3 || rest[1] != ':' {
+		return 0, bad
+	}
+	k := Kind(rest[0])
+	if k != KindPassword && k != KindTOTP && k != KindPasskey {
+		return 0, bad
 	}
 	for _, c := range rest[2:] {
 		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
-			return false, bad
+			return 0, bad
 		}
 	}
-	return rest[0] == 't', nil
+	return k, nil
 }
 
 // Zero overwrites b with zeros.

@@ -87,10 +87,23 @@ var (
 )
 
 // Binding is what a sealed secret belongs to: the record's origin, account and alias (compared
-// case-insensitively, as aliases are), and whether it holds a second factor.
+// case-insensitively, as aliases are), whether it holds a second factor, and whether it is a
+// passkey (a secret sealed for one kind never opens as another).
 type Binding struct {
 	Origin, Account, Alias string
 	TOTP                   bool
+	Passkey                bool
+}
+
+// kind is what b says the sealed secret holds.
+func (b Binding) kind() credential.Kind {
+	switch {
+	case b.Passkey:
+		return credential.KindPasskey
+	case b.TOTP:
+		return credential.KindTOTP
+	}
+	return credential.KindPassword
 }
 
 // ad is the additional data of a seal of version v ("v1" or "v2") in mode (0 for v1).
@@ -103,11 +116,7 @@ func (b Binding) ad(v string, mode byte) []byte {
 	s.WriteByte(0)
 	s.WriteString(strings.ToLower(b.Alias))
 	s.WriteByte(0)
-	if b.TOTP {
-		s.WriteByte('t')
-	} else {
-		s.WriteByte('p')
-	}
+	s.WriteByte(byte(b.kind()))
 	if mode != 0 {
 		s.WriteByte(0)
 		s.WriteByte(mode)
@@ -139,7 +148,7 @@ func Seal(stored []byte, k *Key, passphrase []byte, b Binding) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finish(credential.SealedPrefix, raw, aead, raw[5+saltLen:headV2], stored, b.ad("v2", mode), b.TOTP), nil
+	return finish(credential.SealedPrefix, raw, aead, raw[5+saltLen:headV2], stored, b.ad("v2", mode), b.kind()), nil
 }
 
 // SealV1 is the seal of a credential saved before the seal key existed: the passphrase alone.
@@ -161,20 +170,20 @@ func SealV1(stored, passphrase []byte, b Binding) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finish(credential.SealedPrefixV1, raw, aead, raw[4+saltLen:headV1], stored, b.ad("v1", 0), b.TOTP), nil
+	return finish(credential.SealedPrefixV1, raw, aead, raw[4+saltLen:headV1], stored, b.ad("v1", 0), b.kind()), nil
 }
 
 func checkStored(stored []byte, b Binding) error {
-	if totp, err := credential.ValidStored(stored); err != nil {
+	if k, err := credential.StoredKind(stored); err != nil {
 		return fmt.Errorf("seal: %w", err)
-	} else if totp != b.TOTP || credential.IsSealed(stored) {
-		return errors.New("seal: the binding's second-factor flag disagrees with the secret, or it is sealed already")
+	} else if k != b.kind() || credential.IsSealed(stored) {
+		return errors.New("seal: the binding's kind (password, second factor, passkey) disagrees with the secret, or it is sealed already")
 	}
 	return nil
 }
 
 // finish pads stored, seals it after head and returns the text.
-func finish(prefix string, head []byte, aead cipher.AEAD, nonce, stored, ad []byte, totp bool) []byte {
+func finish(prefix string, head []byte, aead cipher.AEAD, nonce, stored, ad []byte, kind credential.Kind) []byte {
 	// Every secret is padded to one length before it is sealed: a sealed text says nothing of
 	// the password's length (red-team round 6b read it off an unpadded one).
 	padded := make([]byte, paddedLen)
@@ -182,11 +191,7 @@ func finish(prefix string, head []byte, aead cipher.AEAD, nonce, stored, ad []by
 	binary.BigEndian.PutUint16(padded, uint16(len(stored)))
 	copy(padded[2:], stored)
 	raw := aead.Seal(head, nonce, padded, ad)
-	flag := "p"
-	if totp {
-		flag = "t"
-	}
-	return []byte(prefix + flag + ":" + base64.RawStdEncoding.EncodeToString(raw))
+	return []byte(prefix + string(rune(kind)) + ":" + base64.RawStdEncoding.EncodeToString(raw))
 }
 
 // Open returns the stored secret sealed in text for b, opened with the seal key k and the
@@ -198,7 +203,7 @@ func Open(text []byte, k *Key, passphrase []byte, b Binding) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.totp != b.TOTP {
+	if st.kind != b.kind() {
 		return nil, ErrWrongPassphrase // the flag is part of the binding
 	}
 	var aead cipher.AEAD
@@ -233,7 +238,7 @@ func Open(text []byte, k *Key, passphrase []byte, b Binding) ([]byte, error) {
 		return nil, ErrWrongPassphrase
 	}
 	out := append([]byte(nil), padded[2:2+n]...)
-	if totp, verr := credential.ValidStored(out); verr != nil || totp != b.TOTP {
+	if k, verr := credential.StoredKind(out); verr != nil || k != b.kind() {
 		clear(out)
 		return nil, ErrWrongPassphrase
 	}
@@ -257,7 +262,7 @@ func Current(text []byte) bool {
 
 // sealed is a parsed sealed text.
 type sealed struct {
-	totp        bool
+	kind        credential.Kind
 	mode        byte // 0: v1 (passphrase only); modeKey or modePassphrase: v2
 	iter        int
 	salt, nonce []byte
@@ -282,7 +287,7 @@ func parse(text []byte) (sealed, error) {
 	v1 := string(text[:len(credential.SealedPrefixV1)]) == credential.SealedPrefixV1
 	rest := text[len(credential.SealedPrefix):]
 	raw, err := base64.RawStdEncoding.DecodeString(string(rest[2:]))
-	st := sealed{totp: rest[0] == 't'}
+	st := sealed{kind: credential.Kind(rest[0])}
 	if v1 {
 		if err != nil || len(raw) < headV1+16 {
 			return sealed{}, ErrMalformed

@@ -152,15 +152,25 @@ func TestSealOpen(t *testing.T) {
 	wrong := map[string]func() ([]byte, error){
 		"passphrase": func() ([]byte, error) { return Open(text, tk, []byte("correct horse battery stapl"), rec) },
 		"origin": func() ([]byte, error) {
-			return Open(text, tk, pass, Binding{"https://evil.example", rec.Account, rec.Alias, false})
+			return Open(text, tk, pass, Binding{"https://evil.example", rec.Account, rec.Alias, false, false})
 		},
 		"account": func() ([]byte, error) {
-			return Open(text, tk, pass, Binding{rec.Origin, "root@example.com", rec.Alias, false})
+			return Open(text, tk, pass, Binding{rec.Origin, "root@example.com", rec.Alias, false, false})
 		},
-		"alias":     func() ([]byte, error) { return Open(text, tk, pass, Binding{rec.Origin, rec.Account, "other", false}) },
-		"totp flag": func() ([]byte, error) { return Open(text, tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, true}) },
+		"alias": func() ([]byte, error) {
+			return Open(text, tk, pass, Binding{rec.Origin, rec.Account, "other", false, false})
+		},
+		"totp flag": func() ([]byte, error) {
+			return Open(text, tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, true, false})
+		},
 		"flipped flag": func() ([]byte, error) {
-			return Open(bytes.Replace(text, []byte(":p:"), []byte(":t:"), 1), tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, true})
+			return Open(bytes.Replace(text, []byte(":p:"), []byte(":t:"), 1), tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, true, false})
+		},
+		"passkey flag": func() ([]byte, error) {
+			return Open(text, tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, false, true})
+		},
+		"passkey flipped": func() ([]byte, error) {
+			return Open(bytes.Replace(text, []byte(":p:"), []byte(":k:"), 1), tk, pass, Binding{rec.Origin, rec.Account, rec.Alias, false, true})
 		},
 		"flipped byte": func() ([]byte, error) { return Open(flip(t, text, 40), tk, pass, rec) },
 		"last byte":    func() ([]byte, error) { return Open(flip(t, text, -1), tk, pass, rec) },
@@ -315,5 +325,34 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		clear(pw)
+	}
+}
+
+// TestSealPasskey: a passkey seals and opens under a passkey binding only, its flag is "k",
+// and the sealed text holds none of its private key.
+func TestSealPasskey(t *testing.T) {
+	k := mustKey(7)
+	key := bytes.Repeat([]byte{0x5a}, 138)
+	stored, err := credential.StorePasskey(credential.Passkey{RPID: "localhost", ID: []byte("id-1"), UserHandle: []byte{1, 2, 3}, Key: key, SignCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Binding{Origin: "http://localhost:8080", Account: "alice", Alias: "pk", Passkey: true}
+	text, err := Seal(stored, k, nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(text, []byte(credential.SealedPrefix+"k:")) || bytes.Contains(text, key[:16]) {
+		t.Fatalf("sealed passkey %.20q…: want the %q flag and no key bytes", text, "k")
+	}
+	if _, err := Seal(stored, k, nil, Binding{Origin: b.Origin, Account: b.Account, Alias: b.Alias}); err == nil {
+		t.Fatal("a passkey sealed under a password binding")
+	}
+	if _, err := Open(text, k, nil, Binding{Origin: b.Origin, Account: b.Account, Alias: b.Alias}); !errors.Is(err, ErrWrongPassphrase) {
+		t.Fatalf("a sealed passkey opened as a password: %v", err)
+	}
+	got, err := Open(text, k, nil, b)
+	if err != nil || !bytes.Equal(got, stored) {
+		t.Fatalf("Open = %v; want the stored passkey back", err)
 	}
 }
