@@ -210,3 +210,8 @@ func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte
 	}
 	return r.Result.Released, r.Result.Secret, nil
 }
+
+// PasskeySigned reports the sign count a released passkey reached (MethodPasskeySigned).
+func (c *Client) PasskeySigned(ctx context.Context, challenge string, count uint32) error {
+	return c.Call(ctx, MethodPasskeySigned, PasskeySignedParams{Challenge: challenge, SignCount: count}, nil)
+}

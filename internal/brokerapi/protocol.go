@@ -59,6 +59,9 @@ const (
 	// MethodEchoSeen is the host telling brokerd, for the audit, that a page showed a secret
 	// released into the browser and the output was refused (the page discarded).
 	MethodEchoSeen = "echo.seen"
+	// MethodPasskeySigned is the host telling brokerd the sign count a passkey's authenticator
+	// reached in the ceremony of a release (named by its challenge), for the next release.
+	MethodPasskeySigned = "passkey.signed"
 )
 
 // Proc is a process of a chain (pid, executable when readable, comm).
@@ -76,6 +79,9 @@ const (
 	PurposeCode   = "code"   // step-up: the one-time code alone, typed into the page's code field
 	PurposeBasic  = "basic"  // the answer to one HTTP Basic challenge of the page's origin (one request's Authorization header: cdp.ContinueWithBasic)
 	PurposeVerify = "verify" // 'credentials verify': received by the host and zeroed
+	// PurposePasskey: a passkey (credential.Passkey), added for one WebAuthn ceremony of the
+	// page to a virtual authenticator of the session and removed after it.
+	PurposePasskey = "passkey"
 )
 
 // Bounds of what the host reports about a release.
@@ -172,7 +178,8 @@ type Credential struct {
 	Account string    `json:"account"`
 	Alias   string    `json:"alias"`
 	Created time.Time `json:"created"`
-	TOTP    bool      `json:"totp,omitempty"` // a second factor (TOTP seed) is stored with the password
+	TOTP    bool      `json:"totp,omitempty"`    // a second factor (TOTP seed) is stored with the password
+	Passkey bool      `json:"passkey,omitempty"` // a passkey, not a password
 	// LoginPaths are the paths of the origin where this credential's sign-in form may be
 	// (learned at the first authenticated sign-in, or set at enrolment); none: not yet known.
 	LoginPaths []string `json:"login_paths,omitempty"`
@@ -257,10 +264,19 @@ type ChallengeParams struct {
 
 // ChallengeResult answers "challenge.issue": the aliases saved for exactly that origin.
 type ChallengeResult struct {
-	Challenge string    `json:"challenge"`
-	Origin    string    `json:"origin"`
-	Aliases   []string  `json:"aliases"`
+	Challenge string   `json:"challenge"`
+	Origin    string   `json:"origin"`
+	Aliases   []string `json:"aliases"`
+	// Passkeys are the aliases of Aliases that are passkeys.
+	Passkeys  []string  `json:"passkeys,omitempty"`
 	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// PasskeySignedParams is "passkey.signed": the challenge of a passkey release and the sign
+// count its authenticator reported after the page's ceremony.
+type PasskeySignedParams struct {
+	Challenge string `json:"challenge"`
+	SignCount uint32 `json:"sign_count"`
 }
 
 // ReleaseParams is "release": the challenge, the alias, and the session and document the
@@ -298,6 +314,9 @@ type Released struct {
 	// Code says the secret is the password, a NUL byte and the current one-time code
 	// (credential.SplitFactor), released under the same approval.
 	Code bool `json:"code,omitempty"`
+	// SignCount is, for a passkey, the highest sign count brokerd knows of it: the host gives
+	// the authenticator that count, so the site sees it grow.
+	SignCount uint32 `json:"sign_count,omitempty"`
 }
 
 // ProfileClearedParams is "profile.cleared".

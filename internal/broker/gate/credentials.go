@@ -235,5 +235,5 @@ func (s *Server) repair(ctx context.Context) (brokerapi.RepairResult, error) {
 
 // listed is a record as credentials.list shows it.
 func listed(r vault.Record) brokerapi.Credential {
-	return brokerapi.Credential{Origin: r.Origin, Account: r.Account, Alias: r.Alias, Created: r.Created, TOTP: r.TOTP}
+	return brokerapi.Credential{Origin: r.Origin, Account: r.Account, Alias: r.Alias, Created: r.Created, TOTP: r.TOTP, Passkey: r.Passkey}
 }

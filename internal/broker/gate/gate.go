@@ -63,6 +63,9 @@ func (s *Server) issue(ctx context.Context, conn *rpc.Conn, p brokerapi.Challeng
 	res := brokerapi.ChallengeResult{Challenge: ch.ID, Origin: ch.Origin, ExpiresAt: ch.Expires.UTC(), Aliases: make([]string, 0, len(recs))}
 	for _, r := range recs {
 		res.Aliases = append(res.Aliases, r.Alias)
+		if r.Passkey {
+			res.Passkeys = append(res.Passkeys, r.Alias)
+		}
 	}
 	return res, nil
 }
@@ -142,10 +145,21 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		return nil, fmt.Errorf("alias %q at %s: %w", p.Alias, ch.Origin, vault.ErrAliasUnknown)
 	}
 	ar.Account, ar.Alias = rec.Account, rec.Alias
+	// A passkey answers a page's WebAuthn ceremony, and nothing else does: a passkey is never
+	// typed, and a password never reaches an authenticator.
+	passkey := p.Purpose == brokerapi.PurposePasskey
+	if passkey != rec.Passkey {
+		if rec.Passkey {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "alias %q is a passkey: it answers a page's passkey request, never a password field or a code; nothing was asked or released", rec.Alias).
+				WithHint("sign in with it on the site's passkey sign-in page: headless auth login --alias " + rec.Alias)
+		}
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "alias %q is a password, not a passkey; nothing was asked or released", rec.Alias)
+	}
 	// A form sign-in goes only where the credential signed in before (or where the person
 	// set at enrolment): anywhere else on the origin is refused before anyone is asked,
 	// unless the host asks the person to allow the new path, with a prompt that says so first.
-	login := p.Purpose == brokerapi.PurposeLogin
+	// A passkey sign-in is held to the same known sign-in paths as a form's.
+	login := p.Purpose == brokerapi.PurposeLogin || passkey
 	path := p.Path
 	var known []string
 	if login {
@@ -178,7 +192,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		// says so. (The record's metadata says whether a seed is stored; a record read
 		// inside the grant that disagrees is refused below.)
 		Code: rec.TOTP && p.Purpose == brokerapi.PurposeLogin, Basic: p.Purpose == brokerapi.PurposeBasic,
-		CodeOnly: p.Purpose == brokerapi.PurposeCode, FirstLogin: login && len(known) == 0}
+		CodeOnly: p.Purpose == brokerapi.PurposeCode, FirstLogin: login && len(known) == 0, Passkey: passkey}
 	if login {
 		req.Path = path
 	}
@@ -251,8 +265,11 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	// one-time code, the current code travels after the password in the same frame
 	// (password, NUL, digits: credential.SplitFactor on the host). The seed is checked before
 	// the release is audited, so that an allowed record says exactly what was sent.
-	pw, factor := credential.SplitFactor(secret)
 	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}
+	if passkey {
+		return s.releasePasskey(peer, id, p, ch.Session, meta.store, path, newPath, rel, secret, &ar)
+	}
+	pw, factor := credential.SplitFactor(secret)
 	var key totp.Key
 	withCode := req.Code || req.CodeOnly
 	if withCode {

@@ -177,7 +177,7 @@ func (s *Server) startHost(ctx context.Context, p brokerapi.HostStartParams) (br
 func validRelease(p brokerapi.ReleaseParams) error {
 	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeInvalidArgument, format, a...) }
 	switch {
-	case p.Purpose != brokerapi.PurposeLogin && p.Purpose != brokerapi.PurposeVerify && p.Purpose != brokerapi.PurposeBasic && p.Purpose != brokerapi.PurposeCode:
+	case p.Purpose != brokerapi.PurposeLogin && p.Purpose != brokerapi.PurposeVerify && p.Purpose != brokerapi.PurposeBasic && p.Purpose != brokerapi.PurposeCode && p.Purpose != brokerapi.PurposePasskey:
 		return bad("unknown release purpose %q", clip.Text(p.Purpose, 32))
 	case len(p.Path) > brokerapi.MaxPath || !procstat.Printable(p.Path):
 		return bad("the page path is longer than %d bytes or not printable UTF-8", brokerapi.MaxPath)

@@ -27,6 +27,8 @@ type signIn struct {
 	path      string
 	newPath   bool // the person allowed it at a path that was not one of the known ones
 	used      bool
+	passkey   bool // a passkey's sign-in: its sign count may be reported once
+	counted   bool
 }
 
 // Bounds of the allowed sign-ins kept for learn_path: each for signInTTL, at most maxSignIns
@@ -64,11 +66,10 @@ func (s *Server) forgetSignIns(now time.Time) []*signIn {
 func (s *Server) takeSignIn(conn *rpc.Conn, challenge string) (signIn, error) {
 	s.loginMu.Lock()
 	defer s.loginMu.Unlock()
-	i := slices.IndexFunc(s.logins, func(si *signIn) bool { return si.challenge == challenge && si.host == conn.Peer.PID })
-	if i < 0 {
+	si := s.findSignIn(conn, challenge)
+	if si == nil {
 		return signIn{}, wire.Errorf(wire.CodeChallengeUnk, "no form sign-in released to this host for challenge %q; nothing was learned", procstat.Clean(challenge, 64))
 	}
-	si := s.logins[i]
 	switch {
 	case si.used:
 		return signIn{}, wire.Errorf(wire.CodeChallengeUsed, "the sign-in of challenge %q was reported already; nothing was learned", si.challenge)
@@ -77,6 +78,15 @@ func (s *Server) takeSignIn(conn *rpc.Conn, challenge string) (signIn, error) {
 	}
 	si.used = true
 	return *si, nil
+}
+
+// findSignIn (s.loginMu held) is the allowed sign-in of challenge released to conn's process.
+func (s *Server) findSignIn(conn *rpc.Conn, challenge string) *signIn {
+	i := slices.IndexFunc(s.logins, func(si *signIn) bool { return si.challenge == challenge && si.host == conn.Peer.PID })
+	if i < 0 {
+		return nil
+	}
+	return s.logins[i]
 }
 
 // learn answers credentials.learn_path: the genuine host saying that the form sign-in it

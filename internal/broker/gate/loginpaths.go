@@ -66,6 +66,9 @@ type pathEntry struct {
 	Account string   `json:"account,omitempty"` // as when the entry was made; not part of its name
 	Set     []string `json:"set,omitempty"`     // by the person, at enrolment
 	Learned []string `json:"learned,omitempty"` // by authenticated sign-ins, oldest first
+	// SignCount is, for a passkey, the highest sign count its authenticator reported (not
+	// secret: every assertion shows it to the site).
+	SignCount uint32 `json:"sign_count,omitempty"`
 }
 
 // known is every known path: the person's, else the one path the credential's first sign-in
@@ -316,8 +319,8 @@ func validEntries(es []pathEntry) error {
 			return fmt.Errorf("entry %d: alias or account out of bounds", i)
 		}
 		known := e.known()
-		if len(known) == 0 || len(known) > brokerapi.MaxLoginPaths {
-			return fmt.Errorf("entry %d: %d paths, 1 to %d", i, len(known), brokerapi.MaxLoginPaths)
+		if len(known) == 0 && e.SignCount == 0 || len(known) > brokerapi.MaxLoginPaths {
+			return fmt.Errorf("entry %d: %d paths, 1 to %d (none: a passkey's sign count alone)", i, len(known), brokerapi.MaxLoginPaths)
 		}
 		for j, p := range known {
 			if err := checkLoginPath(p); err != nil || slices.Contains(known[:j], p) {
@@ -460,6 +463,35 @@ func learnPath(b pathBook, o, alias, account, path string, newPath bool) (learne
 		return learned{}, err
 	}
 	return res, nil
+}
+
+// signCount is the sign count the book holds for (o, alias) (0: none).
+func signCount(b pathBook, o, alias string) (uint32, error) {
+	es, err := b.entries()
+	if err != nil {
+		return 0, err
+	}
+	if i := slices.IndexFunc(es, func(e pathEntry) bool { return e.names(o, alias) }); i >= 0 {
+		return es[i].SignCount, nil
+	}
+	return 0, nil
+}
+
+// raiseSignCount keeps count for (o, alias) when it is higher than the one the book holds:
+// a sign count never goes back.
+func raiseSignCount(b pathBook, o, alias, account string, count uint32) error {
+	return b.update(func(es []pathEntry) ([]pathEntry, error) {
+		i := slices.IndexFunc(es, func(e pathEntry) bool { return e.names(o, alias) })
+		if i < 0 {
+			es = append(es, pathEntry{Origin: o, Alias: alias, Account: account})
+			i = len(es) - 1
+		}
+		if count <= es[i].SignCount {
+			return nil, errUnchanged
+		}
+		es[i].SignCount = count
+		return es, nil
+	})
 }
 
 // errPathChanged refuses a form sign-in at a path that is not one of the credential's known

@@ -41,11 +41,11 @@ func (s *Server) openSealed(ctx context.Context, sp sealer, store vault.Store, r
 	if !credential.IsSealed(text) || !seal.NeedsPassphrase(text) && seal.Valid(text) == nil {
 		return got, nil, wire.Errorf(wire.CodeNotSealed, "alias %q was saved without the passphrase (in plain text, or under another presence provider), and the passphrase provider releases only credentials sealed with it; nothing was asked or released", alias)
 	}
-	totp, err := credential.ValidSaved(text)
+	kind, err := credential.SavedKind(text)
 	if err != nil {
 		return got, nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q is not a well-formed sealed credential; nothing was asked or released", alias)
 	}
-	b := seal.Binding{Origin: got.Origin, Account: got.Account, Alias: got.Alias, TOTP: totp}
+	b := binding(got, kind)
 	var (
 		secret []byte
 		again  []byte     // a v1 seal sealed again with the seal key, for the store
@@ -152,11 +152,11 @@ func (s *Server) openKeyOnly(ctx context.Context, store vault.Store, rec vault.R
 	if seal.NeedsPassphrase(text) {
 		return nil, wire.Errorf(wire.CodeSealed, "alias %q is sealed with a passphrase, and this brokerd's presence provider cannot open it; nothing was released", rec.Alias)
 	}
-	totp, err := credential.ValidSaved(text)
+	kind, err := credential.SavedKind(text)
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q is not a well-formed sealed credential; nothing was released", rec.Alias)
 	}
-	pt, err := seal.Open(text, s.Key, nil, seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, TOTP: totp})
+	pt, err := seal.Open(text, s.Key, nil, binding(rec, kind))
 	if err != nil {
 		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q does not open with this machine's seal key (it was altered, copied from another record, or sealed on another machine); nothing was released", rec.Alias).
 			WithHint("remove the alias and add it again (headless credentials remove …; headless credentials add …)")
@@ -166,14 +166,20 @@ func (s *Server) openKeyOnly(ctx context.Context, store vault.Store, rec vault.R
 
 // sealKeyOnly seals secret (a stored secret, as the CLI sent it) for rec with the seal key.
 func (s *Server) sealKeyOnly(rec vault.Record, secret []byte) ([]byte, error) {
-	totp, err := credential.ValidStored(secret)
+	kind, err := credential.StoredKind(secret)
 	if err != nil {
 		return nil, err
 	}
 	if credential.IsSealed(secret) {
 		return nil, wire.Errorf(wire.CodeInvalidArgument, "a password may not start with %q, the mark of a sealed credential; nothing was saved", credential.SealedPrefix)
 	}
-	return seal.Seal(secret, s.Key, nil, seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, TOTP: totp})
+	return seal.Seal(secret, s.Key, nil, binding(rec, kind))
+}
+
+// binding is what a secret of kind saved for rec is sealed to.
+func binding(rec vault.Record, kind credential.Kind) seal.Binding {
+	return seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias,
+		TOTP: kind == credential.KindTOTP, Passkey: kind == credential.KindPasskey}
 }
 
 // sealAgain replaces the saved secret of rec with again, its new seal. A failure costs
@@ -195,7 +201,7 @@ func (s *Server) sealAgain(ctx context.Context, store vault.Store, rec vault.Rec
 // when it holds none, this passphrase is chosen now: asked twice, at least MinPassphrase
 // characters.
 func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session string, rec vault.Record, secret []byte) ([]byte, error) {
-	totp, err := credential.ValidStored(secret)
+	kind, err := credential.StoredKind(secret)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +213,7 @@ func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session stri
 		return nil, err
 	}
 	defer credential.Zero(ref.text)
-	req := presence.Request{Save: true, Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, Session: session, PID: peer.PID}
+	req := presence.Request{Save: true, Passkey: kind == credential.KindPasskey, Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, Session: session, PID: peer.PID}
 	if chain := s.chainOf(peer); len(chain) > 0 {
 		req.Exe = chain[0].Exe
 		if req.Exe == "" && chain[0].Comm != "" {
@@ -216,7 +222,7 @@ func (s *Server) sealNew(ctx context.Context, sp sealer, peer Peer, session stri
 			req.Exe = chain[0].Comm + " (its name; the executable cannot be read)"
 		}
 	}
-	b := seal.Binding{Origin: rec.Origin, Account: rec.Account, Alias: rec.Alias, TOTP: totp}
+	b := binding(rec, kind)
 	var sealed []byte
 	err = sp.Ask(ctx, req, ref.text == nil, func(pass []byte) error {
 		if ref.text == nil && utf8.RuneCount(pass) < MinPassphrase {
@@ -280,14 +286,14 @@ func (s *Server) sealRef(ctx context.Context, o, alias string) (sealedRef, error
 			credential.Zero(text) // plain, or sealed without a passphrase: nothing to check against
 			continue
 		}
-		totp, verr := credential.ValidSaved(text)
+		kind, verr := credential.SavedKind(text)
 		if verr != nil || seal.Valid(text) != nil {
 			// Not one to check a passphrase against (an altered record, say): the next.
 			credential.Zero(text)
 			bad++
 			continue
 		}
-		return sealedRef{text: text, b: seal.Binding{Origin: got.Origin, Account: got.Account, Alias: got.Alias, TOTP: totp}}, nil
+		return sealedRef{text: text, b: binding(got, kind)}, nil
 	}
 	return sealedRef{}, nil
 }

@@ -265,6 +265,10 @@ func (s *Server) methods() *rpc.Methods {
 		rpc.Handle(t, brokerapi.MethodLearnPath, func(ctx context.Context, p brokerapi.LearnPathParams) (brokerapi.LearnPathResult, error) {
 			return s.learn(rpc.ConnOf(ctx), p)
 		})
+		rpc.Handle(t, brokerapi.MethodPasskeySigned, func(ctx context.Context, p brokerapi.PasskeySignedParams) (struct{}, error) {
+			rpc.Note(ctx, "sign_count", p.SignCount)
+			return s.passkeySigned(rpc.ConnOf(ctx), p)
+		})
 		rpc.Handle(t, brokerapi.MethodEchoSeen, func(ctx context.Context, p brokerapi.EchoSeenParams) (struct{}, error) {
 			rpc.Note(ctx, "session", p.Session, "output", p.Output)
 			return s.echoSeen(rpc.ConnOf(ctx), p)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -966,6 +967,92 @@ func TestReleaseWithOneTimeCode(t *testing.T) {
 	for _, r := range f.audit.records() {
 		if strings.Contains(fmt.Sprintf("%+v", r), "07081804") || strings.Contains(fmt.Sprintf("%+v", r), "GEZD") {
 			t.Fatal("the audit holds the code or the seed")
+		}
+	}
+}
+
+// TestReleasePasskey: a passkey is released only for a passkey ceremony and a password never
+// is, both refused before anyone is asked; the prompt says "passkey"; the reply carries the
+// highest sign count brokerd knows, which the host's passkey.signed raises once per release
+// and never lowers; no audit record holds a byte of the key.
+func TestReleasePasskey(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	key := bytes.Repeat([]byte{0xa7}, 138)
+	stored, err := credential.StorePasskey(credential.Passkey{RPID: "app.example", ID: []byte("cred-1"), UserHandle: []byte{9}, Key: key, SignCount: 41})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := c.Add(ctx, "https://app.example", "pk@example", "pk", stored)
+	if err != nil || !cred.Passkey || cred.TOTP {
+		t.Fatalf("add: %+v %v", cred, err)
+	}
+	issue := func() string {
+		ch, err := c.Challenge(ctx, brokerapi.ChallengeParams{Session: "s", Document: "d", Origin: "https://app.example"})
+		if err != nil || !slices.Contains(ch.Passkeys, "pk") || slices.Contains(ch.Passkeys, "staging-admin") {
+			t.Fatalf("challenge: %+v %v", ch, err)
+		}
+		return ch.Challenge
+	}
+	asked := f.pres.asked.Load()
+	for _, p := range []brokerapi.ReleaseParams{
+		{Alias: "pk", Purpose: brokerapi.PurposeLogin, Path: "/login"},
+		{Alias: "pk", Purpose: brokerapi.PurposeBasic},
+		{Alias: "pk", Purpose: brokerapi.PurposeCode},
+		{Alias: "staging-admin", Purpose: brokerapi.PurposePasskey, Path: "/login"},
+	} {
+		p.Challenge, p.Session, p.Document = issue(), "s", "d"
+		if _, secret, err := c.Release(ctx, p); wire.CodeOf(err) != wire.CodeInvalidArgument || secret != nil {
+			t.Fatalf("%s as %q: %v; want INVALID_ARGUMENT", p.Alias, p.Purpose, err)
+		}
+	}
+	if n := f.pres.asked.Load() - asked; n != 0 {
+		t.Fatalf("a mismatched kind asked the person %d times", n)
+	}
+	release := func() (string, brokerapi.Released) {
+		ch := issue()
+		rel, secret, err := c.Release(ctx, brokerapi.ReleaseParams{Challenge: ch, Alias: "pk", Session: "s", Document: "d", Purpose: brokerapi.PurposePasskey, Path: "/login"})
+		if err != nil {
+			t.Fatalf("passkey release: %v", err)
+		}
+		pk, err := credential.ParsePasskey(secret)
+		if err != nil || !bytes.Equal(pk.Key, key) || pk.RPID != "app.example" {
+			t.Fatalf("released passkey: %v", err)
+		}
+		return ch, rel
+	}
+	ch, rel := release()
+	if rel.SignCount != 41 {
+		t.Fatalf("sign count %d; want the stored 41", rel.SignCount)
+	}
+	if d := f.pres.last.Load().Description(); !strings.Contains(d, "Use the saved passkey") {
+		t.Fatalf("prompt: %s", d)
+	}
+	released(t, f, `"released":["passkey"]`)
+	if err := c.PasskeySigned(ctx, ch, 42); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PasskeySigned(ctx, ch, 90); wire.CodeOf(err) != wire.CodeChallengeUnk {
+		t.Fatalf("a second report of one release: %v; want CHALLENGE_UNKNOWN", err)
+	}
+	if err := c.PasskeySigned(ctx, "nope", 90); wire.CodeOf(err) != wire.CodeChallengeUnk {
+		t.Fatalf("a report of no release: %v", err)
+	}
+	ch, rel = release()
+	if rel.SignCount != 42 {
+		t.Fatalf("sign count %d after a report of 42", rel.SignCount)
+	}
+	if err := c.PasskeySigned(ctx, ch, 7); err != nil { // lower: kept as it was
+		t.Fatal(err)
+	}
+	if _, rel = release(); rel.SignCount != 42 {
+		t.Fatalf("sign count %d after a lower report; want 42", rel.SignCount)
+	}
+	enc := base64.StdEncoding.EncodeToString(key)[:12]
+	for _, r := range f.audit.records() {
+		if s := fmt.Sprintf("%+v", r); strings.Contains(s, enc) || strings.Contains(s, string(key[:8])) {
+			t.Fatal("the audit holds the passkey's key")
 		}
 	}
 }

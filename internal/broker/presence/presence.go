@@ -82,6 +82,9 @@ type Request struct {
 	CodeOnly bool
 	// Basic: the password answers one HTTP Basic authentication challenge of the origin.
 	Basic bool
+	// Passkey: the credential is a passkey, used for one WebAuthn ceremony of the page (its
+	// private key is added to the session's virtual authenticator and removed after it).
+	Passkey bool
 	// Save: not a release but a credential being saved (typed by the person at the CLI's
 	// terminal), to be sealed with the passphrase asked for.
 	Save bool
@@ -116,8 +119,12 @@ func (r Request) Description() string {
 	if r.FirstLogin {
 		fmt.Fprintf(&b, "NO SIGN-IN PAGE WAS SET FOR THIS CREDENTIAL: page %q, which the agent chose, will be remembered as its sign-in page. Approve only if it is the site's own sign-in page.\n", r.Path)
 	}
+	what := "password"
+	if r.Passkey {
+		what = "passkey"
+	}
 	if r.Save {
-		fmt.Fprintf(&b, "Save the password sent by the requester below for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
+		fmt.Fprintf(&b, "Save the "+what+" sent by the requester below for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
 		if r.Session != "" {
 			fmt.Fprintf(&b, " (in isolated session %q only)", r.Session)
 		}
@@ -125,10 +132,11 @@ func (r Request) Description() string {
 	} else if r.Verify {
 		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
 			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
+	} else if r.Passkey {
+		fmt.Fprintf(&b, "Use the saved passkey for %q at %s (alias %q) in browser session %q, for one sign-in of that page (the site's passkey request is answered once; the key never leaves headless)?", r.Account, r.Origin, r.Alias, r.Session)
 	} else if r.CodeOnly {
 		fmt.Fprintf(&b, "Release only the one-time code (not the password) for %q at %s (alias %q) to browser session %q, for a verification step of a signed-in page?", r.Account, r.Origin, r.Alias, r.Session)
 	} else {
-		what := "password"
 		if r.Code {
 			what = "password and one-time code"
 		}
