@@ -141,7 +141,8 @@ func (h *Host) release(ctx context.Context, intact *intactCheck, p brokerapi.Rel
 	if ctx.Err() != nil {
 		return rel, secret, withdrawn(ctx)
 	}
-	if err == nil && p.Purpose != brokerapi.PurposeVerify {
+	if err == nil && p.Purpose != brokerapi.PurposeVerify && p.Purpose != brokerapi.PurposePasskey {
+		// (A passkey's key never reaches the page: only its signatures do.)
 		h.remember(rel, secret) // before it reaches the page: every later output is scanned
 	}
 	return rel, secret, err

@@ -47,7 +47,7 @@ func (s *Server) Methods() *rpc.Methods {
 		// the connection) is withdrawn at once: its prompt goes away, nothing is typed.
 		// A journey too: it may be waiting for a person's approval of its login, and its
 		// browser context is disposed of as soon as it stops.
-		CancelOnHangup: map[string]bool{control.MethodAuthLogin: true, control.MethodCredentialsVerify: true, control.MethodWait: true,
+		CancelOnHangup: map[string]bool{control.MethodAuthLogin: true, control.MethodCredentialsAddPasskey: true, control.MethodCredentialsVerify: true, control.MethodWait: true,
 			control.MethodJourneyRun: true},
 		// A request cut short because the host is stopping (its brokerd went away, a
 		// shutdown) is HOST_UNAVAILABLE, not "its caller went away".
@@ -171,6 +171,14 @@ func (s *Server) Methods() *rpc.Methods {
 			return brokerapi.Credential{}, err
 		}
 		return h.CredentialsAdd(ctx, p)
+	})
+	// The person's command, as credentials.add: only from a terminal.
+	handle(t, h, control.MethodCredentialsAddPasskey, func(ctx context.Context, p control.PasskeyAddParams) (brokerapi.Credential, error) {
+		session(ctx, p.Session)
+		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
+			return brokerapi.Credential{}, err
+		}
+		return h.PasskeyAdd(ctx, p)
 	})
 	handle(t, h, control.MethodCredentialsRemove, func(ctx context.Context, p control.CredentialsRemoveParams) (struct{}, error) {
 		session(ctx, p.Session)

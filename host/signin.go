@@ -107,10 +107,29 @@ type signIn struct {
 // bounding what comes before the release; res is the result it fills in.
 func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *control.AuthResult) error {
 	h, b, s, look := si.h, si.b, si.s, si.look
-	st, form, err := si.loginPage(look.ctx)
+	st, err := si.lookPage(look.ctx)
 	res.Origin = si.origin
 	if err != nil {
 		return err
+	}
+	// The challenge for this document says which aliases are passkeys: a passkey signs in
+	// through the page's WebAuthn ceremony (passkey.go), never a form.
+	// (A page offering a passkey gets a challenge of its own even when the caller brought one:
+	// the caller's says nothing of the kinds.)
+	challengeID := p.Challenge
+	if _, _, offers := passkeyTrigger(st); challengeID == "" || offers {
+		ch, err := si.challenge(look.ctx, st)
+		if err != nil {
+			return err
+		}
+		challengeID = ch.Challenge
+		if isPasskey(ch, p.Alias) {
+			return si.passkeyLogin(ctx, p, res, st, challengeID)
+		}
+	}
+	form, ok := usable(st, firstPage)
+	if !ok {
+		return noLoginForm(st)
 	}
 
 	// Two-step login: type the account (metadata, no release needed) and submit, then continue
@@ -125,7 +144,7 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 		if st, form, err = si.firstStep(look.ctx, st, form, account); err != nil {
 			return err
 		}
-		p.Challenge = "" // the caller's challenge was for the first page
+		challengeID = "" // the challenge was for the first page
 	}
 
 	// Refuse a form that could never take the password before anyone is asked to approve.
@@ -137,16 +156,12 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	if _, err := h.closeOpened(look.ctx, b, s); err != nil {
 		return h.browserErr(err)
 	}
-	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(look.ctx, func(c *brokerapi.Client) error {
-			ch, err := c.Challenge(look.ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: si.origin, Isolated: s.isolated})
-			challengeID = ch.Challenge
-			return err
-		})
+		ch, err := si.challenge(look.ctx, st)
 		if err != nil {
 			return err
 		}
+		challengeID = ch.Challenge
 	}
 	var (
 		rel    brokerapi.Released
@@ -215,16 +230,32 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	return err
 }
 
-// loginPage looks at the session's page and finds the sign-in form to use (in the top
-// document; a username-only first step counts). It records the URL before in si.ev and sets
-// si.origin.
-func (si *signIn) loginPage(ctx context.Context) (st pageState, form snapshot.LoginForm, err error) {
+// challenge has brokerd issue a challenge for the session's document st, at si.origin.
+func (si *signIn) challenge(ctx context.Context, st pageState) (ch brokerapi.ChallengeResult, err error) {
+	err = si.h.withBroker(ctx, func(c *brokerapi.Client) error {
+		ch, err = c.Challenge(ctx, brokerapi.ChallengeParams{Session: si.s.name, Document: st.document, Origin: si.origin, Isolated: si.s.isolated})
+		return err
+	})
+	return ch, err
+}
+
+// lookPage looks at the session's page, records the URL before in si.ev and sets si.origin.
+func (si *signIn) lookPage(ctx context.Context) (st pageState, err error) {
 	if st, err = si.h.look(ctx, si.b, si.s); err != nil {
-		return st, form, err
+		return st, err
 	}
 	si.ev.URLBefore = clip.Text(withoutQuery(st.outline.URL), 512)
 	if si.origin, err = origin.Canonical(st.outline.Origin); err != nil {
-		return st, form, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)
+		return st, wire.Errorf(wire.CodeNoLoginForm, "this page's origin cannot hold saved credentials: %w", err)
+	}
+	return st, nil
+}
+
+// loginPage looks at the session's page (lookPage) and finds the sign-in form to use (in the
+// top document; a username-only first step counts).
+func (si *signIn) loginPage(ctx context.Context) (st pageState, form snapshot.LoginForm, err error) {
+	if st, err = si.lookPage(ctx); err != nil {
+		return st, form, err
 	}
 	form, ok := usable(st, firstPage)
 	if !ok {
@@ -585,7 +616,8 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*c
 		return nil, nil
 	}
 	f, ok := usable(st, firstPage)
-	if !ok || checkForm(st, f, o) != nil {
+	_, _, offers := passkeyTrigger(st)
+	if !offers && (!ok || checkForm(st, f, o) != nil) {
 		return nil, nil // a form that would be refused gets no challenge: 'auth login' says why
 	}
 	var ch brokerapi.ChallengeResult
@@ -598,5 +630,13 @@ func (h *Host) authRequired(ctx context.Context, b *cdp.Browser, s *session) (*c
 		h.o.Log.Warn("no challenge for a login form", "session", s.name, "code", wire.CodeOf(err))
 		return nil, nil
 	}
-	return &control.AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}, nil
+	ar := &control.AuthRequired{Challenge: ch.Challenge, Origin: ch.Origin, Aliases: ch.Aliases, ExpiresAt: ch.ExpiresAt}
+	if !ok || checkForm(st, f, o) != nil {
+		// A passkey sign-in page without a usable form: only its passkeys can sign in here.
+		if len(ch.Passkeys) == 0 {
+			return nil, nil
+		}
+		ar.Kind, ar.Aliases = "passkey", ch.Passkeys
+	}
+	return ar, nil
 }

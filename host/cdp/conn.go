@@ -31,6 +31,7 @@ type Browser struct {
 	stopping map[string]chan struct{} // StopSession's crashes, until done
 	crashed  map[string]chan struct{} // closed when a page StopSession stopped has crashed or gone
 	subs     map[int]func(Event)
+	auths    authenticators // virtual authenticators (webauthn.go): their events reach no subscriber
 	nextSub  int
 	closing  bool
 	err      error
@@ -138,6 +139,13 @@ func (b *Browser) read() {
 			if ev, ok := requestEvent(m); ok {
 				b.publish(ev)
 			}
+			clear(buf.Bytes())
+			clear(m.Params)
+			continue
+		}
+		if strings.HasPrefix(m.Method, "WebAuthn.") {
+			// A credential event carries the private key: only its authenticator sees it.
+			b.webauthnEvent(m.Method, m.Params)
 			clear(buf.Bytes())
 			clear(m.Params)
 			continue

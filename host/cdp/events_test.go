@@ -53,3 +53,52 @@ func TestNetworkEventsDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestWebAuthnEventsPrivate: a WebAuthn event carries a private key: no subscriber sees one,
+// of any authenticator; the authenticator it names gets the credential (the key only when it
+// was added), and an event of an authenticator nobody holds is dropped.
+func TestWebAuthnEventsPrivate(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := &Browser{r: r, pending: map[int64]chan reply{}, psess: map[int64]string{}, gone: map[string]error{},
+		subs: map[int]func(Event){}, done: make(chan struct{})}
+	a := &Authenticator{b: b, sid: "S", id: "A1", Events: make(chan AuthenticatorEvent, 4)}
+	b.auths.m = map[string]*Authenticator{"A1": a}
+	var mu sync.Mutex
+	var got []string
+	b.Subscribe(func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev.Method)
+	})
+	go b.read()
+	const key = "Q0FOQVJZLUtFWQ==" // "CANARY-KEY"
+	for _, m := range []string{
+		`{"method":"WebAuthn.credentialAdded","sessionId":"S","params":{"authenticatorId":"A1","credential":{"credentialId":"aWQ=","rpId":"localhost","privateKey":"` + key + `","userHandle":"AQI=","signCount":1}}}`,
+		`{"method":"WebAuthn.credentialAsserted","sessionId":"S","params":{"authenticatorId":"A1","credential":{"credentialId":"aWQ=","rpId":"localhost","privateKey":"` + key + `","signCount":2}}}`,
+		`{"method":"WebAuthn.credentialAdded","sessionId":"S","params":{"authenticatorId":"other","credential":{"credentialId":"aWQ=","privateKey":"` + key + `"}}}`,
+		`{"method":"Page.loadEventFired","params":{}}`,
+	} {
+		if _, err := w.Write(append([]byte(m), 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	<-b.done
+	if !slices.Equal(got, []string{"Page.loadEventFired"}) {
+		t.Fatalf("subscribers saw %q", got)
+	}
+	if len(a.Events) != 2 {
+		t.Fatalf("the authenticator got %d events; want 2", len(a.Events))
+	}
+	added, asserted := <-a.Events, <-a.Events
+	if !added.Added || string(added.Passkey.Key) != "CANARY-KEY" || string(added.Passkey.ID) != "id" || added.Passkey.RPID != "localhost" || added.Passkey.SignCount != 1 {
+		t.Fatalf("added: %+v", added)
+	}
+	if asserted.Added || asserted.Passkey.Key != nil || asserted.Passkey.SignCount != 2 {
+		t.Fatalf("asserted: %+v (an assertion never hands over the key)", asserted)
+	}
+}

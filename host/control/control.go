@@ -277,6 +277,11 @@ func (c *Client) CredentialsAdd(ctx context.Context, session, origin, account, a
 	}{session, origin, account, alias, loginPaths}, secret)
 }
 
+// CredentialsAddPasskey waits for the site's passkey registration in a session and saves it.
+func (c *Client) CredentialsAddPasskey(ctx context.Context, p PasskeyAddParams) (Credential, error) {
+	return call[Credential](ctx, c, MethodCredentialsAddPasskey, p)
+}
+
 // secretCall sends one request whose params are meta plus "secret", built by hand
 // (brokerapi.SecretRequestFrame) and zeroed after writing, and decodes the reply.
 func secretCall[R any](ctx context.Context, c *Client, method string, meta any, secret []byte) (R, error) {

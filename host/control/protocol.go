@@ -41,6 +41,9 @@ const (
 	MethodCredentialsAdd    = "credentials.add"    // CredentialsAddParams (a hand-built frame) → Credential
 	MethodCredentialsRemove = "credentials.remove" // CredentialsRemoveParams → struct{}
 	MethodCredentialsVerify = "credentials.verify" // VerifyParams → VerifyResult
+	// MethodCredentialsAddPasskey: PasskeyAddParams → Credential. The person's command: a
+	// passkey the site registers in the session is saved (its key never leaves the host).
+	MethodCredentialsAddPasskey = "credentials.add_passkey"
 )
 
 // ClientHelloParams is client.hello: the agent's client as it names itself (an MCP client's
@@ -119,11 +122,12 @@ type PageResult struct {
 // AuthRequired is attached to a page result when the page holds a login form.
 type AuthRequired struct {
 	// Kind is "basic" for an HTTP Basic challenge of the page's server (the page is its 401
-	// answer); "" for a login form.
+	// answer); "passkey" for a page that offers only a passkey sign-in (Aliases are its
+	// passkeys); "" for a login form.
 	Kind      string    `json:"kind,omitempty"`
 	Challenge string    `json:"challenge"`
 	Origin    string    `json:"origin"`
-	Aliases   []string  `json:"aliases"`
+	Aliases   []string  `json:"aliases"` // passkeys included: auth login signs in with one through the page's passkey button
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
@@ -465,6 +469,24 @@ type CredentialsAddParams struct {
 
 // ZeroSecret zeroes the password (rpc.Zeroer).
 func (p *CredentialsAddParams) ZeroSecret() { credential.Zero(p.Secret) }
+
+// PasskeyAddParams is credentials.add_passkey: the session whose page (of Origin) registers a
+// passkey while the host waits (WaitMS, 0: PasskeyAddWait), and the record it is saved as (in
+// the vault, or the session's own store when it is isolated).
+type PasskeyAddParams struct {
+	Session    string   `json:"session,omitempty"`
+	Origin     string   `json:"origin"`
+	Account    string   `json:"account"`
+	Alias      string   `json:"alias"`
+	LoginPaths []string `json:"login_paths,omitempty"`
+	WaitMS     int      `json:"wait_ms,omitempty"`
+}
+
+// Bounds of a passkey enrolment's wait for the site's registration.
+const (
+	PasskeyAddWait    = 2 * time.Minute
+	MaxPasskeyAddWait = 10 * time.Minute
+)
 
 // CredentialsRemoveParams is credentials.remove.
 type CredentialsRemoveParams struct {

@@ -180,7 +180,16 @@ Example:
 With --totp, the terminal then asks (echo off) for the site's TOTP seed: the otpauth://totp/
 URI of its authenticator set-up (SHA1/SHA256/SHA512, 6-8 digits, any period) or the bare
 base32 seed. It is stored in the vault with the password, never listed; 'credentials list'
-shows only that the alias has one.`},
+shows only that the alias has one.
+
+With --passkey nothing is read from the terminal: open the site's passkey registration page in
+a session first (headless visit --session S URL), run this with --session S, and start the
+site's registration on that page (its "create a passkey" button) while it waits (--wait, 2m).
+The new passkey's private key goes from the browser host to brokerd, sealed in the vault like a
+password; it is bound to the exact origin and its host as RP ID. Agents sign in with it by
+alias (auth login) on a page that offers a passkey, after you approve each use.
+
+    headless credentials add --passkey --session default --origin https://staging.example.com --account admin --alias staging-passkey`},
 		{name: "credentials list", summary: "saved credentials' origins, accounts and aliases (never a password)", setup: c.credList,
 			about: sessionStoreNote},
 		{name: "credentials remove", shows: "--origin O --alias NAME", summary: "remove a credential (asks on this terminal)", setup: c.credRemove, timeout: 15 * time.Minute,

@@ -158,11 +158,14 @@ func (c *cmd) credList(fs *flag.FlagSet) run {
 				return
 			}
 			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "ORIGIN\tALIAS\tACCOUNT\t2FA\tCREATED")
+			fmt.Fprintln(tw, "ORIGIN\tALIAS\tACCOUNT\tKIND\tCREATED")
 			for _, r := range creds {
-				factor := "-"
-				if r.TOTP {
-					factor = "totp"
+				factor := "password"
+				switch {
+				case r.Passkey:
+					factor = "passkey"
+				case r.TOTP:
+					factor = "password+totp"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Origin, r.Alias, r.Account, factor, r.Created.Local().Format(time.DateTime))
 			}
@@ -186,6 +189,8 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 	account := fs.String("account", "", "the `ACCOUNT` (user name or e-mail)")
 	alias := fs.String("alias", "", "the `ALIAS` agents will use")
 	withTOTP := fs.Bool("totp", false, "after the password, read a TOTP seed (otpauth://totp/ URI or base32) from the terminal")
+	passkey := fs.Bool("passkey", false, "save the passkey the site registers in session --session (default: default) while this waits, instead of a password")
+	wait := fs.Duration("wait", control.PasskeyAddWait, "with --passkey, how long to wait for the site's registration (at most 10m)")
 	var loginPaths []string
 	fs.Func("login-path", "a `PATH` of the origin where its sign-in form is (repeatable); without one, the page of the first sign-in you approve is remembered (its prompt warns); a page allowed later with auth login --new-login-path is never remembered", func(v string) error {
 		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, "?#") {
@@ -208,6 +213,10 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 		}
 		if err := credential.ValidAccount(*account); err != nil {
 			return nil, nil, err
+		}
+		if *passkey {
+			return c.credAddPasskey(ctx, control.PasskeyAddParams{Session: *session, Origin: co, Account: *account, Alias: *alias,
+				LoginPaths: loginPaths, WaitMS: int(min(*wait, control.MaxPasskeyAddWait) / time.Millisecond)}, *withTOTP)
 		}
 		st, err := c.storeOf(ctx, *session)
 		if err != nil {
@@ -276,6 +285,31 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 			}
 		}, nil
 	}
+}
+
+// credAddPasskey is 'credentials add --passkey': the host waits for the site's registration in
+// the session and hands the new passkey to brokerd; nothing of it reaches this process.
+func (c *cmd) credAddPasskey(ctx context.Context, p control.PasskeyAddParams, withTOTP bool) (any, func(io.Writer), error) {
+	if withTOTP {
+		return nil, nil, usagef("--totp and --passkey do not go together: a passkey has no second factor")
+	}
+	if p.WaitMS <= 0 {
+		return nil, nil, usagef("--wait must be positive")
+	}
+	if p.Session == "" {
+		p.Session = control.DefaultSession
+	}
+	if !c.json {
+		fmt.Fprintf(c.env.Stderr, "headless: waiting up to %v for %s to register a passkey in session %s: start the site's passkey registration on that page now\n",
+			time.Duration(p.WaitMS)*time.Millisecond, p.Origin, p.Session)
+	}
+	cred, err := withHost(ctx, c, func(cl *control.Client) (control.Credential, error) { return cl.CredentialsAddPasskey(ctx, p) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return cred, func(w io.Writer) {
+		fmt.Fprintf(w, "saved passkey alias %s for %s at %s\n", cred.Alias, cred.Account, cred.Origin)
+	}, nil
 }
 
 // readTOTP reads a TOTP seed (an otpauth://totp/ URI or a base32 seed) from the terminal with

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -326,5 +327,49 @@ func TestNoRootSkips(t *testing.T) {
 	})
 	if err != nil || n < 50 {
 		t.Fatalf("walked %d test files: %v", n, err)
+	}
+}
+
+// webauthnCall is a WebAuthn method or event name in Go source.
+var webauthnCall = regexp.MustCompile(`"WebAuthn\.[a-z]`)
+
+// TestWebAuthnOnlyInCDP: the DevTools WebAuthn domain, whose calls and events carry a
+// passkey's private key, is spoken in one file, host/cdp/webauthn.go; and nothing anywhere
+// reads credentials back out of an authenticator (WebAuthn.getCredential, getCredentials):
+// no verb, however it is reached, can list or export a passkey.
+func TestWebAuthnOnlyInCDP(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if bytes.Contains(src, []byte("WebAuthn.getCredential")) {
+			t.Errorf("%s reads credentials out of a virtual authenticator", rel)
+		}
+		if webauthnCall.Match(src) {
+			if rel != filepath.Join("host", "cdp", "webauthn.go") {
+				t.Errorf("%s speaks the WebAuthn domain; only host/cdp/webauthn.go may", rel)
+			}
+			seen++
+		}
+		return nil
+	})
+	if err != nil || seen != 1 {
+		t.Fatalf("found the WebAuthn domain in %d files (want host/cdp/webauthn.go): %v", seen, err)
 	}
 }
