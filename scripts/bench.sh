@@ -7,7 +7,9 @@
 # requests/s, errors); brokerd idle RSS; the browser host;
 # alias login (visit → auth login → verified) vs Playwright typing the plaintext password into
 # the same page; what a TOTP code step adds to a sign-in (against the same site's password-only
-# sign-in, interleaved); a snapshot of a long page after a sign-in (the echo scan) vs before any; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
+# sign-in, interleaved); a passkey sign-in (a local go-webauthn relying party) vs the same site's
+# password sign-in, interleaved; a snapshot of a long page after a sign-in (the echo scan) vs
+# before any; 32 concurrent alias logins across 32 sessions (8 isolated); headless mcp vs
 # Playwright MCP driven by one MCP client (navigate + snapshot, click, snapshot bytes); the
 # bounded soak (500 sign-ins across 16 sessions, 4 isolated, verbs between, hostile pages mixed
 # in: errors, 'status' p99 vs idle, brokerd/host/Chromium memory and descriptors end vs start).
@@ -37,7 +39,7 @@ scripts/install-deps.sh
 export HEADLESS_REAL=1
 unset DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL DISPLAY WAYLAND_DISPLAY
 if [ $quick = 1 ]; then
-  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_TOTP_N:=3}" "${BENCH_SNAP_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}" "${BENCH_SOAK_N:=64}"
+  : "${BENCH_N:=60}" "${BENCH_SS_N:=20}" "${BENCH_CH_N:=500}" "${BENCH_HOST_N:=3}" "${BENCH_RSS_N:=5}" "${BENCH_LOGIN_N:=6}" "${BENCH_TOTP_N:=3}" "${BENCH_PASSKEY_N:=3}" "${BENCH_SNAP_N:=6}" "${BENCH_CONC_N:=1}" "${BENCH_MCP_N:=8}" "${BENCH_JOURNEY_N:=5}" "${BENCH_LOAD_N:=1}" "${BENCH_SOAK_N:=64}"
 fi
 out_dir=${BENCH_OUT:-docs/bench}
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -73,6 +75,7 @@ step ./tests/ '^Benchmark(ProfileClear|BaselineStopStart)$' "${BENCH_HOST_N:-8}"
 step ./tests/ '^BenchmarkHostIdleRSS$' "${BENCH_RSS_N:-20}"
 step ./tests/ '^Benchmark(AliasLogin|PlaywrightLogin)$' "${BENCH_LOGIN_N:-20}"
 step ./tests/ '^BenchmarkTOTPStep$' "${BENCH_TOTP_N:-10}"
+step ./tests/ '^BenchmarkPasskeyLogin$' "${BENCH_PASSKEY_N:-10}"
 step ./tests/ '^BenchmarkSnapshotScan$' "${BENCH_SNAP_N:-20}"
 step ./tests/ '^Benchmark(Playwright)?ConcurrentLogins32$' "${BENCH_CONC_N:-3}"
 step ./tests/ '^BenchmarkMCP$' "${BENCH_MCP_N:-30}"

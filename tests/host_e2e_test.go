@@ -41,7 +41,7 @@ func withJSON(args []string) []string {
 	return append(append([]string(nil), args...), "--json")
 }
 
-func (e *env) ok(t *testing.T, v any, args ...string) {
+func (e *env) ok(t testing.TB, v any, args ...string) {
 	t.Helper()
 	r := e.run("", "headless", withJSON(args)...)
 	if r.code != 0 {
@@ -77,7 +77,7 @@ type outline struct {
 	Truncated bool `json:"truncated"`
 }
 
-func (o outline) ref(t *testing.T, kind, text string) string {
+func (o outline) ref(t testing.TB, kind, text string) string {
 	t.Helper()
 	for _, e := range o.Elements {
 		if e.Kind == kind && (text == "" || strings.Contains(e.Text, text) || e.Name == text) {

@@ -43,14 +43,7 @@ type lsNeedle struct {
 // upper-case hex, and base64 at every byte alignment (a secret inside a longer encoded blob).
 func lsNeedles(label, secret string) []lsNeedle {
 	var out []lsNeedle
-	add := func(name string, b []byte) {
-		for _, n := range out {
-			if bytes.Equal(n.b, b) {
-				return
-			}
-		}
-		out = append(out, lsNeedle{label + " " + name, b})
-	}
+	add := func(name string, b []byte) { out = lsAddNeedle(out, lsNeedle{label + " " + name, b}) }
 	for i, f := range canaryForms(secret) {
 		add("canaryForms["+strconv.Itoa(i)+"]", []byte(f))
 	}
@@ -71,14 +64,35 @@ func lsNeedles(label, secret string) []lsNeedle {
 		latin1 = append(latin1, byte(r)) // every rune of a canary is < 256
 	}
 	add("latin-1", latin1)
+	for _, n := range lsBase64Needles(label, []byte(secret)) {
+		out = lsAddNeedle(out, n)
+	}
+	return out
+}
+
+// lsAddNeedle appends n to needles unless one of them has the same bytes.
+func lsAddNeedle(needles []lsNeedle, n lsNeedle) []lsNeedle {
+	for _, m := range needles {
+		if bytes.Equal(m.b, n.b) {
+			return needles
+		}
+	}
+	return append(needles, n)
+}
+
+// lsBase64Needles lists b in base64, standard and URL alphabets, at every byte alignment: the
+// characters made of b's bits only, which are there whatever bytes come before and after b in
+// a longer encoded blob.
+func lsBase64Needles(label string, b []byte) []lsNeedle {
+	var out []lsNeedle
 	for _, enc := range []struct {
 		name string
 		e    *base64.Encoding
 	}{{"base64", base64.StdEncoding}, {"base64url", base64.URLEncoding}} {
 		for shift := 0; shift < 3; shift++ {
-			s := enc.e.EncodeToString(append(make([]byte, shift), secret...))
-			lo, hi := (8*shift+5)/6, 8*(shift+len(secret))/6 // characters made of secret bits only
-			add(fmt.Sprintf("%s shift %d", enc.name, shift), []byte(s[lo:hi]))
+			s := enc.e.EncodeToString(append(make([]byte, shift), b...))
+			lo, hi := (8*shift+5)/6, 8*(shift+len(b))/6 // characters made of b's bits only
+			out = lsAddNeedle(out, lsNeedle{fmt.Sprintf("%s %s shift %d", label, enc.name, shift), []byte(s[lo:hi])})
 		}
 	}
 	return out
@@ -282,7 +296,7 @@ func lsPresence(e *env, program string, timeoutSeconds int) {
 	e.writeConfig(fmt.Sprintf(`{"presence":{"provider":"pinentry","program":%q,"timeout_seconds":%d}}`, program, timeoutSeconds))
 }
 
-func lsVisit(t *testing.T, e *env, url string, extra ...string) lsPageResult {
+func lsVisit(t testing.TB, e *env, url string, extra ...string) lsPageResult {
 	t.Helper()
 	var p lsPageResult
 	e.ok(t, &p, append([]string{"visit", url}, extra...)...)

@@ -232,6 +232,8 @@ var specs = []spec{
 		base: [][2]string{{"BenchmarkPlaywrightLogin", "p50-ms"}}, baseLabel: "Playwright typing the plaintext password", goalRatio: 0.7},
 	{id: "totp_step_p50", label: "a TOTP code step added to a sign-in, p50", unit: "ms", better: "lower", bench: "BenchmarkTOTPStep", metric: "with-p50-ms",
 		base: [][2]string{{"BenchmarkTOTPStep", "without-p50-ms"}}, baseLabel: "the same site's password-only sign-in, interleaved", diff: true, goalValue: 200},
+	{id: "passkey_login_p50", label: "passkey sign-in by alias, p50", unit: "ms", better: "lower", bench: "BenchmarkPasskeyLogin", metric: "passkey-p50-ms",
+		base: [][2]string{{"BenchmarkPasskeyLogin", "password-p50-ms"}}, baseLabel: "the same site's password sign-in by alias, interleaved"},
 	{id: "alias_login_p99", label: "alias login, p99", unit: "ms", better: "lower", bench: "BenchmarkAliasLogin", metric: "p99-ms",
 		base: [][2]string{{"BenchmarkPlaywrightLogin", "p99-ms"}}, baseLabel: "Playwright typing the plaintext password"},
 	{id: "concurrent32_p50", label: "32 concurrent alias logins (8 isolated), p50", unit: "ms", better: "lower", bench: "BenchmarkConcurrentLogins32", metric: "p50-ms",
