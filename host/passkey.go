@@ -90,15 +90,8 @@ func (si *signIn) passkeyLogin(ctx context.Context, p control.AuthParams, res *c
 	if err := si.noForeignFrames(look.ctx, "nothing was asked or released"); err != nil {
 		return err
 	}
-	loginPath, err := s.loadedPath(st.document)
-	if err != nil {
-		return err
-	}
-	if err := look.ask(); err != nil {
-		return err
-	}
-	rel, secret, err := h.release(ctx, look.intact, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Purpose: brokerapi.PurposePasskey, Path: loginPath, Field: label, NewPath: p.NewLoginPath})
+	rel, secret, err := si.release(ctx, st, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias,
+		Purpose: brokerapi.PurposePasskey, Field: label, NewPath: p.NewLoginPath})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
 		return err

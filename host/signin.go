@@ -168,15 +168,8 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 		secret []byte
 	)
 	defer func() { credential.Zero(secret) }()
-	loginPath, err := s.loadedPath(st.document)
-	if err != nil {
-		return err
-	}
-	if err := look.ask(); err != nil {
-		return err
-	}
-	rel, secret, err = h.release(ctx, look.intact, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Path: loginPath, Field: fieldLabel(st.outline, form.Password), NewPath: p.NewLoginPath})
+	rel, secret, err = si.release(ctx, st, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias,
+		Field: fieldLabel(st.outline, form.Password), NewPath: p.NewLoginPath})
 	if err != nil {
 		return err
 	}
@@ -228,6 +221,21 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 		err = h.endAttempt(ctx, b, s, si.ev, err)
 	}
 	return err
+}
+
+// release has brokerd release p for the session's document st (h.release: the person is
+// asked), once the looks are over (si.look.ask): p's session, document and page path are st's.
+// The caller zeroes the secret.
+func (si *signIn) release(ctx context.Context, st pageState, p brokerapi.ReleaseParams) (brokerapi.Released, []byte, error) {
+	path, err := si.s.loadedPath(st.document)
+	if err != nil {
+		return brokerapi.Released{}, nil, err
+	}
+	if err := si.look.ask(); err != nil {
+		return brokerapi.Released{}, nil, err
+	}
+	p.Session, p.Document, p.Path = si.s.name, st.document, path
+	return si.h.release(ctx, si.look.intact, p)
 }
 
 // challenge has brokerd issue a challenge for the session's document st, at si.origin.
@@ -492,15 +500,8 @@ func (si *signIn) stepUp(ctx context.Context, p control.AuthParams, res *control
 			return err
 		}
 	}
-	loginPath, err := s.loadedPath(st.document)
-	if err != nil {
-		return err
-	}
-	if err := look.ask(); err != nil {
-		return err
-	}
-	rel, secret, err := h.release(ctx, look.intact, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias, Session: s.name, Document: st.document,
-		Purpose: brokerapi.PurposeCode, Path: loginPath, Field: fieldLabel(st.outline, form.Password)})
+	rel, secret, err := si.release(ctx, st, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias,
+		Purpose: brokerapi.PurposeCode, Field: fieldLabel(st.outline, form.Password)})
 	defer func() { credential.Zero(secret) }()
 	if err != nil {
 		return err

@@ -13,13 +13,7 @@ import (
 // subscriber but as a page's request starting or ending, with its id alone (an action settles
 // on them); every other event still does, in order.
 func TestNetworkEventsDropped(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	b := &Browser{r: r, pending: map[int64]chan reply{}, psess: map[int64]string{}, gone: map[string]error{},
-		subs: map[int]func(Event){}, done: make(chan struct{})}
+	b, w := pipeBrowser(t)
 	var mu sync.Mutex
 	var got []string
 	b.Subscribe(func(ev Event) {
@@ -58,13 +52,7 @@ func TestNetworkEventsDropped(t *testing.T) {
 // of any authenticator; the authenticator it names gets the credential (the key only when it
 // was added), and an event of an authenticator nobody holds is dropped.
 func TestWebAuthnEventsPrivate(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	b := &Browser{r: r, pending: map[int64]chan reply{}, psess: map[int64]string{}, gone: map[string]error{},
-		subs: map[int]func(Event){}, done: make(chan struct{})}
+	b, w := pipeBrowser(t)
 	a := &Authenticator{b: b, sid: "S", id: "A1", Events: make(chan AuthenticatorEvent, 4)}
 	b.auths.m = map[string]*Authenticator{"A1": a}
 	var mu sync.Mutex
@@ -101,4 +89,15 @@ func TestWebAuthnEventsPrivate(t *testing.T) {
 	if asserted.Added || asserted.Passkey.Key != nil || asserted.Passkey.SignCount != 2 {
 		t.Fatalf("asserted: %+v (an assertion never hands over the key)", asserted)
 	}
+}
+
+// pipeBrowser is a Browser reading the messages written to w (not started: go b.read()).
+func pipeBrowser(t *testing.T) (*Browser, *os.File) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return &Browser{r: r, pending: map[int64]chan reply{}, psess: map[int64]string{}, gone: map[string]error{},
+		subs: map[int]func(Event){}, done: make(chan struct{})}, w
 }
