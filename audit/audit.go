@@ -65,7 +65,7 @@ const (
 type Record struct {
 	Seq      uint64    `json:"seq"` // 1, 2, 3 … across rotated files
 	Time     time.Time `json:"time"`
-	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock", "learn_path", "echo"
+	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock", "learn_path", "echo", "passkey_overused"
 	Decision string    `json:"decision"`       // "allow", "deny", "ok", "error"
 	Code     string    `json:"code,omitempty"` // error code when not allowed/ok
 	Origin   string    `json:"origin,omitempty"`
@@ -100,7 +100,8 @@ type Record struct {
 	// LOGIN_PATH_CHANGED, or allowed by the person at the new path), the known paths; for
 	// "learn_path", why nothing was learned (or which learned path a full credential
 	// dropped); for "echo" (the host reporting that a page showed a released secret), the
-	// name of the output that was refused ("snapshot", …).
+	// name of the output that was refused ("snapshot", …); for "passkey_overused" (the page
+	// had a passkey answer more than the one approved ceremony), how many times.
 	Detail string `json:"detail,omitempty"`
 	Prev   string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
 }

@@ -43,13 +43,17 @@ import (
 // PasskeyWait bounds a passkey sign-in's ceremony, from the click to the assertion.
 const PasskeyWait = 15 * time.Second
 
-// passkeyWords name a page's passkey sign-in control.
-var passkeyWords = regexp.MustCompile(`(?i)pass-?key|security key|webauthn`)
+// passkeyWords name a page's passkey sign-in control; notSignIn names one that creates or
+// manages passkeys instead.
+var (
+	passkeyWords = regexp.MustCompile(`(?i)pass-?key|security key|webauthn`)
+	notSignIn    = regexp.MustCompile(`(?i)\b(create|register|add|new|set ?up|manage|remove|delete|rename)\b`)
+)
 
 // passkeyTrigger is the ref of the top document's passkey sign-in button or link.
 func passkeyTrigger(st pageState) (string, string, bool) {
 	for _, e := range st.outline.Elements {
-		if e.Frame == "" && !e.Disabled && (e.Kind == "button" || e.Kind == "link") && passkeyWords.MatchString(e.Text) {
+		if e.Frame == "" && !e.Disabled && (e.Kind == "button" || e.Kind == "link") && passkeyWords.MatchString(e.Text) && !notSignIn.MatchString(e.Text) {
 			return e.Ref, e.Text, true
 		}
 	}
@@ -117,10 +121,10 @@ func (si *signIn) passkeyLogin(ctx context.Context, p control.AuthParams, res *c
 	if err := h.sameDocument(ctx, b, s, st.document, "passkey sign-in page"); err != nil {
 		return err
 	}
-	count, err := si.ceremony(ctx, st, ref, pk)
+	uses, count, err := si.ceremony(ctx, st, ref, pk)
 	pk.Zero()
-	if count > 0 {
-		h.passkeySigned(ctx, challengeID, count)
+	if uses > 0 {
+		h.passkeySigned(ctx, challengeID, count, uses)
 	}
 	if err != nil {
 		return err
@@ -134,13 +138,15 @@ func (si *signIn) passkeyLogin(ctx context.Context, p control.AuthParams, res *c
 }
 
 // ceremony gives the session an authenticator holding pk alone, clicks ref and waits for the
-// page's assertion; the authenticator is removed on every way out. It answers the sign count
-// the authenticator reported (0: none).
-func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk credential.Passkey) (uint32, error) {
+// page's assertion; the authenticator is removed on every way out. It answers how many
+// assertions the authenticator made before its removal and the highest sign count among them:
+// more than one (the page asked again before the removal, or the host was held up meanwhile,
+// stopped by a process of the user, say) is PASSKEY_OVERUSED, whatever else happened.
+func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk credential.Passkey) (uses int, count uint32, err error) {
 	h, b, s := si.h, si.b, si.s
 	a, err := b.AddAuthenticator(ctx, s.sid)
 	if err != nil {
-		return 0, h.browserErr(err)
+		return 0, 0, h.browserErr(err)
 	}
 	removed := false
 	remove := func() {
@@ -151,65 +157,71 @@ func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk cre
 			}
 		}
 	}
-	defer remove()
+	defer func() {
+		remove()
+		if uses, count = a.Used(); uses > 1 {
+			h.o.Log.Error("a page had a passkey answer more than once under one approval", "session", s.name, "uses", uses)
+			err = wire.Errorf(wire.CodePasskeyOverused, "the page had the passkey answer %d times under one approval before the host could remove it (was the host held up, stopped?); the page may be signed in, and it holds %d sign-ins of the site", uses, uses)
+		}
+	}()
 	// A frame of another origin could run a ceremony of its own while the authenticator is
 	// there (a subdomain may claim its parent's RP ID): none may be in the page when the key
 	// is added, and one that loads during the ceremony ends it.
 	if err := si.noForeignFrames(ctx, "the passkey was not used"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := a.AddCredential(ctx, pk); err != nil {
-		return 0, h.browserErr(err)
+		return 0, 0, h.browserErr(err)
 	}
 	// WebAuthn answers only a page that has the focus.
 	if err := b.Call(ctx, s.sid, "Page.bringToFront", nil, nil); err != nil {
-		return 0, h.browserErr(err)
+		return 0, 0, h.browserErr(err)
 	}
 	s.drain()
 	t, ok := st.refs[ref]
 	if !ok {
-		return 0, wire.Errorf(wire.CodeNoLoginForm, "the passkey sign-in button is gone")
+		return 0, 0, wire.Errorf(wire.CodeNoLoginForm, "the passkey sign-in button is gone")
 	}
 	if err := h.clickNode(ctx, b, s, t); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	si.ev.Steps++
 	wctx, cancel := context.WithTimeout(ctx, PasskeyWait)
 	defer cancel()
 	pageDone := b.SessionDone(s.sid)
+	unused := "the passkey was removed"
 	for {
 		select {
 		case ev := <-a.Events:
+			remove() // first: the rest is checked with the key out of the browser
 			if ev.Added || string(ev.Passkey.ID) != string(pk.ID) || ev.Passkey.RPID != pk.RPID {
 				ev.Passkey.Zero()
-				remove()
-				return 0, wire.Errorf(wire.CodeDocumentChanged, "the page's authenticator saw another credential than the passkey; it was removed, and the page may not be signed in")
+				return 0, 0, wire.Errorf(wire.CodeDocumentChanged, "the page's authenticator saw another credential than the passkey; it was removed, and the page may not be signed in")
 			}
-			remove()
-			return ev.Passkey.SignCount, nil
+			return 1, ev.Passkey.SignCount, nil
 		case ev := <-s.events:
 			if mainNavigated(ev) {
 				remove()
-				return 0, wire.Errorf(wire.CodeDocumentChanged, "the page navigated before it used the passkey; the passkey was removed unused")
+				return 0, 0, wire.Errorf(wire.CodeDocumentChanged, "the page navigated before it used the passkey; %s", unused)
 			}
 			if o, ok := frameOrigin(ev); ok && o != si.origin {
 				remove()
-				return 0, errForeignFrame(o, "the passkey was removed unused")
+				return 0, 0, errForeignFrame(o, unused)
 			}
 			if ev.Method == "Page.frameAttached" {
 				// (Its origin is not known yet: a frame added during the ceremony ends it.)
 				remove()
-				return 0, errForeignFrame("a frame added during the ceremony", "the passkey was removed unused")
+				return 0, 0, errForeignFrame("a frame added during the ceremony", unused)
 			}
 		case <-pageDone:
 			remove()
-			return 0, s.pageLost()
+			return 0, 0, s.pageLost()
 		case <-wctx.Done():
 			remove()
 			if ctx.Err() != nil {
-				return 0, withdrawn(ctx)
+				return 0, 0, withdrawn(ctx)
 			}
-			return 0, wire.Errorf(wire.CodeTimeout, "the page did not use the passkey within %v of the click on its passkey button; it was removed unused", PasskeyWait)
+			return 0, 0, wire.Errorf(wire.CodeTimeout, "the page did not use the passkey within %v of the click on its passkey button; %s", PasskeyWait, unused)
 		}
 	}
 }
@@ -338,10 +350,10 @@ func mainNavigated(ev cdp.Event) bool {
 
 // passkeySigned tells brokerd the sign count a released passkey reached (logged, not fatal: the
 // next release gives the authenticator a lower count, which a site may reject as a clone).
-func (h *Host) passkeySigned(ctx context.Context, challenge string, count uint32) {
+func (h *Host) passkeySigned(ctx context.Context, challenge string, count uint32, uses int) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.PasskeySigned(ctx, challenge, count) }); err != nil {
+	if err := h.withBroker(ctx, func(c *brokerapi.Client) error { return c.PasskeySigned(ctx, challenge, count, uses) }); err != nil {
 		h.o.Log.Warn("brokerd did not keep a passkey's sign count", "err", err)
 	}
 }

@@ -21,6 +21,8 @@ func TestPasskeyTrigger(t *testing.T) {
 		{"framed", page(snapshot.Element{Ref: "e5", Kind: "button", Text: "Sign in with a passkey", Frame: "https://other.example"}), ""},
 		{"disabled", page(snapshot.Element{Ref: "e6", Kind: "button", Text: "Sign in with a passkey", Disabled: true}), ""},
 		{"heading", page(snapshot.Element{Ref: "e7", Kind: "heading", Text: "Passkeys"}), ""},
+		{"registration", page(snapshot.Element{Ref: "e8", Kind: "button", Text: "Create a passkey"}), ""},
+		{"management", page(snapshot.Element{Ref: "e9", Kind: "link", Text: "Manage passkeys"}, snapshot.Element{Ref: "e10", Kind: "button", Text: "Add a security key"}), ""},
 	} {
 		ref, _, ok := passkeyTrigger(c.st)
 		if ref != c.want || ok != (c.want != "") {

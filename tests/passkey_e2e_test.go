@@ -489,6 +489,50 @@ func TestPasskeyByAlias(t *testing.T) {
 		}
 	})
 
+	// d2. Overuse (red-team review of the passkey path, F1): the agent's own page at the
+	// credential's sign-in path has the host stopped (SIGSTOP, as any process of the user may)
+	// the moment the host clicks its passkey button, asks for three assertions while the key is
+	// in Chromium's authenticator, and lets the host go on. The host cannot stop that; it must
+	// not hide it:
+	//   - auth login answers PASSKEY_OVERUSED (not success, not "removed unused");
+	//   - the audit log has a passkey_overused record saying 3 times;
+	//   - the site saw the three sign-ins, and the next approved sign-in signs a count above
+	//     all of them (brokerd kept the highest: no clone warning).
+	t.Run("overuse while the host is stopped", func(t *testing.T) {
+		var st lsStatus
+		e.ok(t, &st, "status")
+		host := st.Host.PID
+		site.Greedy(3, func(what string) {
+			switch what {
+			case "stop":
+				syscall.Kill(host, syscall.SIGSTOP)
+			case "cont":
+				syscall.Kill(host, syscall.SIGCONT)
+			}
+		})
+		defer func() { site.Greedy(0, nil); syscall.Kill(host, syscall.SIGCONT) }()
+		counts := len(site.SignCounts())
+		e.run("", "headless", "visit", site.URL("/logout"), "--session", "s1", "--json")
+		w.visit(t, "s1", "/login")
+		lsLoginFails(t, e, []string{"PASSKEY_OVERUSED"}, "--session", "s1", "--alias", pkAlias)
+		got := site.SignCounts()[counts:]
+		if len(got) != 3 {
+			t.Errorf("the agent's page signed in %d times (%v), want the 3 it asked for: the test proves nothing", len(got), got)
+		}
+		r := e.run("", "headless", "audit", "list", "--json")
+		if r.code != 0 || !strings.Contains(r.stdout, `"op":"passkey_overused"`) || !strings.Contains(r.stdout, "3 times") {
+			t.Errorf("audit list has no passkey_overused record of 3 uses: %+v", r)
+		}
+		site.Greedy(0, nil)
+		n := w.signIn(t, "s1")
+		if max := slices.Max(site.SignCounts()[:len(site.SignCounts())-1]); n <= max {
+			t.Errorf("the sign-in after the overuse signed %d, not above the overuse's %d", n, max)
+		}
+		if c := site.CloneWarnings(); c != 0 {
+			t.Errorf("%d clone warnings after the overuse", c)
+		}
+	})
+
 	// e. The sign count grows: a second sign-in in s1 signs a count > the first; after
 	// 'headless stop' (host, Chromium and the brokerd headless started) and 'headless start',
 	// a sign-in in a fresh session s3 signs a count > the second; go-webauthn never saw a count

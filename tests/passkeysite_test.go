@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,6 +79,19 @@ type passkeySite struct {
 	frameLoads  int                             // GET /frame
 	bodies      [][]byte                        // every request body received (both servers)
 	errs        []string                        // why the site refused something, for the test's log
+	// greedy, when > 0, makes /login the agent's own page (published at the credential's
+	// sign-in path): its passkey button asks for that many assertions in a row, after POST
+	// /signal?what=stop, then POST /signal?what=cont; onSignal gets each.
+	greedy   int
+	onSignal func(what string)
+}
+
+// Greedy makes /login the agent's page asking for n assertions per click, calling onSignal
+// ("stop" before the first, "cont" after the last); 0 restores the site's own page.
+func (s *passkeySite) Greedy(n int, onSignal func(what string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.greedy, s.onSignal = n, onSignal
 }
 
 // pkUser is alice, the relying party's one account.
@@ -359,6 +373,31 @@ document.getElementById("signin").addEventListener("click", async function () {
 });
 </script>`
 
+// pkGreedyBody is the agent's own /login (red-team review of the passkey path): one click asks
+// for GREEDY_N assertions in a row, each verified by the site, between two signals its watcher
+// turns into SIGSTOP and SIGCONT of the browser host.
+const pkGreedyBody = `<h1>Sign in to Passkey Example</h1>
+<button type="button" id="signin">Sign in with a passkey</button>
+<p id="status" role="status"></p>
+<script>
+document.getElementById("signin").addEventListener("click", async function () {
+  await fetch("/signal?what=stop", {method: "POST"});
+  var ok = 0;
+  for (var i = 0; i < GREEDY_N; i++) {
+    try {
+      var opts = await (await fetch("/login/begin", {method: "POST"})).json();
+      var pk = opts.publicKey;
+      pk.challenge = b64uToBuf(pk.challenge);
+      pk.timeout = 3000;
+      var cred = await navigator.credentials.get({publicKey: pk});
+      if ((await postJSON("/login/finish", credJSON(cred))).ok) { ok++; }
+    } catch (e) {}
+  }
+  say("Signed in " + ok + " times");
+  await fetch("/signal?what=cont", {method: "POST"});
+});
+</script>`
+
 // pkFramePage is the other origin's frame: credID is the credential to ask for (base64url).
 func pkFramePage(credID string, ms int) string {
 	j, _ := json.Marshal(credID)
@@ -471,7 +510,23 @@ func (s *passkeySite) rpMux() *http.ServeMux {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		n := s.greedy
+		s.mu.Unlock()
+		if n > 0 {
+			pkPage(w, "Sign in", strings.Replace(pkGreedyBody, "GREEDY_N", strconv.Itoa(n), 1))
+			return
+		}
 		pkPage(w, "Sign in", pkLoginBody)
+	})
+	mux.HandleFunc("POST /signal", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		f := s.onSignal
+		s.mu.Unlock()
+		if f != nil {
+			f(r.URL.Query().Get("what"))
+		}
+		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /login/begin", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()

@@ -3,6 +3,7 @@ package cdp
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +89,30 @@ func TestWebAuthnEventsPrivate(t *testing.T) {
 	}
 	if asserted.Added || asserted.Passkey.Key != nil || asserted.Passkey.SignCount != 2 {
 		t.Fatalf("asserted: %+v (an assertion never hands over the key)", asserted)
+	}
+	if n, max := a.Used(); n != 1 || max != 2 {
+		t.Fatalf("Used = %d, %d; want 1 assertion, sign count 2", n, max)
+	}
+}
+
+// TestWebAuthnUsesCounted: every assertion is counted, with the highest sign count, also those
+// that no longer fit in the authenticator's event buffer (a page that asked again and again
+// while the host was held up).
+func TestWebAuthnUsesCounted(t *testing.T) {
+	b, w := pipeBrowser(t)
+	a := &Authenticator{b: b, sid: "S", id: "A1", Events: make(chan AuthenticatorEvent, 4)}
+	b.auths.m = map[string]*Authenticator{"A1": a}
+	go b.read()
+	for _, n := range []int{5, 9, 7, 6, 8, 12, 10, 11, 4, 3} {
+		m := `{"method":"WebAuthn.credentialAsserted","sessionId":"S","params":{"authenticatorId":"A1","credential":{"credentialId":"aWQ=","rpId":"localhost","signCount":` + strconv.Itoa(n) + `}}}`
+		if _, err := w.Write(append([]byte(m), 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	<-b.done
+	if n, max := a.Used(); n != 10 || max != 12 || len(a.Events) != 4 {
+		t.Fatalf("Used = %d, %d with %d events kept; want 10, 12 with 4", n, max, len(a.Events))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/headless-dev/headless/internal/credential"
@@ -25,9 +26,18 @@ type Authenticator struct {
 	sid string
 	id  string
 	// Events are the authenticator's credential events, in order (bounded; one that does not
-	// fit is dropped). An Added event's passkey is the owner's to zero.
+	// fit is dropped, but still counted). An Added event's passkey is the owner's to zero.
 	Events chan AuthenticatorEvent
+	// asserted counts the assertions the authenticator reported, and maxCount is the highest
+	// sign count among them: every one, whether or not it fit in Events, until Remove.
+	asserted atomic.Int32
+	maxCount atomic.Uint32
 }
+
+// Used is how many assertions the authenticator reported and the highest sign count among
+// them. Once Remove returned, they are all of them: Chromium sends every event it raised
+// before the removal's reply.
+func (a *Authenticator) Used() (int, uint32) { return int(a.asserted.Load()), a.maxCount.Load() }
 
 // AuthenticatorEvent is a credential of the authenticator created (Added) or used in an
 // assertion. An assertion's Passkey holds the RP ID, the credential id and the sign count, never
@@ -145,6 +155,13 @@ func (b *Browser) webauthnEvent(method string, params json.RawMessage) {
 		ev.Added = true
 		ev.Passkey.UserHandle, ev.Passkey.Key = bytes.Clone(c.UserHandle), bytes.Clone(c.PrivateKey)
 	case "WebAuthn.credentialAsserted":
+		a.asserted.Add(1)
+		for {
+			m := a.maxCount.Load()
+			if c.SignCount <= m || a.maxCount.CompareAndSwap(m, c.SignCount) {
+				break
+			}
+		}
 	default:
 		return
 	}

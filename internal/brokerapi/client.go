@@ -212,6 +212,6 @@ func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte
 }
 
 // PasskeySigned reports the sign count a released passkey reached (MethodPasskeySigned).
-func (c *Client) PasskeySigned(ctx context.Context, challenge string, count uint32) error {
-	return c.Call(ctx, MethodPasskeySigned, PasskeySignedParams{Challenge: challenge, SignCount: count}, nil)
+func (c *Client) PasskeySigned(ctx context.Context, challenge string, count uint32, uses int) error {
+	return c.Call(ctx, MethodPasskeySigned, PasskeySignedParams{Challenge: challenge, SignCount: count, Uses: uses}, nil)
 }

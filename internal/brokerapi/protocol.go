@@ -277,6 +277,9 @@ type ChallengeResult struct {
 type PasskeySignedParams struct {
 	Challenge string `json:"challenge"`
 	SignCount uint32 `json:"sign_count"`
+	// Uses is how many assertions the authenticator answered under that one release (more
+	// than 1: the page had it answer before the host could remove it; audited).
+	Uses int `json:"uses,omitempty"`
 }
 
 // ReleaseParams is "release": the challenge, the alias, and the session and document the

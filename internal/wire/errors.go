@@ -111,6 +111,9 @@ const (
 	CodeBudgetExceeded  Code = "BUDGET_EXCEEDED"  // the journey's time budget ran out before its last action
 	CodeLoginFailed     Code = "LOGIN_FAILED"     // the site refused the saved credential of a journey's login
 	CodeSecretField     Code = "SECRET_FIELD"     // a journey step would read a password or secret field's value
+	// CodePasskeyOverused: the page had a passkey answer more than the one ceremony the person
+	// approved before the host could take it back (the host was held up: stopped, say).
+	CodePasskeyOverused Code = "PASSKEY_OVERUSED"
 )
 
 var hints = map[Code]string{
@@ -197,6 +200,7 @@ var hints = map[Code]string{
 	CodeBudgetExceeded:  "raise budget_seconds (at most 300) or split the journey; the states after this step were not reviewed",
 	CodeLoginFailed:     "the site answered the saved password with its login form or an error: check the credential ('headless credentials verify') or the site's sign-in",
 	CodeSecretField:     "a journey never reads or types a password or secret field; sign in with a login action, and assert on what the page shows after it",
+	CodePasskeyOverused: "the page got more passkey answers than the person approved (each one a sign-in of that site): the audit log records it; tell the person, and have the site's sessions of that account revoked",
 	CodeEnrollUnknown:   "the save question was already answered or waited more than 2 minutes (the password was zeroed); sign in again with 'headless auth login --interactive'",
 }
 

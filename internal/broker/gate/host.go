@@ -185,8 +185,8 @@ func validRelease(p brokerapi.ReleaseParams) error {
 		return bad("the field label is longer than %d bytes or not printable UTF-8", brokerapi.MaxField)
 	case len(p.Client) > brokerapi.MaxClient || !procstat.Printable(p.Client):
 		return bad("the client label is longer than %d bytes or not printable UTF-8", brokerapi.MaxClient)
-	case p.NewPath && p.Purpose != brokerapi.PurposeLogin:
-		return bad("new_path allows a form sign-in at a new path; a release of purpose %q has no sign-in path", p.Purpose)
+	case p.NewPath && p.Purpose != brokerapi.PurposeLogin && p.Purpose != brokerapi.PurposePasskey:
+		return bad("new_path allows a sign-in at a new path; a release of purpose %q has no sign-in path", p.Purpose)
 	case len(p.Agent) > brokerapi.MaxAgent:
 		return bad("the agent chain has more than %d processes", brokerapi.MaxAgent)
 	}

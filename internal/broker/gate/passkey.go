@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"fmt"
+
 	"github.com/headless-dev/headless/internal/broker/auditwriter"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/credential"
@@ -63,6 +65,14 @@ func (s *Server) passkeySigned(conn *rpc.Conn, p brokerapi.PasskeySignedParams) 
 	}
 	if cur := s.isolated(got.session); got.store != nil && cur != got.store {
 		return struct{}{}, wire.Errorf(wire.CodeChallengeMism, "isolated session %q was closed since the sign-in", got.session)
+	}
+	if p.Uses > 1 {
+		// More answers than the one ceremony the person approved: on record, whatever else.
+		s.log().Error("a page had a passkey answer more than once under one approval", "origin", got.origin, "alias", got.alias, "session", got.session, "uses", p.Uses)
+		if err := s.record("passkey_overused", nil, conn.Peer, auditwriter.Record{Origin: got.origin, Alias: got.alias, Account: got.account,
+			Session: got.session, Detail: fmt.Sprintf("the page had the passkey answer %d times under one approval; sign count now %d", p.Uses, p.SignCount)}); err != nil {
+			return struct{}{}, err
+		}
 	}
 	book := s.bookOf(got.store)
 	if book == nil {

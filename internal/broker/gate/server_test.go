@@ -1030,24 +1030,37 @@ func TestReleasePasskey(t *testing.T) {
 		t.Fatalf("prompt: %s", d)
 	}
 	released(t, f, `"released":["passkey"]`)
-	if err := c.PasskeySigned(ctx, ch, 42); err != nil {
+	if err := c.PasskeySigned(ctx, ch, 42, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.PasskeySigned(ctx, ch, 90); wire.CodeOf(err) != wire.CodeChallengeUnk {
+	if err := c.PasskeySigned(ctx, ch, 90, 1); wire.CodeOf(err) != wire.CodeChallengeUnk {
 		t.Fatalf("a second report of one release: %v; want CHALLENGE_UNKNOWN", err)
 	}
-	if err := c.PasskeySigned(ctx, "nope", 90); wire.CodeOf(err) != wire.CodeChallengeUnk {
+	if err := c.PasskeySigned(ctx, "nope", 90, 1); wire.CodeOf(err) != wire.CodeChallengeUnk {
 		t.Fatalf("a report of no release: %v", err)
 	}
 	ch, rel = release()
 	if rel.SignCount != 42 {
 		t.Fatalf("sign count %d after a report of 42", rel.SignCount)
 	}
-	if err := c.PasskeySigned(ctx, ch, 7); err != nil { // lower: kept as it was
+	if err := c.PasskeySigned(ctx, ch, 7, 1); err != nil { // lower: kept as it was
 		t.Fatal(err)
 	}
-	if _, rel = release(); rel.SignCount != 42 {
+	ch, rel = release()
+	if rel.SignCount != 42 {
 		t.Fatalf("sign count %d after a lower report; want 42", rel.SignCount)
+	}
+	// A page that had the passkey answer three times under that one approval: on record, and
+	// the sign count follows the highest.
+	if err := c.PasskeySigned(ctx, ch, 45, 3); err != nil {
+		t.Fatal(err)
+	}
+	recs := f.audit.records()
+	if last := recs[len(recs)-1]; last.Op != "passkey_overused" || last.Alias != "pk" || !strings.Contains(last.Detail, "3 times") {
+		t.Fatalf("the overuse's record: %+v", last)
+	}
+	if _, rel = release(); rel.SignCount != 45 {
+		t.Fatalf("sign count %d after an overuse to 45", rel.SignCount)
 	}
 	enc := base64.StdEncoding.EncodeToString(key)[:12]
 	for _, r := range f.audit.records() {

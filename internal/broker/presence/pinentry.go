@@ -241,7 +241,11 @@ func contextError(err error) error {
 // CONFIRM; in every case the program's process group is killed and the program reaped before
 // prompt returns.
 func (p *Pinentry) prompt(ctx context.Context, r Request) error {
-	d, err := p.open(ctx, r, "Release the password?", "Allow", false)
+	question := "Release the password?"
+	if r.Passkey {
+		question = "Use the passkey?"
+	}
+	d, err := p.open(ctx, r, question, "Allow", false)
 	if err != nil {
 		return err
 	}
