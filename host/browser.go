@@ -178,7 +178,7 @@ func (h *Host) dispatch(ev cdp.Event) {
 	}
 	switch ev.Method {
 	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated", "Page.navigatedWithinDocument",
-		"Page.frameRequestedNavigation":
+		"Page.frameRequestedNavigation", "Page.frameAttached": // (a frame attached ends a passkey ceremony)
 		select {
 		case s.events <- ev:
 		default: // a waiter that is not there; drop

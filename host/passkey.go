@@ -149,24 +149,40 @@ func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk cre
 		return 0, 0, h.browserErr(err)
 	}
 	removed := false
+	var removeErr error
 	remove := func() {
 		if !removed {
 			removed = true
-			if err := a.Remove(); err != nil {
-				h.o.Log.Warn("could not remove a passkey's virtual authenticator", "session", s.name, "err", err)
-			}
+			removeErr = a.Remove()
 		}
 	}
 	defer func() {
 		remove()
+		if removeErr != nil {
+			// The key may still be in the page's authenticator, its uses uncounted: the page
+			// goes, and the key with its frame tree.
+			h.o.Log.Error("could not remove a passkey's virtual authenticator; stopping the page", "session", s.name, "err", removeErr)
+			h.stopPage(b, s, s.sid, "its passkey could not be taken back from the browser")
+			uses, count = 0, 0
+			err = wire.Errorf(wire.CodeBrowserFailed, "the browser did not take the passkey back (%v); the page was stopped, and whether it signed in is unknown", removeErr)
+			return
+		}
 		if uses, count = a.Used(); uses > 1 {
 			h.o.Log.Error("a page had a passkey answer more than once under one approval", "session", s.name, "uses", uses)
 			err = wire.Errorf(wire.CodePasskeyOverused, "the page had the passkey answer %d times under one approval before the host could remove it (was the host held up, stopped?); the page may be signed in, and it holds %d sign-ins of the site", uses, uses)
 		}
 	}()
-	// A frame of another origin could run a ceremony of its own while the authenticator is
-	// there (a subdomain may claim its parent's RP ID): none may be in the page when the key
-	// is added, and one that loads during the ceremony ends it.
+	// From here every event of the page counts: a navigation that commits, or a frame that
+	// comes, while the key is in the browser ends the ceremony. The document must still be the
+	// one the person approved, with no navigation under way and no frame of another origin
+	// (a subdomain may claim its parent's RP ID).
+	s.drain()
+	if err := h.sameDocument(ctx, b, s, st.document, "passkey sign-in page"); err != nil {
+		return 0, 0, err
+	}
+	if err := navUnderWay(s, "passkey sign-in"); err != nil {
+		return 0, 0, err
+	}
 	if err := si.noForeignFrames(ctx, "the passkey was not used"); err != nil {
 		return 0, 0, err
 	}
@@ -177,7 +193,6 @@ func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk cre
 	if err := b.Call(ctx, s.sid, "Page.bringToFront", nil, nil); err != nil {
 		return 0, 0, h.browserErr(err)
 	}
-	s.drain()
 	t, ok := st.refs[ref]
 	if !ok {
 		return 0, 0, wire.Errorf(wire.CodeNoLoginForm, "the passkey sign-in button is gone")
@@ -190,8 +205,16 @@ func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk cre
 	defer cancel()
 	pageDone := b.SessionDone(s.sid)
 	unused := "the passkey was removed"
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		select {
+		case <-tick.C:
+			// The session's record of its document is kept whatever its event buffer drops.
+			if d := s.loaded.Load(); d == nil || d.document != st.document {
+				remove()
+				return 0, 0, wire.Errorf(wire.CodeDocumentChanged, "the page navigated before it used the passkey; %s", unused)
+			}
 		case ev := <-a.Events:
 			remove() // first: the rest is checked with the key out of the browser
 			if ev.Added || string(ev.Passkey.ID) != string(pk.ID) || ev.Passkey.RPID != pk.RPID {
@@ -407,12 +430,24 @@ func (h *Host) PasskeyAdd(ctx context.Context, p control.PasskeyAddParams) (brok
 	defer cancel()
 	var pk credential.Passkey
 	defer func() { pk.Zero() }()
+	defer func() { // what is left of the authenticator's events: zeroed
+		for {
+			select {
+			case ev := <-a.Events:
+				ev.Passkey.Zero()
+			default:
+				return
+			}
+		}
+	}()
 	for pk.ID == nil {
 		select {
 		case ev := <-a.Events:
-			if ev.Added {
+			if ev.Added && len(ev.Passkey.ID) > 0 && ev.Passkey.RPID == rpHost(o) {
 				pk = ev.Passkey
 			} else {
+				// An assertion, or a credential for another RP ID: not this enrolment's.
+				h.o.Log.Warn("a passkey registration of another RP ID was not saved", "session", name, "rp_id", ev.Passkey.RPID)
 				ev.Passkey.Zero()
 			}
 		case <-b.SessionDone(sid):
@@ -421,15 +456,12 @@ func (h *Host) PasskeyAdd(ctx context.Context, p control.PasskeyAddParams) (brok
 			if ctx.Err() != nil {
 				return brokerapi.Credential{}, withdrawn(ctx)
 			}
-			return brokerapi.Credential{}, wire.Errorf(wire.CodeTimeout, "the site did not register a passkey in session %q within %v; nothing was saved", name, wait).
-				WithHint("start the site's passkey registration (its 'create a passkey' button) while the command waits, or give it longer with --wait")
+			return brokerapi.Credential{}, wire.Errorf(wire.CodeTimeout, "the site did not register a passkey for RP ID %q in session %q within %v; nothing was saved", rpHost(o), name, wait).
+				WithHint("start the site's passkey registration (its 'create a passkey' button) while the command waits, or give it longer with --wait; a passkey for another RP ID than the origin's host is never saved")
 		}
 	}
 	if err := a.Remove(); err != nil {
 		h.o.Log.Warn("could not remove the enrolment's virtual authenticator", "session", name, "err", err)
-	}
-	if pk.RPID != rpHost(o) {
-		return brokerapi.Credential{}, wire.Errorf(wire.CodeOriginMismatch, "the site registered a passkey for RP ID %q, not %q (the host of %s); nothing was saved", pk.RPID, rpHost(o), o)
 	}
 	stored, err := credential.StorePasskey(pk)
 	defer func() { credential.Zero(stored) }()

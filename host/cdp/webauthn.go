@@ -87,13 +87,18 @@ func (a *Authenticator) Remove() error {
 	ctx, cancel := context.WithTimeout(context.Background(), removeWait)
 	defer cancel()
 	err := a.b.Call(ctx, a.sid, "WebAuthn.removeVirtualAuthenticator", map[string]any{"authenticatorId": a.id}, nil)
+	if err != nil && a.b.SessionErr(a.sid) == nil {
+		// Still there, perhaps: its events are still counted (the caller stops the page).
+		return err
+	}
 	a.b.auths.mu.Lock()
 	delete(a.b.auths.m, a.id)
 	a.b.auths.mu.Unlock()
-	if err == nil {
-		err = a.b.Call(ctx, a.sid, "WebAuthn.disable", nil, nil)
+	if err != nil {
+		return nil // the page is gone, and its authenticator with it
 	}
-	return err
+	a.b.Call(ctx, a.sid, "WebAuthn.disable", nil, nil)
+	return nil
 }
 
 // AddCredential adds p (a resident credential) to the authenticator, in a message built by

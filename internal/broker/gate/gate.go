@@ -269,6 +269,11 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if passkey {
 		return s.releasePasskey(peer, id, p, ch.Session, meta.store, path, newPath, rel, secret, &ar)
 	}
+	if credential.IsPasskey(secret) {
+		// The record's flag (an attribute any program of the user may change) said password;
+		// what was read inside the grant says passkey: never typed anywhere.
+		return nil, wire.Errorf(wire.CodeAliasUnknown, "the saved record of alias %q holds a passkey, not what its record says; nothing was released", p.Alias)
+	}
 	pw, factor := credential.SplitFactor(secret)
 	var key totp.Key
 	withCode := req.Code || req.CodeOnly

@@ -36,6 +36,12 @@ func (s *Server) releasePasskey(peer Peer, id uint64, p brokerapi.ReleaseParams,
 		return nil, err
 	}
 	rel.SignCount = max(count, pk.SignCount)
+	// The next count is reserved now: a release whose report never comes (the host killed,
+	// the report lost), or a second release before the first reports, still hands out a
+	// higher count than this one's authenticator signs.
+	if err := raiseSignCount(book, rel.Origin, rel.Alias, rel.Account, rel.SignCount+1); err != nil {
+		return nil, err
+	}
 	ar.Released = []string{"passkey"}
 	s.log().Info("released", "origin", rel.Origin, "alias", rel.Alias, "session", session, "peer_pid", peer.PID, "provider", s.Presence.Name(), "kind", "passkey")
 	if err := s.record("release", nil, peer, *ar); err != nil {
@@ -66,6 +72,11 @@ func (s *Server) passkeySigned(conn *rpc.Conn, p brokerapi.PasskeySignedParams) 
 	if cur := s.isolated(got.session); got.store != nil && cur != got.store {
 		return struct{}{}, wire.Errorf(wire.CodeChallengeMism, "isolated session %q was closed since the sign-in", got.session)
 	}
+	book := s.bookOf(got.store)
+	if book == nil {
+		return struct{}{}, s.trusted("the sign count was not kept")
+	}
+	cerr := raiseSignCount(book, got.origin, got.alias, got.account, p.SignCount)
 	if p.Uses > 1 {
 		// More answers than the one ceremony the person approved: on record, whatever else.
 		s.log().Error("a page had a passkey answer more than once under one approval", "origin", got.origin, "alias", got.alias, "session", got.session, "uses", p.Uses)
@@ -74,9 +85,5 @@ func (s *Server) passkeySigned(conn *rpc.Conn, p brokerapi.PasskeySignedParams) 
 			return struct{}{}, err
 		}
 	}
-	book := s.bookOf(got.store)
-	if book == nil {
-		return struct{}{}, s.trusted("the sign count was not kept")
-	}
-	return struct{}{}, raiseSignCount(book, got.origin, got.alias, got.account, p.SignCount)
+	return struct{}{}, cerr
 }

@@ -1041,26 +1041,30 @@ func TestReleasePasskey(t *testing.T) {
 	}
 	ch, rel = release()
 	if rel.SignCount != 42 {
-		t.Fatalf("sign count %d after a report of 42", rel.SignCount)
+		t.Fatalf("sign count %d after a report of 42 (the release reserved 42 too)", rel.SignCount)
 	}
 	if err := c.PasskeySigned(ctx, ch, 7, 1); err != nil { // lower: kept as it was
 		t.Fatal(err)
 	}
 	ch, rel = release()
-	if rel.SignCount != 42 {
-		t.Fatalf("sign count %d after a lower report; want 42", rel.SignCount)
+	if rel.SignCount != 43 { // 42 reported; the release before reserved 43
+		t.Fatalf("sign count %d after a lower report; want 43 (reserved by the release before)", rel.SignCount)
 	}
 	// A page that had the passkey answer three times under that one approval: on record, and
 	// the sign count follows the highest.
-	if err := c.PasskeySigned(ctx, ch, 45, 3); err != nil {
+	if err := c.PasskeySigned(ctx, ch, 46, 3); err != nil {
 		t.Fatal(err)
 	}
 	recs := f.audit.records()
 	if last := recs[len(recs)-1]; last.Op != "passkey_overused" || last.Alias != "pk" || !strings.Contains(last.Detail, "3 times") {
 		t.Fatalf("the overuse's record: %+v", last)
 	}
-	if _, rel = release(); rel.SignCount != 45 {
-		t.Fatalf("sign count %d after an overuse to 45", rel.SignCount)
+	if _, rel = release(); rel.SignCount != 46 {
+		t.Fatalf("sign count %d after an overuse to 46", rel.SignCount)
+	}
+	// A release whose report never comes still moves the count on: the next one is higher.
+	if _, again := release(); again.SignCount != 47 {
+		t.Fatalf("sign count %d after a release with no report; want 47", again.SignCount)
 	}
 	enc := base64.StdEncoding.EncodeToString(key)[:12]
 	for _, r := range f.audit.records() {
