@@ -176,9 +176,12 @@ func (h *Host) dispatch(ev cdp.Event) {
 	case "Page.frameNavigated", "Page.frameStoppedLoading":
 		s.trackNavigation(ev)
 	}
+	if ev.Method == "Page.frameAttached" && !s.watchFrames.Load() {
+		return // only a passkey ceremony waits for frames (passkey.go)
+	}
 	switch ev.Method {
-	case "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated", "Page.navigatedWithinDocument",
-		"Page.frameRequestedNavigation", "Page.frameAttached": // (a frame attached ends a passkey ceremony)
+	case "Page.frameAttached", "Page.lifecycleEvent", "Page.frameStartedLoading", "Page.frameStoppedLoading", "Page.loadEventFired", "Page.frameNavigated", "Page.navigatedWithinDocument",
+		"Page.frameRequestedNavigation":
 		select {
 		case s.events <- ev:
 		default: // a waiter that is not there; drop

@@ -130,8 +130,9 @@ type session struct {
 	// navPending: a navigation of the main frame has started and not committed or stopped;
 	// heldNavs and paused: document requests held by the navigation gate (navguard.go).
 	// Written by the event reader.
-	navPending atomic.Bool
-	heldNavs   atomic.Int32
+	navPending  atomic.Bool
+	watchFrames atomic.Bool // a passkey ceremony runs: Page.frameAttached reaches events
+	heldNavs    atomic.Int32
 	// loaded is the main frame's document as it committed (Page.frameNavigated): its loader
 	// and URL. The page's history.pushState/replaceState change the URL it shows, never this
 	// (loginpath.go). Written by the event reader.

@@ -176,6 +176,8 @@ func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk cre
 	// comes, while the key is in the browser ends the ceremony. The document must still be the
 	// one the person approved, with no navigation under way and no frame of another origin
 	// (a subdomain may claim its parent's RP ID).
+	s.watchFrames.Store(true)
+	defer s.watchFrames.Store(false)
 	s.drain()
 	if err := h.sameDocument(ctx, b, s, st.document, "passkey sign-in page"); err != nil {
 		return 0, 0, err

@@ -489,6 +489,22 @@ func TestPasskeyByAlias(t *testing.T) {
 		}
 	})
 
+	// d1b. A frame added by the page during the ceremony (the click's handler adds one, then
+	// asks 300 ms later): the host takes the key back at the frame, ORIGIN_MISMATCH, and the
+	// site has no new sign-in.
+	t.Run("frame added during the ceremony", func(t *testing.T) {
+		site.FrameOnClick(true)
+		defer site.FrameOnClick(false)
+		counts := len(site.SignCounts())
+		e.run("", "headless", "visit", site.URL("/logout"), "--session", "s1", "--json")
+		w.visit(t, "s1", "/login")
+		lsLoginFails(t, e, []string{"ORIGIN_MISMATCH"}, "--session", "s1", "--alias", pkAlias)
+		time.Sleep(time.Second)
+		if n := len(site.SignCounts()); n != counts {
+			t.Errorf("%d sign-ins after the key was taken back at the new frame", n-counts)
+		}
+	})
+
 	// d2. Overuse (red-team review of the passkey path, F1): the agent's own page at the
 	// credential's sign-in path has the host stopped (SIGSTOP, as any process of the user may)
 	// the moment the host clicks its passkey button, asks for three assertions while the key is

@@ -84,6 +84,16 @@ type passkeySite struct {
 	// /signal?what=stop, then POST /signal?what=cont; onSignal gets each.
 	greedy   int
 	onSignal func(what string)
+	// frameOnClick makes /login's passkey button first add a frame to the page (same origin),
+	// wait 300 ms, then ask as the site's own page does.
+	frameOnClick bool
+}
+
+// FrameOnClick sets whether /login's button adds a frame before it asks for the passkey.
+func (s *passkeySite) FrameOnClick(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frameOnClick = on
 }
 
 // Greedy makes /login the agent's page asking for n assertions per click, calling onSignal
@@ -511,8 +521,13 @@ func (s *passkeySite) rpMux() *http.ServeMux {
 	})
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		n := s.greedy
+		n, framing := s.greedy, s.frameOnClick
 		s.mu.Unlock()
+		if framing {
+			pkPage(w, "Sign in", strings.Replace(pkLoginBody, `say("Signing in…");`,
+				`say("Signing in…"); var f = document.createElement("iframe"); f.src = "/account"; document.body.appendChild(f); await new Promise(function (r) { setTimeout(r, 300); });`, 1))
+			return
+		}
 		if n > 0 {
 			pkPage(w, "Sign in", strings.Replace(pkGreedyBody, "GREEDY_N", strconv.Itoa(n), 1))
 			return
