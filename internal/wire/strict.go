@@ -381,20 +381,24 @@ func (w *strictWalk) object(t reflect.Type, path string, depth int) error {
 		if err := w.value(ft, at, depth); err != nil {
 			return err
 		}
-		w.space()
-		if w.i >= len(w.data) {
-			return w.fail(path, "unexpected end of input")
-		}
-		switch w.data[w.i] {
-		case ',':
-			w.i++
-		case '}':
-			w.i++
-			return nil
-		default:
-			return w.fail(path, "invalid character %q after an object's value", w.data[w.i])
+		if done, err := w.after(path, '}', "an object's value"); done || err != nil {
+			return err
 		}
 	}
+}
+
+// after reads what follows a member or an element: ',' (more to come) or close (done).
+func (w *strictWalk) after(path string, close byte, what string) (done bool, err error) {
+	w.space()
+	if w.i >= len(w.data) {
+		return false, w.fail(path, "unexpected end of input")
+	}
+	switch c := w.data[w.i]; c {
+	case ',', close:
+		w.i++
+		return c == close, nil
+	}
+	return false, w.fail(path, "invalid character %q after %s", w.data[w.i], what)
 }
 
 // array walks an array at w.i whose elements decode into t's element type.
@@ -417,18 +421,8 @@ func (w *strictWalk) array(t reflect.Type, path string, depth int) error {
 		if err := w.value(et, path+"["+strconv.Itoa(n)+"]", depth); err != nil {
 			return err
 		}
-		w.space()
-		if w.i >= len(w.data) {
-			return w.fail(path, "unexpected end of input")
-		}
-		switch w.data[w.i] {
-		case ',':
-			w.i++
-		case ']':
-			w.i++
-			return nil
-		default:
-			return w.fail(path, "invalid character %q after an array's element", w.data[w.i])
+		if done, err := w.after(path, ']', "an array's element"); done || err != nil {
+			return err
 		}
 	}
 }
