@@ -207,13 +207,16 @@ func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk cre
 	defer cancel()
 	pageDone := b.SessionDone(s.sid)
 	unused := "the passkey was removed"
+	// The session's record of its document (navguard.go) is updated before a main-frame
+	// navigation's event reaches s.events, and whatever that buffer drops: it is looked at on
+	// every event and every 20 ms.
+	moved := func() bool { d := s.loaded.Load(); return d == nil || d.document != st.document }
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
-			// The session's record of its document is kept whatever its event buffer drops.
-			if d := s.loaded.Load(); d == nil || d.document != st.document {
+			if moved() {
 				remove()
 				return 0, 0, wire.Errorf(wire.CodeDocumentChanged, "the page navigated before it used the passkey; %s", unused)
 			}
@@ -225,7 +228,7 @@ func (si *signIn) ceremony(ctx context.Context, st pageState, ref string, pk cre
 			}
 			return 1, ev.Passkey.SignCount, nil
 		case ev := <-s.events:
-			if mainNavigated(ev) {
+			if moved() {
 				remove()
 				return 0, 0, wire.Errorf(wire.CodeDocumentChanged, "the page navigated before it used the passkey; %s", unused)
 			}
@@ -357,20 +360,6 @@ func frameOrigin(ev cdp.Event) (string, bool) {
 	}
 	o := canonicalOrigin(p.Frame.SecurityOrigin)
 	return o, o != ""
-}
-
-// mainNavigated reports whether ev is a new document of the main frame.
-func mainNavigated(ev cdp.Event) bool {
-	if ev.Method != "Page.frameNavigated" {
-		return false
-	}
-	var p struct {
-		Frame struct {
-			ParentID string `json:"parentId"`
-		} `json:"frame"`
-		Type string `json:"type"`
-	}
-	return json.Unmarshal(ev.Params, &p) == nil && p.Frame.ParentID == "" && p.Type != "BackForwardCacheRestore"
 }
 
 // passkeySigned tells brokerd the sign count a released passkey reached (logged, not fatal: the
