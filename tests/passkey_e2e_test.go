@@ -444,37 +444,21 @@ func TestPasskeyByAlias(t *testing.T) {
 		}
 	})
 
-	// d. Cross-origin: /xorigin on the RP embeds a frame of http://partner.localhost:PORT2
-	// (allowed publickey-credentials-get) that asks, from load, for the registered credential
-	// with its parent's RP ID, "localhost" (Chromium refuses that claim under localhost with
-	// SecurityError; under a registrable domain a subdomain may make it). It gets nothing:
-	//   - the frame was loaded (else the check proves nothing);
-	//   - no outcome it reports is "ok" (each one is logged);
-	//   - nobody is asked, and the site has no new sign-in.
+	// d. Cross-origin: a sign-in page that frames http://partner.localhost:PORT2 (allowed
+	// publickey-credentials-get), which asks again and again for the credential under its
+	// parent's RP ID, "localhost" (Chromium itself refuses that claim under localhost with
+	// SecurityError, so a frame's outcome alone proves nothing of headless; under a registrable
+	// domain a subdomain may make it). What headless does is checked: the host refuses before
+	// anyone is asked, ORIGIN_MISMATCH; nobody is asked, the site has no new sign-in, and the
+	// frame, which did load, is never answered.
 	t.Run("cross-origin frame", func(t *testing.T) {
 		counts, prompts := len(site.SignCounts()), w.prompts(t)
-		w.visit(t, "s1", "/xorigin")
-		pollUntil(15*time.Second, func() bool { return len(site.XOriginResults()) > 0 })
-		if site.FrameLoads() == 0 {
-			t.Errorf("the other origin's frame was never loaded: the check proves nothing")
-		}
-		res := site.XOriginResults()
-		t.Logf("the frame's outcomes: %q", res)
-		if slices.Contains(res, "ok") {
-			t.Errorf("a frame of %s got an assertion for the passkey: %q", site.OtherOrigin(), res)
-		}
-		if got := w.prompts(t) - prompts; got != 0 {
-			t.Errorf("the frame's request showed %d presence prompts", got)
-		}
-		if n := len(site.SignCounts()); n != counts {
-			t.Errorf("%d sign-ins during the cross-origin check", n-counts)
-		}
-		// A sign-in page that frames the other origin (which asks for the passkey under
-		// its parent's RP ID, "localhost", again and again): the host refuses before anyone
-		// is asked, ORIGIN_MISMATCH, and the frame is never answered.
 		xs := len(site.XOriginResults())
 		w.visit(t, "s1", "/login-framed")
-		pollUntil(10*time.Second, func() bool { return site.FrameLoads() > 1 })
+		pollUntil(10*time.Second, func() bool { return site.FrameLoads() > 0 })
+		if site.FrameLoads() == 0 {
+			t.Fatalf("the other origin's frame was never loaded: the check proves nothing")
+		}
 		time.Sleep(500 * time.Millisecond) // the frame is asking
 		lsLoginFails(t, e, []string{"ORIGIN_MISMATCH"}, "--session", "s1", "--alias", pkAlias)
 		time.Sleep(time.Second)

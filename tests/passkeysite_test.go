@@ -48,7 +48,6 @@ import (
 //	GET  /logout           ends the session, 303 /login
 //	GET  /password         a password sign-in form of the same site (POST /password: the account
 //	                       and password SetAccount set, then 303 /account), the bench's baseline
-//	GET  /xorigin          an iframe of the other origin's /frame, allow="publickey-credentials-get *"
 //	GET  /login-framed     /login with that same iframe below it
 //
 // Other server (OtherOrigin(), http://partner.localhost:PORT2):
@@ -191,9 +190,6 @@ func (s *passkeySite) URL(path string) string { return s.origin + path }
 // *.localhost name to loopback itself).
 func (s *passkeySite) OtherOrigin() string         { return s.otherOrigin }
 func (s *passkeySite) OtherURL(path string) string { return s.otherOrigin + path }
-
-// XOriginURL is the RP page that embeds the other origin's frame.
-func (s *passkeySite) XOriginURL() string { return s.URL("/xorigin") }
 
 // FrameURL is the other origin's page that asks for the credential.
 func (s *passkeySite) FrameURL() string { return s.OtherURL("/frame") }
@@ -597,10 +593,6 @@ func (s *passkeySite) rpMux() *http.ServeMux {
 	mux.HandleFunc("GET /login-framed", func(w http.ResponseWriter, r *http.Request) {
 		pkPage(w, "Sign in", pkLoginBody+`
 <iframe src="`+html.EscapeString(s.FrameURL())+`?ms=20000" allow="publickey-credentials-get *" width="600" height="200" title="partner"></iframe>`)
-	})
-	mux.HandleFunc("GET /xorigin", func(w http.ResponseWriter, r *http.Request) {
-		pkPage(w, "Partner widget", `<h1>Passkey Example partner</h1>
-<iframe src="`+html.EscapeString(s.FrameURL())+`?ms=3000" allow="publickey-credentials-get *" width="600" height="200" title="partner"></iframe>`)
 	})
 	return mux
 }
