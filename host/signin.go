@@ -491,14 +491,11 @@ func (si *signIn) stepUp(ctx context.Context, p control.AuthParams, res *control
 	}
 	challengeID := p.Challenge
 	if challengeID == "" {
-		err = h.withBroker(look.ctx, func(c *brokerapi.Client) error {
-			ch, err := c.Challenge(look.ctx, brokerapi.ChallengeParams{Session: s.name, Document: st.document, Origin: o, Isolated: s.isolated})
-			challengeID = ch.Challenge
-			return err
-		})
+		ch, err := si.challenge(look.ctx, st)
 		if err != nil {
 			return err
 		}
+		challengeID = ch.Challenge
 	}
 	rel, secret, err := si.release(ctx, st, brokerapi.ReleaseParams{Challenge: challengeID, Alias: p.Alias,
 		Purpose: brokerapi.PurposeCode, Field: fieldLabel(st.outline, form.Password)})
