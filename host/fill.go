@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,6 +89,11 @@ func (si *signIn) fillVerified(ctx context.Context, st pageState, form snapshot.
 		return false, wire.Errorf(wire.CodeDocumentChanged, "the page's document is not the one the host saw load; nothing was typed")
 	} else if d.tainted.Load() {
 		return false, errReachable
+	}
+	// Before the first character, too: from now on every request of the browser is held and
+	// checked for it, and the page's other channels are shut (wayout.go).
+	if err := si.guardSecret(ctx, st.document, account, secret, page == codePage); err != nil {
+		return false, err
 	}
 	s.addTaint(st.document, pw) // before the first character: every later path clears it
 	if err := b.InsertSecret(ctx, s.sid, secret); err != nil {
@@ -180,18 +186,22 @@ func (si *signIn) recheck(ctx context.Context, st pageState, form snapshot.Login
 	if !g.SignIn && !(page == secondPage && g.NotSignIn == snapshot.NoAccountField) {
 		return fresh, form, wire.Errorf(wire.CodeNoLoginForm, "the form is no longer a sign-in form %s: %s", when, g.NotSignIn)
 	}
-	if err := checkForm(fresh, g, si.origin); err != nil {
+	if err := checkForm(fresh, g, si.origin, si.also...); err != nil {
 		return fresh, form, err
 	}
 	return fresh, g, nil
 }
 
-// checkForm verifies, before anything is typed (and again right before the submit), that the
-// fields' frame is on want and that submitting the form can only send them to want by POST:
-// the form's own action and method, and every one of its submit buttons, hidden ones
-// included (Enter submits through the first one in tree order, scripts through any). It is
-// checked before anyone is asked to approve a release.
-func checkForm(st pageState, f snapshot.LoginForm, want string) error {
+// checkForm verifies, before anything is typed (and again right before the submit), what the
+// network guard (wayout.go) cannot: that the fields' frame is on want, the credential's origin
+// (the page around a frame can read what is typed into it). And, before anyone is asked, what
+// can be seen from the form for certain: a form whose action, or a submit control the host
+// would click whose formaction, is another origin than want and the also origins the person
+// named would send the password there (FORM_ACTION_CROSS_ORIGIN). Where the fields go when a
+// script sends them, with what method, through which control, is the guard's to check on
+// every request; so fields outside a form, forms without a method or with GET, and links and
+// plain buttons as the submit control are all used.
+func checkForm(st pageState, f snapshot.LoginForm, want string, also ...string) error {
 	for _, ref := range []string{f.Username, f.Password} {
 		if ref == "" {
 			continue
@@ -205,34 +215,18 @@ func checkForm(st pageState, f snapshot.LoginForm, want string) error {
 			return wire.Errorf(wire.CodeOriginMismatch, "the login field's frame is not on %s", want)
 		}
 	}
-	// Only a real form with a known action and a visible submit button is used: fields outside
-	// a form, or a form cut from a truncated outline, leave nothing to verify.
-	fe, ok := formElement(st, f.Form)
-	if f.Form == "" || !ok || f.Submit == "" {
-		return wire.Errorf(wire.CodeNoLoginForm, "no login form with a visible submit button and a known action")
-	}
-	sameOrigin := func(o string) bool {
+	allowed := func(o string) bool {
 		c, err := origin.Canonical(o)
-		return err == nil && c == want
+		return err == nil && (c == want || slices.Contains(also, c))
 	}
-	if !sameOrigin(fe.ActionOrigin) {
+	fe, inForm := formElement(st, f.Form)
+	if inForm && fe.ActionOrigin != "" && !allowed(fe.ActionOrigin) {
 		return wire.Errorf(wire.CodeFormCrossOrigin, "the login form submits to %s, not %s", clip.Text(fe.ActionOrigin, 200), want)
 	}
 	for _, sub := range f.Submitters {
-		if !sameOrigin(sub.ActionOrigin) {
-			return wire.Errorf(wire.CodeFormCrossOrigin, "a %s submit button of the login form submits to %s, not %s",
+		if sub.Ref != "" && sub.Ref == f.Submit && !allowed(sub.ActionOrigin) {
+			return wire.Errorf(wire.CodeFormCrossOrigin, "the login form's %s submit button submits to %s, not %s",
 				shown(sub), clip.Text(sub.ActionOrigin, 200), want)
-		}
-	}
-	if f.Password == "" {
-		return nil // a username-only first step sends the account, which is not a secret, by any method
-	}
-	if fe.Method != "post" {
-		return wire.Errorf(wire.CodeFormMethodGet, "the login form submits with method %s, not POST", clip.Text(fe.Method, 16))
-	}
-	for _, sub := range f.Submitters {
-		if sub.Method != "post" {
-			return wire.Errorf(wire.CodeFormMethodGet, "a %s submit button of the login form submits with method %s, not POST", shown(sub), clip.Text(sub.Method, 16))
 		}
 	}
 	return nil
@@ -432,13 +426,16 @@ func (si *signIn) typeAccount(ctx context.Context, t snapshot.Target, document, 
 	return si.focusedOn(ctx, t, document, "account")
 }
 
-// submit clicks the form's visible default submit button, whose action origin checkForm
-// verified. It never presses Enter: Enter submits through the form's first submit button in
-// page order, which may be a hidden one with a formaction elsewhere.
+// submit clicks the form's submit control (a submit button, a plain button or a link the
+// page's script answers), whose formaction checkForm verified; without one it presses Enter
+// in the last field typed into (the password, or the account of a first step), which has
+// the focus. Wherever the page then sends the fields, the network guard checks it.
 func (si *signIn) submit(ctx context.Context, st pageState, f snapshot.LoginForm) error {
-	t, ok := st.refs[f.Submit]
-	if f.Submit == "" || !ok {
-		return wire.Errorf(wire.CodeNoLoginForm, "the login form has no visible submit button")
+	if t, ok := st.refs[f.Submit]; f.Submit != "" && ok {
+		return si.h.clickNode(ctx, si.b, si.s, t)
 	}
-	return si.h.clickNode(ctx, si.b, si.s, t)
+	if f.Submit != "" {
+		return wire.Errorf(wire.CodeNoLoginForm, "the login form's submit control is gone")
+	}
+	return pressKey(ctx, si.b, si.s, "Enter")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/host/echo"
+	"github.com/headless-dev/headless/host/egress"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/allowlist"
 	"github.com/headless-dev/headless/internal/brokerapi"
@@ -69,6 +70,10 @@ type Host struct {
 
 	// echo is the keyed fingerprints of every secret released into the browser (echoed.go).
 	echo *echo.Set
+	// egress is the secrets typed into pages, checked against every request the browser
+	// sends; way is the browser-wide interception that feeds it (wayout.go).
+	egress egress.Guard
+	way    wayOut
 
 	routes sync.Map // CDP session id → *session; read by the event reader without h.mu
 	// spare is a journey's fresh context opened ahead of it (spare.go).
@@ -147,6 +152,8 @@ type session struct {
 	paused  chan cdp.Event
 	// basic is the session's HTTP Basic state (basicauth.go), written by the event handler.
 	basic basicState
+	// way is what was typed into the session's pages that may still be there (wayout.go).
+	way sessionWayOut
 
 	mu verbLock // one verb at a time; guards everything below
 	// actMark is reqs' mark at the last drain: the requests after it are the action's.

@@ -59,6 +59,7 @@ func (s *session) trackNavigation(ev cdp.Event) {
 			// document too (openers.go).
 			d.tainted.Store(s.reachable())
 			s.loaded.Store(d)
+			s.documentGone(d.document) // what was typed into the one before is gone (wayout.go)
 		}
 	case "Page.frameStoppedLoading":
 		if main(p.FrameID) {

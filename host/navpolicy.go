@@ -197,10 +197,8 @@ func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
 	b.Subscribe(func(ev cdp.Event) {
 		switch {
 		case ev.SessionID != "":
-		case ev.Method == "Fetch.requestPaused" && h.o.Allow.Empty():
-			go h.continuePaused(b, ev.Params)
 		case ev.Method == "Fetch.requestPaused":
-			go h.navPaused(b, ev.Params) // the reader must not wait for our calls
+			go h.requestPaused(b, ev.Params) // wayout.go; the reader must not wait for our calls
 		case ev.Method == "Fetch.authRequired":
 			go h.authChallenged(b, ev.Params)
 		case ev.Method == "Target.targetCreated" && !h.o.Allow.Empty():
@@ -209,18 +207,22 @@ func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
 	})
 	// Target.targetCreated comes from watchOpeners' Target.setDiscoverTargets, which runs
 	// for every browser right after this (openDefault), before any page exists.
-	return b.Call(ctx, "", "Fetch.enable", map[string]any{"handleAuthRequests": true, "patterns": []map[string]any{
-		{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"},
-	}}, nil)
+	// Every request once a secret was typed into a page (wayout.go), else documents only.
+	h.way.mu.Lock()
+	defer h.way.mu.Unlock()
+	all := h.egress.Active()
+	if err := b.Call(ctx, "", "Fetch.enable", h.fetchPatterns(), nil); err != nil {
+		return err
+	}
+	if all {
+		h.way.all = b
+	}
+	return nil
 }
 
 // continuePaused lets a paused document request go on (no allowlist), with the approved
 // Basic answer when it is the one request that gets it (basicPaused).
-func (h *Host) continuePaused(b *cdp.Browser, params json.RawMessage) {
-	var p pausedDoc
-	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
-		return
-	}
+func (h *Host) continuePaused(b *cdp.Browser, p pausedDoc) {
 	if h.basicPaused(b, p) {
 		return
 	}
@@ -233,11 +235,7 @@ func (h *Host) continuePaused(b *cdp.Browser, params json.RawMessage) {
 // (as aborted: the page that asked stays, no error page replaces it), the refusal is recorded
 // for the page (and the opener of a popup), a popup is closed, and a verb waiting for the
 // navigation is woken.
-func (h *Host) navPaused(b *cdp.Browser, params json.RawMessage) {
-	var p pausedDoc
-	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
-		return
-	}
+func (h *Host) navPaused(b *cdp.Browser, p pausedDoc) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	u, err := url.Parse(p.Request.URL)

@@ -58,13 +58,20 @@ const (
 )
 
 // pageStoppedError is the error of every call into a page the host stopped.
-type pageStoppedError struct{ why string }
+type pageStoppedError struct {
+	why  string
+	code wire.Code // PAGE_STOPPED when ""; SECRET_EGRESS when the guard stopped it (wayout.go)
+}
 
 func (e *pageStoppedError) Error() string { return "the session's page was stopped: " + e.why }
 
 // pageStoppedErr is the typed answer for a verb that met a stopped page.
 func pageStoppedErr(ps *pageStoppedError) error {
-	return wire.Errorf(wire.CodePageStopped, "%s; the session's next command opens a fresh blank page", ps.Error())
+	code := ps.code
+	if code == "" {
+		code = wire.CodePageStopped
+	}
+	return wire.Errorf(code, "%s; the session's next command opens a fresh blank page", ps.Error())
 }
 
 // floodMeter is a page's budget of navigations (a token bucket). One per page:

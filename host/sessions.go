@@ -111,6 +111,7 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	s.sid = ""
 	s.liveSID.Store("")
 	s.taint, s.taintDoc = nil, ""
+	s.documentGone("") // the old page's documents died with it (wayout.go)
 	clear(s.refs)
 	s.drain()
 	// The fresh page opens before the dead one is closed: closing the last window of the

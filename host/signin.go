@@ -42,6 +42,7 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 		return control.AuthResult{}, err
 	}
 	clear(s.refs)
+	begun := time.Now()
 	res := control.AuthResult{Alias: p.Alias, Session: s.name}
 	// Before anything is released: Chromium must have nowhere to write a submission's body
 	// or a field's value to disk (profile.blockSessions), even if a process of the agent's
@@ -62,6 +63,11 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 	// A page that could not be read within the bound will not answer the next verb either: it
 	// is stopped (pageguard.go), and the session's next command opens a fresh one.
 	done := func(err error) error {
+		// A request the network guard refused meanwhile (the page tried to send the secret
+		// out; it is discarded) is the answer, whatever the sign-in saw of the page.
+		if rerr := s.way.refusedSince(begun); rerr != nil {
+			return rerr
+		}
 		// A browser the look ahead found tampered with was killed under the sign-in: that is
 		// the answer, whatever the sign-in then ran into.
 		if err != nil {
@@ -100,6 +106,7 @@ type signIn struct {
 	look     *lookBound
 	ev       *control.Evidence
 	origin   string
+	also     []string // the other origins the person named for the credential (rel.AlsoOrigins)
 	listener string
 }
 
@@ -194,7 +201,7 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	if rel.Origin != si.origin {
 		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, si.origin)
 	}
-	si.listener = rel.Listener
+	si.listener, si.also = rel.Listener, rel.AlsoOrigins
 	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
 	typed, err := si.fillVerified(tctx, st, form, rel.Account, secret, page)
 	tcancel()
@@ -510,7 +517,7 @@ func (si *signIn) stepUp(ctx context.Context, p control.AuthParams, res *control
 	if rel.Origin != o {
 		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, o)
 	}
-	si.listener = rel.Listener
+	si.listener, si.also = rel.Listener, rel.AlsoOrigins
 	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
 	typed, err := si.fillVerified(tctx, st, form, "", code, codePage)
 	tcancel()

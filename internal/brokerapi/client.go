@@ -117,6 +117,12 @@ func (c *Client) LearnPath(ctx context.Context, challenge string) (LearnPathResu
 	return r, err
 }
 
+// EgressRefused tells brokerd, for the audit, that a page's request carrying a typed secret
+// was refused.
+func (c *Client) EgressRefused(ctx context.Context, p EgressRefusedParams) error {
+	return c.Call(ctx, MethodEgressRefused, p, nil)
+}
+
 // EchoSeen tells brokerd, for the audit, that a page showed a released secret.
 func (c *Client) EchoSeen(ctx context.Context, p EchoSeenParams) error {
 	return c.Call(ctx, MethodEchoSeen, p, nil)

@@ -59,6 +59,9 @@ const (
 	// MethodEchoSeen is the host telling brokerd, for the audit, that a page showed a secret
 	// released into the browser and the output was refused (the page discarded).
 	MethodEchoSeen = "echo.seen"
+	// MethodEgressRefused is the host telling brokerd, for the audit, that a page tried to send
+	// a secret typed into it where it may not go, and the request was refused (host/egress).
+	MethodEgressRefused = "egress.refused"
 	// MethodPasskeySigned is the host telling brokerd the sign count a passkey's authenticator
 	// reached in the ceremony of a release (named by its challenge), for the next release.
 	MethodPasskeySigned = "passkey.signed"
@@ -209,6 +212,16 @@ type EchoSeenParams struct {
 	Output  string `json:"output"`
 }
 
+// EgressRefusedParams is "egress.refused": the session the secret was typed in, its
+// credential's origin, where the refused request was going (origin and path, never a part that
+// holds the secret) and what carried it ("its URL", "its body", …).
+type EgressRefusedParams struct {
+	Session     string `json:"session"`
+	Origin      string `json:"origin"`
+	Destination string `json:"destination"`
+	Carrier     string `json:"carrier"`
+}
+
 // ListResult answers "credentials.list".
 type ListResult struct {
 	Credentials []Credential `json:"credentials"`
@@ -314,6 +327,9 @@ type Released struct {
 	Account  string `json:"account"`
 	Alias    string `json:"alias"`
 	Listener string `json:"listener,omitempty"`
+	// AlsoOrigins are the origins the person named at enrolment that the sign-in may send the
+	// secret to besides Origin (host/egress): never one the agent named.
+	AlsoOrigins []string `json:"also_origins,omitempty"`
 	// Code says the secret is the password, a NUL byte and the current one-time code
 	// (credential.SplitFactor), released under the same approval.
 	Code bool `json:"code,omitempty"`

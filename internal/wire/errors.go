@@ -89,6 +89,7 @@ const (
 	CodeFormMethodGet    Code = "FORM_METHOD_GET"          // the form (or a submitter) would not POST it: it would land in a URL
 	CodeSecretOnPage     Code = "SECRET_ON_PAGE"           // a field the host typed a password into still holds a value, or the page shows a released secret
 	CodeLoginPathChanged Code = "LOGIN_PATH_CHANGED"       // the sign-in form is at another path of the origin than the credential's known sign-in pages
+	CodeSecretEgress     Code = "SECRET_EGRESS"            // a page tried to send a typed secret elsewhere than its credential's origin, or in a URL: stopped, the page discarded
 
 	// Interactive enrollment.
 	CodeEnrollUnknown Code = "ENROLLMENT_UNKNOWN" // no password waits for a save decision under that token
@@ -186,6 +187,7 @@ var hints = map[Code]string{
 	CodeFormCrossOrigin:  "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
 	CodeFormMethodGet:    "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
 	CodeSecretOnPage:     "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page, and every output of a page that shows a secret released into the browser is refused (the page is discarded)",
+	CodeSecretEgress:     "the page tried to send the password (or code) somewhere it may not go: another origin, a URL, or a channel that cannot be checked; nothing left the browser and the page was discarded. Tell the person (the audit log records it); if the site really signs in through another origin, the person can name it at enrolment (headless credentials add --also-origin ORIGIN)",
 	CodeLoginPathChanged: "sign in on the page where the credential was used before (the message names it); if the site moved its sign-in page, retry with --new-login-path (the person's prompt then says it is not where they signed in before; allowed once, never remembered), or, to make it the sign-in page, have the person add it: headless credentials add --login-path PATH",
 	CodeAuditTampered:    "the audit log was edited, reordered, or had records inserted or deleted at the record named",
 	CodeAuditTorn: "the newest record was cut short as it was written (brokerd killed, or a power loss, during an append; or a write still under way), and the records before it verify: " +

@@ -6,6 +6,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/broker/auditwriter"
 	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
@@ -154,4 +155,30 @@ func (s *Server) echoSeen(conn *rpc.Conn, p brokerapi.EchoSeenParams) (struct{},
 	}
 	s.log().Warn("a page showed a released secret", "session", p.Session, "origin", p.Origin, "output", p.Output)
 	return struct{}{}, s.record("echo", nil, conn.Peer, auditwriter.Record{Session: p.Session, Origin: p.Origin, Detail: p.Output})
+}
+
+// egressRefused answers egress.refused: the genuine host reporting that a page tried to send a
+// secret typed into it where it may not go, and the request was refused before it left. One
+// audit record (op "egress", decision "error", code SECRET_EGRESS, the destination and what
+// carried it in Detail); from any other process nothing is recorded.
+func (s *Server) egressRefused(conn *rpc.Conn, p brokerapi.EgressRefusedParams) (struct{}, error) {
+	if err := s.requireHost(conn); err != nil {
+		return struct{}{}, err
+	}
+	bad := func(format string, a ...any) error { return wire.Errorf(wire.CodeInvalidArgument, format, a...) }
+	for name, v := range map[string]string{"session": p.Session, "origin": p.Origin, "destination": p.Destination, "carrier": p.Carrier} {
+		if len(v) > auditwriter.MaxField || !procstat.Printable(v) {
+			return struct{}{}, bad("the %s is longer than %d bytes or not printable UTF-8", name, auditwriter.MaxField)
+		}
+	}
+	if p.Destination == "" || p.Carrier == "" {
+		return struct{}{}, bad("the destination and the carrier are required")
+	}
+	detail := clip.Text(p.Destination+" ("+p.Carrier+")", auditwriter.MaxField)
+	if err := s.reserve("the refusal was not recorded"); err != nil {
+		return struct{}{}, err
+	}
+	s.log().Warn("a page's request carrying a typed secret was refused", "session", p.Session, "origin", p.Origin, "destination", p.Destination)
+	return struct{}{}, s.record("egress", wire.Errorf(wire.CodeSecretEgress, "refused"), conn.Peer,
+		auditwriter.Record{Session: p.Session, Origin: p.Origin, Detail: detail})
 }

@@ -58,3 +58,37 @@ func TestEchoSeenIsAudited(t *testing.T) {
 		}
 	}
 }
+
+// TestEgressRefusedIsAudited: the host's egress.refused is one audit record (op "egress",
+// code SECRET_EGRESS, where the request was going and what carried it); from any other
+// process it is PEER_NOT_HOST and recorded nowhere.
+func TestEgressRefusedIsAudited(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	p := brokerapi.EgressRefusedParams{Session: "s1", Origin: "https://app.example", Destination: "https://evil.example/collect", Carrier: "its body"}
+	notHost := brokerapi.NewClient(f.connAs(t, Peer{PID: 778, Exe: "/usr/bin/agent"}))
+	if err := notHost.EgressRefused(ctx, p); code(err) != wire.CodePeerNotHost {
+		t.Fatalf("egress.refused from another process: %v", err)
+	}
+	if n := len(f.audit.records()); n != 0 {
+		t.Fatalf("%d records of a refused report", n)
+	}
+	c := f.client(t)
+	if err := c.EgressRefused(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	rec := lastRecord(t, f)
+	if rec.Op != "egress" || rec.Decision != "error" || rec.Code != string(wire.CodeSecretEgress) || rec.Session != "s1" ||
+		rec.Origin != "https://app.example" || rec.Detail != "https://evil.example/collect (its body)" {
+		t.Fatalf("record %+v", rec)
+	}
+	for name, bad := range map[string]brokerapi.EgressRefusedParams{
+		"no destination":      {Session: "s1", Carrier: "its URL"},
+		"control destination": {Session: "s1", Destination: "https://e\n", Carrier: "its URL"},
+		"long carrier":        {Session: "s1", Destination: "https://e", Carrier: strings.Repeat("c", auditwriter.MaxField+1)},
+	} {
+		if err := c.EgressRefused(ctx, bad); code(err) != wire.CodeInvalidArgument {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
+		}
+	}
+}

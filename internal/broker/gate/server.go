@@ -269,6 +269,10 @@ func (s *Server) methods() *rpc.Methods {
 			rpc.Note(ctx, "sign_count", p.SignCount)
 			return s.passkeySigned(rpc.ConnOf(ctx), p)
 		})
+		rpc.Handle(t, brokerapi.MethodEgressRefused, func(ctx context.Context, p brokerapi.EgressRefusedParams) (struct{}, error) {
+			rpc.Note(ctx, "session", p.Session, "destination", p.Destination)
+			return s.egressRefused(rpc.ConnOf(ctx), p)
+		})
 		rpc.Handle(t, brokerapi.MethodEchoSeen, func(ctx context.Context, p brokerapi.EchoSeenParams) (struct{}, error) {
 			rpc.Note(ctx, "session", p.Session, "output", p.Output)
 			return s.echoSeen(rpc.ConnOf(ctx), p)

@@ -1,0 +1,253 @@
+package host
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/host/egress"
+	"github.com/headless-dev/headless/internal/brokerapi"
+	"github.com/headless-dev/headless/internal/clip"
+	"github.com/headless-dev/headless/internal/wire"
+)
+
+// The password's way out, guarded at the network (package egress has the contract).
+//
+//   - Before the first character of a secret is typed into a page (guardSecret), the host adds
+//     it to h.egress, and from then on, for the host's life, the browser holds every request of
+//     every target (pages, frames, workers, service workers, windows; every resource type) at
+//     the request stage (Fetch.requestPaused on the browser target: the same interception as
+//     the allowlist's and Basic's, widened from documents to all) until egress.Check let it go.
+//   - A refused request fails before it leaves (BlockedByClient); the page that holds the secret
+//     (and the page that sent the request, when another session's) is stopped at once — its
+//     renderer crashed, its session's next command answers SECRET_EGRESS naming where the
+//     request was going and opens a fresh blank page — and brokerd audits it (egress.refused).
+//     A sign-in under way answers SECRET_EGRESS (its calls into the stopped page fail so).
+//   - While the secret may be in the page (until its document is gone: trackNavigation), the
+//     page target's WebSockets to other origins and its peer-to-peer connections are offline
+//     (egress.ChannelRules), and a body the browser does not hand over counts as carrying it.
+
+// wayOut is the host's per-browser state of the guard.
+type wayOut struct {
+	mu sync.Mutex
+	// all is the browser whose browser-wide interception takes every resource type.
+	all *cdp.Browser
+}
+
+// typedSecret is a secret typed into a session's page, with the document it is in.
+type typedSecret struct {
+	sec      *egress.Secret
+	document string
+}
+
+// fetchPatterns are the browser-wide interception's: documents only (the allowlist, Basic)
+// until a secret was typed into a page, then every request.
+func (h *Host) fetchPatterns() map[string]any {
+	pat := map[string]any{"urlPattern": "*", "requestStage": "Request"}
+	if !h.egress.Active() {
+		pat["resourceType"] = "Document"
+	}
+	return map[string]any{"handleAuthRequests": true, "patterns": []map[string]any{pat}}
+}
+
+// holdAll has browser b hold every request from now on (a no-op once it does).
+func (h *Host) holdAll(ctx context.Context, b *cdp.Browser) error {
+	h.way.mu.Lock()
+	defer h.way.mu.Unlock()
+	if h.way.all == b {
+		return nil
+	}
+	if err := b.Call(ctx, "", "Fetch.enable", h.fetchPatterns(), nil); err != nil {
+		return err
+	}
+	h.way.all = b
+	return nil
+}
+
+// guardSecret starts guarding secret (a password, or with code a one-time code) that the host
+// is about to type into document of session s, for the origins of the sign-in si; the
+// caller types only when it returns nil, and still zeroes secret.
+func (si *signIn) guardSecret(ctx context.Context, document string, account string, secret []byte, code bool) error {
+	h, b, s := si.h, si.b, si.s
+	origins := append([]string{si.origin}, si.also...)
+	var sec *egress.Secret
+	if code {
+		sec = h.egress.AddCode(secret, s.name, origins)
+	} else {
+		sec = h.egress.Add(secret, account, s.name, origins)
+	}
+	s.way.mu.Lock()
+	s.way.typed = append(s.way.typed, typedSecret{sec: sec, document: document})
+	s.way.mu.Unlock()
+	if err := h.holdAll(ctx, b); err != nil {
+		return h.browserErr(err)
+	}
+	if err := b.Call(ctx, s.sid, "Network.emulateNetworkConditionsByRule",
+		map[string]any{"matchedNetworkConditions": egress.ChannelRules(origins)}, nil); err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "the page's WebSockets and peer connections could not be held (%v); nothing was typed", err)
+	}
+	return nil
+}
+
+// sessionWayOut is a session's share of the guard, written by the verbs and the event reader.
+type sessionWayOut struct {
+	mu    sync.Mutex
+	typed []typedSecret // the secrets typed into the session's pages that may still be there
+	// refused is the guard's last refusal of a request of the session's page, or of one
+	// carrying a secret typed there: a sign-in under way answers it (refusedSince).
+	refused atomic.Pointer[refusal]
+}
+
+type refusal struct {
+	err *egressError
+	at  time.Time
+}
+
+// refusedSince is SECRET_EGRESS when the guard refused a request of the session (or carrying
+// its secret) at or after since, else nil.
+func (w *sessionWayOut) refusedSince(since time.Time) error {
+	r := w.refused.Load()
+	if r == nil || r.at.Before(since) {
+		return nil
+	}
+	return wire.Errorf(wire.CodeSecretEgress, "%s", r.err.Error())
+}
+
+// documentGone ends, for the secrets typed into session s's pages, their time in the page
+// once the main frame shows another document (called on the event reader, or when the page
+// is replaced: document "").
+func (s *session) documentGone(document string) {
+	s.way.mu.Lock()
+	defer s.way.mu.Unlock()
+	kept := s.way.typed[:0]
+	for _, t := range s.way.typed {
+		if t.document == document {
+			kept = append(kept, t)
+			continue
+		}
+		t.sec.SetInPage(false)
+	}
+	clear(s.way.typed[len(kept):])
+	s.way.typed = kept
+}
+
+// pausedRequest is what the host reads of a request the browser holds (Fetch.requestPaused).
+type pausedRequest struct {
+	RequestID    string `json:"requestId"`
+	FrameID      string `json:"frameId"`
+	ResourceType string `json:"resourceType"`
+	Request      struct {
+		URL         string            `json:"url"`
+		Method      string            `json:"method"`
+		Headers     map[string]string `json:"headers"`
+		PostData    string            `json:"postData"`
+		HasPostData bool              `json:"hasPostData"`
+		Entries     []struct {
+			Bytes *string `json:"bytes"`
+		} `json:"postDataEntries"`
+	} `json:"request"`
+}
+
+// egressRequest is p as egress.Check reads it: the body from its entries (exact bytes) or its
+// postData, and withheld when an entry has no bytes (a file, a stream) or a body was announced
+// and none handed over.
+func (p *pausedRequest) egressRequest() egress.Request {
+	r := egress.Request{URL: p.Request.URL, Headers: p.Request.Headers}
+	switch {
+	case len(p.Request.Entries) > 0:
+		for _, e := range p.Request.Entries {
+			if e.Bytes == nil {
+				r.Withheld = true
+				continue
+			}
+			b, err := base64.StdEncoding.DecodeString(*e.Bytes)
+			if err != nil {
+				r.Withheld = true
+				continue
+			}
+			r.Body = append(r.Body, b...)
+		}
+	case p.Request.PostData != "":
+		r.Body = []byte(p.Request.PostData)
+	case p.Request.HasPostData:
+		r.Withheld = true
+	}
+	return r
+}
+
+// requestPaused answers one request held by the browser-wide interception (on its own
+// goroutine: the reader must not wait for our calls): the guard first, then a document's
+// allowlist verdict and Basic answer; anything else goes on.
+func (h *Host) requestPaused(b *cdp.Browser, params json.RawMessage) {
+	var p pausedRequest
+	if json.Unmarshal(params, &p) != nil || p.RequestID == "" {
+		return
+	}
+	r := p.egressRequest()
+	refusal := h.egress.Check(r)
+	clear(r.Body)
+	if refusal != nil {
+		h.refuseEgress(b, p, refusal)
+		return
+	}
+	doc := pausedDoc{RequestID: p.RequestID, FrameID: p.FrameID}
+	doc.Request.URL, doc.Request.Method, doc.Request.Headers = p.Request.URL, p.Request.Method, p.Request.Headers
+	switch {
+	case p.ResourceType != "Document":
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		b.Call(ctx, "", "Fetch.continueRequest", map[string]any{"requestId": p.RequestID}, nil)
+	case h.o.Allow.Empty():
+		h.continuePaused(b, doc)
+	default:
+		h.navPaused(b, doc)
+	}
+}
+
+// egressError is why a page was stopped by the guard: its session's next command (and a
+// sign-in under way) answers SECRET_EGRESS.
+type egressError struct{ where, why string }
+
+func (e *egressError) Error() string {
+	return "the page tried to send a secret typed into it (in " + e.why + ") to " + e.where +
+		"; the request was stopped before it left and the page was discarded"
+}
+
+// refuseEgress fails a request the guard refused, stops the pages that may hold the secret
+// and the one that sent it, and has brokerd audit it.
+func (h *Host) refuseEgress(b *cdp.Browser, p pausedRequest, r *egress.Refusal) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b.Call(ctx, "", "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "BlockedByClient"}, nil)
+	why := &egressError{where: r.Where, why: r.Why}
+	h.o.Log.Warn("a request carrying a secret was refused", "session", r.Secret.Session, "to", r.Where, "in", r.Why)
+	stopped := map[string]bool{}
+	for _, s := range []*session{h.sessionNamed(r.Secret.Session), h.sessionOfTarget(p.FrameID)} {
+		if s == nil || stopped[s.name] {
+			continue
+		}
+		stopped[s.name] = true
+		s.way.refused.Store(&refusal{err: why, at: time.Now()})
+		if sid := s.live(); sid != "" && b.SessionErr(sid) == nil {
+			b.StopSession(sid, &pageStoppedError{why: why.Error(), code: wire.CodeSecretEgress})
+		}
+	}
+	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
+		return c.EgressRefused(ctx, brokerapi.EgressRefusedParams{Session: r.Secret.Session, Origin: r.Secret.Origin,
+			Destination: clip.Text(r.Where, 300), Carrier: clip.Text(r.Why, 100)})
+	})
+	if err != nil {
+		h.o.Log.Warn("the refused request could not be audited", "session", r.Secret.Session, "code", wire.CodeOf(err))
+	}
+}
+
+// sessionNamed is the session called name (nil: none), without waiting for its verb lock.
+func (h *Host) sessionNamed(name string) *session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[name]
+}

