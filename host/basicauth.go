@@ -22,33 +22,35 @@ import (
 // Every authentication challenge of a document request reaches the host (Fetch.authRequired,
 // browser-wide: navpolicy.go), and the host cancels every one of them (the page shows the
 // server's 401 body): Chromium is never handed a password for a challenge
-// (Fetch.continueWithAuth), because it would keep it in its HTTP auth cache and send it again,
-// unasked, with every later request to that origin's protection space, from this session and
-// from every other session of the same browser context (the durable one is shared).
+// (Fetch.continueWithAuth), because it would keep it in its HTTP auth cache and send it, unasked,
+// from every session of the same browser context (the durable one is shared).
 //
 // A main-frame challenge that is a server's (never a proxy's) with scheme Basic is remembered,
 // so that the verb's result carries auth_required kind "basic" with the origin's aliases.
-// 'auth login' answers it after presence (the prompt says "HTTP Basic authentication") by
-// loading the challenged URL again, in the session's main frame, and giving that one request
-// (Fetch.requestPaused at the request stage, the same interception as the allowlist's) an
-// Authorization header of its own (cdp.ContinueWithBasic: the password's only way into
-// Chromium, built by hand like Input.insertText's). One challenge only means one request:
+// 'auth login' answers it after presence (the prompt says "HTTP Basic authentication"): the
+// session then holds the answer, and every request of the session's page (its frames and its
+// workers: Fetch.requestPaused at the request stage, the interception of the allowlist and the
+// network guard) to that origin's protection space — the challenged URL's directory and below,
+// as RFC 7617 has browsers do — goes with an Authorization header of the host's own
+// (cdp.ContinueWithBasic: the password's only way into Chromium, built by hand like
+// Input.insertText's). So an application's scripts and API calls under the realm work as its
+// document does.
 //
-//   - the answer is used up by the first paused GET of that URL in that page, whatever
-//     happens next; a second challenge (the server refusing the password) is cancelled and
-//     the login is "failed";
-//   - no later request carries it: not the page's subresources, not a reload, not another
-//     path of the realm, not another session (each gets the 401 and, for a main frame,
-//     auth_required again, which needs its own approval);
-//   - a redirect does not carry it (Chromium's header overrides do not follow redirect hops).
-//
-// Never a frame inside a page (whatever its origin), another origin, or a proxy's challenge.
+//   - Never another origin, another path of the origin, another session, or a proxy's
+//     challenge; each of those gets the 401 (and, for a main frame, auth_required again, which
+//     needs its own approval).
+//   - A second challenge for a request that carried the answer (the server refused it) ends
+//     it: the answer is forgotten and zeroed, and a login waiting for it is "failed".
+//   - The answer is zeroed when the session's page is replaced (a crash, a discard), when the
+//     session closes, at a profile clear and when the host stops; the password is a released
+//     secret like a typed one (the echo scan and the network guard know its forms, the
+//     "account:password" of the header among them).
 
 // basicState is a session's Basic-auth state, written by the event handler and the verbs.
 type basicState struct {
-	mu   sync.Mutex
-	seen *basicSeen // the last main-frame Basic challenge that was cancelled
-	arm  *basicArm  // the approved answer, for one challenge
+	mu    sync.Mutex
+	seen  *basicSeen  // the last main-frame Basic challenge that was cancelled
+	space *basicSpace // the approved answer, for the protection space it was given for
 }
 
 type basicSeen struct {
@@ -56,13 +58,60 @@ type basicSeen struct {
 	at                 time.Time
 }
 
-type basicArm struct {
+// basicSpace is an approved Basic answer and where it goes.
+type basicSpace struct {
 	origin   string
-	url      string // the challenged URL: the one request that gets the answer
+	prefix   string // the challenged URL's directory: the protection space's paths
+	url      string // the challenged URL (the login's first request)
 	account  string
 	password []byte
-	used     bool // the one request it answers came
-	again    bool // a second challenge came after the answer: the password was refused
+	used     bool // a request carried it
+	again    bool // a challenge came for a request that carried it: refused
+}
+
+// covers reports whether a request to u (of origin o) is in the space.
+func (sp *basicSpace) covers(o, u string) bool {
+	if sp == nil || sp.password == nil || o != sp.origin {
+		return false
+	}
+	return strings.HasPrefix(pathOf(u), sp.prefix)
+}
+
+// forget zeroes the session's Basic answer (the page replaced, the session closed).
+func (st *basicState) forget() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.space != nil {
+		credential.Zero(st.space.password)
+		st.space.password = nil
+		st.space = nil
+	}
+}
+
+// spaceOf is the protection space of a challenged URL: its path up to the last "/".
+func spaceOf(u string) string {
+	p := pathOf(u)
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i+1]
+	}
+	return "/"
+}
+
+// pathOf is u's path ("/" when empty), without query or fragment.
+func pathOf(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return "/"
+	}
+	if i := strings.IndexAny(rest, "/?#"); i < 0 || rest[i] != '/' {
+		return "/"
+	} else {
+		rest = rest[i:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
 }
 
 // authChallenged answers one Fetch.authRequired (on the event reader's behalf: may block).
@@ -95,9 +144,10 @@ func (h *Host) authChallenged(b *cdp.Browser, params json.RawMessage) {
 		return
 	}
 	s.basic.mu.Lock()
-	arm := s.basic.arm
-	if arm != nil && arm.used && arm.origin == o {
-		arm.again = true // the server refused the answer
+	if sp := s.basic.space; sp.covers(o, p.Request.URL) && sp.used {
+		sp.again = true // the server refused the answer: it goes no further
+		credential.Zero(sp.password)
+		sp.password = nil
 	}
 	s.basic.seen = &basicSeen{origin: o, realm: printable(clip.Text(p.Challenge.Realm, 128)), url: p.Request.URL, at: time.Now()}
 	s.basic.mu.Unlock()
@@ -128,14 +178,13 @@ type pausedDoc struct {
 	} `json:"request"`
 }
 
-// basicPaused answers a paused document request (Fetch.requestPaused, request stage, on the
-// browser target) when it is the one the person approved an answer for: the main frame of the
-// armed session's page, a GET of the very URL that was challenged. It goes on with the
-// password in its own Authorization header (cdp.ContinueWithBasic), once; the answer is used
-// up whatever happens next. It reports whether it took the request (answered or failed).
+// basicPaused answers a paused request (Fetch.requestPaused, request stage, on the browser
+// target) of a session's page, its frames or its workers, when it goes to the protection space
+// of the session's approved Basic answer: it goes on with that answer in its Authorization
+// header (cdp.ContinueWithBasic). It reports whether it took the request (answered or failed).
 func (h *Host) basicPaused(b *cdp.Browser, p pausedDoc) bool {
-	s := h.sessionOfTarget(p.FrameID)
-	if s == nil || p.Request.Method != "GET" {
+	s := h.sessionOfFrame(p.FrameID)
+	if s == nil {
 		return false
 	}
 	o, err := origin.Canonical(originOf(p.Request.URL))
@@ -143,23 +192,20 @@ func (h *Host) basicPaused(b *cdp.Browser, p pausedDoc) bool {
 		return false
 	}
 	s.basic.mu.Lock()
-	arm := s.basic.arm
-	if arm == nil || arm.used || arm.origin != o || arm.url != p.Request.URL {
+	sp := s.basic.space
+	if !sp.covers(o, p.Request.URL) {
 		s.basic.mu.Unlock()
 		return false
 	}
-	arm.used = true
-	account, pw := arm.account, arm.password
-	arm.password = nil
+	sp.used = true
+	account, pw := sp.account, append([]byte(nil), sp.password...)
 	s.basic.mu.Unlock()
 	defer credential.Zero(pw)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := b.ContinueWithBasic(ctx, "", p.RequestID, p.Request.Headers, account, pw); err != nil {
 		b.Call(ctx, "", "Fetch.failRequest", map[string]any{"requestId": p.RequestID, "errorReason": "Aborted"}, nil)
-		return true
 	}
-	h.o.Log.Info("HTTP Basic challenge answered", "session", s.name, "origin", o)
 	return true
 }
 
@@ -272,20 +318,18 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	if err := h.blankBeforeAnswer(ctx, b, s); err != nil {
 		return err
 	}
-	arm := &basicArm{origin: rel.Origin, url: seen.url, account: rel.Account, password: append([]byte(nil), secret...)}
+	// The answer is a released secret the browser's requests now carry: the network guard
+	// lets it go only to its origin, in the Authorization header (wayout.go).
+	h.egress.Add(secret, rel.Account, s.name, []string{rel.Origin}).SetInPage(false)
+	if err := h.holdAll(ctx, b); err != nil {
+		return h.browserErr(err)
+	}
+	sp := &basicSpace{origin: rel.Origin, prefix: spaceOf(seen.url), url: seen.url, account: rel.Account, password: append([]byte(nil), secret...)}
 	credential.Zero(secret)
+	s.basic.forget()
 	s.basic.mu.Lock()
-	s.basic.arm, s.basic.seen = arm, nil
+	s.basic.space, s.basic.seen = sp, nil
 	s.basic.mu.Unlock()
-	defer func() {
-		s.basic.mu.Lock()
-		credential.Zero(arm.password)
-		arm.password = nil
-		if s.basic.arm == arm {
-			s.basic.arm = nil
-		}
-		s.basic.mu.Unlock()
-	}()
 	s.drain()
 	nctx, ncancel := context.WithTimeout(ctx, NavigationWait)
 	defer ncancel()
@@ -305,7 +349,7 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 		res.Evidence.URLAfter = clip.Text(withoutQuery(u), 512)
 	}
 	s.basic.mu.Lock()
-	used, again := arm.used, arm.again
+	used, again := sp.used, sp.again
 	s.basic.mu.Unlock()
 	if d := s.loaded.Load(); d != nil && d.tainted.Load() {
 		h.discardPage(ctx, b, s)

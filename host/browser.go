@@ -152,6 +152,13 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 
 // dispatch routes session events to their session (never blocking the reader).
 func (h *Host) dispatch(ev cdp.Event) {
+	switch ev.Method {
+	case "Target.attachedToTarget":
+		h.attached(ev) // wayout.go
+		return
+	case "Target.detachedFromTarget":
+		h.detached(ev.Params)
+	}
 	if ev.SessionID == "" {
 		return
 	}
@@ -175,6 +182,10 @@ func (h *Host) dispatch(ev cdp.Event) {
 		return
 	case "Page.frameNavigated", "Page.frameStoppedLoading":
 		s.trackNavigation(ev)
+	}
+	switch ev.Method {
+	case "Page.frameAttached", "Page.frameDetached":
+		s.frames.event(ev) // whose requests are the session's (frames.go)
 	}
 	if ev.Method == "Page.frameAttached" && !s.watchFrames.Load() {
 		return // only a passkey ceremony waits for frames (passkey.go)

@@ -70,7 +70,7 @@ func (h *Host) CredentialsAdd(ctx context.Context, p control.CredentialsAddParam
 	var cred brokerapi.Credential
 	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
-		cred, err = c.AddWithPaths(ctx, p.Session, p.Origin, p.Account, p.Alias, p.LoginPaths, p.Secret)
+		cred, err = c.AddCredential(ctx, brokerapi.AddParams{Session: p.Session, Origin: p.Origin, Account: p.Account, Alias: p.Alias, LoginPaths: p.LoginPaths, AlsoOrigins: p.AlsoOrigins, Secret: p.Secret})
 		return err
 	})
 	if err == nil {

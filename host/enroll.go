@@ -198,7 +198,7 @@ func (h *Host) EnrollSave(ctx context.Context, p control.EnrollSaveParams) (cont
 	if h.o.Broker != nil && pe.isolated {
 		err = h.withBroker(ctx, func(c *brokerapi.Client) error {
 			var err error
-			cred, err = c.AddWithPaths(ctx, session, pe.origin, pe.account, p.Alias, loginPaths(pe.path), pe.secret)
+			cred, err = c.AddCredential(ctx, brokerapi.AddParams{Session: session, Origin: pe.origin, Account: pe.account, Alias: p.Alias, LoginPaths: loginPaths(pe.path), Secret: pe.secret})
 			return err
 		})
 	} else if h.o.Broker != nil {
@@ -206,7 +206,7 @@ func (h *Host) EnrollSave(ctx context.Context, p control.EnrollSaveParams) (cont
 		if c, err = h.o.Broker(ctx); err != nil {
 			err = wire.Errorf(wire.CodeBrokerUnavail, "%w", err)
 		} else {
-			cred, err = c.AddWithPaths(ctx, session, pe.origin, pe.account, p.Alias, loginPaths(pe.path), pe.secret)
+			cred, err = c.AddCredential(ctx, brokerapi.AddParams{Session: session, Origin: pe.origin, Account: pe.account, Alias: p.Alias, LoginPaths: loginPaths(pe.path), Secret: pe.secret})
 			c.Close()
 		}
 	}

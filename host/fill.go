@@ -170,26 +170,69 @@ func (si *signIn) recheck(ctx context.Context, st pageState, form snapshot.Login
 	if err != nil {
 		return fresh, form, err
 	}
+	// The host marks the fields it types into autocomplete=off (readyToType): read them with
+	// the autocomplete they showed before, or the mark would undo the evidence it was chosen on
+	// (a password field whose autocomplete=current-password was the evidence, then typed
+	// into, then thrown away as "no longer a sign-in form").
+	if unmarked(st, form, &fresh) && page != codePage {
+		fresh.forms = snapshot.LoginForms(fresh.outline)
+	}
 	if page == codePage {
 		fresh.forms = snapshot.CodeForms(fresh.outline)
 	}
 	if fresh.document != st.document {
 		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the page changed %s", when)
 	}
-	g, ok := sameForm(st, form, fresh)
-	if !ok {
-		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the login form changed %s", when)
-	}
-	if page != codePage && g.Password != "" && fresh.refs[g.Password].Type != "password" {
-		return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the password field is no longer a password field %s", when)
-	}
-	if !g.SignIn && !(page == secondPage && g.NotSignIn == snapshot.NoAccountField) {
-		return fresh, form, wire.Errorf(wire.CodeNoLoginForm, "the form is no longer a sign-in form %s: %s", when, g.NotSignIn)
+	var g snapshot.LoginForm
+	if si.named != nil && page != codePage {
+		// The fields the agent named: the same nodes, still of their kinds (named.go).
+		if g, err = si.named.form(fresh); err != nil {
+			return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the named fields changed %s: %v", when, err)
+		}
+	} else {
+		var ok bool
+		if g, ok = sameForm(st, form, fresh); !ok {
+			return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the login form changed %s", when)
+		}
+		if page != codePage && g.Password != "" && fresh.refs[g.Password].Type != "password" {
+			return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the password field is no longer a password field %s", when)
+		}
+		if !g.SignIn && !(page == secondPage && g.NotSignIn == snapshot.NoAccountField) {
+			return fresh, form, wire.Errorf(wire.CodeNoLoginForm, "the form is no longer a sign-in form %s: %s", when, g.NotSignIn)
+		}
 	}
 	if err := checkForm(fresh, g, si.origin, si.also...); err != nil {
 		return fresh, form, err
 	}
 	return fresh, g, nil
+}
+
+// unmarked gives the fields of form, in a fresh look at the page, the autocomplete they had in
+// the look st they were chosen in, where the host's own autocomplete=off mark replaced it. It
+// reports whether it changed one.
+func unmarked(st pageState, form snapshot.LoginForm, fresh *pageState) bool {
+	before := map[int64]string{}
+	for _, ref := range []string{form.Username, form.Password} {
+		if t, ok := st.refs[ref]; ok && ref != "" {
+			for _, e := range st.outline.Elements {
+				if e.Ref == ref {
+					before[t.BackendNodeID] = e.Autocomplete
+				}
+			}
+		}
+	}
+	changed := false
+	for i, e := range fresh.outline.Elements {
+		t, ok := fresh.refs[e.Ref]
+		if !ok {
+			continue
+		}
+		if ac, ok := before[t.BackendNodeID]; ok && e.Autocomplete == "off" && ac != "off" {
+			fresh.outline.Elements[i].Autocomplete = ac
+			changed = true
+		}
+	}
+	return changed
 }
 
 // checkForm verifies, before anything is typed (and again right before the submit), what the

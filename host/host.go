@@ -154,6 +154,9 @@ type session struct {
 	basic basicState
 	// way is what was typed into the session's pages that may still be there (wayout.go).
 	way sessionWayOut
+	// frames are the frames of the session's page, for the requests the browser holds
+	// (frames.go).
+	frames frameSet
 
 	mu verbLock // one verb at a time; guards everything below
 	// actMark is reqs' mark at the last drain: the requests after it are the action's.

@@ -215,7 +215,10 @@ func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
 		return err
 	}
 	if all {
-		h.way.all = b
+		if err := b.Call(ctx, "", "Target.setAutoAttach", autoAttach([]string{"shared_worker"}), nil); err != nil {
+			return err
+		}
+		h.way.all.Store(b)
 	}
 	return nil
 }

@@ -465,7 +465,7 @@ func (h *Host) PasskeyAdd(ctx context.Context, p control.PasskeyAddParams) (brok
 	}
 	var cred brokerapi.Credential
 	err = h.withBroker(ctx, func(c *brokerapi.Client) error {
-		cred, err = c.AddWithPaths(ctx, store, o, p.Account, p.Alias, p.LoginPaths, stored)
+		cred, err = c.AddCredential(ctx, brokerapi.AddParams{Session: store, Origin: o, Account: p.Account, Alias: p.Alias, LoginPaths: p.LoginPaths, Secret: stored})
 		return err
 	})
 	if err == nil {

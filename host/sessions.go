@@ -112,6 +112,8 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	s.liveSID.Store("")
 	s.taint, s.taintDoc = nil, ""
 	s.documentGone("") // the old page's documents died with it (wayout.go)
+	s.basic.forget()   // and its Basic answer (basicauth.go)
+	s.frames.reset()
 	clear(s.refs)
 	s.drain()
 	// The fresh page opens before the dead one is closed: closing the last window of the
@@ -358,6 +360,7 @@ func (h *Host) ConnClosed(c *rpc.Conn) {
 func (h *Host) dropSessionsLocked() {
 	for _, s := range h.sessions {
 		s.owner.Unpin()
+		s.basic.forget()
 	}
 	h.sessions = map[string]*session{}
 }
@@ -394,6 +397,7 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	defer s.mu.Unlock()
 	h.routes.Delete(s.sid)
 	h.closeTarget(s)
+	s.basic.forget()
 	if s.isolated {
 		h.forgetIsolated(name)
 	}

@@ -41,6 +41,10 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 	if err := credential.ValidAlias(p.Alias); err != nil {
 		return control.AuthResult{}, err
 	}
+	named, err := s.namedFieldsOf(p) // the agent's refs, before the sign-in's looks replace them
+	if err != nil {
+		return control.AuthResult{Alias: p.Alias, Session: s.name}, err
+	}
 	clear(s.refs)
 	begun := time.Now()
 	res := control.AuthResult{Alias: p.Alias, Session: s.name}
@@ -80,7 +84,7 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 		}
 		return err
 	}
-	si := &signIn{h: h, b: b, s: s, look: look, ev: &res.Evidence}
+	si := &signIn{h: h, b: b, s: s, look: look, ev: &res.Evidence, named: named}
 	if p.CodeOnly {
 		return res, done(si.stepUp(ctx, p, &res))
 	}
@@ -108,6 +112,7 @@ type signIn struct {
 	origin   string
 	also     []string // the other origins the person named for the credential (rel.AlsoOrigins)
 	listener string
+	named    *namedFields // the fields the agent named (named.go), nil: the host's guess
 }
 
 // formLogin is the sign-in into a form of the page (one page, or a two-step login), si.look
@@ -124,6 +129,7 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	// (A page offering a passkey gets a challenge of its own even when the caller brought one:
 	// the caller's says nothing of the kinds.)
 	challengeID := p.Challenge
+	var ok bool
 	if _, _, offers := passkeyTrigger(st); challengeID == "" || offers {
 		ch, err := si.challenge(look.ctx, st)
 		if err != nil {
@@ -134,8 +140,12 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 			return si.passkeyLogin(ctx, p, res, st, challengeID)
 		}
 	}
-	form, ok := usable(st, firstPage)
-	if !ok {
+	var form snapshot.LoginForm
+	if si.named != nil {
+		if form, err = si.named.form(st); err != nil {
+			return err
+		}
+	} else if form, ok = usable(st, firstPage); !ok {
 		return noLoginForm(st)
 	}
 

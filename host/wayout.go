@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,8 +35,14 @@ import (
 // wayOut is the host's per-browser state of the guard.
 type wayOut struct {
 	mu sync.Mutex
-	// all is the browser whose browser-wide interception takes every resource type.
-	all *cdp.Browser
+	// all is the browser whose browser-wide interception takes every resource type (read
+	// without mu by the event reader).
+	all atomic.Pointer[cdp.Browser]
+	// children are the sessions of targets attached under a page holding a secret (or, nil,
+	// under the browser: shared workers), for their own attachments (coverChild); pending
+	// counts those whose rules are not set yet.
+	children sync.Map
+	pending  sync.WaitGroup
 }
 
 // typedSecret is a secret typed into a session's page, with the document it is in.
@@ -58,14 +65,18 @@ func (h *Host) fetchPatterns() map[string]any {
 func (h *Host) holdAll(ctx context.Context, b *cdp.Browser) error {
 	h.way.mu.Lock()
 	defer h.way.mu.Unlock()
-	if h.way.all == b {
+	if h.way.all.Load() == b {
 		return nil
 	}
 	if err := b.Call(ctx, "", "Fetch.enable", h.fetchPatterns(), nil); err != nil {
 		return err
 	}
-	h.way.all = b
-	return nil
+	// Shared workers belong to no page: the browser attaches them, held, for coverChild.
+	h.way.all.Store(b)
+	if err := b.Call(ctx, "", "Target.setAutoAttach", autoAttach([]string{"shared_worker"}), nil); err != nil {
+		return err
+	}
+	return h.way.covered(ctx)
 }
 
 // guardSecret starts guarding secret (a password, or with code a one-time code) that the host
@@ -87,10 +98,111 @@ func (si *signIn) guardSecret(ctx context.Context, document string, account stri
 		return h.browserErr(err)
 	}
 	if err := b.Call(ctx, s.sid, "Network.emulateNetworkConditionsByRule",
-		map[string]any{"matchedNetworkConditions": egress.ChannelRules(origins)}, nil); err != nil {
+		map[string]any{"matchedNetworkConditions": egress.ChannelRules(s.way.origins())}, nil); err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "the page's WebSockets and peer connections could not be held (%v); nothing was typed", err)
 	}
-	return nil
+	// The page's frames of other sites and its workers are targets of their own: each is
+	// attached as it appears, held before it runs, and gets the same rules (coverChild). Those
+	// that run already are attached by this call (their events come before its answer): the
+	// typing waits until they have their rules.
+	if err := b.Call(ctx, s.sid, "Target.setAutoAttach", autoAttach(nil), nil); err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "the page's frames and workers could not be held (%v); nothing was typed", err)
+	}
+	return h.way.covered(ctx)
+}
+
+// covered waits until every target attached so far has its rules (coverChild).
+func (w *wayOut) covered(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		w.pending.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return wire.Errorf(wire.CodeBrowserFailed, "the page's frames and workers could not be held in time; nothing was typed")
+	}
+}
+
+// autoAttach is Target.setAutoAttach's params: every related target of the given types (all
+// when none) attached, flat, and held until the host lets it run (runIfWaitingForDebugger)
+func autoAttach(types []string) map[string]any {
+	p := map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}
+	if len(types) > 0 {
+		var filter []map[string]any
+		for _, t := range types {
+			filter = append(filter, map[string]any{"type": t})
+		}
+		p["filter"] = filter
+	}
+	return p
+}
+
+// origins are the origins the secrets typed into the session's page may go to.
+func (w *sessionWayOut) origins() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, t := range w.typed {
+		for _, o := range t.sec.Origins() {
+			if !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+// coverChild gives a target attached under session s's page (a frame of another site, a
+// worker, the page's service worker; or, under the browser, a shared worker: s nil) the
+// channel rules before it runs. One that cannot be held stops the page the secret is in:
+// nothing may leave unheld.
+func (h *Host) coverChild(b *cdp.Browser, s *session, params json.RawMessage) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		Info      struct {
+			Type string `json:"type"`
+		} `json:"targetInfo"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.SessionID == "" {
+		return
+	}
+	h.way.children.Store(p.SessionID, child{s: s, b: b})
+	h.way.pending.Add(1)
+	go func() {
+		defer h.way.pending.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var origins []string
+		if s != nil {
+			origins = s.way.origins()
+		} else {
+			origins = h.egress.InPageOrigins()
+		}
+		// The rules hold only where the Network domain is on (measured): on, as for pages,
+		// keeping no bodies (sessions.go).
+		err := b.Call(ctx, p.SessionID, "Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 1}, nil)
+		if err == nil {
+			err = b.Call(ctx, p.SessionID, "Network.emulateNetworkConditionsByRule", map[string]any{"matchedNetworkConditions": egress.ChannelRules(origins)}, nil)
+		}
+		if err == nil && (p.Info.Type == "iframe" || p.Info.Type == "page") {
+			err = b.Call(ctx, p.SessionID, "Target.setAutoAttach", autoAttach(nil), nil)
+		}
+		if err != nil && b.SessionErr(p.SessionID) == nil {
+			h.o.Log.Warn("a frame or worker of a page holding a secret could not be held: stopping the page", "type", p.Info.Type, "err", err)
+			for _, sec := range h.egress.InPage("") {
+				if t := h.sessionNamed(sec.Session); t != nil && (s == nil || t == s) {
+					if sid := t.live(); sid != "" {
+						b.StopSession(sid, &pageStoppedError{why: "a frame or worker of the page could not be held while a secret was in it", code: wire.CodeSecretEgress})
+					}
+				}
+			}
+		}
+		b.Call(ctx, p.SessionID, "Runtime.runIfWaitingForDebugger", nil, nil)
+		h.o.Log.Info("a frame or worker of a page holding a secret is held", "type", p.Info.Type, "ok", err == nil)
+	}()
 }
 
 // sessionWayOut is a session's share of the guard, written by the verbs and the event reader.
@@ -198,6 +310,9 @@ func (h *Host) requestPaused(b *cdp.Browser, params json.RawMessage) {
 	doc.Request.URL, doc.Request.Method, doc.Request.Headers = p.Request.URL, p.Request.Method, p.Request.Headers
 	switch {
 	case p.ResourceType != "Document":
+		if h.basicPaused(b, doc) { // a subresource under a session's approved Basic answer
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		b.Call(ctx, "", "Fetch.continueRequest", map[string]any{"requestId": p.RequestID}, nil)
@@ -250,4 +365,52 @@ func (h *Host) sessionNamed(name string) *session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.sessions[name]
+}
+
+// attached routes a Target.attachedToTarget of the guard's auto-attachments (on the reader):
+// under a session's page or a target attached under it, or, under the browser, a shared
+// worker. Other attachments (the host's own Target.attachToTarget) are not the guard's.
+func (h *Host) attached(ev cdp.Event) {
+	if ev.SessionID == "" {
+		b := h.way.all.Load()
+		if b == nil {
+			return
+		}
+		var p struct {
+			Info struct {
+				Type string `json:"type"`
+			} `json:"targetInfo"`
+			Waiting bool `json:"waitingForDebugger"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil && p.Info.Type == "shared_worker" {
+			h.coverChild(b, nil, ev.Params)
+		}
+		return
+	}
+	if v, ok := h.routes.Load(ev.SessionID); ok {
+		s := v.(*session)
+		h.coverChild(s.browser, s, ev.Params)
+		return
+	}
+	if v, ok := h.way.children.Load(ev.SessionID); ok {
+		c := v.(child)
+		h.coverChild(c.b, c.s, ev.Params)
+	}
+}
+
+// child is a target the guard attached: the session of the page it is under (nil: a shared
+// worker, under the browser) and its browser.
+type child struct {
+	s *session
+	b *cdp.Browser
+}
+
+// detached forgets a target the guard attached (Target.detachedFromTarget, on the reader).
+func (h *Host) detached(params json.RawMessage) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(params, &p) == nil && p.SessionID != "" {
+		h.way.children.Delete(p.SessionID)
+	}
 }

@@ -45,6 +45,31 @@ func newBasicSite(t testing.TB, account, pw string) *basicSite {
 	}
 	mux.HandleFunc("GET /basic", protected)
 	mux.HandleFunc("GET /basic/more", protected)
+	// /basic/app is an application under the realm: its page loads its script, which calls
+	// its API; both need the header as the document does.
+	mux.HandleFunc("GET /basic/app", func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != s.account || p != s.pw {
+			protected(w, r)
+			return
+		}
+		lsPage(w, "App", `<h1>App</h1><p id="out">loading</p><script src="/basic/app.js"></script>`)
+	})
+	mux.HandleFunc("GET /basic/app.js", func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != s.account || p != s.pw {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprint(w, `fetch("/basic/api").then(function (r) { return r.ok ? r.text() : "API " + r.status; }).then(function (t) { document.getElementById("out").textContent = t; });`)
+	})
+	mux.HandleFunc("GET /basic/api", func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != s.account || p != s.pw {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, "API says hello to "+u)
+	})
 	// /basic/away: protected; once answered, a redirect to s.away (another origin).
 	mux.HandleFunc("GET /basic/away", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -81,8 +106,10 @@ type basicPage struct {
 }
 
 // TestBasicAuth: a Basic challenge of the page's server is answered with an alias of that
-// exact origin after presence (prompt: "HTTP Basic authentication"), once; a wrong password is
-// "failed"; a 401 from another origin framed in a page is never answered (not even offered);
+// exact origin after presence (prompt: "HTTP Basic authentication"), and then every request of
+// that session to the protection space carries the answer (documents, scripts, API calls;
+// never another session's or another origin's); a wrong password is "failed" and goes no
+// further; a 401 from another origin framed in a page is never answered (not even offered);
 // the password appears on no surface.
 func TestBasicAuth(t *testing.T) {
 	parallel(t)
@@ -128,10 +155,11 @@ func TestBasicAuth(t *testing.T) {
 			t.Fatalf("prompt: %s", prompts)
 		}
 	})
-	// One challenge only: the answer is one request's Authorization header, never Chromium's
-	// HTTP auth cache, which would send the password again, unasked, with every later request
-	// to the origin of this session and of every other session in the same browser context.
-	t.Run("one challenge only", func(t *testing.T) {
+	// The session's protection space (issue 43, point 4): the answer goes with every request
+	// of the session's page to the challenged URL's directory and below — its later
+	// navigations, an application's script and its API calls — never Chromium's HTTP auth
+	// cache, which would send it from every other session of the same browser context too.
+	t.Run("the session's protection space", func(t *testing.T) {
 		before := len(site.received())
 		e.ok(t, nil, "session", "create", "second")
 		var p basicPage
@@ -140,17 +168,19 @@ func TestBasicAuth(t *testing.T) {
 			t.Fatalf("another session of the same browser context got the protected page without its own approval: %+v", p)
 		}
 		if got := site.received(); len(got) != before {
-			t.Fatalf("the password went again, unasked, to another session's request: %v", got)
+			t.Fatalf("the password went, unasked, with another session's request: %v", got)
 		}
-		// The same session, later: the same URL and another path of the protection space.
 		for _, path := range []string{"/basic", "/basic/more"} {
-			p := visit(t, site.URL+path)
-			if p.AuthRequired == nil || p.AuthRequired.Kind != "basic" {
-				t.Fatalf("a later navigation of the session to %s was answered without a new approval: %+v", path, p)
+			if p := visit(t, site.URL+path); p.AuthRequired != nil {
+				t.Fatalf("a later navigation of the signed-in session to %s was challenged again: %+v", path, p)
 			}
 		}
-		if got := site.received(); len(got) != before {
-			t.Fatalf("the password went again, unasked, with a later request of the session: %v", got)
+		visit(t, site.URL+"/basic/app")
+		if r := e.run("", "headless", "wait", "--text", "API says hello to staff", "--timeout", "10s", "--json"); r.code != 0 {
+			t.Fatalf("the application's script and API call under the realm did not get the answer: %+v", r)
+		}
+		if got := site.received(); len(got) != before+2 {
+			t.Fatalf("the site received %v after the sign-in, want the two documents' answers", got[before:])
 		}
 	})
 	// A redirect of the answered request does not carry the header to where it leads.
@@ -219,11 +249,11 @@ func TestBasicAuth(t *testing.T) {
 		}
 		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "listed")
 		snapshotHasIn(t, e, "Welcome to staging, staff")
-		if p := visit(t, listed.URL+"/basic/more"); p.AuthRequired == nil {
-			t.Fatalf("a later navigation was answered without a new approval: %+v", p)
+		if p := visit(t, listed.URL+"/basic/more"); p.AuthRequired != nil {
+			t.Fatalf("a later navigation of the signed-in session was challenged again: %+v", p)
 		}
-		if got := listed.received(); len(got) != 1 || got[0] != "staff true" {
-			t.Fatalf("the site received %v, want one right answer", got)
+		if got := listed.received(); len(got) != 2 || got[0] != "staff true" || got[1] != "staff true" {
+			t.Fatalf("the site received %v, want two right answers", got)
 		}
 	})
 	for _, pw := range []string{good, wrong, framedPW} {

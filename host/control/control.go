@@ -267,14 +267,15 @@ func (c *Client) Enroll(ctx context.Context, session, account string, secret []b
 // CredentialsAdd saves a credential into an isolated session's store: the password (read from
 // the person's terminal) travels in one hand-built frame, zeroed after writing; secret stays
 // the caller's to zero.
-func (c *Client) CredentialsAdd(ctx context.Context, session, origin, account, alias string, loginPaths []string, secret []byte) (Credential, error) {
+func (c *Client) CredentialsAdd(ctx context.Context, session, origin, account, alias string, loginPaths, also []string, secret []byte) (Credential, error) {
 	return secretCall[Credential](ctx, c, MethodCredentialsAdd, struct {
-		Session    string   `json:"session"`
-		Origin     string   `json:"origin"`
-		Account    string   `json:"account"`
-		Alias      string   `json:"alias"`
-		LoginPaths []string `json:"login_paths,omitempty"`
-	}{session, origin, account, alias, loginPaths}, secret)
+		Session     string   `json:"session"`
+		Origin      string   `json:"origin"`
+		Account     string   `json:"account"`
+		Alias       string   `json:"alias"`
+		LoginPaths  []string `json:"login_paths,omitempty"`
+		AlsoOrigins []string `json:"also_origins,omitempty"`
+	}{session, origin, account, alias, loginPaths, also}, secret)
 }
 
 // CredentialsAddPasskey waits for the site's passkey registration in a session and saves it.

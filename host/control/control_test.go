@@ -89,10 +89,10 @@ func TestSecretRequestsAreHandBuilt(t *testing.T) {
 	if r, err := c.Enroll(ctx, "default", "me", pw); err != nil || r.Token != "enr-x" {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if r, err := c.CredentialsAdd(ctx, "iso", "https://a.example", "me", "al", nil, pw); err != nil || r.Alias != "al" {
+	if r, err := c.CredentialsAdd(ctx, "iso", "https://a.example", "me", "al", nil, nil, pw); err != nil || r.Alias != "al" {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if _, err := c.CredentialsAdd(ctx, "iso", "https://a.example", "me", "taken", nil, pw); wire.CodeOf(err) != wire.CodeAliasExists {
+	if _, err := c.CredentialsAdd(ctx, "iso", "https://a.example", "me", "taken", nil, nil, pw); wire.CodeOf(err) != wire.CodeAliasExists {
 		t.Fatalf("%v", err)
 	}
 	if string(pw) != "pa\"ss\\wörd" {

@@ -363,6 +363,14 @@ type AuthParams struct {
 	// was not used before (brokerapi.ReleaseParams.NewPath); without it such a form is
 	// LOGIN_PATH_CHANGED, refused before anyone is asked.
 	NewLoginPath bool `json:"new_login_path,omitempty"`
+	// PasswordField, AccountField and Submit are refs of the session's last snapshot: the
+	// agent says which fields the sign-in uses when the host's guess is wrong. The password
+	// ref must be an input of type password in the top document (on the credential's origin,
+	// at a known sign-in path), the account ref a text-like input, the submit ref a button,
+	// link or input; the network guard still decides where the values may go.
+	PasswordField string `json:"password_field,omitempty"`
+	AccountField  string `json:"account_field,omitempty"`
+	Submit        string `json:"submit,omitempty"`
 }
 
 // AuthResult answers auth.login. Status is "authenticated", "failed" or "unknown": never a
@@ -464,7 +472,9 @@ type CredentialsAddParams struct {
 	Alias   string `json:"alias"`
 	// LoginPaths are the sign-in paths the person set (brokerapi.AddParams.LoginPaths).
 	LoginPaths []string `json:"login_paths,omitempty"`
-	Secret     []byte   `json:"secret"`
+	// AlsoOrigins are the other origins the person named (brokerapi.AddParams.AlsoOrigins).
+	AlsoOrigins []string `json:"also_origins,omitempty"`
+	Secret      []byte   `json:"secret"`
 }
 
 // ZeroSecret zeroes the password (rpc.Zeroer).

@@ -29,6 +29,7 @@ package egress
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,14 +133,32 @@ func (g *Guard) Active() bool {
 	return len(g.secrets) > 0
 }
 
-// InPage lists the secrets of session that may still be in its page.
+// InPage lists the secrets of session ("": of every session) that may still be in its page.
 func (g *Guard) InPage(session string) []*Secret {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	var out []*Secret
 	for _, s := range g.secrets {
-		if s.Session == session && s.InPage() {
+		if (session == "" || s.Session == session) && s.InPage() {
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// InPageOrigins are the origins the secrets that may still be in a page may go to.
+func (g *Guard) InPageOrigins() []string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []string
+	for _, s := range g.secrets {
+		if !s.InPage() {
+			continue
+		}
+		for _, o := range s.origins {
+			if !slices.Contains(out, o) {
+				out = append(out, o)
+			}
 		}
 	}
 	return out

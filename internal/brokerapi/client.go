@@ -136,20 +136,23 @@ func (c *Client) Add(ctx context.Context, origin, account, alias string, secret 
 // AddTo saves a credential into the isolated session's store (the vault when session is "").
 // secret stays owned by the caller; AddTo zeroes its own copies.
 func (c *Client) AddTo(ctx context.Context, session, origin, account, alias string, secret []byte) (Credential, error) {
-	return c.AddWithPaths(ctx, session, origin, account, alias, nil, secret)
+	return c.AddCredential(ctx, AddParams{Session: session, Origin: origin, Account: account, Alias: alias, Secret: secret})
 }
 
-// AddWithPaths is AddTo with the sign-in paths the person set (AddParams.LoginPaths).
-func (c *Client) AddWithPaths(ctx context.Context, session, origin, account, alias string, loginPaths []string, secret []byte) (Credential, error) {
+// AddCredential saves the credential p describes, with what the person set at enrolment (its
+// sign-in paths, the other origins its sign-in may post to). p.Secret stays owned by the
+// caller; AddCredential zeroes its own copies.
+func (c *Client) AddCredential(ctx context.Context, p AddParams) (Credential, error) {
 	id, unlock := c.Lock()
 	defer unlock()
 	frame, err := SecretRequestFrame(id, MethodCredentialsAdd, struct {
-		Session    string   `json:"session,omitempty"`
-		Origin     string   `json:"origin"`
-		Account    string   `json:"account"`
-		Alias      string   `json:"alias"`
-		LoginPaths []string `json:"login_paths,omitempty"`
-	}{session, origin, account, alias, loginPaths}, secret)
+		Session     string   `json:"session,omitempty"`
+		Origin      string   `json:"origin"`
+		Account     string   `json:"account"`
+		Alias       string   `json:"alias"`
+		LoginPaths  []string `json:"login_paths,omitempty"`
+		AlsoOrigins []string `json:"also_origins,omitempty"`
+	}{p.Session, p.Origin, p.Account, p.Alias, p.LoginPaths, p.AlsoOrigins}, p.Secret)
 	if err != nil {
 		return Credential{}, err
 	}

@@ -186,7 +186,13 @@ type Credential struct {
 	// LoginPaths are the paths of the origin where this credential's sign-in form may be
 	// (learned at the first authenticated sign-in, or set at enrolment); none: not yet known.
 	LoginPaths []string `json:"login_paths,omitempty"`
+	// AlsoOrigins are the other origins the person named at enrolment that its sign-in may
+	// send the password to.
+	AlsoOrigins []string `json:"also_origins,omitempty"`
 }
+
+// MaxAlsoOrigins bounds the other origins a credential's sign-in may post to.
+const MaxAlsoOrigins = 8
 
 // MaxLoginPaths bounds a credential's known sign-in paths (each at most MaxPath bytes).
 const MaxLoginPaths = 8
@@ -237,7 +243,11 @@ type AddParams struct {
 	// LoginPaths are the sign-in paths the person set at enrolment (at most MaxLoginPaths,
 	// each an absolute path of at most MaxPath bytes); none: learned at the first sign-in.
 	LoginPaths []string `json:"login_paths,omitempty"`
-	Secret     []byte   `json:"secret"`
+	// AlsoOrigins are other origins the person says the sign-in posts the password to (a
+	// sibling origin of the same site: signin.example.com posting to www.example.com), at
+	// most MaxAlsoOrigins; shown in every prompt, checked by the host's network guard.
+	AlsoOrigins []string `json:"also_origins,omitempty"`
+	Secret      []byte   `json:"secret"`
 }
 
 // ZeroSecret zeroes the password (rpc.Zeroer: params that failed to decode are zeroed).

@@ -41,7 +41,7 @@ func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParam
 	for _, r := range recs {
 		c := listed(r)
 		if i := slices.IndexFunc(paths, func(e pathEntry) bool { return e.names(r.Origin, r.Alias) }); i >= 0 {
-			c.LoginPaths = paths[i].known()
+			c.LoginPaths, c.AlsoOrigins = paths[i].known(), slices.Clone(paths[i].Also)
 		}
 		out.Credentials = append(out.Credentials, c)
 	}
@@ -66,6 +66,10 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 		return brokerapi.Credential{}, err
 	}
 	paths, err := cleanLoginPaths(p.LoginPaths)
+	if err != nil {
+		return brokerapi.Credential{}, err
+	}
+	also, err := cleanAlso(p.AlsoOrigins, o)
 	if err != nil {
 		return brokerapi.Credential{}, err
 	}
@@ -97,7 +101,7 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 	// The new credential's sign-in paths are the person's (none: learned at its first sign-in),
 	// whatever an earlier credential of that alias had; a credential whose paths cannot be
 	// kept is taken out again.
-	entry := pathEntry{Origin: o, Alias: p.Alias, Account: p.Account, Set: paths}
+	entry := pathEntry{Origin: o, Alias: p.Alias, Account: p.Account, Set: paths, Also: also}
 	err = s.write(ctx, p.Session, true, func(ctx context.Context) error {
 		if err := store.Add(ctx, rec, saved); err != nil {
 			return err
@@ -128,7 +132,7 @@ func (s *Server) add(ctx context.Context, conn *rpc.Conn, p brokerapi.AddParams)
 			}
 		}
 	}
-	out.LoginPaths = paths
+	out.LoginPaths, out.AlsoOrigins = paths, also
 	return out, nil
 }
 

@@ -161,7 +161,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	// A passkey sign-in is held to the same known sign-in paths as a form's.
 	login := p.Purpose == brokerapi.PurposeLogin || passkey
 	path := p.Path
-	var known []string
+	var known, also []string
 	if login {
 		if path == "" {
 			path = "/" // a URL's empty path is its root
@@ -174,7 +174,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 		if book == nil {
 			return nil, s.trusted("nothing was asked or released")
 		}
-		if known, err = knownPaths(book, ch.Origin, rec.Alias); err != nil {
+		if known, also, err = knownPaths(book, ch.Origin, rec.Alias); err != nil {
 			return nil, err
 		}
 	}
@@ -196,6 +196,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	if login {
 		req.Path = path
 	}
+	req.AlsoOrigins = also
 	if newPath {
 		req.KnownPaths = known
 	}
@@ -265,7 +266,7 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	// one-time code, the current code travels after the password in the same frame
 	// (password, NUL, digits: credential.SplitFactor on the host). The seed is checked before
 	// the release is audited, so that an allowed record says exactly what was sent.
-	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey}
+	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey, AlsoOrigins: also}
 	if passkey {
 		return s.releasePasskey(peer, id, p, ch.Session, meta.store, path, newPath, rel, secret, &ar)
 	}

@@ -66,6 +66,9 @@ type pathEntry struct {
 	Account string   `json:"account,omitempty"` // as when the entry was made; not part of its name
 	Set     []string `json:"set,omitempty"`     // by the person, at enrolment
 	Learned []string `json:"learned,omitempty"` // by authenticated sign-ins, oldest first
+	// Also are the other origins the person named at enrolment that the sign-in may post the
+	// password to (never one the agent named).
+	Also []string `json:"also,omitempty"`
 	// SignCount is, for a passkey, the highest sign count its authenticator reported (not
 	// secret: every assertion shows it to the site).
 	SignCount uint32 `json:"sign_count,omitempty"`
@@ -319,8 +322,11 @@ func validEntries(es []pathEntry) error {
 			return fmt.Errorf("entry %d: alias or account out of bounds", i)
 		}
 		known := e.known()
-		if len(known) == 0 && e.SignCount == 0 || len(known) > brokerapi.MaxLoginPaths {
-			return fmt.Errorf("entry %d: %d paths, 1 to %d (none: a passkey's sign count alone)", i, len(known), brokerapi.MaxLoginPaths)
+		if len(known) == 0 && e.SignCount == 0 && len(e.Also) == 0 || len(known) > brokerapi.MaxLoginPaths {
+			return fmt.Errorf("entry %d: %d paths, 1 to %d (none: a passkey's sign count or other origins alone)", i, len(known), brokerapi.MaxLoginPaths)
+		}
+		if also, err := cleanAlso(e.Also, e.Origin); err != nil || len(also) != len(e.Also) {
+			return fmt.Errorf("entry %d: other origins invalid or repeated", i)
 		}
 		for j, p := range known {
 			if err := checkLoginPath(p); err != nil || slices.Contains(known[:j], p) {
@@ -367,23 +373,46 @@ func cleanLoginPaths(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// knownPaths is the credential's known sign-in paths (none: not known yet).
-func knownPaths(b pathBook, o, alias string) ([]string, error) {
+// cleanAlso checks the other origins the person named at enrolment for a credential of origin
+// o (canonical, not o, at most brokerapi.MaxAlsoOrigins) and drops repeats.
+func cleanAlso(also []string, o string) ([]string, error) {
+	if len(also) > brokerapi.MaxAlsoOrigins {
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "%d other origins; at most %d", len(also), brokerapi.MaxAlsoOrigins)
+	}
+	var out []string
+	for _, a := range also {
+		c, err := origin.Canonical(a)
+		if err != nil {
+			return nil, err
+		}
+		if c != a || c == o {
+			return nil, wire.Errorf(wire.CodeInvalidArgument, "other origin %q is not canonical, or is the credential's own", procstat.Clean(a, 128))
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// knownPaths is the credential's known sign-in paths (none: not known yet) and the other
+// origins its sign-in may post to.
+func knownPaths(b pathBook, o, alias string) (paths, also []string, err error) {
 	es, err := b.entries()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if i := slices.IndexFunc(es, func(e pathEntry) bool { return e.names(o, alias) }); i >= 0 {
-		return es[i].known(), nil
+		return es[i].known(), slices.Clone(es[i].Also), nil
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // setPaths makes e the credential's entry (none when e has no path): what an add does.
 func setPaths(b pathBook, e pathEntry) error {
 	return b.update(func(es []pathEntry) ([]pathEntry, error) {
 		es = slices.DeleteFunc(es, func(d pathEntry) bool { return d.names(e.Origin, e.Alias) })
-		if len(e.Set) > 0 {
+		if len(e.Set) > 0 || len(e.Also) > 0 {
 			es = append(es, e)
 		}
 		return es, nil

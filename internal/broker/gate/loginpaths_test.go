@@ -154,7 +154,7 @@ func TestSignInPathIsLearnedAndKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := knownPaths(again, o, "STAGING-ADMIN"); err != nil || !slices.Equal(got, []string{"/login"}) {
+	if got, _, err := knownPaths(again, o, "STAGING-ADMIN"); err != nil || !slices.Equal(got, []string{"/login"}) {
 		t.Fatalf("read back: %q %v", got, err)
 	}
 }
@@ -247,7 +247,7 @@ func TestLearnPathIsTheHostsAlone(t *testing.T) {
 	if _, err := c.LearnPath(ctx, late); code(err) != wire.CodeChallengeExp {
 		t.Fatalf("learn_path after %v: %v, want CHALLENGE_EXPIRED", signInTTL, err)
 	}
-	if got, _ := knownPaths(f.srv.Paths, o, alias); got != nil {
+	if got, _, _ := knownPaths(f.srv.Paths, o, alias); got != nil {
 		t.Fatalf("learned: %q", got)
 	}
 }
@@ -283,7 +283,7 @@ func TestEnrolledPaths(t *testing.T) {
 		"empty string": {[]string{""}, `""`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := c.AddWithPaths(ctx, "", o, "e@x", "enrolled", tc.paths, []byte("pw"))
+			_, err := c.AddCredential(ctx, brokerapi.AddParams{Origin: o, Account: "e@x", Alias: "enrolled", LoginPaths: tc.paths, Secret: []byte("pw")})
 			if code(err) != wire.CodeInvalidArgument || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("add with %q: %v, want INVALID_ARGUMENT naming %s", tc.paths, err, tc.want)
 			}
@@ -292,7 +292,7 @@ func TestEnrolledPaths(t *testing.T) {
 			}
 		})
 	}
-	cred, err := c.AddWithPaths(ctx, "", o, "e@x", "Enrolled", []string{"/login", "/sso/start", "/login"}, []byte("pw"))
+	cred, err := c.AddCredential(ctx, brokerapi.AddParams{Origin: o, Account: "e@x", Alias: "Enrolled", LoginPaths: []string{"/login", "/sso/start", "/login"}, Secret: []byte("pw")})
 	if err != nil || !slices.Equal(cred.LoginPaths, []string{"/login", "/sso/start"}) {
 		t.Fatalf("add: %+v %v", cred, err)
 	}
@@ -308,7 +308,7 @@ func TestEnrolledPaths(t *testing.T) {
 	if _, _, err := signInAt(t, c, o, "enrolled", "/", false); code(err) != wire.CodeLoginPathChanged {
 		t.Fatalf("sign-in at the root: %v", err)
 	}
-	if _, err := c.AddWithPaths(ctx, "", o, "e2@x", "ENROLLED", []string{"/x"}, []byte("pw")); code(err) != wire.CodeAliasExists {
+	if _, err := c.AddCredential(ctx, brokerapi.AddParams{Origin: o, Account: "e2@x", Alias: "ENROLLED", LoginPaths: []string{"/x"}, Secret: []byte("pw")}); code(err) != wire.CodeAliasExists {
 		t.Fatalf("a second add of the alias: %v", err)
 	}
 	if got := pathsOf(t, c, "", o, "enrolled"); !slices.Equal(got, []string{"/login", "/sso/start"}) {
@@ -317,7 +317,7 @@ func TestEnrolledPaths(t *testing.T) {
 	if err := c.Remove(ctx, o, "ENROLLED"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := knownPaths(f.srv.Paths, o, "enrolled"); got != nil {
+	if got, _, _ := knownPaths(f.srv.Paths, o, "enrolled"); got != nil {
 		t.Fatalf("the removed credential's paths are kept: %q", got)
 	}
 	if _, err := c.Add(ctx, o, "e@x", "enrolled", []byte("pw")); err != nil {
@@ -341,7 +341,7 @@ func TestNewPathIsNeverLearned(t *testing.T) {
 	const o = "https://app.example"
 	for _, set := range [][]string{{"/s1", "/s2", "/s3", "/s4", "/s5", "/s6", "/s7"}, {"/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8"}} {
 		alias := fmt.Sprintf("set%d", len(set))
-		if _, err := c.AddWithPaths(ctx, "", o, "b@x", alias, set, []byte("pw")); err != nil {
+		if _, err := c.AddCredential(ctx, brokerapi.AddParams{Origin: o, Account: "b@x", Alias: alias, LoginPaths: set, Secret: []byte("pw")}); err != nil {
 			t.Fatal(err)
 		}
 		for _, path := range []string{"/l1", "/l2"} {
@@ -519,5 +519,37 @@ func TestLoginPathsTwoBrokerds(t *testing.T) {
 	es, err := books[0].entries()
 	if err != nil || len(es) != 2*each {
 		t.Fatalf("%d entries after %d learned by two brokerds at once (%v), want all of them", len(es), 2*each, err)
+	}
+}
+
+// TestAlsoOrigins: the other origins the person names at enrolment are kept with the
+// credential's sign-in paths (brokerd's own file), listed, and checked: canonical, not the
+// credential's own, at most brokerapi.MaxAlsoOrigins.
+func TestAlsoOrigins(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	c := f.client(t)
+	const o = "https://signin.example.com"
+	cred, err := c.AddCredential(ctx, brokerapi.AddParams{Origin: o, Account: "e@x", Alias: "ebay",
+		AlsoOrigins: []string{"https://www.example.com", "https://www.example.com"}, Secret: []byte("pw")})
+	if err != nil || !slices.Equal(cred.AlsoOrigins, []string{"https://www.example.com"}) {
+		t.Fatalf("add: %+v %v", cred, err)
+	}
+	list, err := c.List(ctx, o)
+	if err != nil || len(list) != 1 || !slices.Equal(list[0].AlsoOrigins, []string{"https://www.example.com"}) {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if _, also, err := knownPaths(f.srv.Paths, o, "EBAY"); err != nil || !slices.Equal(also, []string{"https://www.example.com"}) {
+		t.Fatalf("known: %v %v", also, err)
+	}
+	for name, also := range map[string][]string{
+		"own origin":    {o},
+		"not canonical": {"https://WWW.example.com/"},
+		"not an origin": {"ftp://x"},
+		"too many":      {"https://a1.x", "https://a2.x", "https://a3.x", "https://a4.x", "https://a5.x", "https://a6.x", "https://a7.x", "https://a8.x", "https://a9.x"},
+	} {
+		if _, err := c.AddCredential(ctx, brokerapi.AddParams{Origin: o, Account: "e@x", Alias: "other", AlsoOrigins: also, Secret: []byte("pw")}); code(err) != wire.CodeInvalidArgument && code(err) != wire.CodeInvalidOrigin {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/test/realtest"
 	"github.com/headless-dev/headless/internal/wire"
 )
@@ -144,7 +145,7 @@ func TestLoginPathsFileIsBounded(t *testing.T) {
 		t.Fatalf("file holds %d entries", len(file.Credentials))
 	}
 	// Those credentials are not in the store: an add prunes them and is kept.
-	cred, err := f.client(t).AddWithPaths(ctx, "", "https://app.example", "n@x", "new-one", []string{"/login"}, []byte("pw"))
+	cred, err := f.client(t).AddCredential(ctx, brokerapi.AddParams{Origin: "https://app.example", Account: "n@x", Alias: "new-one", LoginPaths: []string{"/login"}, Secret: []byte("pw")})
 	if err != nil || !slices.Equal(cred.LoginPaths, []string{"/login"}) {
 		t.Fatalf("add with a full file of gone credentials: %+v %v", cred, err)
 	}

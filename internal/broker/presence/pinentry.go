@@ -556,6 +556,10 @@ func promptDescription(r Request) string {
 		for i, p := range r.KnownPaths {
 			s.KnownPaths[i] = clip.Text(p, limit)
 		}
+		s.AlsoOrigins = make([]string, len(r.AlsoOrigins))
+		for i, o := range r.AlsoOrigins {
+			s.AlsoOrigins[i] = clip.Text(o, limit)
+		}
 		s.AgentSite = procstat.Proc{PID: r.AgentSite.PID, Exe: clip.Text(r.AgentSite.Exe, limit), Comm: clip.Text(r.AgentSite.Comm, limit)}
 		desc = escapeAssuan(s.Description())
 	}

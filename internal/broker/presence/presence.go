@@ -92,6 +92,9 @@ type Request struct {
 	// sign-in paths (brokerd asks only when the host said the person may allow a new one),
 	// are the known ones: the prompt's first line says this is not where they signed in.
 	KnownPaths []string
+	// AlsoOrigins are the other origins the person named at enrolment that this sign-in may
+	// send the password to: one line names them.
+	AlsoOrigins []string
 	// FirstLogin: the credential has no known sign-in path yet; the page path of this
 	// sign-in is remembered when it ends authenticated (one line says so).
 	FirstLogin bool
@@ -154,6 +157,9 @@ func (r Request) Description() string {
 		fmt.Fprintf(&b, "\nThe Authorization header goes to this one request only: %q (as reported by the host).", r.Path)
 	default:
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
+	}
+	if len(r.AlsoOrigins) > 0 && !r.Save {
+		fmt.Fprintf(&b, "\nThe sign-in may also send it to %s (you named them when you saved it).", QuoteList(r.AlsoOrigins))
 	}
 	if r.Listener != "" {
 		fmt.Fprintf(&b, "\nOn this machine: %s.", r.Listener)

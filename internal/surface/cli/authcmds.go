@@ -21,6 +21,9 @@ func (c *cmd) authLogin(fs *flag.FlagSet) run {
 	codeOnly := fs.Bool("code-only", false, "step-up: type only the alias's one-time code into this page's code field (its own approval)")
 	newPath := fs.Bool("new-login-path", false, "the sign-in form is not where the credential was used before: ask the person (the prompt says so) instead of refusing LOGIN_PATH_CHANGED; allowed for this one sign-in, the page is not remembered")
 	interactive := fs.Bool("interactive", false, "type the account and password at the terminal; offer to save them afterwards")
+	pwField := fs.String("password-field", "", "the password field's `REF` (from the last snapshot), when the host's guess of the form is wrong")
+	accField := fs.String("account-field", "", "the account field's `REF` (from the last snapshot), with --password-field")
+	submit := fs.String("submit", "", "the `REF` of the control that submits the sign-in (from the last snapshot), with --password-field; without it the host's guess, else Enter")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		if *interactive {
 			if *alias != "" || *challenge != "" {
@@ -31,9 +34,13 @@ func (c *cmd) authLogin(fs *flag.FlagSet) run {
 		if *alias == "" {
 			return nil, nil, usagef("--alias is required (or --interactive)")
 		}
+		if *pwField == "" && (*accField != "" || *submit != "") {
+			return nil, nil, usagef("--account-field and --submit go with --password-field")
+		}
 		stop := c.waitPresence("waiting for approval at the presence prompt")
 		r, err := withHost(ctx, c, func(cl *control.Client) (control.AuthResult, error) {
-			return cl.AuthLogin(ctx, control.AuthParams{Session: *s, Alias: *alias, Challenge: *challenge, CodeOnly: *codeOnly, NewLoginPath: *newPath})
+			return cl.AuthLogin(ctx, control.AuthParams{Session: *s, Alias: *alias, Challenge: *challenge, CodeOnly: *codeOnly, NewLoginPath: *newPath,
+				PasswordField: *pwField, AccountField: *accField, Submit: *submit})
 		})
 		stop()
 		if err != nil {

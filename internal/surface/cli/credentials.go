@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -199,6 +200,15 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 		loginPaths = append(loginPaths, v)
 		return nil
 	})
+	var also []string
+	fs.Func("also-origin", "another `ORIGIN` the site's sign-in sends the password to (repeatable; at most 8): a sibling origin of the same site, such as https://www.example.com for a sign-in page at https://signin.example.com; shown in every prompt", func(v string) error {
+		c, err := origin.Canonical(v)
+		if err != nil {
+			return err
+		}
+		also = append(also, c)
+		return nil
+	})
 	session := storeFlag(fs)
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		if err := required([2]string{"origin", *o}, [2]string{"account", *account}, [2]string{"alias", *alias}); err != nil {
@@ -207,6 +217,12 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 		co, err := origin.Canonical(*o)
 		if err != nil {
 			return nil, nil, err
+		}
+		if slices.Contains(also, co) {
+			return nil, nil, usagef("--also-origin %s is the credential's own origin", co)
+		}
+		if len(also) > brokerapi.MaxAlsoOrigins {
+			return nil, nil, usagef("at most %d --also-origin", brokerapi.MaxAlsoOrigins)
 		}
 		if err := credential.ValidAlias(*alias); err != nil {
 			return nil, nil, err
@@ -261,7 +277,7 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 			// One hand-built frame to the host (never a JSON encoder buffer; zeroed after
 			// writing), which passes it on to the isolated session's store.
 			cred, err = withHost(ctx, c, func(cl *control.Client) (control.Credential, error) {
-				return cl.CredentialsAdd(ctx, st.isolated, co, *account, *alias, loginPaths, pw)
+				return cl.CredentialsAdd(ctx, st.isolated, co, *account, *alias, loginPaths, also, pw)
 			})
 		} else {
 			var b *brokerapi.Client
@@ -273,7 +289,7 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 				fmt.Fprintln(c.env.Stderr, "headless: brokerd's pinentry now asks for your headless passphrase, to seal the password with it\n"+
 					"(the first time you choose it: at least 12 characters, asked twice)")
 			}
-			cred, err = b.AddWithPaths(ctx, "", co, *account, *alias, loginPaths, pw)
+			cred, err = b.AddCredential(ctx, brokerapi.AddParams{Origin: co, Account: *account, Alias: *alias, LoginPaths: loginPaths, AlsoOrigins: also, Secret: pw})
 		}
 		if err != nil {
 			return nil, nil, err

@@ -46,6 +46,7 @@ var toolHints = map[wire.Code]string{
 	wire.CodeNoHistory:          "the session has no earlier page: visit one",
 	wire.CodeProfileClear:       "ask the person to run `headless profile clear` again in a terminal (host.log in the runtime dir says what failed)",
 	wire.CodeSecretOnPage:       "visit another URL first: screenshot and the tools that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back) are refused while a typed password is on the page, and every output of a page that shows a secret released into the browser is refused (the page is discarded)",
+	wire.CodeSecretEgress:       "the page tried to send the password (or code) where it may not go: another origin, a URL, or a channel that cannot be checked; nothing left the browser and the page was discarded. Tell the person (the audit log records it); if the site really signs in through another origin, ask the person to run `headless credentials add --also-origin ORIGIN` in a terminal",
 	wire.CodeLoginPathChanged:   "sign in on the page where the credential was used before (the message names it); if the site moved its sign-in page, call auth_login again with new_login_path: true (the person's prompt then says it is not where they signed in before; the page is not remembered), or, to make it the sign-in page, ask the person to run `headless credentials add --login-path PATH` in a terminal",
 	wire.CodePlanInvalid:        "the message names the field; journey_run's input schema describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
 	wire.CodeLoginFailed:        "the site answered the saved password with its login form or an error: ask the person to check the credential (`headless credentials verify` in a terminal) or the site's sign-in",
@@ -84,7 +85,8 @@ var cliFlags = map[string]string{
 	"--timeout": "timeout_ms (milliseconds)", "--new-login-path": "new_login_path", "--challenge": "challenge",
 	"--code-only": "code_only", "--session": "session", "--isolated": "isolated", "--alias": "alias",
 	"--origin": "origin", "--full-page": "full_page", "--keep": "keep", "--ref": "ref", "--text": "text",
-	"--gone": "gone", "--url": "url", "--by": "by",
+	"--gone": "gone", "--url": "url", "--by": "by", "--password-field": "password_field", "--account-field": "account_field",
+	"--submit": "submit",
 }
 
 var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)

@@ -181,10 +181,11 @@ func TestPNGSize(t *testing.T) {
 	}
 }
 
-// MaxToolsBytes is the JSON of tools/list's tools as Playwright MCP 0.0.83 (the bench's
-// baseline) publishes its 25 tools: issue 28's goal is to be no larger. The bench measures
+// MaxToolsBytes is the JSON of tools/list's tools as Playwright MCP 0.0.86 publishes its
+// default tools (issue 44's measure; 0.0.83's, the bench's earlier baseline, was 20286): the
+// goal is to be no larger, whatever is added. The bench measures
 // both through one client; this keeps a regression from waiting for the bench.
-const MaxToolsBytes = 20286
+const MaxToolsBytes = 21199 // Playwright MCP 0.0.86's default tools/list (issue 44)
 
 func TestToolsListSize(t *testing.T) {
 	cs := connect(t, Options{Dial: unreachable})

@@ -74,10 +74,13 @@ type waitIn struct {
 
 type authIn struct {
 	sessionIn
-	Alias        string `json:"alias" jsonschema:"from auth_required or credentials_list"`
-	Challenge    string `json:"challenge,omitempty" jsonschema:"from auth_required (default: a fresh one)"`
-	CodeOnly     bool   `json:"code_only,omitempty" jsonschema:"step-up: only the one-time code"`
-	NewLoginPath bool   `json:"new_login_path,omitempty" jsonschema:"ask the person about a form where the alias was not used before (else LOGIN_PATH_CHANGED); allowed for that one sign-in, never remembered"`
+	Alias         string `json:"alias" jsonschema:"from auth_required or credentials_list"`
+	Challenge     string `json:"challenge,omitempty" jsonschema:"from auth_required (default: a fresh one)"`
+	CodeOnly      bool   `json:"code_only,omitempty" jsonschema:"step-up: only the one-time code"`
+	NewLoginPath  bool   `json:"new_login_path,omitempty" jsonschema:"ask the person about a form where the alias was not used before (else LOGIN_PATH_CHANGED); allowed for that one sign-in, never remembered"`
+	PasswordField string `json:"password_field,omitempty" jsonschema:"ref, if the guessed form is wrong"`
+	AccountField  string `json:"account_field,omitempty" jsonschema:"ref"`
+	Submit        string `json:"submit,omitempty" jsonschema:"ref"`
 }
 
 type screenshotIn struct {
@@ -271,7 +274,8 @@ func (s *Server) register() {
 				return control.AuthResult{}, "", err
 			}
 			stop := c.progress(ctx, "waiting for the person to approve the sign-in in headless's prompt")
-			r, err := cl.AuthLogin(ctx, control.AuthParams{Session: in.Session, Alias: in.Alias, Challenge: in.Challenge, CodeOnly: in.CodeOnly, NewLoginPath: in.NewLoginPath})
+			r, err := cl.AuthLogin(ctx, control.AuthParams{Session: in.Session, Alias: in.Alias, Challenge: in.Challenge, CodeOnly: in.CodeOnly, NewLoginPath: in.NewLoginPath,
+				PasswordField: in.PasswordField, AccountField: in.AccountField, Submit: in.Submit})
 			stop()
 			if err != nil {
 				return r, "", err
