@@ -74,6 +74,7 @@ const (
 	maxDocuments  = 4096    // documents in one snapshot
 	maxWalk       = 20000   // nodes visited to name one element
 	maxWalkTotal  = 1 << 20 // nodes visited to name all elements of one outline
+	maxAncestors  = 32      // ancestors recorded per element (Element.Anc)
 )
 
 // UntrustedNotice is the fixed text of [Outline.Untrusted].
@@ -134,6 +135,13 @@ type Element struct {
 	// for finding one-time-code fields (CodeForms). Host only.
 	InputMode string `json:"-"`
 	MaxLength int    `json:"-"`
+	// Class is the class attribute of a form, control or button, and Anc the backend node ids
+	// of the element's ancestors, nearest first (at most maxAncestors; shadow hosts count as
+	// parents), for finding sign-in forms (LoginForms: the container of fields outside a
+	// form, a form's signals). Host only.
+	Class string  `json:"-"`
+	Anc   []int64 `json:"-"`
+	Node  int64   `json:"-"` // the element's own backend node id
 }
 
 // Submitter is one submit button of a form and where pressing it sends the form.

@@ -35,7 +35,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -57,6 +59,7 @@ func main() {
 	in := fs.String("in", "", "score: the captured snapshots")
 	only := fs.String("only", "", "only the files whose name contains this")
 	verbose := fs.Bool("v", false, "score: list every failure")
+	dumpPage := fs.Bool("dump", false, "score: print the outline and every candidate of the pages (use with -only)")
 	fs.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
@@ -69,6 +72,10 @@ func main() {
 		defer cancel()
 		err = capture(ctx, *corpus, *out, *only)
 	case "score":
+		if *dumpPage {
+			err = dump(os.Stdout, *in, *only)
+			break
+		}
 		var rs []result
 		if rs, err = score(*in, *only); err == nil {
 			report(os.Stdout, rs, *verbose)
@@ -96,10 +103,45 @@ func pick(o snapshot.Outline) (snapshot.LoginForm, bool) {
 func why(o snapshot.Outline) string {
 	var rs []string
 	for _, f := range snapshot.LoginForms(o) {
-		rs = append(rs, fmt.Sprintf("[%s %s]", f.Password+f.Username, f.NotSignIn))
+		rs = append(rs, fmt.Sprintf("[%s/%s %s {%s}]", f.Password, f.Username, f.NotSignIn, f.Scores))
 	}
 	if len(rs) == 0 {
 		return "no candidate"
 	}
 	return strings.Join(rs, " ")
+}
+
+// dump prints, for each captured page whose name contains only, its URL and title, its
+// elements (one line each) and every LoginForms candidate.
+func dump(w io.Writer, dir, only string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !strings.Contains(e.Name(), only) {
+			continue
+		}
+		p, err := readPage(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		o, _, err := snapshot.Build(p.Raw, snapshot.Options{})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "== %s %s %q\n", p.File, o.URL, o.Title)
+		for _, x := range o.Elements {
+			if x.Kind == "text" {
+				fmt.Fprintf(w, "  %s text %q\n", x.Ref, trim(x.Text, 60))
+				continue
+			}
+			fmt.Fprintf(w, "  %s %s type=%s name=%q id=%q form=%s text=%q ph=%q ac=%q class=%q dis=%v frame=%q\n", x.Ref, x.Kind, x.Type,
+				x.Name, x.ID, x.Form, trim(x.Text, 50), trim(x.Placeholder, 30), x.Autocomplete, trim(x.Class, 30), x.Disabled, x.Frame)
+		}
+		for _, f := range snapshot.LoginForms(o) {
+			fmt.Fprintf(w, "  => %+v\n", f)
+		}
+	}
+	return nil
 }

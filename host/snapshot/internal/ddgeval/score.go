@@ -22,6 +22,10 @@ var signInLike = map[string]bool{
 	"bitwarden_com_account-locked.html": true, "expensify.html": true, "craigslist_account.html": true,
 	"schwab.html": true, "news_ycombinator_com.html": true, "tigerglobal_com-investors.html": true,
 	"distrokid_payout.html": true, "duckduckgo_cloudsave-passphrase.html": true,
+	// Sign-up pages that also show a separate sign-in form (three password fields: one to sign
+	// in, two to sign up).
+	"www_eporner_com_signup.html": true, "www_dianxiaomi_com_signup.html": true,
+	"librarything_com_signup.html": true, "ipv6_he_net_signup.html": true,
 }
 
 // result is one page's score.
@@ -118,7 +122,7 @@ func judge(p page) (result, error) {
 	}
 	f, ok := pick(o)
 	desc := func() string {
-		return fmt.Sprintf("password=%s account=%s submit=%s form=%s", show(o, f.Password), show(o, f.Username), show(o, f.Submit), f.Form)
+		return fmt.Sprintf("password=%s account=%s submit=%s form=%s {%s}", show(o, f.Password), show(o, f.Username), show(o, f.Submit), f.Form, f.Scores)
 	}
 	if !r.login {
 		if ok && r.judged {
@@ -264,7 +268,11 @@ func report(w io.Writer, rs []result, verbose bool) {
 	}
 	for _, r := range rs {
 		if r.fault != "" {
-			fmt.Fprintf(w, "%-16s %-45s %s\n", r.fault, r.file, r.detail)
+			half := "tune"
+			if r.heldOut {
+				half = "held"
+			}
+			fmt.Fprintf(w, "%s %-16s %-45s %s\n", half, r.fault, r.file, r.detail)
 		}
 	}
 }
