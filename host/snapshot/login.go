@@ -92,7 +92,7 @@ func LoginForms(o Outline) []LoginForm {
 			lf.Password, lf.Label = e.Ref, e.Text
 			lf.PasswordOnly = lf.SignIn && lf.Username == ""
 			cands = append(cands, cand{lf: lf, score: j.score[signIn], at: i})
-		case textLike(e) && !e.Disabled && accountCandidate(e):
+		case accountCandidate(e):
 			g := ix.groupOf(i)
 			key := groupKey(ix, g)
 			if seen[key] || !loneField(ix, g, i) {

@@ -113,7 +113,7 @@ func (ix *index) selfContained(g group, i int) bool {
 	for _, k := range g.members {
 		x := ix.els[k]
 		account = account || k < i && accountCandidate(x)
-		control = control || x.Kind == "button" || x.Kind == "link" && linkSubmits(x)
+		control = control || controlLike(x)
 	}
 	return account && control
 }
@@ -143,14 +143,17 @@ func (ix *index) container(i int) group {
 			switch {
 			case isPassword(x):
 				pw++
-			case textLike(x) && !x.Disabled:
+			case accountCandidate(x):
 				texts++
-			case x.Kind == "button" || x.Kind == "link" && linkSubmits(x):
+			case controlLike(x):
 				controls++
 			}
 		}
 		if start && pw > 1 || !start && (pw > 0 || texts > 1) {
 			best.crowded = true
+			if withControl != nil {
+				withControl.crowded = true
+			}
 			break // another form's fields
 		}
 		best = group{members: mem, form: e.Form, container: a, level: k + 1}
@@ -168,6 +171,12 @@ func (ix *index) container(i int) group {
 		return *withControl // a password alone with its control: no account field near
 	}
 	return best
+}
+
+// controlLike reports whether x may submit a sign-in: a button that is not a show-password
+// toggle, another provider's sign-in or a way back, or a link that says sign in or go on.
+func controlLike(x Element) bool {
+	return x.Kind == "button" && !notSubmitWords.matchAny(x.Text) || x.Kind == "link" && linkSubmits(x)
 }
 
 // linkSubmits reports whether link x says it signs in or goes on: some sites' submit

@@ -58,7 +58,7 @@ const (
 	firstStepMin       = 4 // the sign-in score a first step needs
 	accountMin         = 3 // the score a field needs to be taken as the account field
 	submitMin          = 4 // the score a control needs to be taken as the submit control
-	submitMinLink      = 5
+	submitMinLink      = 4
 	accountBefore      = 3
 	accountNearest     = 1
 	accountAfter       = -2
@@ -72,6 +72,7 @@ const (
 	submitNextWords    = 4
 	submitAfter        = 1
 	submitBefore       = -2
+	submitLink         = -2 // a link says sign in less surely than a button: often it leads to the sign-in
 )
 
 // judgment is what a group was found to be.
@@ -100,10 +101,14 @@ func pageOf(o Outline) page {
 func (ix *index) judge(pg page, g group, i int) judgment {
 	j := judgment{account: -1, submit: -1}
 	pw := isPassword(ix.els[i])
+	pageWide := 0 // the sign-in score read from the title and the address, not the group
 	add := func(s source, t text) {
 		for p := purpose(0); p < nPurposes; p++ {
 			if purposeWords[p].match(t) {
 				j.score[p] += wordWeight[s][p]
+				if p == signIn && (s == srcTitle || s == srcURL) {
+					pageWide += wordWeight[s][p]
+				}
 			}
 		}
 	}
@@ -239,8 +244,10 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		j.why = "the password field is labelled as an API key, token or other secret, not a sign-in password"
 	case j.purpose != signIn:
 		j.why = "the form looks like a " + j.purpose.String() + " form, not a sign-in form"
-	case !pw && j.score[signIn] < firstStepMin:
-		j.why = "a lone field with no sign-in words around it (button, heading, title, address) is not a first step"
+	case !pw && j.score[signIn]-pageWide < firstStepMin:
+		j.why = "a lone field with no sign-in words around it (button, heading, autocomplete) is not a first step"
+	case pw && j.account < 0 && j.score[signIn]-pageWide-wOnePassword < firstStepMin:
+		j.why = "a password field alone, with no account field and no sign-in words around it (button, heading, autocomplete)"
 	}
 	return j
 }
@@ -314,11 +321,14 @@ func (ix *index) pickAccount(g group, p int) int {
 // is not clearly something else (a search box, a captcha, a code, a confirmation, a
 // person's details not named as the account).
 func accountCandidate(x Element) bool {
-	if !textLike(x) || x.Disabled {
+	if x.Disabled || x.Kind != "input" {
 		return false
 	}
-	if hasToken(x.Autocomplete, "username") || hasToken(x.Autocomplete, "email") {
-		return true
+	if (textLike(x) || x.Type == "search") && (hasToken(x.Autocomplete, "username") || hasToken(x.Autocomplete, "email")) {
+		return true // a search-typed field marked as the account (some sites' way to stop autofill)
+	}
+	if !textLike(x) {
+		return false
 	}
 	if searchField(x) || hardOtherWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) || hasToken(x.Autocomplete, "one-time-code") {
 		return false
@@ -328,6 +338,7 @@ func accountCandidate(x Element) bool {
 
 // hardOtherWords are text fields that never take the account, whatever else they say.
 var hardOtherWords = newPhrases("captcha", "recaptcha", "security code", "verification code", "otp",
+	"one time code", "one time", "token", "twofactor", "two factor", "2fa", "mfa", "totp",
 	"confirm", "confirmation", "repeat", "retype", "re enter", "coupon", "promo", "search", "query", "keyword")
 
 func searchField(x Element) bool {
@@ -381,9 +392,12 @@ func (ix *index) pickSubmit(g group, i int) int {
 			}
 		}
 		s := 0
+		if x.Kind == "link" {
+			s += submitLink
+		}
 		if x.Kind == "button" {
-			if (x.Type == "submit" || x.Type == "image") && x.Form != "" && x.Form == g.form {
-				s += submitFormButton
+			if (x.Type == "submit" || x.Type == "image") && x.Form == g.form {
+				s += submitFormButton // the form's, or outside forms the container's own submit button
 			} else {
 				s += submitOtherButton
 			}

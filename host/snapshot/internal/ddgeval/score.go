@@ -125,7 +125,7 @@ func judge(p page) (result, error) {
 		return fmt.Sprintf("password=%s account=%s submit=%s form=%s {%s}", show(o, f.Password), show(o, f.Username), show(o, f.Submit), f.Form, f.Scores)
 	}
 	if !r.login {
-		if ok && r.judged {
+		if ok && r.judged && !besideOthers(o, f, l, targets) {
 			r.fault, r.detail = "offered", desc()
 		} else if ok && f.Password != "" && !isPasswordLabel(l.scoring[node(f.Password)]) {
 			r.fault, r.detail = "wrong-password", desc()
@@ -168,7 +168,24 @@ func judge(p page) (result, error) {
 // (or, outside forms, whether any labelled account field is listed at all).
 func accountInGroup(o snapshot.Outline, l labels, targets map[string]snapshot.Target, f snapshot.LoginForm) bool {
 	for _, e := range o.Elements {
-		if isAccountLabel(l.scoring[targets[e.Ref].BackendNodeID]) && e.Frame == "" && (f.Form == "" || e.Form == f.Form) {
+		// A disabled account field (the account already given, shown on the password page)
+		// takes nothing: none is right there.
+		if isAccountLabel(l.scoring[targets[e.Ref].BackendNodeID]) && e.Frame == "" && !e.Disabled && (f.Form == "" || e.Form == f.Form) {
+			return true
+		}
+	}
+	return false
+}
+
+// besideOthers reports whether the offered password field of a page that is not a sign-in
+// page is a labelled one (password, password.current) in a form of its own, apart from the
+// page's other password fields: the sign-in box many sign-up pages show beside their form.
+func besideOthers(o snapshot.Outline, f snapshot.LoginForm, l labels, targets map[string]snapshot.Target) bool {
+	if f.Password == "" || f.Form == "" || !isPasswordLabel(l.scoring[targets[f.Password].BackendNodeID]) {
+		return false
+	}
+	for _, e := range o.Elements {
+		if e.Kind == "input" && e.Type == "password" && e.Form != f.Form && e.Frame == "" {
 			return true
 		}
 	}
