@@ -55,7 +55,9 @@ const (
 	wNoAccount         = 3 // signIn: "don't have an account?"
 	wPasswordRules     = 3 // signUp: a new password's rules beside the field
 	wExtraField        = 1 // signUp, per text field besides the account field (at most wPersonMax)
-	firstStepMin       = 4 // the sign-in score a first step needs
+	firstStepMin       = 2 // the sign-in score a first step needs from its own group
+	wNextStep          = 2 // signIn: a lone field whose control says next or continue
+	passwordOnlyMin    = 4 // the sign-in score a password field with no account field needs from its group
 	accountMin         = 3 // the score a field needs to be taken as the account field
 	submitMin          = 4 // the score a control needs to be taken as the submit control
 	submitMinLink      = 4
@@ -139,10 +141,8 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 			if !notSubmitWords.matchAny(x.Text) {
 				add(srcButton, prepare(x.Text))
 			}
-		case x.Kind == "link" && purposeWords[forgotPassword].matchAny(x.Text):
-			if pw {
-				j.score[signIn] += wForgotLink
-			}
+		case (x.Kind == "link" || x.Kind == "button") && purposeWords[forgotPassword].matchAny(x.Text):
+			j.score[signIn] += wForgotLink // "forgot your password?" beside the fields: a sign-in's
 		case x.Kind == "text" || x.Kind == "link":
 			t := prepare(x.Text)
 			switch {
@@ -219,8 +219,12 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		j.account = ix.pickAccount(g, i)
 	} else {
 		j.account = i
-		if searchField(ix.els[i]) {
+		e := ix.els[i]
+		if searchField(e) {
 			j.score[search] += wSearchField
+		}
+		if j.submit >= 0 && nextWords.matchAny(ix.els[j.submit].Text) {
+			j.score[signIn] += wNextStep
 		}
 	}
 	if j.account >= 0 && hasToken(ix.els[j.account].Autocomplete, "username") {
@@ -244,9 +248,11 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		j.why = "the password field is labelled as an API key, token or other secret, not a sign-in password"
 	case j.purpose != signIn:
 		j.why = "the form looks like a " + j.purpose.String() + " form, not a sign-in form"
-	case !pw && j.score[signIn]-pageWide < firstStepMin:
+	case !pw && !accountLooking(ix.els[i]):
+		j.why = "a lone field that does not look like an account field (user name, e-mail, phone) is not a first step"
+	case !pw && (j.score[signIn]-pageWide < firstStepMin || j.submit < 0 && !hasToken(ix.els[i].Autocomplete, "username")):
 		j.why = "a lone field with no sign-in words around it (button, heading, autocomplete) is not a first step"
-	case pw && j.account < 0 && j.score[signIn]-pageWide-wOnePassword < firstStepMin:
+	case pw && j.account < 0 && j.score[signIn]-pageWide-wOnePassword < passwordOnlyMin:
 		j.why = "a password field alone, with no account field and no sign-in words around it (button, heading, autocomplete)"
 	}
 	return j
@@ -334,6 +340,12 @@ func accountCandidate(x Element) bool {
 		return false
 	}
 	return !personField(x) || accountWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)
+}
+
+// accountLooking reports whether x says it takes an account: by autocomplete, type or words.
+func accountLooking(x Element) bool {
+	return hasToken(x.Autocomplete, "username") || hasToken(x.Autocomplete, "email") || hasToken(x.Autocomplete, "tel") ||
+		x.Type == "email" || x.Type == "tel" || accountWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)
 }
 
 // hardOtherWords are text fields that never take the account, whatever else they say.

@@ -100,15 +100,6 @@ var (
 		"~benutzer", "kundennummer", "kennung", "~utilisateur", "identifiant", "courriel", "adresse e mail",
 		"usuario", "usuário", "correo", "correo electrónico", "utente", "nome utente", "telefono", "telefone",
 		"celular", "gebruiker", "gebruikersnaam", "e mailadres", "логин", "~アカウント", "~账号", "~帐号", "~아이디")
-	// otherFieldWords are text fields that never take the account: a search box, a captcha,
-	// a code, a person's or a place's details.
-	otherFieldWords = newPhrases("search", "query", "q", "keyword", "keywords", "captcha", "recaptcha",
-		"security code", "verification code", "verification", "otp", "code", "token", "coupon", "promo",
-		"first name", "firstname", "fname", "given name", "last name", "lastname", "lname", "surname", "family name",
-		"full name", "fullname", "birthday", "birth", "dob", "address", "street", "city", "zip", "zipcode",
-		"postcode", "postal", "country", "company", "confirm", "repeat", "retype", "verify email", "vorname",
-		"nachname", "prénom", "nom", "nombre", "apellido", "cognome", "sobrenome", "voornaam", "achternaam",
-		"suchen", "rechercher", "buscar", "cerca", "pesquisar", "zoeken")
 	// newPasswordWords are a password field that takes a new password (a sign-up's, a
 	// change's): its second copy included.
 	newPasswordWords = newPhrases("new", "confirm", "confirmation", "repeat", "retype", "re enter", "again",
