@@ -241,7 +241,21 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		passwords++ // the other password field next to it is this form's
 		j.score[signUp] += wTwoPasswords
 	}
+	other := ""
+	for _, k := range g.members {
+		x := ix.els[k]
+		if k == i || x.Kind != "input" && x.Kind != "textarea" || isPassword(x) {
+			continue
+		}
+		// (A one-time-code field beside the password is a sign-in's optional second factor.)
+		switch {
+		case x.Type != "checkbox" && x.Type != "radio" && secretFieldWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder):
+			other = "an API key, token or other secret"
+		}
+	}
 	switch {
+	case other != "":
+		j.why = "the form asks for " + other + " beside the field: not a sign-in form"
 	case passwords > 1:
 		j.why = "the form has more than one password field (a sign-up or change-password form)"
 	case pw && secretFieldWords.matchAny(ix.els[i].Name, ix.els[i].ID, ix.els[i].Text, ix.els[i].Placeholder):

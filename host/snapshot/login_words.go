@@ -95,7 +95,7 @@ var (
 	accountWords = newPhrases("user", "username", "user name", "userid", "user id", "login", "login id", "loginid",
 		"logon", "signin", "email", "e mail", "mail", "emailaddress", "account", "account number", "accountid",
 		"member", "member id", "memberid", "membership", "customer", "customer number", "customer id", "client",
-		"client id", "id", "identifier", "ident", "uid", "uname", "phone", "mobile", "tel", "msisdn", "access id",
+		"client id", "id", "identifier", "ident", "uid", "uname", "u name", "phone", "mobile", "tel", "msisdn", "access id",
 		"accessid", "card number", "nickname", "handle",
 		"~benutzer", "kundennummer", "kennung", "~utilisateur", "identifiant", "courriel", "adresse e mail",
 		"usuario", "usuário", "correo", "correo electrónico", "utente", "nome utente", "telefono", "telefone",
