@@ -161,6 +161,14 @@ func (b *builder) add(d *document, i int, k kind, frame string) {
 			a.fsDisabled[i] && (t == tagButton || t == tagInput || t == tagSelect || t == tagTextarea) ||
 			asciiLower(strings.TrimSpace(d.attrVal(i, "aria-disabled"))) == "true"
 	}
+	switch k {
+	case kindForm, kindButton, kindInput, kindTextarea, kindSelect:
+		el.Class = b.clip(d.attrVal(i, "class"), b.o.MaxText)
+	}
+	for p, n := d.parent[i], 0; p >= 0 && n < maxAncestors; p, n = d.parent[p], n+1 {
+		el.Anc = append(el.Anc, int64(d.backend[p]))
+	}
+	el.Node = int64(d.backend[i])
 	it := item{el: el, d: d, node: i, form: -1}
 	if f := a.formOf[i]; f >= 0 {
 		if idx, ok := b.formItem[formNode{d, int(f)}]; ok {

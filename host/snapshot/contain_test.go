@@ -159,12 +159,14 @@ func TestSignInEvidence(t *testing.T) {
 		{"secret field with current-password", []Element{form, in("u", "email", nil),
 			pw(func(e *Element) { e.Name = "api_token"; e.Autocomplete = "current-password" })}, false},
 		{"camel-case key", []Element{form, in("u", "email", nil), pw(func(e *Element) { e.Name = "apiKey" })}, false},
-		{"PIN", []Element{form, in("u", "email", nil), pw(label("PIN"))}, false},
+		// A bank's PIN is its sign-in password (issue 43): no longer refused.
+		{"PIN", []Element{form, in("u", "email", nil), pw(label("PIN"))}, true},
 		{"spinner is not a pin", []Element{form, in("u", "email", label("Spinner user")), pw(nil)}, true},
 		{"sign-up: two passwords", []Element{form, in("u", "email", nil), pw(nil), in("pw2", "password", nil)}, false},
 		{"new-password", []Element{form, in("u", "email", nil), pw(func(e *Element) { e.Autocomplete = "new-password" })}, false},
+		// A sign-in with its optional second factor in the same form (issue 43).
 		{"one-time code beside", []Element{form, in("u", "email", nil), pw(nil),
-			in("c", "text", func(e *Element) { e.Autocomplete = "one-time-code" })}, false},
+			in("c", "text", func(e *Element) { e.Autocomplete = "one-time-code" })}, true},
 		{"card number beside", []Element{form, in("u", "email", nil), pw(nil),
 			in("c", "text", func(e *Element) { e.Autocomplete = "cc-number" })}, false},
 		{"token beside", []Element{form, in("u", "email", nil), pw(nil), in("c", "text", label("Access token"))}, false},
@@ -191,7 +193,7 @@ func TestSignInEvidence(t *testing.T) {
 		t.Errorf("username step: %+v", lfs)
 	}
 	step = append(step, in("k", "text", label("API key")))
-	if lfs := LoginForms(Outline{Elements: step}); len(lfs) != 1 || lfs[0].SignIn {
+	if lfs := LoginForms(Outline{Elements: step}); len(lfs) > 1 || len(lfs) == 1 && lfs[0].SignIn {
 		t.Errorf("username step beside an API key: %+v", lfs)
 	}
 }

@@ -1,22 +1,32 @@
 package snapshot
 
 import (
+	"sort"
 	"strings"
-	"unicode"
 )
 
-// LoginForm is one place to sign in found in an outline: a visible password field and the field
-// most likely to take the account name, or, with Password "", the first step of a two-step
-// login (a lone username field and no password field). Only one with SignIn set is a sign-in
+// LoginForm is one place to sign in found in an outline: a visible password field and the
+// field most likely to take the account, or, with Password "", the first step of a two-step
+// sign-in (a lone account field and no password field). Only one with SignIn set is a sign-in
 // form; the others are listed so that a caller can say why a page's form was not used.
 type LoginForm struct {
 	Password string `json:"password,omitempty"` // ref of the password input
-	Username string `json:"username,omitempty"` // ref of the likely username field, "" if none
-	Submit   string `json:"submit,omitempty"`   // ref of the form's default (first) submit button
-	Form     string `json:"form,omitempty"`     // ref of the form, "" for fields outside any form
-	// ActionOrigin is where submitting sends the fields: the default button's formaction
-	// origin when it has one, else the form's action origin; "" without a form (or when the
-	// form was cut from a truncated outline). "null" for an opaque or unparsable action.
+	Username string `json:"username,omitempty"` // ref of the account field, "" if none
+	// Submit is the ref of the control to click: a submit button of the form, else a button,
+	// link or role=button control whose words say sign in or go on (it may be disabled: pages
+	// enable it as the fields fill); "" for none: press Enter in the last field. SubmitBy
+	// says which: "button" (a submit button of Form), "control" (any other) or "enter".
+	Submit   string `json:"submit,omitempty"`
+	SubmitBy string `json:"submit_by,omitempty"`
+	Form     string `json:"form,omitempty"` // ref of the form, "" for fields outside any form
+	// Container is, for fields outside a form (or a group within a form around a whole
+	// page), the backend node id of the nearest element holding the fields and the submit
+	// control; 0 for a whole form. Host only.
+	Container int64 `json:"-"`
+	// ActionOrigin is where submitting the form sends the fields: the form's submit button's
+	// formaction origin when it has one, else the form's action origin; "" without a form (or
+	// when the form was cut from a truncated outline). "null" for an opaque or unparsable
+	// action.
 	ActionOrigin string `json:"action_origin,omitempty"`
 	Frame        string `json:"frame,omitempty"` // "" for the top document, else the frame's origin
 
@@ -24,100 +34,148 @@ type LoginForm struct {
 	Method string `json:"method,omitempty"`
 	// Submitters are all of the form's submit buttons, rendered or not (see Element).
 	Submitters []Submitter `json:"-"`
-	// SignIn says the fields are a sign-in form and not merely a form with a secret in it:
-	// see LoginForms. NotSignIn says why not, when SignIn is false.
+	// SignIn says the fields are a sign-in form, by the signals of login_judge.go. NotSignIn
+	// says why not, when SignIn is false. Purpose is what the group was judged to be:
+	// sign-in, sign-up, change-password, forgot-password, newsletter, checkout or search.
 	SignIn    bool   `json:"sign_in"`
 	NotSignIn string `json:"not_sign_in,omitempty"`
+	Purpose   string `json:"purpose,omitempty"`
+	// PasswordOnly is a sign-in with a password field and no account field at all (an
+	// application's own password or token; also the password page of a two-step sign-in).
+	PasswordOnly bool `json:"password_only,omitempty"`
 	// Label is the password field's label (or placeholder), for the person's prompt.
 	Label string `json:"label,omitempty"`
+	// Scores are the group's score per purpose ("sign-in=8 sign-up=2"), for logs and for
+	// measuring the detection. Host only.
+	Scores string `json:"-"`
 }
 
-// LoginForms lists the login forms of o in document order: one entry for each visible password
-// input, and one for each username-only step of a two-step login.
+// NoAccountField was the NotSignIn of a password form without an account field. Such a form
+// is now a sign-in with PasswordOnly set when its signals say sign-in; the value is never
+// produced and is kept for callers that still compare with it.
+const NoAccountField = "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
+
+// LoginForms lists the candidate sign-ins of o, best first: the sign-in forms with a
+// password field (highest sign-in score first), then the first steps of two-step sign-ins,
+// then every other candidate in document order (SignIn false, NotSignIn saying why).
 //
-// The username field is, among the enabled text, email and tel inputs of the same form (or,
-// outside forms, of the same document run), the first match of: autocomplete containing
-// username or email; type email; a name or id containing user, login or email; else the nearest
-// text input before the password. Matches before the password are preferred to those after.
+// A candidate is made for each visible password field, and for each enabled text-like field
+// that is the only one of its group in a group without a password field. Its group is its
+// form, or a part of it, or for fields outside forms their nearest container
+// (login_group.go); the group is judged by weighted signals (login_judge.go, words in
+// login_words.go): it is a sign-in when its sign-in score is the highest of all purposes,
+// it has one password field, and that field is not named as an API key or token. A first
+// step also needs sign-in words around it (firstStepMin), and none is offered on a page
+// that has a sign-in form with a password field: an account is only ever typed into a
+// sign-in's first step, never a forgot-password, newsletter, checkout or search form.
 //
-// A username-only step is an enabled input with autocomplete username, or the only text-like
-// input of its group when it is of type email or named like a user name, in a group with no
-// password field.
-//
-// A password form is a sign-in form (SignIn) only with evidence that it is one: exactly one
-// password field in its group; no new-password or one-time-code autocomplete on it and no
-// secret-looking name or label (secret, token, key, PIN, webhook, …); no other secret-looking
-// field in the group (those words, or autocomplete new-password, one-time-code, cc-number,
-// cc-csc); and an account field that looks like one (autocomplete username or email, type
-// email, or a name, id, label or placeholder naming a user, login, e-mail or account), or
-// autocomplete current-password on the password field. A settings page with a secret and a
-// URL field is not a sign-in form. A username-only step is a sign-in form when its group holds
-// no secret-looking field.
-//
-// LoginForms reads only the outline: a truncated outline may hide fields, and Frame,
-// ActionOrigin, Method and every Submitter are what the caller must compare with a saved
-// origin before typing anything.
+// LoginForms reads only the outline: a truncated outline may hide fields; and it is a guess.
+// Frame, ActionOrigin, Method and every Submitter are what the caller compares with a saved
+// origin; where the password may go is the network guard's to enforce.
 func LoginForms(o Outline) []LoginForm {
-	els := o.Elements
-	byRef := make(map[string]int, len(els))
-	for i, e := range els {
-		byRef[e.Ref] = i
+	ix := newIndex(o)
+	pg := pageOf(o)
+	type cand struct {
+		lf    LoginForm
+		score int
+		step  bool
+		at    int
 	}
-	var out []LoginForm
-	seen := map[string]bool{} // groups already given a username-only step
-	for i, e := range els {
+	var cands []cand
+	seen := map[string]bool{} // first-step groups already listed
+	for i, e := range ix.els {
 		switch {
 		case isPassword(e):
-			g := group(els, i)
-			lf := loginForm(els, byRef, e)
-			lf.Password = e.Ref
-			lf.Label = e.Text
-			u := pickUsername(els, g, i)
-			if u >= 0 {
-				lf.Username = els[u].Ref
-			}
-			lf.NotSignIn = signInEvidence(els, g, i, u)
-			lf.SignIn = lf.NotSignIn == ""
-			out = append(out, lf)
-		case textLike(e) && !e.Disabled:
-			g := group(els, i)
-			key := groupKey(els, g, e)
-			if seen[key] || !usernameStep(els, g, e) {
+			g := ix.groupOf(i)
+			j := ix.judge(pg, g, i)
+			lf := ix.loginForm(g, j)
+			lf.Password, lf.Label = e.Ref, e.Text
+			lf.PasswordOnly = lf.SignIn && lf.Username == ""
+			cands = append(cands, cand{lf: lf, score: j.score[signIn], at: i})
+		case accountCandidate(e):
+			g := ix.groupOf(i)
+			key := groupKey(ix, g)
+			if seen[key] || !loneField(ix, g, i) {
 				continue
 			}
 			seen[key] = true
-			lf := loginForm(els, byRef, e)
-			lf.Username = e.Ref
-			lf.NotSignIn = otherSecrets(els, g, -1)
-			lf.SignIn = lf.NotSignIn == ""
-			out = append(out, lf)
+			j := ix.judge(pg, g, i)
+			lf := ix.loginForm(g, j)
+			cands = append(cands, cand{lf: lf, score: j.score[signIn], step: true, at: i})
 		}
+	}
+	havePassword := false
+	for _, c := range cands {
+		if c.lf.SignIn && !c.step && c.lf.Frame == "" {
+			havePassword = true
+		}
+	}
+	for k := range cands {
+		if c := &cands[k]; c.step && c.lf.SignIn && havePassword {
+			c.lf.SignIn, c.lf.NotSignIn = false, "the page has a sign-in form with a password field"
+		}
+	}
+	rank := func(c cand) int {
+		switch {
+		case c.lf.SignIn && !c.step:
+			return 0
+		case c.lf.SignIn:
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		ra, rb := rank(cands[a]), rank(cands[b])
+		if ra != rb {
+			return ra < rb
+		}
+		if ra < 2 && cands[a].score != cands[b].score {
+			return cands[a].score > cands[b].score
+		}
+		return cands[a].at < cands[b].at
+	})
+	out := make([]LoginForm, len(cands))
+	for k, c := range cands {
+		out[k] = c.lf
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
 
-func isPassword(e Element) bool { return e.Kind == "input" && e.Type == "password" }
-
-func textLike(e Element) bool {
-	return e.Kind == "input" && (e.Type == "text" || e.Type == "email" || e.Type == "tel")
-}
-
-// loginForm fills the form, submit button, action origin and frame for field e.
-func loginForm(els []Element, byRef map[string]int, e Element) LoginForm {
-	lf := LoginForm{Form: e.Form, Frame: e.Frame}
-	if e.Form == "" {
+// loginForm fills a candidate's fields, form, submit control, action and frame from its
+// group and judgment.
+func (ix *index) loginForm(g group, j judgment) LoginForm {
+	lf := LoginForm{Form: g.form, Container: g.container, SignIn: j.why == "", NotSignIn: j.why,
+		Purpose: j.purpose.String(), SubmitBy: "enter", Scores: j.scores()}
+	if j.account >= 0 {
+		lf.Username = ix.els[j.account].Ref
+	}
+	if len(g.members) > 0 {
+		lf.Frame = ix.els[g.members[0]].Frame
+	}
+	if j.submit >= 0 {
+		s := ix.els[j.submit]
+		lf.Submit, lf.SubmitBy = s.Ref, "control"
+		if s.Kind == "button" && (s.Type == "submit" || s.Type == "image") && s.Form != "" && s.Form == g.form {
+			lf.SubmitBy = "button"
+		}
+	}
+	if g.form == "" {
 		return lf
 	}
-	fi, ok := byRef[e.Form]
+	fi, ok := ix.byRef[g.form]
 	if !ok {
 		return lf
 	}
-	lf.ActionOrigin = els[fi].ActionOrigin
-	lf.Method = els[fi].Method
-	lf.Submitters = els[fi].Submitters
-	for _, b := range els {
-		if b.Kind == "button" && b.Form == e.Form && (b.Type == "submit" || b.Type == "image") {
-			lf.Submit = b.Ref
+	f := ix.els[fi]
+	lf.ActionOrigin, lf.Method, lf.Submitters = f.ActionOrigin, f.Method, f.Submitters
+	// The button Enter or a click submits with decides where the fields go: its formaction
+	// when it has one (the clicked one's, else the form's first submit button's).
+	for _, k := range ix.forms[g.form] {
+		b := ix.els[k]
+		if b.Kind == "button" && (b.Type == "submit" || b.Type == "image") && (lf.SubmitBy != "button" || b.Ref == lf.Submit) {
 			if b.ActionOrigin != "" {
 				lf.ActionOrigin = b.ActionOrigin
 			}
@@ -127,50 +185,34 @@ func loginForm(els []Element, byRef map[string]int, e Element) LoginForm {
 	return lf
 }
 
-// group returns the indexes of the elements that share field i's form, or, for a field
-// outside any form, the run of form-less elements of its document around it (a run ends at an
-// iframe element or an element of another frame).
-func group(els []Element, i int) []int {
-	e := els[i]
-	var g []int
-	if e.Form != "" {
-		for j, x := range els {
-			if x.Form == e.Form {
-				g = append(g, j)
-			}
-		}
-		return g
-	}
-	lo := i
-	for lo > 0 && els[lo-1].Kind != "iframe" && els[lo-1].Frame == e.Frame {
-		lo--
-	}
-	hi := i
-	for hi+1 < len(els) && els[hi+1].Kind != "iframe" && els[hi+1].Frame == e.Frame {
-		hi++
-	}
-	for j := lo; j <= hi; j++ {
-		if els[j].Form == "" {
-			g = append(g, j)
+// loneField reports whether field i is the only field of group g a person fills in: no
+// password field, no other enabled text-like field.
+func loneField(ix *index, g group, i int) bool {
+	for _, k := range g.members {
+		x := ix.els[k]
+		if isPassword(x) || k != i && textLike(x) && !x.Disabled || x.Kind == "textarea" {
+			return false
 		}
 	}
-	return g
+	return !g.crowded
 }
 
-func groupKey(els []Element, g []int, e Element) string {
-	if e.Form != "" {
-		return e.Form
+func groupKey(ix *index, g group) string {
+	if g.container == 0 && g.form != "" {
+		return g.form
 	}
-	return "run:" + els[g[0]].Ref
+	if len(g.members) == 0 {
+		return ""
+	}
+	return "c:" + ix.els[g.members[0]].Ref
 }
 
-func namedLikeUser(e Element) bool {
-	for _, s := range []string{strings.ToLower(e.Name), strings.ToLower(e.ID)} {
-		if strings.Contains(s, "user") || strings.Contains(s, "login") || strings.Contains(s, "email") {
-			return true
-		}
-	}
-	return false
+func isPassword(e Element) bool { return e.Kind == "input" && e.Type == "password" }
+
+// textLike is an input a person types an account into: text (also any unknown type), e-mail,
+// tel or number.
+func textLike(e Element) bool {
+	return e.Kind == "input" && (e.Type == "text" || e.Type == "email" || e.Type == "tel" || e.Type == "number")
 }
 
 func hasToken(list, tok string) bool {
@@ -180,186 +222,4 @@ func hasToken(list, tok string) bool {
 		}
 	}
 	return false
-}
-
-// pickUsername returns the index of the likely username field for the password at p, or -1.
-func pickUsername(els []Element, g []int, p int) int {
-	var cands []int
-	for _, j := range g {
-		if j != p && textLike(els[j]) && !els[j].Disabled {
-			cands = append(cands, j)
-		}
-	}
-	tiers := []func(Element) bool{
-		func(e Element) bool { return hasToken(e.Autocomplete, "username") || hasToken(e.Autocomplete, "email") },
-		func(e Element) bool { return e.Type == "email" },
-		namedLikeUser,
-	}
-	for _, match := range tiers {
-		before, after := -1, -1
-		for _, j := range cands {
-			if !match(els[j]) {
-				continue
-			}
-			if j < p {
-				before = j
-			} else if after < 0 {
-				after = j
-			}
-		}
-		if before >= 0 {
-			return before
-		}
-		if after >= 0 {
-			return after
-		}
-	}
-	nearest := -1
-	for _, j := range cands {
-		if j < p {
-			nearest = j
-		}
-	}
-	return nearest
-}
-
-// usernameStep reports whether e is the lone account field of a two-step login's first page.
-func usernameStep(els []Element, g []int, e Element) bool {
-	n := 0
-	for _, j := range g {
-		if isPassword(els[j]) {
-			return false
-		}
-		if textLike(els[j]) && !els[j].Disabled {
-			n++
-		}
-	}
-	if hasToken(e.Autocomplete, "username") {
-		return true
-	}
-	return n == 1 && (e.Type == "email" || namedLikeUser(e))
-}
-
-// signInEvidence returns "" when the password field p (with account field u, -1 for none) of
-// group g is a sign-in form, else why it is not.
-func signInEvidence(els []Element, g []int, p, u int) string {
-	pw := els[p]
-	n := 0
-	for _, j := range g {
-		if isPassword(els[j]) {
-			n++
-		}
-	}
-	if n != 1 {
-		return "the form has more than one password field (a sign-up or change-password form)"
-	}
-	if hasToken(pw.Autocomplete, "new-password") || hasToken(pw.Autocomplete, "one-time-code") {
-		return "the password field is for a new password or a one-time code"
-	}
-	if secretWords(pw) {
-		return "the password field is labelled as a secret, key, token or PIN, not a sign-in password"
-	}
-	if why := otherSecrets(els, g, p); why != "" {
-		return why
-	}
-	if u >= 0 && accountLike(els[u]) || hasToken(pw.Autocomplete, "current-password") {
-		return ""
-	}
-	return NoAccountField
-}
-
-// NoAccountField is LoginForm.NotSignIn of a password form whose only missing evidence is the
-// account field: what the second page of a two-step login looks like.
-const NoAccountField = "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
-
-// otherSecrets returns why group g holds a secret-looking field other than skip, or "".
-func otherSecrets(els []Element, g []int, skip int) string {
-	for _, j := range g {
-		e := els[j]
-		if j == skip || e.Kind != "input" && e.Kind != "textarea" {
-			continue
-		}
-		for _, tok := range []string{"new-password", "one-time-code", "cc-number", "cc-csc"} {
-			if hasToken(e.Autocomplete, tok) {
-				return "the form has another secret field (autocomplete " + tok + ")"
-			}
-		}
-		if secretWords(e) {
-			return "the form has another secret-looking field (a secret, key, token or PIN)"
-		}
-	}
-	return ""
-}
-
-// accountLike reports whether e looks like the account field of a sign-in form.
-func accountLike(e Element) bool {
-	if hasToken(e.Autocomplete, "username") || hasToken(e.Autocomplete, "email") || e.Type == "email" {
-		return true
-	}
-	for _, s := range []string{e.Name, e.ID, e.Text, e.Placeholder} {
-		s = strings.ToLower(s)
-		for _, w := range []string{"user", "login", "mail", "account"} {
-			if strings.Contains(s, w) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// secretWords reports whether e's name, id, label or placeholder names a secret that is not a
-// sign-in password: words are compared whole (after splitting at non-letters and between a
-// lower-case letter and an upper-case one), except the compounds in secretParts.
-func secretWords(e Element) bool {
-	for _, s := range []string{e.Name, e.ID, e.Text, e.Placeholder} {
-		low := strings.ToLower(s)
-		for _, part := range secretParts {
-			if strings.Contains(low, part) {
-				return true
-			}
-		}
-		for _, w := range words(s) {
-			if secretWord[w] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-var secretParts = []string{"secret", "token", "apikey", "webhook", "passphrase"}
-
-var secretWord = map[string]bool{"key": true, "api": true, "pin": true, "otp": true, "totp": true, "mfa": true,
-	"2fa": true, "cvc": true, "cvv": true, "signing": true}
-
-// words splits s into lower-case words at anything but letters and digits, and where a lower-case
-// letter is followed by an upper-case one ("apiKey" → api, key).
-func words(s string) []string {
-	var out []string
-	var cur []rune
-	var prevLower bool
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	for _, r := range s {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if prevLower && unicode.IsUpper(r) {
-				flush()
-			}
-			cur = append(cur, r)
-			prevLower = unicode.IsLower(r)
-		default:
-			flush()
-			prevLower = false
-		}
-		if len(out) > 64 {
-			break
-		}
-	}
-	flush()
-	return out
 }

@@ -16,11 +16,8 @@ import "strings"
 // SignIn is true (the caller still applies every check of a sign-in form: frame, action and
 // every submitter on the credential's origin by POST). CodeForms reads only the outline.
 func CodeForms(o Outline) []LoginForm {
-	els := o.Elements
-	byRef := make(map[string]int, len(els))
-	for i, e := range els {
-		byRef[e.Ref] = i
-	}
+	ix := newIndex(o)
+	els := ix.els
 	verifyPage := codeWords(o.Title)
 	for _, e := range els {
 		if e.Kind == "heading" && codeWords(e.Text) {
@@ -32,9 +29,9 @@ func CodeForms(o Outline) []LoginForm {
 		if e.Kind != "input" || e.Disabled || !(textLike(e) || e.Type == "number") {
 			continue
 		}
-		g := group(els, i)
+		g := ix.groupOf(i)
 		inputs, passwords := 0, 0
-		for _, j := range g {
+		for _, j := range g.members {
 			switch {
 			case isPassword(els[j]):
 				passwords++
@@ -53,7 +50,7 @@ func CodeForms(o Outline) []LoginForm {
 		if !ok {
 			continue
 		}
-		lf := loginForm(els, byRef, e)
+		lf := ix.loginForm(g, judgment{account: -1, submit: ix.pickSubmit(g, i)})
 		lf.Password = e.Ref
 		lf.Label = e.Text
 		lf.SignIn = true

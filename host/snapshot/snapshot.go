@@ -42,6 +42,14 @@
 //     redaction protects fields, not what the page chooses to print.
 //   - A frame sandboxed by a Content-Security-Policy header (rather than the sandbox attribute)
 //     is reported with its URL's origin.
+//   - Sign-in detection (LoginForms, CodeForms) is a guess, never a guarantee: weighted signals
+//     (login_judge.go, words in login_words.go, groups in login_group.go) measured on a labelled
+//     corpus (internal/ddgeval). It promises only that a group with two or more password
+//     fields, or named as an API key or token, is never a sign-in, and that a lone field is a
+//     first step only with sign-in evidence of its own. Where a typed password may go is the
+//     host's network guard to enforce, not the form's attributes. Open and closed shadow
+//     roots are in the snapshot (their nodes hang under the host element), but a field in a
+//     shadow root is given its light-DOM form as if it belonged to it.
 //   - URLs are resolved with net/url after the WHATWG clean-ups that matter for origins
 //     (surrounding controls and spaces, tabs and newlines, backslashes in special schemes). A URL
 //     that Go cannot parse gets the opaque origin "null", which matches no saved origin.
@@ -74,6 +82,7 @@ const (
 	maxDocuments  = 4096    // documents in one snapshot
 	maxWalk       = 20000   // nodes visited to name one element
 	maxWalkTotal  = 1 << 20 // nodes visited to name all elements of one outline
+	maxAncestors  = 32      // ancestors recorded per element (Element.Anc)
 )
 
 // UntrustedNotice is the fixed text of [Outline.Untrusted].
@@ -134,6 +143,13 @@ type Element struct {
 	// for finding one-time-code fields (CodeForms). Host only.
 	InputMode string `json:"-"`
 	MaxLength int    `json:"-"`
+	// Class is the class attribute of a form, control or button, and Anc the backend node ids
+	// of the element's ancestors, nearest first (at most maxAncestors; shadow hosts count as
+	// parents), for finding sign-in forms (LoginForms: the container of fields outside a
+	// form, a form's signals). Host only.
+	Class string  `json:"-"`
+	Anc   []int64 `json:"-"`
+	Node  int64   `json:"-"` // the element's own backend node id
 }
 
 // Submitter is one submit button of a form and where pressing it sends the form.
