@@ -305,8 +305,8 @@ func (h *Host) basicLogin(ctx context.Context, look *lookBound, b *cdp.Browser, 
 	if rel.Origin != seen.origin {
 		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the challenge is from %s", rel.Origin, seen.origin)
 	}
-	if err := credential.ValidSecret(secret); err != nil || strings.ContainsRune(rel.Account, ':') {
-		return wire.Errorf(wire.CodeInvalidArgument, "alias %q cannot answer HTTP Basic authentication (an account with ':' or a password that is not text); nothing was sent", rel.Alias)
+	if err := credential.ValidSecret(secret); err != nil || rel.Account == "" || strings.ContainsRune(rel.Account, ':') {
+		return wire.Errorf(wire.CodeInvalidArgument, "alias %q cannot answer HTTP Basic authentication (no account, an account with ':' or a password that is not text); nothing was sent", rel.Alias)
 	}
 	if err := h.sameListener(rel.Origin, rel.Listener); err != nil {
 		return err

@@ -57,7 +57,9 @@ func (si *signIn) fillVerified(ctx context.Context, st pageState, form snapshot.
 		return false, h.browserErr(err)
 	}
 	defer gate.end(ctx)
-	if form.Username != "" {
+	// A credential saved without an account (a sign-in with a password alone) types none,
+	// whatever field the page has for one.
+	if form.Username != "" && account != "" {
 		if err := si.typeAccount(ctx, fresh.refs[form.Username], st.document, account); err != nil {
 			return false, err
 		}
@@ -197,7 +199,7 @@ func (si *signIn) recheck(ctx context.Context, st pageState, form snapshot.Login
 		if page != codePage && g.Password != "" && fresh.refs[g.Password].Type != "password" {
 			return fresh, form, wire.Errorf(wire.CodeDocumentChanged, "the password field is no longer a password field %s", when)
 		}
-		if !g.SignIn && !(page == secondPage && g.NotSignIn == snapshot.NoAccountField) {
+		if !g.SignIn && !(page == secondPage && secondStep(g)) {
 			return fresh, form, wire.Errorf(wire.CodeNoLoginForm, "the form is no longer a sign-in form %s: %s", when, g.NotSignIn)
 		}
 	}
@@ -416,6 +418,40 @@ func originOf(u string) string {
 	return scheme + "://" + host
 }
 
+// enabled waits, a moment at most (EnableWait), for the submit control ref of st to be enabled:
+// pages keep their sign-in button disabled until the fields are filled, and enable it from
+// their input events, which the typing just fired.
+func (si *signIn) enabled(ctx context.Context, st pageState, ref string) {
+	disabled := func(st pageState, ref string) bool {
+		for _, e := range st.outline.Elements {
+			if e.Ref == ref {
+				return e.Disabled
+			}
+		}
+		return false
+	}
+	if !disabled(st, ref) {
+		return
+	}
+	node := st.refs[ref].BackendNodeID
+	deadline := time.Now().Add(EnableWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		fresh, err := si.h.look(ctx, si.b, si.s)
+		if err != nil {
+			return
+		}
+		for r, t := range fresh.refs {
+			if t.BackendNodeID == node && !disabled(fresh, r) {
+				return
+			}
+		}
+	}
+}
+
+// EnableWait bounds how long a sign-in waits for a disabled submit control to be enabled.
+const EnableWait = 2 * time.Second
+
 func (h *Host) documentID(ctx context.Context, b *cdp.Browser, s *session) (string, error) {
 	var tree struct {
 		FrameTree struct {
@@ -475,6 +511,7 @@ func (si *signIn) typeAccount(ctx context.Context, t snapshot.Target, document, 
 // the focus. Wherever the page then sends the fields, the network guard checks it.
 func (si *signIn) submit(ctx context.Context, st pageState, f snapshot.LoginForm) error {
 	if t, ok := st.refs[f.Submit]; f.Submit != "" && ok {
+		si.enabled(ctx, st, f.Submit)
 		return si.h.clickNode(ctx, si.b, si.s, t)
 	}
 	if f.Submit != "" {

@@ -158,6 +158,9 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 		if err != nil {
 			return err
 		}
+		if account == "" {
+			return wire.Errorf(wire.CodeNoLoginForm, "the page asks for an account first, and alias %q was saved without one (a sign-in with a password only); nothing was typed", p.Alias)
+		}
 		if st, form, err = si.firstStep(look.ctx, st, form, account); err != nil {
 			return err
 		}
@@ -597,23 +600,26 @@ const (
 	codePage          // the one-time-code step after the password (snapshot.CodeForms)
 )
 
-// usable picks the first sign-in form whose fields live in the top document; forms in frames
-// (errFramedForm) are never used, nor forms without evidence that they are sign-in forms
-// (snapshot.LoginForm.SignIn).
+// usable picks the best sign-in form whose fields live in the top document (LoginForms lists
+// the best first); forms in frames (errFramedForm) are never used, nor forms the detection
+// does not judge to be sign-in forms (snapshot.LoginForm.SignIn). On the page after a
+// first step the host typed (secondPage), a password field judged for a sign-in by its
+// purpose is enough: the host came there from the sign-in's first step.
 func usable(st pageState, page int) (snapshot.LoginForm, bool) {
 	for _, f := range st.forms {
 		if f.Frame != "" {
 			continue
 		}
-		switch {
-		case page == firstPage && f.SignIn:
-			return f, true
-		case page == secondPage && f.Password != "" && (f.SignIn || f.NotSignIn == snapshot.NoAccountField):
+		if page == firstPage && f.SignIn || page == secondPage && f.Password != "" && secondStep(f) {
 			return f, true
 		}
 	}
 	return snapshot.LoginForm{}, false
 }
+
+// secondStep reports whether f, a password form on the page a first step led to, may take the
+// password.
+func secondStep(f snapshot.LoginForm) bool { return f.SignIn || f.Purpose == "sign-in" }
 
 // authRequired issues a challenge when the session's page holds a usable login form. Any
 // failure (no broker, no form) just means no auth_required, but a page that shows a released

@@ -127,9 +127,11 @@ func (w *wayOut) covered(ctx context.Context) error {
 }
 
 // autoAttach is Target.setAutoAttach's params: every related target of the given types (all
-// when none) attached, flat, and held until the host lets it run (runIfWaitingForDebugger)
+// when none) attached, flat, and held until the host lets it run (runIfWaitingForDebugger).
+// Under the browser (types given: shared workers) nothing is held: Chromium 156 then holds
+// every new window too, whatever the filter (measured: a popup froze its opener's renderer).
 func autoAttach(types []string) map[string]any {
-	p := map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}
+	p := map[string]any{"autoAttach": true, "waitForDebuggerOnStart": len(types) == 0, "flatten": true}
 	if len(types) > 0 {
 		var filter []map[string]any
 		for _, t := range types {

@@ -95,11 +95,12 @@ func word(s string, max int) bool {
 	return true
 }
 
-// ValidAccount reports whether account is acceptable: 1–MaxAccountLen bytes of UTF-8 with no
-// control characters.
+// ValidAccount reports whether account is acceptable: at most MaxAccountLen bytes of UTF-8
+// with no control characters; empty for a credential of a sign-in that asks for a password
+// alone (an application's own password or token).
 func ValidAccount(account string) error {
-	if len(account) == 0 || len(account) > MaxAccountLen {
-		return fmt.Errorf("%w: account must be 1 to %d bytes", ErrInvalid, MaxAccountLen)
+	if len(account) > MaxAccountLen {
+		return fmt.Errorf("%w: account must be at most %d bytes", ErrInvalid, MaxAccountLen)
 	}
 	if !utf8.ValidString(account) {
 		return fmt.Errorf("%w: account is not UTF-8", ErrInvalid)

@@ -29,7 +29,7 @@ func TestValid(t *testing.T) {
 		{"session slash", ValidSession("a/b"), false},
 		{"account ok", ValidAccount("José Ñúñez <jose@example.com>"), true},
 		{"account max", ValidAccount(long(MaxAccountLen)), true},
-		{"account empty", ValidAccount(""), false},
+		{"account empty (a sign-in with a password only)", ValidAccount(""), true},
 		{"account long", ValidAccount(long(MaxAccountLen + 1)), false},
 		{"account not UTF-8", ValidAccount("a\xffb"), false},
 		{"account newline", ValidAccount("a\nb"), false},

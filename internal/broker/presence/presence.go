@@ -104,6 +104,15 @@ type Request struct {
 	AgentSite procstat.Proc
 }
 
+// who names r's account for a prompt: quoted, or, for a credential saved without one (a
+// sign-in with a password alone), says so.
+func (r Request) who() string {
+	if r.Account == "" {
+		return "no account (a sign-in with a password only)"
+	}
+	return strconv.Quote(r.Account)
+}
+
 // Description is the text a prompt shows for r.
 func (r Request) Description() string {
 	exe := r.Exe
@@ -127,18 +136,18 @@ func (r Request) Description() string {
 		what = "passkey"
 	}
 	if r.Save {
-		fmt.Fprintf(&b, "Save the "+what+" sent by the requester below for %q at %s as alias %q", r.Account, r.Origin, r.Alias)
+		fmt.Fprintf(&b, "Save the "+what+" sent by the requester below for %s at %s as alias %q", r.who(), r.Origin, r.Alias)
 		if r.Session != "" {
 			fmt.Fprintf(&b, " (in isolated session %q only)", r.Session)
 		}
 		b.WriteString(", sealed with your headless passphrase?")
 	} else if r.Verify {
-		fmt.Fprintf(&b, "Verify that the saved password for %q at %s (alias %q) can be released?\n"+
-			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.Account, r.Origin, r.Alias)
+		fmt.Fprintf(&b, "Verify that the saved password for %s at %s (alias %q) can be released?\n"+
+			"This is a check only: nothing will be typed anywhere; the browser host receives the password and zeroes it at once.", r.who(), r.Origin, r.Alias)
 	} else if r.Passkey {
-		fmt.Fprintf(&b, "Use the saved passkey for %q at %s (alias %q) in browser session %q, for one sign-in of that page (the site's passkey request is answered once; the key never leaves headless)?", r.Account, r.Origin, r.Alias, r.Session)
+		fmt.Fprintf(&b, "Use the saved passkey for %s at %s (alias %q) in browser session %q, for one sign-in of that page (the site's passkey request is answered once; the key never leaves headless)?", r.who(), r.Origin, r.Alias, r.Session)
 	} else if r.CodeOnly {
-		fmt.Fprintf(&b, "Release only the one-time code (not the password) for %q at %s (alias %q) to browser session %q, for a verification step of a signed-in page?", r.Account, r.Origin, r.Alias, r.Session)
+		fmt.Fprintf(&b, "Release only the one-time code (not the password) for %s at %s (alias %q) to browser session %q, for a verification step of a signed-in page?", r.who(), r.Origin, r.Alias, r.Session)
 	} else {
 		if r.Code {
 			what = "password and one-time code"
@@ -147,7 +156,7 @@ func (r Request) Description() string {
 		if r.Basic {
 			how = " for HTTP Basic authentication (one challenge of that origin's server)"
 		}
-		fmt.Fprintf(&b, "Release the saved %s for %q at %s (alias %q) to browser session %q%s?", what, r.Account, r.Origin, r.Alias, r.Session, how)
+		fmt.Fprintf(&b, "Release the saved %s for %s at %s (alias %q) to browser session %q%s?", what, r.who(), r.Origin, r.Alias, r.Session, how)
 	}
 	switch {
 	case r.Path == "" && r.Field == "":

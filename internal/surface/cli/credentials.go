@@ -187,7 +187,7 @@ func required(flags ...[2]string) error {
 
 func (c *cmd) credAdd(fs *flag.FlagSet) run {
 	o := fs.String("origin", "", "the exact `ORIGIN` the credential is for")
-	account := fs.String("account", "", "the `ACCOUNT` (user name or e-mail)")
+	account := fs.String("account", "", "the `ACCOUNT` (user name or e-mail); leave it out for a site that signs in with a password alone")
 	alias := fs.String("alias", "", "the `ALIAS` agents will use")
 	withTOTP := fs.Bool("totp", false, "after the password, read a TOTP seed (otpauth://totp/ URI or base32) from the terminal")
 	passkey := fs.Bool("passkey", false, "save the passkey the site registers in session --session (default: default) while this waits, instead of a password")
@@ -211,7 +211,7 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 	})
 	session := storeFlag(fs)
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		if err := required([2]string{"origin", *o}, [2]string{"account", *account}, [2]string{"alias", *alias}); err != nil {
+		if err := required([2]string{"origin", *o}, [2]string{"alias", *alias}); err != nil {
 			return nil, nil, err
 		}
 		co, err := origin.Canonical(*o)
@@ -243,7 +243,11 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 			return nil, nil, wire.Errorf(wire.CodeNoTTY, "no controlling terminal to read the password from (%w)", err)
 		}
 		defer tty.Close()
-		pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", *account, co, *alias), credential.MaxSecretLen)
+		who := *account
+		if who == "" {
+			who = "no account"
+		}
+		pw, err := tty.Secret(fmt.Sprintf("Password for %s at %s (alias %s): ", who, co, *alias), credential.MaxSecretLen)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -295,7 +299,11 @@ func (c *cmd) credAdd(fs *flag.FlagSet) run {
 			return nil, nil, err
 		}
 		return cred, func(w io.Writer) {
-			fmt.Fprintf(w, "saved alias %s for %s at %s in %s\n", cred.Alias, cred.Account, cred.Origin, st)
+			who := cred.Account
+			if who == "" {
+				who = "no account (a sign-in with a password only)"
+			}
+			fmt.Fprintf(w, "saved alias %s for %s at %s in %s\n", cred.Alias, who, cred.Origin, st)
 			if len(loginPaths) == 0 {
 				fmt.Fprintf(w, "no sign-in page set: the page of the first sign-in you approve is remembered (to set it: add again with --login-path PATH)\n")
 			}
