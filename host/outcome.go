@@ -22,10 +22,13 @@ func withoutQuery(u string) string {
 
 // verify decides the outcome from what the page shows after submitting, polling (bounded) until
 // the page says something definite:
-//   - authenticated: the browser navigated to a new document, it loaded, and it has no login
-//     form and no error;
+//   - authenticated: the browser navigated to a new document of the origin, it loaded, and it
+//     shows no sign-in form and no error; or, in the same document (a single-page application
+//     that signed in with a script, over fetch or its own WebSocket), the sign-in form is no
+//     longer shown to the person (gone, or kept in the page hidden), no error is, and that
+//     holds for several looks after the page settled;
 //   - failed: after a navigation the login form is back, or an error alert is shown;
-//   - unknown: anything else when the time is up (for example a form that vanished in place).
+//   - unknown: anything else when the time is up.
 //
 // The evidence goes into si.ev; a page of another origin than si.origin is never
 // authenticated.
@@ -52,6 +55,7 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
 	defer cancel()
 	s.settle(ctx)
+	seen := map[string]int{}
 	for {
 		after, lerr := h.look(ctx, b, s)
 		if errors.Is(lerr, errEchoed) {
@@ -74,6 +78,8 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 				return "authenticated", nil
 			case ev.Navigated:
 				return status, nil // another origin, an error page, a cut outline or a first step again: unknown
+			case !anyForm && afterOrigin == si.origin && !s.navPending.Load() && looksSettled(&seen, after):
+				return "authenticated", nil // the same document, the sign-in no longer shown
 			}
 		}
 		// Not definite yet: wait for a navigation to start (then for its load), or poll again.

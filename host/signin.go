@@ -344,19 +344,32 @@ func (si *signIn) firstStep(ctx context.Context, st pageState, form snapshot.Log
 		return st, form, err
 	}
 	si.ev.Steps++
-	si.s.settle(ctx)
-	st, err := si.h.look(ctx, si.b, si.s)
-	if err != nil {
-		return st, form, err
+	// The password step comes as a new page, or in the same one (a single-page sign-in shows
+	// the password field once the account is checked): looked for until it shows, a moment
+	// at most (VerifyWait).
+	wctx, cancel := context.WithTimeout(ctx, VerifyWait)
+	defer cancel()
+	si.s.settle(wctx)
+	for {
+		st, err := si.h.look(ctx, si.b, si.s)
+		if err != nil {
+			return st, form, err
+		}
+		if o, err := origin.Canonical(st.outline.Origin); err != nil || o != si.origin {
+			return st, form, wire.Errorf(wire.CodeOriginMismatch, "the second step of the login is on another origin")
+		}
+		if f, ok := usable(st, secondPage); ok {
+			return st, f, nil
+		}
+		if loginErrorText(st.outline) != "" {
+			return st, form, wire.Errorf(wire.CodeNoLoginForm, "the site answered the first login step with an error, and shows no password field")
+		}
+		select {
+		case <-wctx.Done():
+			return st, form, wire.Errorf(wire.CodeNoLoginForm, "no password field after the first login step")
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	if o, err := origin.Canonical(st.outline.Origin); err != nil || o != si.origin {
-		return st, form, wire.Errorf(wire.CodeOriginMismatch, "the second step of the login is on another origin")
-	}
-	form, ok := usable(st, secondPage)
-	if !ok {
-		return st, form, wire.Errorf(wire.CodeNoLoginForm, "no password field after the first login step")
-	}
-	return st, form, nil
 }
 
 // codeStep waits (bounded by VerifyWait) for the page the password's submit led to. When it

@@ -403,7 +403,7 @@ func TestSignInPathChecks(t *testing.T) {
 				t.Fatal("presence asked")
 			}
 			if tc.p.Purpose == brokerapi.PurposeBasic && tc.want == "" {
-				if d := f.pres.last.Load().Description(); !strings.Contains(d, "The Authorization header goes to this one request only: \"/api?x=1\"") {
+				if d := f.pres.last.Load().Description(); !strings.Contains(d, "The Authorization header goes with this session's requests to the protection space of \"/api?x=1\"") {
 					t.Fatalf("basic prompt:\n%s", d)
 				}
 			}

@@ -928,14 +928,14 @@ Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
 	}
 	b := Request{Origin: "https://app.example", Account: "a@x", Alias: "x", Session: "s", PID: 42, Exe: "/usr/local/bin/headless", Host: true,
 		Basic: true, Path: "/api/report?id=7", Field: "HTTP Basic authentication, realm staff"}
-	want = `Release the saved password for "a@x" at https://app.example (alias "x") to browser session "s" for HTTP Basic authentication (one challenge of that origin's server)?
-The Authorization header goes to this one request only: "/api/report?id=7"; the challenge: "HTTP Basic authentication, realm staff" (as reported by the host).
+	want = `Release the saved password for "a@x" at https://app.example (alias "x") to browser session "s" for HTTP Basic authentication (this session's requests to that origin's protection space)?
+The Authorization header goes with this session's requests to the protection space of "/api/report?id=7"; the challenge: "HTTP Basic authentication, realm staff" (as reported by the host).
 Requested by pid 42 ("/usr/local/bin/headless"), the browser host.`
 	if got := b.Description(); got != want {
 		t.Fatalf("Basic Description:\n%s\nwant:\n%s", got, want)
 	}
 	b.Field = ""
-	if got := b.Description(); !strings.Contains(got, "\nThe Authorization header goes to this one request only: \"/api/report?id=7\" (as reported by the host).\n") || strings.Contains(got, "Page ") {
+	if got := b.Description(); !strings.Contains(got, "\nThe Authorization header goes with this session's requests to the protection space of \"/api/report?id=7\" (as reported by the host).\n") || strings.Contains(got, "Page ") {
 		t.Fatalf("Basic Description without a challenge: %s", got)
 	}
 }

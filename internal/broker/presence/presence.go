@@ -154,16 +154,16 @@ func (r Request) Description() string {
 		}
 		how := ""
 		if r.Basic {
-			how = " for HTTP Basic authentication (one challenge of that origin's server)"
+			how = " for HTTP Basic authentication (this session's requests to that origin's protection space)"
 		}
 		fmt.Fprintf(&b, "Release the saved %s for %s at %s (alias %q) to browser session %q%s?", what, r.who(), r.Origin, r.Alias, r.Session, how)
 	}
 	switch {
 	case r.Path == "" && r.Field == "":
 	case r.Basic && r.Field != "":
-		fmt.Fprintf(&b, "\nThe Authorization header goes to this one request only: %q; the challenge: %q (as reported by the host).", r.Path, r.Field)
+		fmt.Fprintf(&b, "\nThe Authorization header goes with this session's requests to the protection space of %q; the challenge: %q (as reported by the host).", r.Path, r.Field)
 	case r.Basic:
-		fmt.Fprintf(&b, "\nThe Authorization header goes to this one request only: %q (as reported by the host).", r.Path)
+		fmt.Fprintf(&b, "\nThe Authorization header goes with this session's requests to the protection space of %q (as reported by the host).", r.Path)
 	default:
 		fmt.Fprintf(&b, "\nPage %q, field %q (as reported by the host).", r.Path, r.Field)
 	}
