@@ -215,9 +215,6 @@ func (h *Host) enforceAllowlist(ctx context.Context, b *cdp.Browser) error {
 		return err
 	}
 	if all {
-		if err := b.Call(ctx, "", "Target.setAutoAttach", autoAttach([]string{"shared_worker"}), nil); err != nil {
-			return err
-		}
 		h.way.all.Store(b)
 	}
 	return nil

@@ -95,6 +95,7 @@ func (h *Host) watchOpeners(ctx context.Context, b *cdp.Browser) error {
 		switch ev.Method {
 		case "Target.targetCreated":
 			h.windowOpened(ev.Params)
+			h.sharedWorker(ev.Params) // wayout.go
 		case "Target.targetDestroyed":
 			h.windowClosed(ev.Params)
 		}

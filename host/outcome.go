@@ -25,8 +25,8 @@ func withoutQuery(u string) string {
 //   - authenticated: the browser navigated to a new document of the origin, it loaded, and it
 //     shows no sign-in form and no error; or, in the same document (a single-page application
 //     that signed in with a script, over fetch or its own WebSocket), the sign-in form is no
-//     longer shown to the person (gone, or kept in the page hidden), no error is, and that
-//     holds for several looks after the page settled;
+//     longer shown to the person (gone, or kept in the page hidden), no one-time-code field
+//     nor error is, and that holds for several looks after the page settled;
 //   - failed: after a navigation the login form is back, or an error alert is shown;
 //   - unknown: anything else when the time is up.
 //
@@ -78,8 +78,10 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 				return "authenticated", nil
 			case ev.Navigated:
 				return status, nil // another origin, an error page, a cut outline or a first step again: unknown
-			case !anyForm && afterOrigin == si.origin && !s.navPending.Load() && looksSettled(&seen, after):
-				return "authenticated", nil // the same document, the sign-in no longer shown
+			case !anyForm && len(snapshot.CodeForms(after.outline)) == 0 && afterOrigin == si.origin && !s.navPending.Load() && looksSettled(&seen, after):
+				// The same document, the sign-in no longer shown, and no step of it either
+				// (a one-time-code field still asks for something).
+				return "authenticated", nil
 			}
 		}
 		// Not definite yet: wait for a navigation to start (then for its load), or poll again.

@@ -71,12 +71,46 @@ func (h *Host) holdAll(ctx context.Context, b *cdp.Browser) error {
 	if err := b.Call(ctx, "", "Fetch.enable", h.fetchPatterns(), nil); err != nil {
 		return err
 	}
-	// Shared workers belong to no page: the browser attaches them, held, for coverChild.
 	h.way.all.Store(b)
-	if err := b.Call(ctx, "", "Target.setAutoAttach", autoAttach([]string{"shared_worker"}), nil); err != nil {
+	// Shared workers belong to no page: each running one is attached now, each new one as
+	// it is discovered (sharedWorker), for coverChild. (Not by the browser's auto-attach:
+	// with it, Chromium 156 holds every new window, whatever the filter, and a popup froze
+	// its opener's renderer.)
+	var ts struct {
+		Infos []struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	if err := b.Call(ctx, "", "Target.getTargets", nil, &ts); err != nil {
 		return err
 	}
+	for _, t := range ts.Infos {
+		if t.Type == "shared_worker" {
+			b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.TargetID, "flatten": true}, nil)
+		}
+	}
 	return h.way.covered(ctx)
+}
+
+// sharedWorker attaches a shared worker the browser reports (Target.targetCreated, on the
+// reader) while a secret may be in a page: its attachment gets the rules (attached).
+func (h *Host) sharedWorker(params json.RawMessage) {
+	var p struct {
+		Info struct {
+			TargetID string `json:"targetId"`
+			Type     string `json:"type"`
+		} `json:"targetInfo"`
+	}
+	b := h.way.all.Load()
+	if b == nil || json.Unmarshal(params, &p) != nil || p.Info.Type != "shared_worker" || len(h.egress.InPage("")) == 0 {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": p.Info.TargetID, "flatten": true}, nil)
+	}()
 }
 
 // guardSecret starts guarding secret (a password, or with code a one-time code) that the host
@@ -105,7 +139,7 @@ func (si *signIn) guardSecret(ctx context.Context, document string, account stri
 	// attached as it appears, held before it runs, and gets the same rules (coverChild). Those
 	// that run already are attached by this call (their events come before its answer): the
 	// typing waits until they have their rules.
-	if err := b.Call(ctx, s.sid, "Target.setAutoAttach", autoAttach(nil), nil); err != nil {
+	if err := b.Call(ctx, s.sid, "Target.setAutoAttach", autoAttach(), nil); err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "the page's frames and workers could not be held (%v); nothing was typed", err)
 	}
 	return h.way.covered(ctx)
@@ -126,20 +160,11 @@ func (w *wayOut) covered(ctx context.Context) error {
 	}
 }
 
-// autoAttach is Target.setAutoAttach's params: every related target of the given types (all
-// when none) attached, flat, and held until the host lets it run (runIfWaitingForDebugger).
-// Under the browser (types given: shared workers) nothing is held: Chromium 156 then holds
-// every new window too, whatever the filter (measured: a popup froze its opener's renderer).
-func autoAttach(types []string) map[string]any {
-	p := map[string]any{"autoAttach": true, "waitForDebuggerOnStart": len(types) == 0, "flatten": true}
-	if len(types) > 0 {
-		var filter []map[string]any
-		for _, t := range types {
-			filter = append(filter, map[string]any{"type": t})
-		}
-		p["filter"] = filter
-	}
-	return p
+// autoAttach is Target.setAutoAttach's params for a page's session: every related target
+// (frames of other sites, workers, its service worker) attached, flat, and held until the
+// host lets it run (runIfWaitingForDebugger).
+func autoAttach() map[string]any {
+	return map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}
 }
 
 // origins are the origins the secrets typed into the session's page may go to.
@@ -190,7 +215,7 @@ func (h *Host) coverChild(b *cdp.Browser, s *session, params json.RawMessage) {
 			err = b.Call(ctx, p.SessionID, "Network.emulateNetworkConditionsByRule", map[string]any{"matchedNetworkConditions": egress.ChannelRules(origins)}, nil)
 		}
 		if err == nil && (p.Info.Type == "iframe" || p.Info.Type == "page") {
-			err = b.Call(ctx, p.SessionID, "Target.setAutoAttach", autoAttach(nil), nil)
+			err = b.Call(ctx, p.SessionID, "Target.setAutoAttach", autoAttach(), nil)
 		}
 		if err != nil && b.SessionErr(p.SessionID) == nil {
 			h.o.Log.Warn("a frame or worker of a page holding a secret could not be held: stopping the page", "type", p.Info.Type, "err", err)
