@@ -205,14 +205,16 @@ reaches this process. Needs a running host ('headless start').`},
 		{name: "audit verify", summary: "check the audit log's hash chain", setup: c.auditVerify},
 		{name: "audit list", shows: "[--since 24h]", summary: "recent releases, denials, adds and removes", setup: c.auditList},
 
-		{name: "doctor", summary: "read-only report: can headless work here, and which doors are open", setup: c.doctorCmd, exit: doctorExit, timeout: 30 * time.Second,
+		{name: "doctor", summary: "read-only report: can headless work here, and which doors are open", setup: c.doctorCmd, exit: doctorExit, timeout: maxDoctorWait + 30*time.Second,
 			about: `Checks, each healthy, warning, unsupported or failed, with a short detail and a hint:
 chromium, chromium_sandbox, secret_service, keyring, keyring_auto_unlock, presence, x11,
 config, runtime_dir, sockets, profile, audit, brokerd, brokerd_trust, host, groups, setgid,
-seal_key, systemd_unit, binaries, ptrace_scope (informational), undumpable.
+seal_key, state_dir, systemd_unit, binaries, ptrace_scope (informational), undumpable.
 
 Read-only and offline: it never launches a browser or brokerd, repairs, removes or writes
 anything, contacts no network address, and prints no secret, environment value or URL.
+brokerd and the host get as long to answer as other commands give them (--timeout, 2m by
+default); one that holds its lock but has not answered by then is busy, a warning.
 Exit status 1 only when a check failed. Also the MCP tool "doctor".`},
 		{name: "version", summary: "the version of headless: the release, commit and date it was built from", setup: c.version},
 		{name: "completion", args: "bash|zsh|fish", nargs: [2]int{1, 1}, summary: "the shell completion script for bash, zsh or fish", setup: c.completion, raw: true,
