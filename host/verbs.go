@@ -439,10 +439,14 @@ func (h *Host) scrollNode(ctx context.Context, b *cdp.Browser, s *session, t *sn
 			return before, h.browserErr(err)
 		}
 	}
-	// Wait for the page to move unless it cannot (it is at that end already).
-	v := before.Viewport
-	canMove := t == nil && (by > 0 && v.Y+v.Height < before.Content.Height-1 || by < 0 && v.Y > 0)
-	return h.settleScroll(ctx, b, s, before, canMove)
+	return h.settleScroll(ctx, b, s, before, t == nil && before.canMove(by))
+}
+
+// canMove: the wheel's by pixels can move the page (it is not at that end already), so the
+// scroll waits for it to move; otherwise it answers as soon as the page is still.
+func (m layoutMetrics) canMove(by int) bool {
+	v := m.Viewport
+	return by > 0 && v.Y+v.Height < m.Content.Height-1 || by < 0 && v.Y > 0
 }
 
 // layoutMetrics is Page.getLayoutMetrics in CSS pixels: the visual viewport and the page.
