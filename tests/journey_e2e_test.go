@@ -631,11 +631,12 @@ func TestJourney(t *testing.T) {
 		}
 		cmd.Process.Kill() // the caller goes away while the person is asked
 		cmd.Wait()
-		// At once, not after the control socket's 2 s drain grace: the run is withdrawn
-		// the moment its caller hangs up (journey.run is CancelOnHangup).
+		// The run is withdrawn when its caller hangs up: the prompt goes. (At once, not after
+		// the control socket's 2 s drain grace, since journey.run is CancelOnHangup: host's
+		// TestHangupCancelsAtOnce; how soon is the machine's speed, not asserted here.)
 		hungUp := time.Now()
 		for syscall.Kill(prompt, 0) == nil && !isZombie(prompt) {
-			if time.Since(hungUp) > 1500*time.Millisecond {
+			if time.Since(hungUp) > 30*time.Second {
 				t.Fatalf("the prompt (pid %d) is still up %v after the caller hung up", prompt, time.Since(hungUp).Round(time.Millisecond))
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -645,7 +646,7 @@ func TestJourney(t *testing.T) {
 		var list struct {
 			Sessions []struct{ Name string } `json:"sessions"`
 		}
-		for deadline := time.Now().Add(10 * time.Second); ; {
+		for deadline := time.Now().Add(30 * time.Second); ; {
 			e.ok(t, &list, "session", "list")
 			left := false
 			for _, s := range list.Sessions {
