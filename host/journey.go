@@ -322,7 +322,7 @@ func (r *jrun) navigate(ctx context.Context, path string) error {
 	if err := r.h.navAllowed(target); err != nil {
 		return err // journeys obey the navigation allowlist (issue 15)
 	}
-	if err := r.h.navigate(ctx, r.b, r.s, target); err != nil {
+	if err := r.h.navigate(ctx, r.b, r.s, target, NavigationWait); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -501,7 +501,12 @@ func (s *session) await(ctx context.Context, d time.Duration, late string, done 
 
 // waitLoad waits for the load event of loaderID (any main-frame load when loaderID is "").
 func (s *session) waitLoad(ctx context.Context, loaderID string) error {
-	return s.await(ctx, NavigationWait, "finish loading", func(ev cdp.Event) (bool, error) {
+	return s.waitLoadFor(ctx, loaderID, NavigationWait)
+}
+
+// waitLoadFor is waitLoad for at most d.
+func (s *session) waitLoadFor(ctx context.Context, loaderID string, d time.Duration) error {
+	return s.await(ctx, d, "finish loading", func(ev cdp.Event) (bool, error) {
 		switch ev.Method {
 		case "Page.lifecycleEvent":
 			var p struct {
