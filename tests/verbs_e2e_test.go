@@ -352,6 +352,21 @@ func TestBackVerb(t *testing.T) {
 		t.Errorf("back three times: %+v", page)
 	}
 	e.fails(t, "NO_HISTORY", "back", "--session", "h")
+
+	// visit --timeout (issue 46): the page's wait is the caller's. A document that ends 5 s
+	// after it began cannot load within 1 s: TIMEOUT, whose hint names the flag visit has;
+	// within the default 30 s it loads.
+	r := e.run("", "headless", "visit", srv.URL+"/unfinished", "--session", "h", "--timeout", "1s", "--json")
+	var failed struct {
+		Error struct{ Code, Hint string } `json:"error"`
+	}
+	if json.Unmarshal([]byte(r.stdout), &failed); r.code != 1 || failed.Error.Code != "TIMEOUT" || !strings.Contains(failed.Error.Hint, "--timeout") {
+		t.Errorf("visit --timeout 1s of a page that takes 5 s: exit %d %s", r.code, r.stdout)
+	}
+	e.ok(t, &page, "visit", srv.URL+"/unfinished", "--session", "h")
+	if page.Title != "Unfinished" {
+		t.Errorf("visit of a page that takes 5 s: %+v", page)
+	}
 }
 
 // TestActionsSettleOnTheirRequests: a click or a key press whose effect lands when the
