@@ -25,7 +25,7 @@ import (
 const (
 	MaxSessions    = 64
 	MaxScreenshots = 100 // kept in the artifact store; older ones are removed
-	NavigationWait = 30 * time.Second
+	NavigationWait = control.DefaultVisitWait
 	ScreenshotWait = 30 * time.Second
 )
 

@@ -242,14 +242,16 @@ func (r *jrun) open(ctx context.Context, name string, stop context.CancelFunc) (
 
 // disposeFresh closes a fresh context's window and disposes the context, on the browser it
 // was made in, even when ctx is done (the caller went away: the context must go anyway).
-func (h *Host) disposeFresh(ctx context.Context, b *cdp.Browser, s *session) {
+func (h *Host) disposeFresh(ctx context.Context, b *cdp.Browser, s *session) (disposed bool) {
 	h.routes.Delete(s.sid)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journeyTeardown)
 	defer cancel()
 	b.ClosePage(ctx, s.sid, s.targetID)
-	if err := b.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil); err != nil && b.Err() == nil {
+	err := b.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil)
+	if err != nil && b.Err() == nil {
 		h.o.Log.Warn("a journey's browser context was not disposed", "session", s.name, "err", err)
 	}
+	return err == nil
 }
 
 // begin applies the emulation and opens the plan's start page.
@@ -320,7 +322,7 @@ func (r *jrun) navigate(ctx context.Context, path string) error {
 	if err := r.h.navAllowed(target); err != nil {
 		return err // journeys obey the navigation allowlist (issue 15)
 	}
-	if err := r.h.navigate(ctx, r.b, r.s, target); err != nil {
+	if err := r.h.navigate(ctx, r.b, r.s, target, NavigationWait); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -481,8 +483,9 @@ func (r *jrun) login(ctx context.Context, a journey.Action, ev *journey.Evidence
 	return nil
 }
 
-// browserContexts counts the browser's contexts besides the default one and the spare
-// (Status), -1 when the browser does not answer.
+// browserContexts counts the browser's contexts besides the default one and the spare's
+// (Status), -1 when the browser does not answer. The spare's are asked for after the browser
+// answered (spare.go: spareContexts), so one the browser listed is known by then.
 func (h *Host) browserContexts(ctx context.Context) int {
 	h.mu.Lock()
 	b := h.browser
@@ -490,7 +493,6 @@ func (h *Host) browserContexts(ctx context.Context) int {
 	if b == nil || b.Err() != nil {
 		return -1
 	}
-	spare := h.spareWait(2 * time.Second) // not counted (spare.go)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var r struct {
@@ -499,9 +501,10 @@ func (h *Host) browserContexts(ctx context.Context) int {
 	if err := b.Call(ctx, "", "Target.getBrowserContexts", nil, &r); err != nil {
 		return -1
 	}
+	spare := h.spareContexts()
 	n := 0
 	for _, id := range r.IDs {
-		if id != spare {
+		if !spare[id] {
 			n++
 		}
 	}

@@ -126,5 +126,5 @@ func textEntry(t string) bool {
 
 func errNamed(msg string) error {
 	return wire.Errorf(wire.CodeInvalidArgument, "%s; nothing was asked for or released", msg).
-		WithHint("name the fields by the refs of the last snapshot: --password-field an input of type password, --account-field a text input, --submit a button or link")
+		WithHint("take the refs from the last snapshot: headless auth login --password-field REF (an input of type password) --account-field REF (a text input) --submit REF (a button or link)")
 }

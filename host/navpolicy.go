@@ -69,11 +69,11 @@ func navAllowlist(flag, ceiling []string) (allowlist.List, error) {
 		return allowlist.List{}, err
 	}
 	if f.Empty() {
-		return allowlist.List{}, wire.Errorf(wire.CodeInvalidArgument, "an empty --allow would allow nothing")
+		return allowlist.List{}, wire.Errorf(wire.CodeInvalidArgument, "an empty 'headless start --allow' would allow nothing")
 	}
 	if !c.Covers(f) {
-		return allowlist.List{}, wire.Errorf(wire.CodeInvalidArgument, "--allow %v is wider than the config's allow %v", f.Strings(), c.Strings()).
-			WithHint("the config's \"allow\" is the most that may be visited: --allow can only narrow it (edit the config to change it)")
+		return allowlist.List{}, wire.Errorf(wire.CodeInvalidArgument, "start --allow %v is wider than the config's allow %v", f.Strings(), c.Strings()).
+			WithHint("the config's \"allow\" is the most that may be visited: 'headless start --allow' can only narrow it (edit the config to change it)")
 	}
 	return f, nil
 }

@@ -212,7 +212,12 @@ func stoppedUnder(ctx context.Context) string {
 // its typing; a journey: its budget) or that drives no page.
 func verbLimit(method string, p any) time.Duration {
 	switch method {
-	case control.MethodVisit, control.MethodSnapshot, control.MethodClick, control.MethodFill, control.MethodPress,
+	case control.MethodVisit:
+		if v, ok := p.(control.VisitParams); ok && v.TimeoutMS > 0 {
+			return visitWait(v) + VerbWait
+		}
+		return VerbWait
+	case control.MethodSnapshot, control.MethodClick, control.MethodFill, control.MethodPress,
 		control.MethodScreenshot, control.MethodBack, control.MethodSelect, control.MethodHover, control.MethodScroll:
 		return VerbWait
 	case control.MethodWait:

@@ -86,8 +86,8 @@ func TestVerbAnswerStopped(t *testing.T) {
 	}
 }
 
-// TestVerbLimit: every verb that drives a page has an overall deadline; wait's is its own
-// timeout plus VerbWait; a sign-in and a journey keep their own bounds.
+// TestVerbLimit: every verb that drives a page has an overall deadline; wait's (and a visit's
+// with a timeout) is its own timeout plus VerbWait; a sign-in and a journey keep their own bounds.
 func TestVerbLimit(t *testing.T) {
 	for _, m := range []string{"visit", "snapshot", "click", "fill", "press", "screenshot", "back", "select", "hover", "scroll"} {
 		if got := verbLimit(m, nil); got != VerbWait {
@@ -102,6 +102,16 @@ func TestVerbLimit(t *testing.T) {
 	}
 	if got := verbLimit("wait", control.WaitParams{TimeoutMS: 1 << 40}); got != control.MaxWait+VerbWait {
 		t.Errorf("wait past control.MaxWait: %v", got)
+	}
+	// visit --timeout: its page's wait, bounded as wait's, plus VerbWait; VerbWait without one.
+	if got := verbLimit("visit", control.VisitParams{TimeoutMS: 120_000}); got != 2*time.Minute+VerbWait {
+		t.Errorf("visit 2 min: %v", got)
+	}
+	if got := verbLimit("visit", control.VisitParams{}); got != VerbWait {
+		t.Errorf("visit default: %v", got)
+	}
+	if got := verbLimit("visit", control.VisitParams{TimeoutMS: 1 << 40}); got != control.MaxWait+VerbWait {
+		t.Errorf("visit past control.MaxWait: %v", got)
 	}
 	for _, m := range []string{"auth.login", "journey.run", "status", "session.close"} {
 		if got := verbLimit(m, nil); got != 0 {

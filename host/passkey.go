@@ -448,7 +448,7 @@ func (h *Host) PasskeyAdd(ctx context.Context, p control.PasskeyAddParams) (brok
 				return brokerapi.Credential{}, withdrawn(ctx)
 			}
 			return brokerapi.Credential{}, wire.Errorf(wire.CodeTimeout, "the site did not register a passkey for RP ID %q in session %q within %v; nothing was saved", rpHost(o), name, wait).
-				WithHint("start the site's passkey registration (its 'create a passkey' button) while the command waits, or give it longer with --wait; a passkey for another RP ID than the origin's host is never saved")
+				WithHint("start the site's passkey registration (its 'create a passkey' button) while the command waits, or give 'headless credentials add' longer with --wait; a passkey for another RP ID than the origin's host is never saved")
 		}
 	}
 	if err := a.Remove(); err != nil {

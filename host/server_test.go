@@ -57,3 +57,17 @@ func TestClientLabelCannotWriteSentences(t *testing.T) {
 		t.Errorf("name and version: %q", got)
 	}
 }
+
+// TestHangupCancelsAtOnce: the verbs that act for a caller who may be waiting for a person (a
+// sign-in, a verify, a passkey, a wait, a journey) are withdrawn the moment the caller hangs up,
+// not after the connection's drain grace (rpc.Methods.CancelOnHangup): a prompt does not
+// outlive its caller. (The end-to-end tests see the prompt go; how soon is a speed.)
+func TestHangupCancelsAtOnce(t *testing.T) {
+	m := (&Server{}).Methods()
+	for _, method := range []string{control.MethodAuthLogin, control.MethodCredentialsVerify, control.MethodCredentialsAddPasskey,
+		control.MethodWait, control.MethodJourneyRun} {
+		if !m.CancelOnHangup[method] {
+			t.Errorf("%s is not withdrawn when its caller hangs up", method)
+		}
+	}
+}

@@ -149,25 +149,48 @@ func (h *Host) newSession(ctx context.Context, name string, isolated bool, adopt
 // journey makes its fresh context with it outside h.mu, so that other verbs and other
 // journeys do not wait for the window to open.
 func (h *Host) makeSession(ctx context.Context, b *cdp.Browser, name string, isolated bool, adopt string) (*session, error) {
-	s := &session{name: name, isolated: isolated, browser: b, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}, openers: &h.openers}
+	contextID := ""
 	if isolated && adopt == "" {
-		var r struct {
-			ID string `json:"browserContextId"`
-		}
-		if err := b.Call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": false}, &r); err != nil {
+		id, err := newBrowserContext(ctx, b)
+		if err != nil {
 			return nil, err
 		}
-		s.contextID = r.ID
+		contextID = id
 	}
+	s, err := h.sessionIn(ctx, b, name, isolated, adopt, contextID)
+	if err != nil && contextID != "" {
+		disposeBrowserContext(b, contextID)
+	}
+	return s, err
+}
+
+// sessionIn opens a session's page on b in the browser context contextID ("": the default
+// one), which stays the caller's to dispose of when it fails.
+func (h *Host) sessionIn(ctx context.Context, b *cdp.Browser, name string, isolated bool, adopt, contextID string) (*session, error) {
+	s := &session{name: name, isolated: isolated, browser: b, contextID: contextID, events: make(chan cdp.Event, 64), paused: make(chan cdp.Event, 16), gone: b.Done(), refs: map[string]snapshot.Target{}, openers: &h.openers}
 	if err := h.openPage(ctx, b, s, adopt); err != nil {
-		if s.contextID != "" {
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			b.Call(cctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil)
-			cancel()
-		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// newBrowserContext makes a browser context of its own on b.
+func newBrowserContext(ctx context.Context, b *cdp.Browser) (string, error) {
+	var r struct {
+		ID string `json:"browserContextId"`
+	}
+	if err := b.Call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": false}, &r); err != nil {
+		return "", err
+	}
+	return r.ID, nil
+}
+
+// disposeBrowserContext disposes of the browser context id on b (bounded), and says whether b
+// did.
+func disposeBrowserContext(b *cdp.Browser, id string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return b.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": id}, nil) == nil
 }
 
 // openPage gives s a page (adopt, or a new one in s's browser context), attaches to it,
@@ -483,7 +506,12 @@ func (s *session) await(ctx context.Context, d time.Duration, late string, done 
 
 // waitLoad waits for the load event of loaderID (any main-frame load when loaderID is "").
 func (s *session) waitLoad(ctx context.Context, loaderID string) error {
-	return s.await(ctx, NavigationWait, "finish loading", func(ev cdp.Event) (bool, error) {
+	return s.waitLoadFor(ctx, loaderID, NavigationWait)
+}
+
+// waitLoadFor is waitLoad for at most d.
+func (s *session) waitLoadFor(ctx context.Context, loaderID string, d time.Duration) error {
+	return s.await(ctx, d, "finish loading", func(ev cdp.Event) (bool, error) {
 		switch ev.Method {
 		case "Page.lifecycleEvent":
 			var p struct {

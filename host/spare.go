@@ -18,7 +18,8 @@ import (
 // no verb can name it (it is in no session list), and it is renamed to the journey's context
 // name when taken. There is at most one; it is disposed after spareIdle with no journey, when
 // its browser goes (a taken spare of another browser is disposed, not used), at the host's
-// stop and at a profile clear. Status's browser_contexts does not count it.
+// stop and at a profile clear. Status's browser_contexts does not count it, nor one being
+// opened or disposed of (spareContexts), and counts it again once a journey took it.
 
 // spareIdle is how long a spare waits for a journey before it is disposed.
 const spareIdle = 2 * time.Minute
@@ -29,6 +30,57 @@ type spareSlot struct {
 	s      *session      // nil: none
 	making chan struct{} // closed when the spare being opened is ready or failed; nil: none
 	timer  *time.Timer
+
+	// opening is held while a spare's browser context is asked for until its id is in held,
+	// so that a count that takes it after the browser listed its contexts knows every spare
+	// among them (spareContexts).
+	opening sync.Mutex
+	// held is every browser context of the spare's (being opened, ready, being disposed of),
+	// under mu; gone the last few of them disposed of (ids are never reused): the browser may
+	// have listed one just before it went. A context a journey took is in neither, and one
+	// that failed to go is counted: a leak stays visible.
+	held map[string]bool
+	gone [4]string
+	next int
+}
+
+// hold marks id as the spare's (on) or no longer (disposed: gone for sure).
+func (sp *spareSlot) hold(id string, on, disposed bool) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if on {
+		if sp.held == nil {
+			sp.held = map[string]bool{}
+		}
+		sp.held[id] = true
+		return
+	}
+	delete(sp.held, id)
+	if disposed {
+		sp.gone[sp.next] = id
+		sp.next = (sp.next + 1) % len(sp.gone)
+	}
+}
+
+// spareContexts lists the browser contexts not to count: the spare's, and the last few it
+// disposed of. Called after the browser listed its contexts, it waits for a spare's context
+// being asked for meanwhile to be known.
+func (h *Host) spareContexts() map[string]bool {
+	sp := &h.spare
+	sp.opening.Lock() // a barrier: a context asked for before now is in held once it is free
+	sp.opening.Unlock()
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	m := make(map[string]bool, len(sp.held)+len(sp.gone))
+	for id := range sp.held {
+		m[id] = true
+	}
+	for _, id := range sp.gone {
+		if id != "" {
+			m[id] = true
+		}
+	}
+	return m
 }
 
 // takeSpare returns the spare (waiting for one being opened) if it is on b and its page is
@@ -39,9 +91,10 @@ func (h *Host) takeSpare(b *cdp.Browser, name string) *session {
 		return nil
 	}
 	if s.browser != b || b.SessionErr(s.sid) != nil {
-		go h.disposeFresh(context.Background(), s.browser, s)
+		go h.disposeSpare(s)
 		return nil
 	}
+	h.spare.hold(s.contextID, false, false) // the journey's now: counted
 	s.name = name
 	return s
 }
@@ -68,7 +121,7 @@ func (h *Host) refillSpare(b *cdp.Browser) {
 		var s *session
 		var err error
 		if ok {
-			s, err = h.makeSession(ctx, b, "spare", true, "")
+			s, err = h.openSpare(ctx, b)
 		}
 		if ok && err == nil {
 			s.isolated, s.fresh = false, true
@@ -85,15 +138,41 @@ func (h *Host) refillSpare(b *cdp.Browser) {
 		}
 		sp.mu.Unlock()
 		if s != nil {
-			h.disposeFresh(ctx, b, s)
+			h.disposeSpare(s)
 		}
 	}()
+}
+
+// openSpare opens a spare on b: its browser context is in the slot's held from the moment
+// the browser makes it until it is disposed of or taken.
+func (h *Host) openSpare(ctx context.Context, b *cdp.Browser) (*session, error) {
+	sp := &h.spare
+	sp.opening.Lock()
+	id, err := newBrowserContext(ctx, b)
+	if err == nil {
+		sp.hold(id, true, false)
+	}
+	sp.opening.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.sessionIn(ctx, b, "spare", true, "", id)
+	if err != nil {
+		sp.hold(id, false, disposeBrowserContext(b, id))
+		return nil, err
+	}
+	return s, nil
+}
+
+// disposeSpare disposes of a spare no journey took.
+func (h *Host) disposeSpare(s *session) {
+	h.spare.hold(s.contextID, false, h.disposeFresh(context.Background(), s.browser, s))
 }
 
 // dropSpare disposes the spare, after waiting (bounded) for one being opened.
 func (h *Host) dropSpare() {
 	if s := h.spareOut(); s != nil {
-		h.disposeFresh(context.Background(), s.browser, s)
+		h.disposeSpare(s)
 	}
 }
 
@@ -112,9 +191,8 @@ func (h *Host) spareOut() *session {
 	return s
 }
 
-// spareWait waits, at most wait, for a spare being opened; it returns the spare's browser
-// context ("": none).
-func (h *Host) spareWait(wait time.Duration) string {
+// spareWait waits, at most wait, for a spare being opened.
+func (h *Host) spareWait(wait time.Duration) {
 	sp := &h.spare
 	sp.mu.Lock()
 	making := sp.making
@@ -125,10 +203,4 @@ func (h *Host) spareWait(wait time.Duration) string {
 		case <-time.After(wait):
 		}
 	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	if sp.s == nil {
-		return ""
-	}
-	return sp.s.contextID
 }

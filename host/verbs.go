@@ -43,22 +43,31 @@ func (h *Host) Visit(ctx context.Context, p control.VisitParams) (control.PageRe
 		return control.PageResult{}, err
 	}
 	defer unlock()
-	if err := h.navigate(ctx, b, s, target); err != nil {
+	if err := h.navigate(ctx, b, s, target, visitWait(p)); err != nil {
 		return control.PageResult{}, err
 	}
 	return h.pageResult(ctx, b, s)
 }
 
-// navigate has session s's page open target (checked navigable and allowed) and waits for its
-// load: visit's navigation, and a journey's. A redirect off the allowlist is UNSAFE_NAVIGATION.
-func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target string) error {
+// visitWait is how long visit p waits for its page: its timeout, bounded (wait's bounds).
+func visitWait(p control.VisitParams) time.Duration {
+	if p.TimeoutMS <= 0 {
+		return NavigationWait
+	}
+	return min(time.Duration(p.TimeoutMS)*time.Millisecond, control.MaxWait)
+}
+
+// navigate has session s's page open target (checked navigable and allowed) and waits, at most
+// wait, for its load: visit's navigation, and a journey's. A redirect off the allowlist is
+// UNSAFE_NAVIGATION.
+func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target string, wait time.Duration) error {
 	s.drain()
 	clear(s.refs)
 	var r struct {
 		LoaderID  string `json:"loaderId"`
 		ErrorText string `json:"errorText"`
 	}
-	nctx, ncancel := context.WithTimeout(ctx, NavigationWait)
+	nctx, ncancel := context.WithTimeout(ctx, wait)
 	defer ncancel()
 	t0 := time.Now()
 	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
@@ -84,7 +93,7 @@ func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target 
 		return wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(r.ErrorText, 200))
 	}
 	if r.LoaderID != "" {
-		return s.waitLoad(ctx, r.LoaderID)
+		return s.waitLoadFor(ctx, r.LoaderID, wait)
 	}
 	return nil
 }
@@ -439,10 +448,14 @@ func (h *Host) scrollNode(ctx context.Context, b *cdp.Browser, s *session, t *sn
 			return before, h.browserErr(err)
 		}
 	}
-	// Wait for the page to move unless it cannot (it is at that end already).
-	v := before.Viewport
-	canMove := t == nil && (by > 0 && v.Y+v.Height < before.Content.Height-1 || by < 0 && v.Y > 0)
-	return h.settleScroll(ctx, b, s, before, canMove)
+	return h.settleScroll(ctx, b, s, before, t == nil && before.canMove(by))
+}
+
+// canMove: the wheel's by pixels can move the page (it is not at that end already), so the
+// scroll waits for it to move; otherwise it answers as soon as the page is still.
+func (m layoutMetrics) canMove(by int) bool {
+	v := m.Viewport
+	return by > 0 && v.Y+v.Height < m.Content.Height-1 || by < 0 && v.Y > 0
 }
 
 // layoutMetrics is Page.getLayoutMetrics in CSS pixels: the visual viewport and the page.

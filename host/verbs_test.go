@@ -63,6 +63,25 @@ func TestClipBounds(t *testing.T) {
 	}
 }
 
+// TestScrollAtAnEnd: a scroll that cannot move the page (at its top going up, at its bottom
+// going down) does not wait for it to move: it answers once the page is still.
+func TestScrollAtAnEnd(t *testing.T) {
+	at := func(y float64) layoutMetrics {
+		var m layoutMetrics
+		m.Viewport.Y, m.Viewport.Height, m.Content.Height = y, 600, 6000
+		return m
+	}
+	for _, tc := range []struct {
+		y    float64
+		by   int
+		want bool
+	}{{0, -100, false}, {0, 100, true}, {5400, 100, false}, {5400, -100, true}, {300, -100, true}, {300, 0, false}} {
+		if got := at(tc.y).canMove(tc.by); got != tc.want {
+			t.Errorf("at %v, by %d: canMove %v, want %v", tc.y, tc.by, got, tc.want)
+		}
+	}
+}
+
 // TestWaitConditions: wait needs a condition, bounds its strings, and "gone" is never claimed
 // on an outline that was cut (the text may be in what was cut).
 func TestWaitConditions(t *testing.T) {

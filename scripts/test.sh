@@ -8,8 +8,21 @@
 # (scripts/deb-check.sh). The binaries are built once (scripts/build.sh): install.sh installs
 # that build, and the end-to-end tests run it (HEADLESS_E2E_BIN). Each phase says how long it
 # took, and a summary of them ends the run.
+#
+# --load: the same suite on a busy machine, as a user's laptop or a shared CI runner is: a CPU
+# hog (Debian's stress-ng, one worker per core, at the tests' own priority) runs from the
+# dependencies on to the end, and ends with the run on every exit path (a watcher ends it
+# within seconds even when test.sh itself is killed). No test may rest on the machine's speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+load=no
+for a in "$@"; do
+  case $a in
+    --load) load=yes ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    *) echo "test.sh: unknown argument $a (usage: scripts/test.sh [--load])" >&2; exit 2 ;;
+  esac
+done
 began=$SECONDS
 phases=()
 # phase NAME: the previous phase ends, NAME begins.
@@ -25,8 +38,29 @@ phase "dependencies (apt, Go)"
 scripts/install-deps.sh --test
 . scripts/goenv.sh
 tt=$(mktemp -d)
-trap 'rm -rf "$tt"' EXIT
+hog=
+# cleanup ends the hog (its whole process group) and removes the temp dir, however the run ends.
+cleanup() {
+  if [ -n "$hog" ]; then
+    kill -TERM -- "-$hog" 2>/dev/null || true
+    wait "$hog" 2>/dev/null || true
+  fi
+  rm -rf "$tt"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 chmod 755 "$tt"
+if [ "$load" = yes ]; then
+  command -v stress-ng >/dev/null || { echo "test.sh --load: stress-ng is missing (scripts/install-deps.sh --test installs it)" >&2; exit 1; }
+  cores=$(nproc)
+  # In a process group of its own (setsid), so that one kill ends every worker; the watcher
+  # ends it too if test.sh dies without its traps (SIGKILL).
+  setsid stress-ng --cpu "$cores" --cpu-method all --timeout 3h </dev/null >"$tt/stress-ng.log" 2>&1 &
+  hog=$!
+  (while kill -0 $$ 2>/dev/null; do sleep 5; done; kill -TERM -- "-$hog" 2>/dev/null) </dev/null >/dev/null 2>&1 &
+  echo "== load: stress-ng with $cores CPU workers (pid $hog) runs until the end of this run"
+fi
 phase "build (scripts/build.sh, once) and install (the root step)"
 scripts/build.sh "$tt/bin"
 # The root step of a source checkout: the groups, the seal key and set-gid binaries the
@@ -62,5 +96,5 @@ scripts/deb-check.sh
 phase ""
 echo "== phases"
 printf '%s\n' "${phases[@]}"
-echo "== test.sh took $((SECONDS - began)) s"
+echo "== test.sh took $((SECONDS - began)) s$([ "$load" = no ] || echo " (under load: stress-ng on every core)")"
 echo "test.sh: all passed"

@@ -184,7 +184,7 @@ func TestNavigationAllowlistE2E(t *testing.T) {
 	lsVisit(t, e, site.URL+"/frame")
 	// Subresources are not filtered: a navigation policy, not a network firewall.
 	lsVisit(t, e, site.URL+"/img")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !slices.Contains(off.Paths(), "/pixel.png") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -3,13 +3,16 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/headless-dev/headless/internal/surface/doctor"
 )
@@ -128,6 +131,40 @@ func TestDoctorE2E(t *testing.T) {
 		t.Errorf("doctor's details while running: %s", r.stdout)
 	}
 
+	// A busy host is not a broken one (issue 46: under load the doctor called a running host
+	// failed). Stopped (SIGSTOP) for longer than the doctor once waited (3 s) while it asks,
+	// the host is waited for as long as the CLI waits, and its slow answer is healthy; still
+	// stopped when the doctor's --timeout passes, it is busy: a warning, never failed.
+	hostPID := e.hostStatus(t).PID
+	if err := syscall.Kill(hostPID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			syscall.Kill(hostPID, syscall.SIGCONT)
+		}
+	}
+	defer resume()
+	slowDoctor := make(chan result)
+	go func() { slowDoctor <- e.run("", "headless", "doctor", "--json") }()
+	time.Sleep(5 * time.Second) // the doctor is asking (or about to) a host that cannot answer
+	resume()
+	slow := <-slowDoctor
+	if slow.code != 0 || check(t, slow, "host").State != "healthy" || check(t, slow, "undumpable").State != "healthy" {
+		t.Errorf("doctor on a host stopped for 5 s: exit %d, host %+v\n%s", slow.code, check(t, slow, "host"), slow.stdout)
+	}
+	if err := syscall.Kill(hostPID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed = false
+	busy := e.run("", "headless", "doctor", "--json", "--timeout", "2s")
+	resume()
+	if busy.code != 0 || check(t, busy, "host").State != "warning" || !strings.HasPrefix(check(t, busy, "host").Detail, "busy: pid ") {
+		t.Errorf("doctor on a stopped host, --timeout 2s: exit %d, host %+v\n%s", busy.code, check(t, busy, "host"), busy.stdout)
+	}
+
 	// A broken audit chain (the first record edited) fails the report: exit status 1, the report still printed.
 	audit := filepath.Join(e.root, "data", "headless", "audit.jsonl")
 	b, err := os.ReadFile(audit)
@@ -152,4 +189,22 @@ func TestDoctorE2E(t *testing.T) {
 			t.Fatalf("the doctor printed an environment value %q", v)
 		}
 	}
+}
+
+// check is the check id of a doctor --json report.
+func check(t *testing.T, r result, id string) (c struct{ ID, State, Detail, Hint string }) {
+	t.Helper()
+	var rep struct {
+		Checks []struct{ ID, State, Detail, Hint string } `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("doctor --json: %v: %s", err, r.stdout)
+	}
+	for _, c := range rep.Checks {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no check %s in %s", id, r.stdout)
+	return c
 }

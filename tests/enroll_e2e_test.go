@@ -289,7 +289,7 @@ func TestIsolatedStore(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(e.runDir(), "brokerd.log"))
 			return strings.Count(string(b), `msg="isolated store wiped" session=iso reason="host connection ended" peer_pid=`+strconv.Itoa(st.Host.PID))
 		}
-		if !pollUntil(5*time.Second, func() bool { return wiped() == 1 }) {
+		if !pollUntil(30*time.Second, func() bool { return wiped() == 1 }) {
 			t.Fatal("the isolated store outlived its host's SIGKILL")
 		}
 		e.fails(t, "HOST_UNAVAILABLE", "credentials", "list", "--session", "iso")

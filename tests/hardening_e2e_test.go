@@ -537,7 +537,11 @@ func TestControlSocketFailureIsHostUnavailable(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond) // the wait is in the host now
+	// The wait is in the host once the command holds a connection (and a moment more).
+	if !pollUntil(30*time.Second, func() bool { return hasSocket(cmd.Process.Pid) }) {
+		t.Fatal("the wait command never connected to control.sock")
+	}
+	time.Sleep(500 * time.Millisecond)
 	syscall.Kill(host.PID, syscall.SIGKILL)
 	cmd.Wait()
 	r := result{stdout: so.String()}

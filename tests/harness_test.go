@@ -503,7 +503,7 @@ func (e *env) runTTYHook(steps []step, hook func(i int, typed bool, pid int), na
 	ptmx.Close()
 	select {
 	case <-readDone:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second): // the transcript's last bytes, read by now even on a loaded machine
 	}
 	tmu.Lock()
 	r := result{stdout: so.String(), stderr: se.String(), tty: transcript.String(), code: exitCode(e.t, werr)}

@@ -614,7 +614,7 @@ func TestChromiumKill9(t *testing.T) {
 			return e.run("", "headless", "visit", siteURL+"/next", "--json")
 		}},
 		{"verb in flight during the kill", func(t *testing.T, e *env, siteURL string, pid int) result {
-			cmd := e.command("headless", "wait", "--text", "never-on-the-page", "--timeout", "15s", "--json")
+			cmd := e.command("headless", "wait", "--text", "never-on-the-page", "--timeout", "60s", "--json")
 			var so bytes.Buffer
 			cmd.Stdout = &so
 			if err := cmd.Start(); err != nil {
@@ -625,14 +625,11 @@ func TestChromiumKill9(t *testing.T) {
 			if !pollUntil(10*time.Second, func() bool { return hasSocket(cmd.Process.Pid) }) {
 				t.Fatal("the wait command never connected to control.sock")
 			}
+			// Its answer is BROWSER_CRASHED (checked below), never its own TIMEOUT: the host
+			// noticed the crash.
 			syscall.Kill(pid, syscall.SIGKILL)
-			killed := time.Now()
 			err := <-done
-			r := result{stdout: so.String(), code: exitCode(t, err)}
-			if d := time.Since(killed); d > 10*time.Second {
-				t.Errorf("a wait in flight answered %ds after Chromium was killed (its own timeout is 15s): the host did not notice the crash", int(d.Seconds()))
-			}
-			return r
+			return result{stdout: so.String(), code: exitCode(t, err)}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

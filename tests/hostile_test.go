@@ -88,7 +88,7 @@ func TestHostileAgent(t *testing.T) {
 			t.Fatalf("click Show password: %+v", r)
 		}
 		var got []int
-		if !pollUntil(5*time.Second, func() bool { got = hs.Reveals(); return len(got) > before }) {
+		if !pollUntil(30*time.Second, func() bool { got = hs.Reveals(); return len(got) > before }) {
 			t.Fatal("the toggle did not report")
 		}
 		return got[len(got)-1]
@@ -278,7 +278,7 @@ func TestHostileAgent(t *testing.T) {
 			}
 			return n
 		}
-		if !pollUntil(5*time.Second, func() bool { return polls() > 0 }) {
+		if !pollUntil(30*time.Second, func() bool { return polls() > 0 }) {
 			t.Fatal("the popup never ran: the test proves nothing")
 		}
 		began := time.Now()
@@ -317,7 +317,7 @@ func TestHostileAgent(t *testing.T) {
 		if r := run(t, "wait", "--url", "/login-reveal", "--timeout", "10s"); r.code != 0 {
 			t.Fatalf("the opener did not go to the site: %+v", r)
 		}
-		if !pollUntil(5*time.Second, func() bool { return hs.Ticks() > 3 }) {
+		if !pollUntil(30*time.Second, func() bool { return hs.Ticks() > 3 }) {
 			t.Fatal("the popup never ran: the test proves nothing")
 		}
 		// Since round 13b a document that such a window could reach at any moment of its life

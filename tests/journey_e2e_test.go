@@ -331,23 +331,41 @@ func TestJourney(t *testing.T) {
 	})
 
 	t.Run("budget overrun", func(t *testing.T) {
-		began := time.Now()
-		rep, r := e.runJourney(t, jPlan{"journey_id": "slow", "origin": ls.Origin(), "path": "/list", "budget_seconds": 2,
-			"expected_states": []any{map[string]any{"id": "never", "expected": "text that never shows"}, map[string]any{"id": "after", "expected": "x"}},
-			"actions": []any{
-				jAction("kind", "wait", "state_id", "never", "text", "This never appears", "timeout_ms", 30000),
-				jAction("kind", "assert", "state_id", "after", "role", "heading", "name", "List", "assertion", "visible"),
-			}})
-		keep(r)
-		wantStatus(t, rep, r, journey.StatusCouldNotLook)
-		if c := rep.CouldNotLook; c == nil || c.Reason != "BUDGET_EXCEEDED" || c.Step != 1 {
-			t.Errorf("could_not_look %+v", c)
-		}
-		if d := time.Since(began); d > 15*time.Second {
-			t.Errorf("a 2 s budget took %v", d)
-		}
-		if len(rep.Reviewed) != 0 || len(rep.NotReviewed) != 2 {
-			t.Errorf("reviewed %v not reviewed %v", rep.Reviewed, rep.NotReviewed)
+		// The budget bounds the whole run: here it cuts a wait at step 1 far longer than it.
+		// Where it runs out depends on the machine's speed only through step 0 (the fresh
+		// context and its first page), which a loaded machine can spend a short budget on
+		// (issue 46): then the run is tried again with a budget twice as long, always shorter
+		// than the wait, until step 0 fits in it. What each run must say is the same.
+		for budget := 2; ; budget *= 2 {
+			rep, r := e.runJourney(t, jPlan{"journey_id": "slow", "origin": ls.Origin(), "path": "/list", "budget_seconds": budget,
+				"expected_states": []any{map[string]any{"id": "never", "expected": "text that never shows"}, map[string]any{"id": "after", "expected": "x"}},
+				"actions": []any{
+					jAction("kind", "wait", "state_id", "never", "text", "This never appears", "timeout_ms", 60000),
+					jAction("kind", "assert", "state_id", "after", "role", "heading", "name", "List", "assertion", "visible"),
+				}})
+			keep(r)
+			wantStatus(t, rep, r, journey.StatusCouldNotLook)
+			c := rep.CouldNotLook
+			if c == nil || c.Reason != "BUDGET_EXCEEDED" || c.Step > 1 {
+				t.Fatalf("budget %d s: could_not_look %+v", budget, c)
+			}
+			// It ran out, not less: the budget is what stopped it.
+			if rep.BudgetMS != int64(budget)*1000 || rep.ElapsedMS < rep.BudgetMS {
+				t.Errorf("budget %d ms, stopped after %d ms", rep.BudgetMS, rep.ElapsedMS)
+			}
+			if len(rep.Reviewed) != 0 || len(rep.NotReviewed) != 2 {
+				t.Errorf("reviewed %v not reviewed %v", rep.Reviewed, rep.NotReviewed)
+			}
+			if c.Step == 1 {
+				if c.StateID != "never" || rep.ActionsRun != 1 {
+					t.Errorf("the budget ran out in the wait: could_not_look %+v after %d actions", c, rep.ActionsRun)
+				}
+				break
+			}
+			if rep.ActionsRun != 0 || budget >= 32 {
+				t.Fatalf("budget %d s ran out at step 0 (%d actions run): the fresh context and its page did not open in %d s", budget, rep.ActionsRun, budget)
+			}
+			t.Logf("a %d s budget ran out at step 0 (a loaded machine): again with %d s", budget, 2*budget)
 		}
 	})
 
@@ -613,11 +631,12 @@ func TestJourney(t *testing.T) {
 		}
 		cmd.Process.Kill() // the caller goes away while the person is asked
 		cmd.Wait()
-		// At once, not after the control socket's 2 s drain grace: the run is withdrawn
-		// the moment its caller hangs up (journey.run is CancelOnHangup).
+		// The run is withdrawn when its caller hangs up: the prompt goes. (At once, not after
+		// the control socket's 2 s drain grace, since journey.run is CancelOnHangup: host's
+		// TestHangupCancelsAtOnce; how soon is the machine's speed, not asserted here.)
 		hungUp := time.Now()
 		for syscall.Kill(prompt, 0) == nil && !isZombie(prompt) {
-			if time.Since(hungUp) > 1500*time.Millisecond {
+			if time.Since(hungUp) > 30*time.Second {
 				t.Fatalf("the prompt (pid %d) is still up %v after the caller hung up", prompt, time.Since(hungUp).Round(time.Millisecond))
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -627,7 +646,7 @@ func TestJourney(t *testing.T) {
 		var list struct {
 			Sessions []struct{ Name string } `json:"sessions"`
 		}
-		for deadline := time.Now().Add(10 * time.Second); ; {
+		for deadline := time.Now().Add(30 * time.Second); ; {
 			e.ok(t, &list, "session", "list")
 			left := false
 			for _, s := range list.Sessions {

@@ -70,7 +70,7 @@ func wireMessages(log string) []map[string]json.RawMessage {
 func cancelledID(t *testing.T, wire *syncBuffer, token string) string {
 	t.Helper()
 	id := ""
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		msgs := wireMessages(wire.String())
 		for _, m := range msgs {
 			if string(m["method"]) == `"tools/call"` && strings.Contains(string(m["params"]), `"progressToken":"`+token+`"`) {
@@ -552,8 +552,7 @@ func TestMCP(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		prompt := pids[len(pids)-1]
-		time.Sleep(2500 * time.Millisecond) // long enough for a progress notification
-		if c.progress.Load() == progressBefore {
+		if !pollUntil(30*time.Second, func() bool { return c.progress.Load() != progressBefore }) {
 			t.Error("no progress notification while the person was asked")
 		}
 		// … when the agent's client cancels, and the person approves at that very moment: a

@@ -173,7 +173,7 @@ func (e *env) background(t testing.TB, name string, args ...string) *pkBackgroun
 		ptmx.Close()
 		select {
 		case <-read:
-		case <-time.After(2 * time.Second):
+		case <-time.After(10 * time.Second):
 		}
 		tmu.Lock()
 		b.r = result{stdout: so.String(), stderr: se.String(), tty: transcript.String(), code: code}

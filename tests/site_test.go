@@ -121,6 +121,16 @@ for (const id of ["colour", "top"]) {
 		case <-time.After(5 * time.Second):
 		}
 	})
+	// /unfinished: a page whose document ends 5 s after it began (visit --timeout).
+	mux.HandleFunc("/unfinished", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Unfinished</title><p>still loading`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+		fmt.Fprint(w, `</p>`)
+	})
 	mux.HandleFunc("/late", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Late</title>
 <script>

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 type pageResult struct {
@@ -188,11 +187,11 @@ func TestHoverPressWait(t *testing.T) {
 	e.fails(t, "REF_STALE", "wait", "--ref", later) // click forgot the refs (of an earlier snapshot)
 	o = e.snap(t)
 	later = o.ref(t, "text", "Shown later")
-	began := time.Now()
+	// A success is the conditions met: a wait that ran out answers TIMEOUT (above).
 	var page pageResult
-	e.ok(t, &page, "wait", "--gone", "Loading the panel", "--ref", later, "--text", "Hover me", "--timeout", "5s")
-	if page.Title != "Hover" || time.Since(began) > 4*time.Second {
-		t.Errorf("wait --gone --ref: %+v after %v", page, time.Since(began))
+	e.ok(t, &page, "wait", "--gone", "Loading the panel", "--ref", later, "--text", "Hover me", "--timeout", "60s")
+	if page.Title != "Hover" {
+		t.Errorf("wait --gone --ref: %+v", page)
 	}
 	e.fails(t, "TIMEOUT", "wait", "--gone", "Hover me", "--ref", later, "--timeout", "300ms") // all conditions at once
 	e.fails(t, "INVALID_ARGUMENT", "wait", "--gone", strings.Repeat("x", 1025))
@@ -242,10 +241,9 @@ func TestScrollAndScreenshots(t *testing.T) {
 	if s.ScrollY != 0 {
 		t.Errorf("scroll --by=-100000: %+v", s)
 	}
-	began := time.Now()
-	e.ok(t, &s, "scroll", "--by=-100") // at the top already: answers at once
-	if s.ScrollY != 0 || time.Since(began) > 1200*time.Millisecond {
-		t.Errorf("scroll up at the top: %+v after %v", s, time.Since(began))
+	e.ok(t, &s, "scroll", "--by=-100") // at the top already (that it answers at once: host's TestScrollAtAnEnd)
+	if s.ScrollY != 0 {
+		t.Errorf("scroll up at the top: %+v", s)
 	}
 	o := e.snap(t)
 	e.ok(t, &s, "scroll", o.ref(t, "button", "Bottom button"))
@@ -340,10 +338,11 @@ func TestBackVerb(t *testing.T) {
 	if !strings.HasSuffix(page.URL, "/long#part2") {
 		t.Fatalf("click Part 2: %+v", page)
 	}
-	began := time.Now()
+	// A success is the move seen: a back that waited for a load there is none of would
+	// answer TIMEOUT.
 	e.ok(t, &page, "back", "--session", "h")
-	if page.URL != srv.URL+"/long" || time.Since(began) > 5*time.Second {
-		t.Errorf("back within the document: %+v after %v", page, time.Since(began))
+	if page.URL != srv.URL+"/long" {
+		t.Errorf("back within the document: %+v", page)
 	}
 	// Back to the first entry, then nothing more.
 	for i := 0; i < 3 && page.URL != "about:blank"; i++ {
@@ -353,6 +352,21 @@ func TestBackVerb(t *testing.T) {
 		t.Errorf("back three times: %+v", page)
 	}
 	e.fails(t, "NO_HISTORY", "back", "--session", "h")
+
+	// visit --timeout (issue 46): the page's wait is the caller's. A document that ends 5 s
+	// after it began cannot load within 1 s: TIMEOUT, whose hint names the flag visit has;
+	// within the default 30 s it loads.
+	r := e.run("", "headless", "visit", srv.URL+"/unfinished", "--session", "h", "--timeout", "1s", "--json")
+	var failed struct {
+		Error struct{ Code, Hint string } `json:"error"`
+	}
+	if json.Unmarshal([]byte(r.stdout), &failed); r.code != 1 || failed.Error.Code != "TIMEOUT" || !strings.Contains(failed.Error.Hint, "--timeout") {
+		t.Errorf("visit --timeout 1s of a page that takes 5 s: exit %d %s", r.code, r.stdout)
+	}
+	e.ok(t, &page, "visit", srv.URL+"/unfinished", "--session", "h")
+	if page.Title != "Unfinished" {
+		t.Errorf("visit of a page that takes 5 s: %+v", page)
+	}
 }
 
 // TestActionsSettleOnTheirRequests: a click or a key press whose effect lands when the

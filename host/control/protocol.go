@@ -104,11 +104,16 @@ type SessionList struct {
 	Sessions []SessionInfo `json:"sessions"`
 }
 
-// VisitParams is visit.
+// VisitParams is visit: the page loads within TimeoutMS (0: DefaultVisitWait; at most
+// MaxWait), else TIMEOUT.
 type VisitParams struct {
-	Session string `json:"session,omitempty"`
-	URL     string `json:"url"`
+	Session   string `json:"session,omitempty"`
+	URL       string `json:"url"`
+	TimeoutMS int    `json:"timeout_ms,omitempty"`
 }
+
+// DefaultVisitWait is how long a visit waits for its page by default.
+const DefaultVisitWait = 30 * time.Second
 
 // PageResult answers visit, back, click, press and wait: where the session is now, and, when
 // the page holds a login form, a challenge to answer with auth.login.

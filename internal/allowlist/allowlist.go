@@ -41,7 +41,7 @@ const Max = 32
 
 // ErrInvalid is a refused entry or list.
 var ErrInvalid = wire.SentinelHint(wire.CodeInvalidArgument, "invalid navigation allowlist",
-	"--allow takes HOST[:PORT] entries, comma-separated or repeated (at most 32): example.com, *.example.com (subdomains), 127.0.0.1:8080, [::1]; no scheme, path, '*' alone or non-ASCII (use punycode)")
+	"'headless start --allow' and the config's \"allow\" take HOST[:PORT] entries, comma-separated or repeated (at most 32): example.com, *.example.com (subdomains), 127.0.0.1:8080, [::1]; no scheme, path, '*' alone or non-ASCII (use punycode)")
 
 // entry is one canonical entry.
 type entry struct {

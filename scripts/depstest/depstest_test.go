@@ -21,7 +21,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, root: t.TempDir(), bin: t.TempDir(), installed: map[string]bool{}}
-	for _, p := range []string{"gnome-keyring", "libsecret-tools", "dbus", "chromium", "chromium-sandbox", "pinentry-curses", "pinentry-tty", "util-linux", "procps", "systemd", "lintian", "zsh", "fish", "iproute2"} {
+	for _, p := range []string{"gnome-keyring", "libsecret-tools", "dbus", "chromium", "chromium-sandbox", "pinentry-curses", "pinentry-tty", "util-linux", "procps", "systemd", "lintian", "zsh", "fish", "iproute2", "stress-ng"} {
 		w.installed[p] = true
 	}
 	return w

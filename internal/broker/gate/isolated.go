@@ -35,7 +35,7 @@ type isoStore struct {
 
 func errNoIsolated(session string) error {
 	return &wire.Error{Code: wire.CodeSessionUnknown, Message: fmt.Sprintf("no isolated session %q", clip.Text(session, 64)),
-		Hint: "--session names an isolated session of the running host ('headless session create NAME --isolated'); normal sessions use the vault: omit --session"}
+		Hint: "the vault's credentials need no --session; an isolated session's are reached with 'headless credentials list --session NAME' (a session made with 'headless session create NAME --isolated')"}
 }
 
 // isolated returns the registered isolated session's store, or nil.

@@ -100,7 +100,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"screenshot", "--ref", "e1", "--full-page", "--json"}, true, "not both", "headless screenshot --help"},
 		{[]string{"fill", "--", "e1", "text"}, false, `fill takes REF, then "--", then TEXT`, "headless fill --help"},
 		{[]string{"session", "create", "--isolated"}, false, "session create needs NAME", "headless session create --help"},
-		{[]string{"credentials", "add", "--origin", "https://a.example", "--alias", "a", "--json"}, true, "--account is required", "headless credentials add --help"},
+		{[]string{"credentials", "add", "--origin", "https://a.example", "--account", "a@x", "--json"}, true, "--alias is required", "headless credentials add --help"},
 		{[]string{"auth", "login", "--json"}, true, "--alias is required", "headless auth login --help"},
 		{[]string{"auth", "login", "--interactive", "--alias", "a"}, false, "--interactive takes no --alias", "headless auth login --help"},
 	}

@@ -97,7 +97,7 @@ func (c *cmd) storeOf(ctx context.Context, session string) (store, error) {
 	if err != nil {
 		if wire.CodeOf(err) == wire.CodeHostUnavail {
 			return store{}, wire.Errorf(wire.CodeHostUnavail, "session %q lives in the browser host, which is not running (%w)", session, err).
-				WithHint("start it with 'headless start'; without a host, only the vault is there (no --session, or --session default)")
+				WithHint("start it with 'headless start'. Without a host, only the vault is there (no --session, or --session default)")
 		}
 		return store{}, err
 	}

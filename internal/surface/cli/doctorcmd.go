@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
+	"time"
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
@@ -47,8 +49,17 @@ func DoctorProbes(getenv func(string) string, inspect func(xdg.Layout) (control.
 }
 
 // doctorReport runs the doctor: Env.Doctor's probes plus this CLI's dialers (which start
-// nothing: the doctor asks brokerd only when one holds broker.lock).
+// nothing: the doctor asks brokerd only when one holds broker.lock). brokerd and the host get
+// as long to answer as every other command gives them (doctor.DefaultWait).
 func (c *cmd) doctorReport(ctx context.Context) doctor.Report {
+	return c.doctorWaiting(ctx, doctor.DefaultWait)
+}
+
+// maxDoctorWait bounds doctor --timeout.
+const maxDoctorWait = 5 * time.Minute
+
+// doctorWaiting is doctorReport with wait for brokerd's and the host's answers.
+func (c *cmd) doctorWaiting(ctx context.Context, wait time.Duration) doctor.Report {
 	var p doctor.Probes
 	if c.env.Doctor != nil {
 		p = c.env.Doctor(c.env.Layout)
@@ -68,13 +79,32 @@ func (c *cmd) doctorReport(ctx context.Context) doctor.Report {
 	p.Host = func(ctx context.Context) (control.Status, error) {
 		return withHost(ctx, c, func(cl *control.Client) (control.Status, error) { return cl.Status(ctx) })
 	}
+	p.Wait = wait
 	return doctor.Run(ctx, p)
 }
 
-// doctorCmd is 'headless doctor': the report, exit status 1 only when a check failed.
+// doctorCmd is 'headless doctor': the report, exit status 1 only when a check failed. A busy
+// daemon is waited for; after a moment a line on a terminal says so.
 func (c *cmd) doctorCmd(fs *flag.FlagSet) run {
+	wait := fs.Duration("timeout", doctor.DefaultWait, "give brokerd and the host this `DURATION` to answer (at most 5m)")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		r := c.doctorReport(ctx)
+		if *wait <= 0 || *wait > maxDoctorWait {
+			return nil, nil, usagef("--timeout is more than 0 and at most %s", maxDoctorWait)
+		}
+		var mu sync.Mutex
+		stop := func() {}
+		moment := time.AfterFunc(2*time.Second, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			stop = c.progressLine(func(d time.Duration) string {
+				return fmt.Sprintf("waiting for brokerd and the host to answer: %s of %s", d+2*time.Second, *wait)
+			})
+		})
+		r := c.doctorWaiting(ctx, *wait)
+		moment.Stop()
+		mu.Lock()
+		stop()
+		mu.Unlock()
 		return r, func(w io.Writer) { doctorHuman(w, r) }, nil
 	}
 }

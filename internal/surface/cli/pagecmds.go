@@ -32,10 +32,16 @@ func (c *cmd) page(ctx context.Context, verb func(cl *control.Client) (control.P
 
 func (c *cmd) visit(fs *flag.FlagSet) run {
 	s := sessionFlag(fs)
+	timeout := fs.Duration("timeout", control.DefaultVisitWait, "give the page this `DURATION` to load (at most 5m)")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		return c.page(ctx, func(cl *control.Client) (control.PageResult, error) {
-			return cl.Visit(ctx, control.VisitParams{Session: *s, URL: args[0]})
-		})
+		if *timeout <= 0 || *timeout > control.MaxWait {
+			return nil, nil, usagef("--timeout is more than 0 and at most %s", control.MaxWait)
+		}
+		p := control.VisitParams{Session: *s, URL: args[0]}
+		if *timeout != control.DefaultVisitWait {
+			p.TimeoutMS = int(timeout.Milliseconds())
+		}
+		return c.page(ctx, func(cl *control.Client) (control.PageResult, error) { return cl.Visit(ctx, p) })
 	}
 }
 

@@ -27,6 +27,14 @@
 //     healthy, a hint. The report carries its format version ([Format]). Only a failed check
 //     makes the report fail (the CLI's exit status 1).
 //
+// # Busy is not broken
+//
+// brokerd and the host are given as long to answer as the CLI gives them ([Probes.Wait]). One
+// that took the question (it holds its lock, the socket accepted) and has not answered by then
+// is busy — a loaded machine, a long verb, a stopped process — a warning; only an answer that
+// is not the daemon's, or a listener no daemon stands behind, fails the report. A slow answer
+// is healthy, its time in the detail.
+//
 // # Not guaranteed
 //
 // A report is a snapshot: the keyring can be unlocked or a daemon can stop right after. What
@@ -44,6 +52,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/headless-dev/headless/host/control"
@@ -56,6 +66,10 @@ import (
 
 // Format is the version of the report's shape. It changes only when a field changes meaning.
 const Format = 1
+
+// DefaultWait is how long brokerd and the host may take to answer by default: as long as
+// every other command of the CLI waits for them.
+const DefaultWait = 2 * time.Minute
 
 // State is a check's verdict.
 type State string
@@ -178,14 +192,26 @@ type Probes struct {
 	// Units reads the brokerd.service user unit systemd would load and its drop-ins, in the
 	// order systemd applies them; none when no unit is installed (UserUnits).
 	Units func() ([]UnitFile, error)
-	// Timeout bounds each question to a daemon or the bus (default 3 s).
+	// Timeout bounds each question to the bus (default 3 s).
 	Timeout time.Duration
+	// Wait is how long brokerd and the host may take to answer: as long as the CLI waits for
+	// them (default 2 min). One that accepts the question and has not answered by then is
+	// busy (a warning), not broken: only an answer that is not theirs fails the report.
+	Wait time.Duration
+	// Slow: an answer that took longer is noted in the check's detail (default 2 s).
+	Slow time.Duration
 }
 
 // Run runs every check and returns the report.
 func Run(ctx context.Context, p Probes) Report {
 	if p.Timeout <= 0 {
 		p.Timeout = 3 * time.Second
+	}
+	if p.Wait <= 0 {
+		p.Wait = DefaultWait
+	}
+	if p.Slow <= 0 {
+		p.Slow = 2 * time.Second
 	}
 	if p.Alive == nil {
 		p.Alive = func(int) bool { return false }
@@ -254,11 +280,48 @@ type run struct {
 
 	brokerPID int // live holder of broker.lock (0: none)
 	broker    *brokerapi.VersionResult
-	brokerErr error
+	brokerAns answer
 
 	hostListening bool
 	host          *control.Status
-	hostErr       error
+	hostAns       answer
+
+	prof    control.ProfileFacts // the durable profile, LockPID the live host holding it
+	profErr error
+	profNil bool // no Profile probe
+}
+
+// answer is how a daemon took the doctor's question.
+type answer struct {
+	took time.Duration
+	err  error
+}
+
+// busy: the daemon took the question and did not answer within the wait (or its backlog
+// was full): a slow daemon, not a wrong one.
+func (a answer) busy() bool {
+	return errors.Is(a.err, context.DeadlineExceeded) || errors.Is(a.err, context.Canceled) || errors.Is(a.err, syscall.EAGAIN)
+}
+
+// slowly notes an answer that took longer than slow ("" otherwise).
+func (a answer) slowly(slow time.Duration) string {
+	if a.took <= slow {
+		return ""
+	}
+	return fmt.Sprintf(" (after %s: busy)", a.took.Round(100*time.Millisecond))
+}
+
+// ask asks a daemon q, bounded by wait.
+func ask[R any](ctx context.Context, wait time.Duration, q func(context.Context) (R, error)) (*R, answer) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	start := time.Now()
+	r, err := q(ctx)
+	a := answer{took: time.Since(start), err: err}
+	if err != nil {
+		return nil, a
+	}
+	return &r, a
 }
 
 func (d *run) set(id string, s State, hint, format string, a ...any) {
@@ -279,30 +342,26 @@ func (d *run) gather() {
 		cancel()
 		d.looked = true
 	}
+	if d.p.Profile != nil && d.linux() {
+		d.prof, d.profErr = d.p.Profile()
+	} else {
+		d.profNil = true
+	}
+	// brokerd and the host are asked at once: a busy one costs the wait once.
+	var wg sync.WaitGroup
 	if pid := lockfile.Owner(d.p.Layout.BrokerLock()); pid > 0 && d.p.Alive(pid) {
 		d.brokerPID = pid
 		if d.p.Broker != nil {
-			ctx, cancel := context.WithTimeout(d.ctx, d.p.Timeout)
-			v, err := d.p.Broker(ctx)
-			cancel()
-			if err == nil {
-				d.broker = &v
-			}
-			d.brokerErr = err
+			wg.Go(func() { d.broker, d.brokerAns = ask(d.ctx, d.p.Wait, d.p.Broker) })
 		}
 	}
 	if ok, err := d.p.Listening(d.p.Layout.ControlSocket()); ok || err != nil && exists(d.p.Layout.ControlSocket()) {
 		d.hostListening = true
 		if d.p.Host != nil {
-			ctx, cancel := context.WithTimeout(d.ctx, d.p.Timeout)
-			st, err := d.p.Host(ctx)
-			cancel()
-			if err == nil {
-				d.host = &st
-			}
-			d.hostErr = err
+			wg.Go(func() { d.host, d.hostAns = ask(d.ctx, d.p.Wait, d.p.Host) })
 		}
 	}
+	wg.Wait()
 }
 
 func exists(path string) bool {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
@@ -219,5 +221,63 @@ func TestDpkgVersion(t *testing.T) {
 	}
 	if v := dpkgVersion(strings.NewReader("Package: chromium\nStatus: deinstall ok config-files\nVersion: 9\n"), "chromium"); v != "" {
 		t.Fatalf("a removed package has version %q", v)
+	}
+}
+
+// TestBusyIsNotBroken: a daemon that took the question and did not answer within the wait is
+// busy (a warning) when it holds its lock; a slow answer is healthy, its time said; an answer
+// that is not the daemon's, or a silent listener no host stands behind, fails.
+func TestBusyIsNotBroken(t *testing.T) {
+	silent := func(ctx context.Context) (control.Status, error) { <-ctx.Done(); return control.Status{}, ctx.Err() }
+	slow := func(ctx context.Context) (control.Status, error) {
+		time.Sleep(20 * time.Millisecond)
+		return control.Status{PID: 99}, nil
+	}
+	wrong := func(context.Context) (control.Status, error) {
+		return control.Status{}, fmt.Errorf("%w: malformed reply", control.ErrUnavailable)
+	}
+	for _, tc := range []struct {
+		name      string
+		host      func(context.Context) (control.Status, error)
+		lockPID   int
+		want      State
+		detailHas string
+	}{
+		{"silent, the host holds the profile", silent, 99, Warning, "busy: pid 99 holds the profile"},
+		{"silent, no host holds the profile", silent, 0, Failed, "no host holds the profile"},
+		{"slow answer", slow, 99, Healthy, "busy"},
+		{"not the host", wrong, 99, Failed, "does not answer as the host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := world(t)
+			p.Wait, p.Slow = 50*time.Millisecond, time.Millisecond
+			p.Listening = func(path string) (bool, error) { return strings.HasSuffix(path, "control.sock"), nil }
+			p.Host = tc.host
+			p.Profile = func() (control.ProfileFacts, error) {
+				return control.ProfileFacts{Path: "/p", Exists: true, LockPID: tc.lockPID}, nil
+			}
+			r := Run(context.Background(), p)
+			for _, c := range r.Checks {
+				if c.ID == CheckHost && (c.State != tc.want || !strings.Contains(c.Detail, tc.detailHas)) {
+					t.Fatalf("host: %s %q, want %s with %q", c.State, c.Detail, tc.want, tc.detailHas)
+				}
+			}
+		})
+	}
+
+	p := world(t)
+	p.Wait = 50 * time.Millisecond
+	if err := os.MkdirAll(p.Layout.Runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.Layout.BrokerLock(), []byte("4242\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.Broker = func(ctx context.Context) (brokerapi.VersionResult, error) {
+		<-ctx.Done()
+		return brokerapi.VersionResult{}, ctx.Err()
+	}
+	if st := states(Run(context.Background(), p)); st[CheckBrokerd] != Warning {
+		t.Fatalf("a brokerd holding its lock and not answering: %s, want warning (busy)", st[CheckBrokerd])
 	}
 }

@@ -144,11 +144,11 @@ func (d *run) checkProfile() {
 		d.set(CheckProfile, Unsupported, "", "the browser host runs on Linux only")
 		return
 	}
-	if d.p.Profile == nil {
+	if d.profNil {
 		d.set(CheckProfile, Warning, "this is a bug of the doctor", "not checked")
 		return
 	}
-	f, err := d.p.Profile()
+	f, err := d.prof, d.profErr
 	switch {
 	case err != nil:
 		d.set(CheckProfile, Failed, "set HOME or XDG_DATA_HOME to an absolute directory", "the profile's place cannot be resolved")

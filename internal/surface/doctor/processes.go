@@ -18,14 +18,17 @@ func (d *run) checkBrokerd() {
 			return
 		}
 		d.set(CheckBrokerd, Warning, "'headless start' starts it (or enable the systemd user units, README)", "not running")
-	case d.brokerErr != nil || d.broker == nil:
+	case d.broker == nil && d.brokerAns.busy():
+		d.set(CheckBrokerd, Warning, "run the doctor again in a while; if it stays busy, brokerd.log in the runtime dir says what it was doing",
+			"busy: pid %d holds broker.lock and took the question, but did not answer on broker.sock within %s", d.brokerPID, d.p.Wait)
+	case d.broker == nil:
 		d.set(CheckBrokerd, Failed, "read brokerd.log in the runtime dir; stop it (kill -TERM PID) and start again",
 			"pid %d holds broker.lock but does not answer on broker.sock", d.brokerPID)
 	case d.broker.Version != d.p.Version:
 		d.set(CheckBrokerd, Warning, "install headless and brokerd from the same build, then restart brokerd",
 			"running, pid %d, but version %s, this headless is %s (brokerd refuses a host of another build)", d.broker.PID, procstat.Clean(d.broker.Version, 64), procstat.Clean(d.p.Version, 64))
 	default:
-		d.set(CheckBrokerd, Healthy, "", "running, pid %d, answers; presence %s; started by %s", d.broker.PID, provName(d.broker.Presence), procstat.Clean(d.broker.Started, 16))
+		d.set(CheckBrokerd, Healthy, "", "running, pid %d, answers%s; presence %s; started by %s", d.broker.PID, d.brokerAns.slowly(d.p.Slow), provName(d.broker.Presence), procstat.Clean(d.broker.Started, 16))
 	}
 }
 
@@ -33,10 +36,18 @@ func (d *run) checkHost() {
 	switch {
 	case !d.hostListening:
 		d.set(CheckHost, Warning, "'headless start' starts it", "not running")
-	case d.hostErr != nil || d.host == nil:
+	case d.host == nil && d.hostAns.busy() && d.prof.LockPID > 0:
+		// The host holds the profile's lock: a host that has not answered yet is a slow
+		// one (a loaded machine, a long verb), as the CLI would find it.
+		d.set(CheckHost, Warning, "run the doctor again in a while; if it stays busy, host.log in the runtime dir says what it was doing, and 'headless stop' then 'headless start' ends it",
+			"busy: pid %d holds the profile and control.sock took the question, but the host did not answer within %s", d.prof.LockPID, d.p.Wait)
+	case d.host == nil && d.hostAns.busy():
+		d.set(CheckHost, Failed, "read host.log in the runtime dir; 'headless stop' then 'headless start'",
+			"something listens on control.sock but did not answer within %s, and no host holds the profile", d.p.Wait)
+	case d.host == nil:
 		d.set(CheckHost, Failed, "read host.log in the runtime dir; 'headless stop' then 'headless start'", "something listens on control.sock but does not answer as the host")
 	default:
-		d.set(CheckHost, Healthy, "", "running, pid %d, answers; browser pid %d; %d session(s)", d.host.PID, d.host.BrowserPID, d.host.Sessions)
+		d.set(CheckHost, Healthy, "", "running, pid %d, answers%s; browser pid %d; %d session(s)", d.host.PID, d.hostAns.slowly(d.p.Slow), d.host.BrowserPID, d.host.Sessions)
 	}
 }
 

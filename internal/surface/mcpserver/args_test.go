@@ -46,7 +46,7 @@ func TestArgumentsCheckedAgainstSchema(t *testing.T) {
 		{"visit", map[string]any{"url": 5}, wire.CodeInvalidArgument, `parameter url must be a string (http or https), not an integer`},
 		{"visit", map[string]any{"url": nil}, wire.CodeInvalidArgument, `parameter url must be a string (http or https), not null`},
 		{"visit", map[string]any{"url": "https://x.test", "session": true}, wire.CodeInvalidArgument, `parameter session must be a string (see the tool's input schema), not a boolean`},
-		{"visit", map[string]any{"url": "https://x.test", "unknown": 1}, wire.CodeInvalidArgument, `the tool has no parameter "unknown"; it takes session, url`},
+		{"visit", map[string]any{"url": "https://x.test", "unknown": 1}, wire.CodeInvalidArgument, `the tool has no parameter "unknown"; it takes session, timeout_ms, url`},
 		{"select", map[string]any{"ref": "e1", "values": "a"}, wire.CodeInvalidArgument, `parameter values must be an array (labels or values; several for a multiple select), not a string`},
 		{"select", map[string]any{"ref": "e1", "values": []any{"a", 2}}, wire.CodeInvalidArgument, `parameter values[1] must be a string (see the tool's input schema), not an integer`},
 		{"select", map[string]any{"ref": "e1"}, wire.CodeInvalidArgument, `parameter values is required: labels or values; several for a multiple select`},
@@ -105,12 +105,9 @@ func TestHintsInToolTerms(t *testing.T) {
 			"this host was started with a navigation allowlist (the status tool shows it); only those hosts can be visited"},
 		{"", "--session names an isolated session of the running host ('headless session create NAME --isolated'); normal sessions use the vault: omit --session",
 			"session names an isolated session of the running host (session_create with isolated: true); normal sessions use the vault: omit session"},
-		{"", "increase --timeout or check the condition", "raise timeout_ms (at most 300000) or check the condition"},
+		{"", "increase --timeout or check the condition", "increase timeout_ms (milliseconds) or check the condition"},
 	} {
 		e := toolError(&wire.Error{Code: wire.CodeSessionUnknown, Message: "m", Hint: tc.hint})
-		if tc.hint == wire.Hint(wire.CodeTimeout) {
-			e = toolError(&wire.Error{Code: wire.CodeTimeout, Message: "m", Hint: tc.hint})
-		}
 		if e.Hint != tc.want {
 			t.Errorf("hint %q over MCP: %q, want %q", tc.hint, e.Hint, tc.want)
 		}

@@ -41,7 +41,7 @@ var toolHints = map[wire.Code]string{
 	wire.CodeRefUnknown:         "call snapshot and use a ref from its outline",
 	wire.CodeRefStale:           "the page changed since that snapshot: call snapshot again and use a ref from the new outline",
 	wire.CodeDirectFillOff:      "sign in with auth_login and an alias; password fields are never filled with fill",
-	wire.CodeTimeout:            "raise timeout_ms (at most 300000) or check the condition",
+	wire.CodeTimeout:            "what it waited for did not happen in time (the message says what): retry, or check the page or the condition",
 	wire.CodeNotInteractable:    "the element is not visible or cannot be used (disabled, or it cannot take the focus): scroll with its ref brings it into view, or call snapshot again",
 	wire.CodeNoHistory:          "the session has no earlier page: visit one",
 	wire.CodeProfileClear:       "ask the person to run `headless profile clear` again in a terminal (host.log in the runtime dir says what failed)",
@@ -54,6 +54,13 @@ var toolHints = map[wire.Code]string{
 	wire.CodeCancelled:          "the call was cancelled: nothing was typed or changed",
 	wire.CodeConfigInvalid:      "ask the person to fix $XDG_CONFIG_HOME/headless/config.json (owned by them, not group/world-writable, documented keys only)",
 	wire.CodePresenceUnavail:    "ask the person to configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see the README); the doctor tool says what is missing",
+}
+
+// ownHints are the hints of tools whose parameters do better than the code's tool hint (its
+// default reaches every tool that meets the code): timeout_ms where there is one.
+var ownHints = map[string]map[wire.Code]string{
+	"wait":  {wire.CodeTimeout: "raise timeout_ms (at most 300000) or check the condition"},
+	"visit": {wire.CodeTimeout: "raise timeout_ms (at most 300000) or check the URL and the site"},
 }
 
 // cliVerbs are the agent's CLI commands and the tools that do the same, longest first.

@@ -103,6 +103,19 @@ type Server struct {
 	lease   *control.Client // the connection owning this client's sessions
 }
 
+// Tools names the server's tools, in the order they were registered: what tools/list returns.
+func (s *Server) Tools() []string {
+	names := make([]string, len(s.registered))
+	for i, t := range s.registered {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// ToolList names the tools a server registers (help texts list them from here). It builds one:
+// milliseconds, for a help text only.
+func ToolList() []string { return New(Options{}).Tools() }
+
 // New builds the server with every tool registered.
 func New(o Options) *Server {
 	if o.Log == nil {
@@ -301,6 +314,9 @@ func (s *Server) errorResult(tool string, err error) *mcp.CallToolResult {
 		we = &wire.Error{Code: wire.CodeInternal, Message: msg, Hint: wire.Hint(wire.CodeInternal)}
 	}
 	we = toolError(we)
+	if h, ok := ownHints[tool][we.Code]; ok && we.Hint == toolHints[we.Code] {
+		we.Hint = h
+	}
 	text := tool + ": " + string(we.Code) + ": " + we.Message
 	if we.Hint != "" {
 		text += " (hint: " + we.Hint + ")"
