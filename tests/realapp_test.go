@@ -1,0 +1,314 @@
+//go:build linux
+
+package tests
+
+// Real applications, signed in by alias for real (issue 43, point 7). Each realapp_*_test.go
+// starts one application installed from Debian's archive (scripts/install-deps.sh --test) or
+// the npm registry (tests/apps, pinned by its lockfile; scripts/test.sh runs npm ci there) on
+// loopback with a data dir of its own, creates an account the way its administrator would, and
+// signs in as an agent does: credentials add on a pty, start, visit, auth login --alias. The
+// application's own answer proves the sign-in (its admin page, its API, its log), never
+// headless's outcome alone. A missing application fails the test in an opted-in run
+// (HEADLESS_REAL=1), never skips.
+//
+// This file is the one harness: start an application and wait until it answers, run an
+// administrator's command on a terminal, sign in as the agent, sweep the agent's surfaces for
+// the password.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/headless-dev/headless/internal/test/realtest"
+)
+
+// appsDir is where scripts/test.sh installs the npm applications (npm ci, tests/apps's lockfile).
+const appsDir = "tests/apps"
+
+// realApp is one application a test started: one process group, on one loopback port.
+type realApp struct {
+	name   string
+	origin string // http://127.0.0.1:PORT
+	port   int
+	cmd    *exec.Cmd
+	out    *appLog
+	done   chan struct{}
+}
+
+// appLog keeps what the application printed (stdout and stderr), bounded: a test reads its
+// log as the application's own word on who signed in.
+type appLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+const appLogMax = 8 << 20
+
+func (l *appLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := appLogMax - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (l *appLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Log is everything the application printed so far.
+func (a *realApp) Log() string { return a.out.String() }
+
+// URL is path on the application's origin.
+func (a *realApp) URL(path string) string { return a.origin + path }
+
+// freePort picks a loopback port no one listens on now (the application binds it a moment later).
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startApp starts cmd (which serves on 127.0.0.1:port) in a process group of its own and waits
+// until GET readyPath gets any HTTP answer; the application is stopped (SIGTERM, then SIGKILL
+// to its group) when t ends. A process that exits, or that does not answer within 2 minutes on
+// this shared machine, fails t with its log.
+func startApp(t testing.TB, name string, port int, readyPath string, cmd *exec.Cmd) *realApp {
+	t.Helper()
+	a := &realApp{name: name, port: port, origin: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, out: &appLog{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = a.out, a.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	go func() { cmd.Wait(); close(a.done) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-a.done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-a.done
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything of its group left behind
+		if t.Failed() {
+			t.Logf("the log of %s:\n%s", name, tail(a.Log(), 60))
+		}
+	})
+	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := client.Get(a.URL(readyPath))
+		if err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			t.Logf("%s answers at %s (%s)", name, a.origin, resp.Status)
+			return a
+		}
+		select {
+		case <-a.done:
+			t.Fatalf("%s exited before it answered: %v\n%s", name, cmd.ProcessState, tail(a.Log(), 60))
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not answer at %s within 2 minutes: %v\n%s", name, a.URL(readyPath), err, tail(a.Log(), 60))
+		}
+	}
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// appModule returns node and the directory of an npm application installed in tests/apps, and
+// fails t (never skips, once opted in) when it is not installed. It logs the version installed.
+func appModule(t testing.TB, module string) (node, dir string) {
+	t.Helper()
+	node, abs := nodePackage(t, appsDir, module)
+	dir = filepath.Join(abs, "node_modules", module)
+	var p struct{ Version string }
+	b, _ := os.ReadFile(filepath.Join(dir, "package.json"))
+	json.Unmarshal(b, &p)
+	t.Logf("%s %s (npm, %s's lockfile)", module, p.Version, appsDir)
+	return node, dir
+}
+
+// debianPython is Debian's python3 with module importable (a package of Debian's archive,
+// installed by scripts/install-deps.sh --test as pkg); a python3 earlier on PATH (pyenv, a
+// virtualenv) does not see Debian's dist-packages, so the test names /usr/bin/python3. A
+// missing package fails t in an opted-in run.
+func debianPython(t testing.TB, module, pkg string) string {
+	t.Helper()
+	realtest.Need(t)
+	const py = "/usr/bin/python3"
+	out, err := exec.Command(py, "-c", "import "+module+"; print(getattr("+module+", '__version__', '') or getattr("+module+", 'get_version', lambda: '')())").CombinedOutput()
+	if err != nil {
+		t.Fatalf("Debian's %s is not installed (%s -c 'import %s': %v: %s): scripts/install-deps.sh --test installs it", pkg, py, module, err, tail(string(out), 3))
+	}
+	t.Logf("%s %s (Debian's %s)", module, strings.TrimSpace(string(out)), pkg)
+	return py
+}
+
+// adminTTY runs an administrator's command (createsuperuser, htpasswd, hash-pw) on a pty of
+// its own, answering its prompts in order, as the administrator types the password with echo
+// off; it fails t unless the command exits 0, and returns what the terminal showed.
+func adminTTY(t testing.TB, cmd *exec.Cmd, steps []step) string {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var (
+		mu         sync.Mutex
+		transcript bytes.Buffer
+	)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			transcript.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	shown := func() string { mu.Lock(); defer mu.Unlock(); return transcript.String() }
+	seen := 0
+	for _, s := range steps {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if i := strings.Index(shown()[seen:], s.prompt); i >= 0 {
+				seen += i + len(s.prompt)
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("%v: prompt %q never appeared; the terminal showed %q", cmd.Args, s.prompt, shown())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		io.WriteString(ptmx, s.input)
+	}
+	werr := cmd.Wait()
+	ptmx.Close()
+	<-read
+	if werr != nil {
+		t.Fatalf("%v: %v; the terminal showed %q", cmd.Args, werr, shown())
+	}
+	return shown()
+}
+
+// appSignIn signs the default session in on page by alias as an agent does: visit, wait until
+// the page shows the text an application's script draws its sign-in form with (shows; none for
+// a page the browser asks HTTP Basic for), then auth login --alias (with the visit's challenge,
+// as the agent has it). Anything but status authenticated fails t with the exact code and
+// message, and what the page showed.
+func appSignIn(t *testing.T, e *env, page, shows, alias string, extra ...string) lsAuth {
+	t.Helper()
+	var p basicPage
+	e.ok(t, &p, "visit", page)
+	t.Logf("visit %s: url %s, auth_required %+v", page, p.URL, p.AuthRequired)
+	if shows != "" {
+		if r := e.run("", "headless", "wait", "--text", shows, "--timeout", "60s", "--json"); r.code != 0 {
+			t.Fatalf("the sign-in page %s never showed %q: %s%s\n%s", page, shows, r.stdout, r.stderr, appSnapshot(e))
+		}
+	}
+	args := append([]string{"--alias", alias}, extra...)
+	if p.AuthRequired != nil && p.AuthRequired.Kind == "basic" {
+		args = append(args, "--challenge", p.AuthRequired.Challenge)
+	}
+	r := lsLogin(e, args...)
+	var a lsAuth
+	if r.code != 0 {
+		var je jsonErr
+		json.Unmarshal([]byte(r.stdout), &je)
+		t.Fatalf("auth login %v on %s: exit %d, %s: %s (hint: %s)\nthe page shows:\n%s", args, page, r.code, je.Error.Code, je.Error.Message, je.Error.Hint, appSnapshot(e))
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a.Status != "authenticated" {
+		t.Fatalf("auth login %v on %s: status %q (evidence %v), want authenticated: %s\nthe page shows:\n%s", args, page, a.Status, a.Evidence, r.stdout, appSnapshot(e))
+	}
+	t.Logf("auth login %v: %s, evidence %v", args, a.Status, a.Evidence)
+	return a
+}
+
+// appSnapshot is the default session's snapshot as text (for a failure's message).
+func appSnapshot(e *env) string {
+	r := e.run("", "headless", "snapshot")
+	return tail(r.stdout+r.stderr, 40)
+}
+
+// appShows waits (as an agent does, with wait --text) until the default session's page shows
+// text, and fails t with the snapshot otherwise.
+func appShows(t *testing.T, e *env, text string) {
+	t.Helper()
+	if r := e.run("", "headless", "wait", "--text", text, "--timeout", "60s", "--json"); r.code != 0 {
+		t.Fatalf("the page never showed %q: %s%s\nit shows:\n%s", text, r.stdout, r.stderr, appSnapshot(e))
+	}
+}
+
+// appSweep searches every surface of the agent's for pw (every encoding lsNeedles knows): a
+// snapshot of the page now (text and JSON), every CLI output of e so far, and the host's and
+// brokerd's logs. The application's own files and log are its business, not the agent's.
+func appSweep(t *testing.T, e *env, pw string) {
+	t.Helper()
+	e.run("", "headless", "snapshot")
+	e.run("", "headless", "snapshot", "--json")
+	sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}
+	out := e.allOutput()
+	if !strings.Contains(out, `"status":"authenticated"`) && !strings.Contains(out, `"error"`) {
+		t.Errorf("the CLI output holds no auth login answer: the sweep proves little")
+	}
+	sweep.search("every CLI stdout, stderr and tty transcript", []byte(out))
+	for _, name := range []string{"host.log", "host.log.1", "brokerd.log", "brokerd.log.1"} {
+		if b, err := os.ReadFile(filepath.Join(e.runDir(), name)); err == nil {
+			sweep.search(name, b)
+		}
+	}
+}
+
+
+// mustContain fails t unless s holds every want (the application's own record).
+func mustContain(t *testing.T, what, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Fatalf("%s does not show %q:\n%s", what, w, tail(s, 40))
+		}
+	}
+}
+
