@@ -301,7 +301,6 @@ func appSweep(t *testing.T, e *env, pw string) {
 	}
 }
 
-
 // mustContain fails t unless s holds every want (the application's own record).
 func mustContain(t *testing.T, what, s string, want ...string) {
 	t.Helper()
@@ -311,4 +310,3 @@ func mustContain(t *testing.T, what, s string, want ...string) {
 		}
 	}
 }
-
