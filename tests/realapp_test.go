@@ -113,7 +113,7 @@ func startApp(t testing.TB, name string, port int, readyPath string, cmd *exec.C
 		}
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything of its group left behind
 		if t.Failed() {
-			t.Logf("the log of %s:\n%s", name, tail(a.Log(), 60))
+			t.Logf("the last lines of %s's log:\n%s", name, tail(a.Log(), 25))
 		}
 	})
 	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -235,32 +235,52 @@ func adminTTY(t testing.TB, cmd *exec.Cmd, steps []step) string {
 
 // appSignIn signs the default session in on page by alias as an agent does: visit, wait until
 // the page shows the text an application's script draws its sign-in form with (shows; none for
-// a page the browser asks HTTP Basic for), then auth login --alias (with the visit's challenge,
-// as the agent has it). Anything but status authenticated fails t with the exact code and
-// message, and what the page showed.
+// a page the browser asks HTTP Basic for), then auth login --alias.
 func appSignIn(t *testing.T, e *env, page, shows, alias string, extra ...string) lsAuth {
+	t.Helper()
+	p := appVisit(t, e, page, shows)
+	return appLogin(t, e, p, alias, extra...)
+}
+
+// appVisit visits page and waits until it shows text (when not empty).
+func appVisit(t *testing.T, e *env, page, shows string) basicPage {
 	t.Helper()
 	var p basicPage
 	e.ok(t, &p, "visit", page)
 	t.Logf("visit %s: url %s, auth_required %+v", page, p.URL, p.AuthRequired)
 	if shows != "" {
-		if r := e.run("", "headless", "wait", "--text", shows, "--timeout", "60s", "--json"); r.code != 0 {
-			t.Fatalf("the sign-in page %s never showed %q: %s%s\n%s", page, shows, r.stdout, r.stderr, appSnapshot(e))
-		}
+		appShows(t, e, shows)
 	}
+	return p
+}
+
+// appClick clicks the first element of kind whose text holds text, from a fresh snapshot, as
+// the agent opens a sign-in dialog.
+func appClick(t *testing.T, e *env, kind, text string) {
+	t.Helper()
+	var o outline
+	e.ok(t, &o, "snapshot")
+	e.ok(t, nil, "click", o.ref(t, kind, text))
+}
+
+// appLogin runs auth login --alias on the page visited (with its challenge when it was HTTP
+// Basic's, as the agent has it). Anything but status authenticated fails t with the exact code
+// and message, and what the page showed.
+func appLogin(t *testing.T, e *env, visited basicPage, alias string, extra ...string) lsAuth {
+	t.Helper()
 	args := append([]string{"--alias", alias}, extra...)
-	if p.AuthRequired != nil && p.AuthRequired.Kind == "basic" {
-		args = append(args, "--challenge", p.AuthRequired.Challenge)
+	if visited.AuthRequired != nil && visited.AuthRequired.Kind == "basic" {
+		args = append(args, "--challenge", visited.AuthRequired.Challenge)
 	}
 	r := lsLogin(e, args...)
 	var a lsAuth
 	if r.code != 0 {
 		var je jsonErr
 		json.Unmarshal([]byte(r.stdout), &je)
-		t.Fatalf("auth login %v on %s: exit %d, %s: %s (hint: %s)\nthe page shows:\n%s", args, page, r.code, je.Error.Code, je.Error.Message, je.Error.Hint, appSnapshot(e))
+		t.Fatalf("auth login %v on %s: exit %d, %s: %s (hint: %s)\nthe page shows:\n%s", args, visited.URL, r.code, je.Error.Code, je.Error.Message, je.Error.Hint, appSnapshot(e))
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a.Status != "authenticated" {
-		t.Fatalf("auth login %v on %s: status %q (evidence %v), want authenticated: %s\nthe page shows:\n%s", args, page, a.Status, a.Evidence, r.stdout, appSnapshot(e))
+		t.Fatalf("auth login %v on %s: status %q (evidence %v), want authenticated: %s\nthe page shows:\n%s", args, visited.URL, a.Status, a.Evidence, r.stdout, appSnapshot(e))
 	}
 	t.Logf("auth login %v: %s, evidence %v", args, a.Status, a.Evidence)
 	return a
