@@ -172,9 +172,10 @@ func debianPython(t testing.TB, module, pkg string) string {
 	return py
 }
 
-// adminTTY runs an administrator's command (createsuperuser, htpasswd, hash-pw) on a pty of
-// its own, answering its prompts in order, as the administrator types the password with echo
-// off; it fails t unless the command exits 0, and returns what the terminal showed.
+// adminTTY runs a command that reads a password on its terminal (an administrator's
+// createsuperuser, htpasswd, hash-pw; a person's credentials add) on a pty of its own, answering
+// its prompts in order as a person types with echo off; it fails t, with what the terminal
+// showed, unless the command exits 0, and returns what the terminal showed.
 func adminTTY(t testing.TB, cmd *exec.Cmd, steps []step) string {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
@@ -183,7 +184,10 @@ func adminTTY(t testing.TB, cmd *exec.Cmd, steps []step) string {
 	}
 	defer ptmx.Close()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,27 +210,40 @@ func adminTTY(t testing.TB, cmd *exec.Cmd, steps []step) string {
 			}
 		}
 	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	shown := func() string { mu.Lock(); defer mu.Unlock(); return transcript.String() }
 	seen := 0
 	for _, s := range steps {
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.After(60 * time.Second)
+	wait:
 		for {
 			if i := strings.Index(shown()[seen:], s.prompt); i >= 0 {
 				seen += i + len(s.prompt)
 				break
 			}
-			if time.Now().After(deadline) {
+			select {
+			case werr := <-exited:
+				select {
+				case <-read:
+				case <-time.After(2 * time.Second):
+				}
+				t.Fatalf("%v exited (%v) before it asked %q; the terminal showed %q", cmd.Args, werr, s.prompt, shown())
+			case <-deadline:
 				cmd.Process.Kill()
-				cmd.Wait()
+				<-exited
 				t.Fatalf("%v: prompt %q never appeared; the terminal showed %q", cmd.Args, s.prompt, shown())
+			case <-time.After(10 * time.Millisecond):
+				continue wait
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
 		io.WriteString(ptmx, s.input)
 	}
-	werr := cmd.Wait()
-	ptmx.Close()
-	<-read
+	werr := <-exited
+	select {
+	case <-read:
+	case <-time.After(2 * time.Second):
+	}
 	if werr != nil {
 		t.Fatalf("%v: %v; the terminal showed %q", cmd.Args, werr, shown())
 	}
