@@ -147,10 +147,13 @@ func tail(s string, n int) string {
 // fails t (never skips, once opted in) when it is not installed. It logs the version installed.
 func appModule(t testing.TB, module string) (node, dir string) {
 	t.Helper()
-	node, abs := nodePackage(t, appsDir, module)
-	dir = filepath.Join(abs, "node_modules", module)
+	node = realtest.Binary(t, "node")
+	dir = filepath.Join(realtest.Root(t), appsDir, "node_modules", module)
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatalf("the npm application %s is not installed in %s: run npm ci --prefix %s --ignore-scripts (scripts/test.sh does)", module, appsDir, appsDir)
+	}
 	var p struct{ Version string }
-	b, _ := os.ReadFile(filepath.Join(dir, "package.json"))
 	json.Unmarshal(b, &p)
 	t.Logf("%s %s (npm, %s's lockfile)", module, p.Version, appsDir)
 	return node, dir
@@ -338,12 +341,26 @@ func appSweep(t *testing.T, e *env, pw string) {
 	}
 }
 
-// mustContain fails t unless s holds every want (the application's own record).
-func mustContain(t *testing.T, what, s string, want ...string) {
+// appLogShows waits until the application's log holds every want, in any order (its own word
+// on who signed in; an application logs an API call its page makes after the sign-in, which
+// may come after auth login answered), and fails t with the log's tail after a minute.
+func appLogShows(t *testing.T, a *realApp, want ...string) {
 	t.Helper()
-	for _, w := range want {
-		if !strings.Contains(s, w) {
-			t.Fatalf("%s does not show %q:\n%s", what, w, tail(s, 40))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		log, missing := a.Log(), ""
+		for _, w := range want {
+			if !strings.Contains(log, w) {
+				missing = w
+				break
+			}
 		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's log does not show %q:\n%s", a.name, missing, tail(log, 40))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -70,11 +70,10 @@ listen: 127.0.0.1:%d
 	appLogin(t, e, visited, "registry")
 
 	// Verdaccio's answer: the sign-in answered for the user, then the UI's API call as the user.
-	log := app.Log()
-	mustContain(t, "Verdaccio's request log", log,
+	appLogShows(t, app,
 		`200, user: `+account+`(127.0.0.1), req: 'POST /-/verdaccio/sec/login'`,
 		`200, user: `+account+`(127.0.0.1), req: 'GET /-/verdaccio/data/packages'`)
-	if strings.Contains(log, `401, user: null(127.0.0.1), req: 'POST /-/verdaccio/sec/login'`) {
+	if log := app.Log(); strings.Contains(log, `401, user: null(127.0.0.1), req: 'POST /-/verdaccio/sec/login'`) {
 		t.Errorf("Verdaccio refused a sign-in:\n%s", tail(log, 20))
 	}
 	appSweep(t, e, pw)
