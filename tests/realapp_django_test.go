@@ -36,6 +36,7 @@ func TestRealAppDjango(t *testing.T) {
 	}
 	const account = "sitewarden"
 	pw := newCanary()
+	appSweepAtEnd(t, e, pw)
 	adminTTY(t, manage("createsuperuser"), []step{
 		{"Username", account + "\n"},
 		{"Email address:", "warden@example.test\n"},
@@ -67,5 +68,4 @@ for s in Session.objects.all():
 	if err != nil || !strings.Contains(string(out), "session of "+account) {
 		t.Fatalf("Django's session table holds no session of %s: %v: %s", account, err, out)
 	}
-	appSweep(t, e, pw)
 }

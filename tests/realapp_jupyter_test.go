@@ -40,6 +40,7 @@ func TestRealAppJupyter(t *testing.T) {
 		return cmd
 	}
 	pw := newCanary()
+	appSweepAtEnd(t, e, pw)
 	adminTTY(t, jupyter("password"), []step{{"Enter password:", pw + "\n"}, {"Verify password:", pw + "\n"}})
 	if b, err := os.ReadFile(filepath.Join(dir, "config", "jupyter_server_config.json")); err != nil || !strings.Contains(string(b), `"password": "argon2:`) {
 		t.Fatalf("jupyter server password wrote no hash: %v %s", err, b)
@@ -64,5 +65,4 @@ func TestRealAppJupyter(t *testing.T) {
 	// Jupyter's answer: its contents API lists the server's files to this session.
 	e.ok(t, nil, "visit", app.URL("/api/contents"))
 	appShows(t, e, proof)
-	appSweep(t, e, pw)
 }

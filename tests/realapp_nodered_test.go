@@ -29,6 +29,7 @@ func TestRealAppNodeRED(t *testing.T) {
 	dir := t.TempDir()
 	const account = "flowadmin"
 	pw := newCanary()
+	appSweepAtEnd(t, e, pw)
 	shown := adminTTY(t, exec.Command(node, filepath.Join(mod, "red.js"), "admin", "hash-pw"), []step{{"Password:", pw + "\n"}})
 	hash := regexp.MustCompile(`\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}`).FindString(shown)
 	if hash == "" {
@@ -77,5 +78,4 @@ func TestRealAppNodeRED(t *testing.T) {
 	if err != nil || !strings.Contains(string(sessions), `"user":"`+account+`","client":"node-red-editor"`) {
 		t.Fatalf("Node-RED's sessions file holds no token of %s: %v %.300s", account, err, sessions)
 	}
-	appSweep(t, e, pw)
 }

@@ -30,6 +30,7 @@ func TestRealAppSocketIOAdmin(t *testing.T) {
 	dir := t.TempDir()
 	const account = "socketwarden"
 	pw := newCanary()
+	appSweepAtEnd(t, e, pw)
 	users := filepath.Join(dir, "htpasswd")
 	adminTTY(t, exec.Command(htpasswd, "-B", "-c", users, account), []step{
 		{"New password:", pw + "\n"},
@@ -58,5 +59,4 @@ func TestRealAppSocketIOAdmin(t *testing.T) {
 		t.Errorf("the Admin UI still says disconnected: %s\n%s", r.stdout, appSnapshot(e))
 	}
 	appLogShows(t, app, "admin namespace: "+account+" signed in over websocket")
-	appSweep(t, e, pw)
 }

@@ -321,11 +321,16 @@ func appShows(t *testing.T, e *env, text string) {
 	}
 }
 
-// appSweep searches every surface of the agent's for pw (every encoding lsNeedles knows): a
-// snapshot of the page now (text and JSON), every CLI output of e so far, and the host's and
-// brokerd's logs. The application's own files and log are its business, not the agent's.
-func appSweep(t *testing.T, e *env, pw string) {
+// appSweepAtEnd searches every surface of the agent's for pw when t ends, however it ends (a
+// sign-in refused today must leak no more than one that works): a snapshot of the page then
+// (text and JSON), every CLI output of e, and the host's and brokerd's logs, for every encoding
+// lsNeedles knows. The application's own files and log are its business, not the agent's.
+func appSweepAtEnd(t *testing.T, e *env, pw string) {
 	t.Helper()
+	t.Cleanup(func() { appSweep(t, e, pw) })
+}
+
+func appSweep(t *testing.T, e *env, pw string) {
 	e.run("", "headless", "snapshot")
 	e.run("", "headless", "snapshot", "--json")
 	sweep := &lsSweep{t: t, needles: lsNeedles("password", pw), files: map[string]int{}, seen: map[string]bool{}}

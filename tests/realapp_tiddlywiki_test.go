@@ -46,6 +46,7 @@ func TestRealAppTiddlyWikiBasic(t *testing.T) {
 	}
 	const account = "wikiwarden"
 	pw := newCanary()
+	appSweepAtEnd(t, e, pw)
 	users := filepath.Join(dir, "users.csv")
 	if err := os.WriteFile(users, []byte("username,password\n"+account+","+pw+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -66,5 +67,4 @@ func TestRealAppTiddlyWikiBasic(t *testing.T) {
 
 	// TiddlyWiki's answer: its script ran and its /status said who is signed in.
 	appShows(t, e, "Signed in as "+account+".")
-	appSweep(t, e, pw)
 }

@@ -32,6 +32,7 @@ func TestRealAppVerdaccio(t *testing.T) {
 	dir := t.TempDir()
 	const account = "registrar"
 	pw := newCanary()
+	appSweepAtEnd(t, e, pw)
 	users := filepath.Join(dir, "htpasswd")
 	adminTTY(t, exec.Command(htpasswd, "-B", "-c", users, account), []step{
 		{"New password:", pw + "\n"},
@@ -76,5 +77,4 @@ listen: 127.0.0.1:%d
 	if log := app.Log(); strings.Contains(log, `401, user: null(127.0.0.1), req: 'POST /-/verdaccio/sec/login'`) {
 		t.Errorf("Verdaccio refused a sign-in:\n%s", tail(log, 20))
 	}
-	appSweep(t, e, pw)
 }
