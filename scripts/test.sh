@@ -53,8 +53,15 @@ npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
 phase "npm applications the alias sign-in is tried on (tests/apps: Node-RED 4.1, Verdaccio 6.8, TiddlyWiki 5, Socket.IO Admin UI, pinned by its lockfile)"
 # Into tests/apps/node_modules only (no global install, no service); the tests start each one
 # on loopback with a data dir of their own (tests/realapp_*_test.go). No install scripts run:
-# none of them needs one.
-npm ci --prefix tests/apps --no-audit --no-fund --loglevel=error --ignore-scripts
+# none of them needs one. About 230 MB: kept between runs while the lockfile is the one it was
+# installed from (its hash, written after a whole npm ci), so a second run installs nothing.
+apps_lock=$(sha256sum tests/apps/package-lock.json | cut -d' ' -f1)
+if [ "$(cat tests/apps/node_modules/.installed-from-lock 2>/dev/null)" = "$apps_lock" ]; then
+  echo "tests/apps: node_modules already installed from this lockfile"
+else
+  npm ci --prefix tests/apps --no-audit --no-fund --loglevel=error --ignore-scripts
+  echo "$apps_lock" > tests/apps/node_modules/.installed-from-lock
+fi
 phase "tests (race detector, real components)"
 # As go test prints it, then the ten slowest tests and the packages' wall times
 # (scripts/testtime reads go test -json; pipefail keeps go test's failure). The end-to-end
