@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite, exactly as CI runs it (.ci/run calls this).
-# Installs what is missing (apt, and the independent MCP client's node modules with npm ci),
+# Installs what is missing (apt, and with npm ci the independent MCP client's node modules and
+# the npm applications the alias sign-in is tried on: Node-RED, Verdaccio, TiddlyWiki, the
+# Socket.IO Admin UI),
 # then runs gofmt, go vet, the darwin build, and every test with the race detector against the
 # REAL components: each test starts its own private D-Bus bus with gnome-keyring
 # (scripts/with-secret-service.sh). HEADLESS_REAL=1 makes a missing component a failure, never
@@ -82,6 +84,18 @@ GOOS=darwin go vet ./...
 phase "node modules of the independent MCP client (tests/mcpclient, pinned by its lockfile)"
 command -v node >/dev/null && command -v npm >/dev/null || { echo "test.sh: the TypeScript MCP client test needs Node.js 18+ and npm (install-deps --test installs Debian's)" >&2; exit 1; }
 npm ci --prefix tests/mcpclient --no-audit --no-fund --loglevel=error
+phase "npm applications the alias sign-in is tried on (tests/apps: Node-RED 4.1, Verdaccio 6.8, TiddlyWiki 5, Socket.IO Admin UI, pinned by its lockfile)"
+# Into tests/apps/node_modules only (no global install, no service); the tests start each one
+# on loopback with a data dir of their own (tests/realapp_*_test.go). No install scripts run:
+# none of them needs one. About 230 MB: kept between runs while the lockfile is the one it was
+# installed from (its hash, written after a whole npm ci), so a second run installs nothing.
+apps_lock=$(sha256sum tests/apps/package-lock.json | cut -d' ' -f1)
+if [ "$(cat tests/apps/node_modules/.installed-from-lock 2>/dev/null)" = "$apps_lock" ]; then
+  echo "tests/apps: node_modules already installed from this lockfile"
+else
+  npm ci --prefix tests/apps --no-audit --no-fund --loglevel=error --ignore-scripts
+  echo "$apps_lock" > tests/apps/node_modules/.installed-from-lock
+fi
 phase "tests (race detector, real components)"
 # As go test prints it, then the ten slowest tests and the packages' wall times
 # (scripts/testtime reads go test -json; pipefail keeps go test's failure). The end-to-end
