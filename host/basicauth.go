@@ -231,6 +231,14 @@ func (s *session) basicPending(pageURL string) *basicSeen {
 	return &c
 }
 
+// basicChallenged reports whether the session's main frame got, since since, a Basic challenge
+// for url that the host cancelled (basicSeen).
+func (s *session) basicChallenged(url string, since time.Time) bool {
+	s.basic.mu.Lock()
+	defer s.basic.mu.Unlock()
+	return s.basic.seen != nil && s.basic.seen.url == url && !s.basic.seen.at.Before(since)
+}
+
 // basicAuthRequired issues a challenge for a pending Basic challenge of the session's page.
 func (h *Host) basicAuthRequired(ctx context.Context, b *cdp.Browser, s *session) *control.AuthRequired {
 	u, _, err := h.pageInfo(ctx, b, s)

@@ -89,6 +89,13 @@ func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target 
 	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
 		return err
 	}
+	if r.ErrorText != "" && s.basicChallenged(target, t0) {
+		// A Basic challenge the host cancelled, whose 401 has no body to show (Chromium then
+		// fails the navigation): the page is the challenge, which the result offers
+		// (auth_required kind basic), not a failed visit.
+		s.waitStopped(ctx, abortedRetryWait)
+		return nil
+	}
 	if r.ErrorText != "" {
 		return wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(r.ErrorText, 200))
 	}

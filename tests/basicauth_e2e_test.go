@@ -44,6 +44,16 @@ func newBasicSite(t testing.TB, account, pw string) *basicSite {
 		lsPage(w, "Staging", "<h1>Welcome to staging, "+u+"</h1>")
 	}
 	mux.HandleFunc("GET /basic", protected)
+	// /bare: a 401 with no body, as some applications answer (TiddlyWiki): Chromium fails
+	// such a navigation, which must still be offered as the challenge it is.
+	mux.HandleFunc("GET /bare/", func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); ok && u == s.account && p == s.pw {
+			lsPage(w, "Staging", "<h1>Bare welcome, "+u+"</h1>")
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="staging"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
 	mux.HandleFunc("GET /basic/more", protected)
 	// /basic/app is an application under the realm: its page loads its script, which calls
 	// its API; both need the header as the document does.
@@ -216,6 +226,18 @@ func TestBasicAuth(t *testing.T) {
 		defer mu.Unlock()
 		if len(leaked) != 0 {
 			t.Fatalf("LEAK: the redirect's target (another origin) received Authorization %q", leaked)
+		}
+	})
+	t.Run("a 401 without a body", func(t *testing.T) {
+		e.ok(t, nil, "session", "create", "bare")
+		var p basicPage
+		e.ok(t, &p, "visit", site.URL+"/bare/", "--session", "bare")
+		if p.AuthRequired == nil || p.AuthRequired.Kind != "basic" {
+			t.Fatalf("a 401 without a body: auth_required %+v, want kind basic", p.AuthRequired)
+		}
+		lsLoginOK(t, e, "authenticated", "--challenge", p.AuthRequired.Challenge, "--alias", "staging", "--session", "bare")
+		if r := e.run("", "headless", "snapshot", "--session", "bare", "--json"); r.code != 0 || !strings.Contains(r.stdout, "Bare welcome") {
+			t.Fatalf("snapshot after the answer: %+v", r)
 		}
 	})
 	t.Run("wrong password", func(t *testing.T) {
