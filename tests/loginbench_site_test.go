@@ -98,6 +98,40 @@ func newBenchSite(t testing.TB, account, password string) *benchSite {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, "<!doctype html><html><head><title>Orders</title></head><body>%s</body></html>", b.String())
 	})
+	// /assets: a page of an application with 40 images, 8 scripts, 4 style sheets and 8 API
+	// calls, each its own request: what the network guard holds after a sign-in.
+	mux.HandleFunc("GET /assets", func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		b.WriteString(`<h1>Dashboard</h1>`)
+		for i := range 4 {
+			fmt.Fprintf(&b, `<link rel="stylesheet" href="/a/s%d.css">`, i)
+		}
+		for i := range 40 {
+			fmt.Fprintf(&b, `<img src="/a/i%d.png" width="8" height="8" alt="">`, i)
+		}
+		for i := range 8 {
+			fmt.Fprintf(&b, `<script src="/a/j%d.js"></script>`, i)
+		}
+		b.WriteString(`<p id="api">0</p>`)
+		htmlPage(w, "Dashboard", "", b.String())
+	})
+	mux.HandleFunc("GET /a/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		switch {
+		case strings.HasSuffix(r.URL.Path, ".js"):
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(w, `fetch("/a/api.json").then(function (r) { return r.json(); }).then(function () { var p = document.getElementById("api"); p.textContent = +p.textContent + 1; });`)
+		case strings.HasSuffix(r.URL.Path, ".css"):
+			w.Header().Set("Content-Type", "text/css")
+			fmt.Fprint(w, `h1 { color: #333 }`)
+		case strings.HasSuffix(r.URL.Path, ".json"):
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"ok":true}`)
+		default:
+			w.Header().Set("Content-Type", "image/png")
+			w.Write(onePixelPNG)
+		}
+	})
 	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
 		s.signOut(w, r)
 		http.Redirect(w, r, "/login", http.StatusSeeOther)
@@ -106,3 +140,6 @@ func newBenchSite(t testing.TB, account, password string) *benchSite {
 	t.Cleanup(s.Close)
 	return s
 }
+
+// onePixelPNG is a 1×1 transparent PNG.
+var onePixelPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")

@@ -108,19 +108,23 @@ document.querySelectorAll("form")[1].addEventListener("submit", function () { th
 
 	t.Run("refused before anyone is asked", func(t *testing.T) {
 		e.run("", "headless", "visit", site.URL+"/login", "--json")
-		f := refs(t)
 		n := prompts()
+		// (Each sign-in looks at the page itself, which makes the agent's refs stale: a fresh
+		// snapshot before each.)
 		for _, c := range []struct {
-			args []string
+			args func(f map[string]string) []string
 			code string
 		}{
-			{[]string{"--password-field", f["staff_mail"]}, "INVALID_ARGUMENT"},
-			{[]string{"--password-field", f["staff_pw"], "--account-field", f["admin_pw"]}, "INVALID_ARGUMENT"},
-			{[]string{"--password-field", "e999"}, "REF_UNKNOWN"},
-			{[]string{"--account-field", f["staff_mail"]}, "USAGE"},
+			{func(f map[string]string) []string { return []string{"--password-field", f["staff_mail"]} }, "INVALID_ARGUMENT"},
+			{func(f map[string]string) []string {
+				return []string{"--password-field", f["staff_pw"], "--account-field", f["admin_pw"]}
+			}, "INVALID_ARGUMENT"},
+			{func(map[string]string) []string { return []string{"--password-field", "e999"} }, "REF_UNKNOWN"},
+			{func(f map[string]string) []string { return []string{"--account-field", f["staff_mail"]} }, "USAGE"},
 		} {
-			if r := login(c.args...); r.code == 0 || errCode(t, r) != c.code {
-				t.Errorf("auth login %v: %+v, want %s", c.args, r, c.code)
+			args := c.args(refs(t))
+			if r := login(args...); r.code == 0 || errCode(t, r) != c.code {
+				t.Errorf("auth login %v: %+v, want %s", args, r, c.code)
 			}
 		}
 		if prompts() != n {

@@ -254,6 +254,8 @@ var specs = []spec{
 		base: [][2]string{{"BenchmarkJourney", "pw-p50-ms"}}, baseLabel: "Playwright script (plaintext fill)", goalRatio: 0.85},
 	{id: "mcp_tools_bytes", label: "MCP tool definitions bytes", unit: "bytes", better: "lower", bench: "BenchmarkMCP", metric: "headless-tools-bytes",
 		base: [][2]string{{"BenchmarkMCP", "pw-tools-bytes"}}, baseLabel: "Playwright MCP", goalRatio: 1.0},
+	{id: "guarded_load_p50", label: "a page load of 60 requests after a sign-in (the network guard holds and checks each), p50", unit: "ms", better: "lower", bench: "BenchmarkGuardedLoad", metric: "guarded-p50-ms",
+		base: [][2]string{{"BenchmarkGuardedLoad", "clean-p50-ms"}}, baseLabel: "the same page load before any sign-in (nothing held)", goalRatio: 1.1},
 	{id: "snapshot_scan_p50", label: "snapshot of a 2,000-element page after a sign-in (echo scan), p50", unit: "ms", better: "lower", bench: "BenchmarkSnapshotScan", metric: "released-p50-ms",
 		base: [][2]string{{"BenchmarkSnapshotScan", "clean-p50-ms"}}, baseLabel: "the same snapshot before any sign-in (nothing to scan for)", goalRatio: 1.1},
 	{id: "soak_status_p99", label: "soak: status p99 during 500 sign-ins in 16 sessions with hostile pages", unit: "ms", better: "lower", bench: "BenchmarkSoak", metric: "status-p99-ms",
