@@ -78,9 +78,12 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 				return "authenticated", nil
 			case ev.Navigated:
 				return status, nil // another origin, an error page, a cut outline or a first step again: unknown
-			case !anyForm && len(snapshot.CodeForms(after.outline)) == 0 && afterOrigin == si.origin && !s.navPending.Load() && looksSettled(&seen, after):
-				// The same document, the sign-in no longer shown, and no step of it either
-				// (a one-time-code field still asks for something).
+			case !anyForm && len(snapshot.CodeForms(after.outline)) == 0 && afterOrigin == si.origin && !s.navPending.Load() &&
+				si.typedGone(ctx) && settledLooks(seen, after.document):
+				// The same document, the sign-in no longer shown (the fields typed into gone
+				// or without a box: an application's page is often longer than an outline,
+				// so the outline alone cannot say), and no step of it either (a one-time-code
+				// field still asks for something).
 				return "authenticated", nil
 			}
 		}
@@ -95,6 +98,27 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 			return status, nil
 		}
 	}
+}
+
+// settledLooks counts the looks at document with the sign-in no longer shown; the second one
+// (a moment after the page settled on the submit's requests) decides.
+func settledLooks(seen map[string]int, document string) bool {
+	seen[document]++
+	return seen[document] >= 2
+}
+
+// typedGone reports whether every field the host typed into in the session's page is gone or
+// has no box: what a person sees of a sign-in an application hid or removed.
+func (si *signIn) typedGone(ctx context.Context) bool {
+	for id := range si.s.taint {
+		var q struct {
+			Quads [][]float64 `json:"quads"`
+		}
+		if si.b.Call(ctx, si.s.sid, "DOM.getContentQuads", map[string]any{"backendNodeId": id}, &q) == nil && len(q.Quads) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // VerifyWait bounds how long auth login watches the page for its outcome.

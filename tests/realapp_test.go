@@ -266,7 +266,9 @@ func appSignIn(t *testing.T, e *env, page, shows, alias string, extra ...string)
 func appVisit(t *testing.T, e *env, page, shows string) basicPage {
 	t.Helper()
 	var p basicPage
-	e.ok(t, &p, "visit", page)
+	// An application's first page loads many scripts: on a loaded machine that takes long, and
+	// the visit answers as soon as it is loaded (no assertion rests on the machine's speed).
+	e.ok(t, &p, "visit", page, "--timeout", "5m")
 	t.Logf("visit %s: url %s, auth_required %+v", page, p.URL, p.AuthRequired)
 	if shows != "" {
 		appShows(t, e, shows)
