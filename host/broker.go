@@ -273,6 +273,13 @@ func (h *Host) withBroker(ctx context.Context, fn func(*brokerapi.Client) error)
 // accountFor reads the account of alias at origin from the broker's metadata (no secret): the
 // isolated session's own store, or the vault for a normal session.
 func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (string, error) {
+	c, err := h.credentialOf(ctx, s, o, alias)
+	return c.Account, err
+}
+
+// credentialOf is what brokerd lists of alias at origin o in session s's store (metadata: the
+// account, the origins the person named for it), never its secret.
+func (h *Host) credentialOf(ctx context.Context, s *session, o, alias string) (brokerapi.Credential, error) {
 	var creds []brokerapi.Credential
 	err := h.withBroker(ctx, func(c *brokerapi.Client) error {
 		var err error
@@ -284,14 +291,14 @@ func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (str
 		return err
 	})
 	if err != nil {
-		return "", err
+		return brokerapi.Credential{}, err
 	}
 	for _, c := range creds {
 		if strings.EqualFold(c.Alias, alias) {
-			return c.Account, nil
+			return c, nil
 		}
 	}
-	return "", wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s", alias, o)
+	return brokerapi.Credential{}, wire.Errorf(wire.CodeAliasUnknown, "no alias %q at %s", alias, o)
 }
 
 // learnPath tells brokerd that the form sign-in of challenge ended authenticated: a credential

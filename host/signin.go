@@ -140,6 +140,12 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 			return si.passkeyLogin(ctx, p, res, st, challengeID)
 		}
 	}
+	// The origins the person named for the credential, which its form may post to besides
+	// the credential's (brokerd's list; its release says so again, and that is what the guard
+	// holds to).
+	if c, err := h.credentialOf(look.ctx, s, si.origin, p.Alias); err == nil {
+		si.also = c.AlsoOrigins
+	}
 	var form snapshot.LoginForm
 	if si.named != nil {
 		if form, err = si.named.form(st); err != nil {
@@ -168,7 +174,7 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	}
 
 	// Refuse a form that could never take the password before anyone is asked to approve.
-	if err := checkForm(st, form, si.origin); err != nil {
+	if err := checkForm(st, form, si.origin, si.also...); err != nil {
 		return err
 	}
 	// No other window may hold a reference to the page while the person decides and the host
@@ -333,7 +339,7 @@ func (l *lookBound) timeout(ctx context.Context, err error) error {
 // firstStep types account into the username-only first step of a two-step login, submits it
 // and returns the password step's page and form (same origin only).
 func (si *signIn) firstStep(ctx context.Context, st pageState, form snapshot.LoginForm, account string) (pageState, snapshot.LoginForm, error) {
-	if err := checkForm(st, form, si.origin); err != nil {
+	if err := checkForm(st, form, si.origin, si.also...); err != nil {
 		return st, form, err
 	}
 	if err := si.typeAccount(ctx, st.refs[form.Username], st.document, account); err != nil {
