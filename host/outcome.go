@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,17 +69,19 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 			ev.LoginFormPresent = hasPasswordForm(after)
 			ev.ErrorText = clip.Text(loginErrorText(after.outline), 200)
 			afterOrigin, _ := origin.Canonical(after.outline.Origin)
-			anyForm := len(after.forms) > 0 // username-only steps count too
+			// A sign-in still shown: a sign-in form (a first step counts too) or any password
+			// field; what the detection judged a sign-up, a search box or a newsletter is not one.
+			anyForm := slices.ContainsFunc(after.forms, func(f snapshot.LoginForm) bool { return f.SignIn || f.Password != "" })
 			switch {
 			case ev.ErrorText != "":
 				return "failed", nil
 			case ev.Navigated && ev.LoginFormPresent:
 				return "failed", nil
-			case ev.Navigated && !anyForm && !after.outline.Truncated && afterOrigin == si.origin:
+			case ev.Navigated && !anyForm && !after.outline.Truncated && si.ownOrigin(afterOrigin):
 				return "authenticated", nil
 			case ev.Navigated:
 				return status, nil // another origin, an error page, a cut outline or a first step again: unknown
-			case !anyForm && len(snapshot.CodeForms(after.outline)) == 0 && afterOrigin == si.origin && !s.navPending.Load() &&
+			case !anyForm && len(snapshot.CodeForms(after.outline)) == 0 && si.ownOrigin(afterOrigin) && !s.navPending.Load() &&
 				si.typedGone(ctx) && settledLooks(seen, after.document):
 				// The same document, the sign-in no longer shown (the fields typed into gone
 				// or without a box: an application's page is often longer than an outline,
@@ -152,4 +155,10 @@ func looksLikeLoginError(t string) bool {
 		}
 	}
 	return false
+}
+
+// ownOrigin reports whether o is the credential's origin or one the person named for it: a
+// page there after the submit is the site's own answer.
+func (si *signIn) ownOrigin(o string) bool {
+	return o != "" && (o == si.origin || slices.Contains(si.also, o))
 }

@@ -266,3 +266,71 @@ func TestEgressGuard(t *testing.T) {
 		})
 	}
 }
+
+// TestAlsoOrigin (issue 43, point 5): a sign-in page whose form posts to a sibling origin of
+// the site (signin.example → www.example). Without the person naming that origin it is
+// FORM_ACTION_CROSS_ORIGIN before anyone is asked; with --also-origin at enrolment the prompt
+// names it, the password goes there in the form's body, and the sign-in lands there,
+// authenticated. A script sending it to a third origin is still refused.
+func TestAlsoOrigin(t *testing.T) {
+	parallel(t)
+	e := newEnv(t, envOptions{})
+	book := newSiteBook(http.Cookie{Name: "ao_sid"})
+	www := http.NewServeMux()
+	www.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
+		book.record(loginPost{"www", "/login", u, p})
+		if !book.check(u, p) {
+			htmlPage(w, "Sign in", "", `<p role="alert">Invalid credentials</p>`)
+			return
+		}
+		book.signIn(w, u)
+		http.Redirect(w, r, "/home", http.StatusSeeOther)
+	})
+	www.HandleFunc("GET /home", func(w http.ResponseWriter, r *http.Request) {
+		htmlPage(w, "Home", "", `<h1>Welcome `+html.EscapeString(book.account(r))+`</h1>`)
+	})
+	wwwSrv := httptest.NewServer(www)
+	t.Cleanup(wwwSrv.Close)
+	signin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		htmlPage(w, "Sign in", "", `<h1>Sign in</h1>
+<form method="post" action="`+wwwSrv.URL+`/login">
+ <label>Email <input type="email" name="username" autocomplete="username"></label>
+ <label>Password <input type="password" name="password" autocomplete="current-password"></label>
+ <button>Sign in</button></form>`)
+	}))
+	t.Cleanup(signin.Close)
+	const account = "ann@example.test"
+	pw := newCanary()
+	book.SetAccount(account, pw)
+	approve, approveLog := presencetest.FakePinentry(t, "approve")
+	lsPresence(e, approve, 5)
+	lsEnroll(t, e, signin.URL, "plain", account, pw)
+	r := e.runTTY([]step{{"Password for", pw + "\n"}, {"Repeat the password", pw + "\n"}},
+		"headless", "credentials", "add", "--origin", signin.URL, "--account", account, "--alias", "sibling", "--also-origin", wwwSrv.URL, "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"also_origins":["`+wwwSrv.URL+`"]`) {
+		t.Fatalf("credentials add --also-origin: %+v", r)
+	}
+	e.start(t)
+	e.run("", "headless", "visit", signin.URL+"/login", "--json")
+	n := len(presencetest.Prompts(t, approveLog))
+	if r := e.run("", "headless", "auth", "login", "--alias", "plain", "--json"); r.code == 0 || errCode(t, r) != "FORM_ACTION_CROSS_ORIGIN" {
+		t.Fatalf("a form posting to an origin nobody named: %+v, want FORM_ACTION_CROSS_ORIGIN", r)
+	}
+	if len(presencetest.Prompts(t, approveLog)) != n {
+		t.Fatal("the person was asked for a form posting elsewhere")
+	}
+	e.run("", "headless", "visit", signin.URL+"/login", "--json")
+	r = e.run("", "headless", "auth", "login", "--alias", "sibling", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"status":"authenticated"`) {
+		t.Fatalf("a form posting to the origin the person named: %+v", r)
+	}
+	prompts := presencetest.Prompts(t, approveLog)
+	if last := prompts[len(prompts)-1]; !strings.Contains(last, wwwSrv.URL) {
+		t.Fatalf("the prompt does not name the other origin: %s", last)
+	}
+	if posts := book.Posts(); len(posts) != 1 || posts[0].Server != "www" || posts[0].Password != pw {
+		t.Fatalf("posts %v", posts)
+	}
+}
