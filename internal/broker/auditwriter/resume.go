@@ -216,4 +216,3 @@ func lastLine(path string, limit int64) ([]byte, error) {
 	}
 	return buf[i+1:], nil
 }
-
