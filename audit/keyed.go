@@ -73,7 +73,8 @@ type Report struct {
 	// chain.
 	Keyed bool `json:"keyed"`
 	// Anchored is the newest record brokerd anchored (0: none).
-	Anchored  uint64     `json:"anchored"`
+	Anchored uint64 `json:"anchored"`
+	// Recovered lists the torn ends brokerd recovered (the newest MaxRecoveries).
 	Recovered []Recovery `json:"recovered"`
 }
 
@@ -165,6 +166,9 @@ func anchorCheck(path string, es []entry, legacy int, anchors []Anchor) error {
 	return nil
 }
 
+// MaxRecoveries bounds the recoveries a [Report] lists (the newest).
+const MaxRecoveries = 64
+
 func recoveries(es []entry) []Recovery {
 	out := []Recovery{}
 	for _, e := range es {
@@ -172,7 +176,7 @@ func recoveries(es []entry) []Recovery {
 			out = append(out, Recovery{Seq: e.rec.Seq, Time: e.rec.Time, Detail: e.rec.Detail})
 		}
 	}
-	return out
+	return out[max(len(out)-MaxRecoveries, 0):]
 }
 
 // Outcome is the answer of 'brokerd audit verify --json': the report, and the failure when

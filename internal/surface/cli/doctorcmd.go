@@ -65,6 +65,7 @@ func (c *cmd) doctorReport(ctx context.Context) doctor.Report {
 		defer b.Close()
 		return b.Version(ctx)
 	}
+	p.AuditVerify = c.env.VerifyAudit
 	p.Host = func(ctx context.Context) (control.Status, error) {
 		return withHost(ctx, c, func(cl *control.Client) (control.Status, error) { return cl.Status(ctx) })
 	}
