@@ -135,7 +135,7 @@ func walk(path string, key []byte, anchors []Anchor) (es []entry, legacy int, er
 			} else if len(anchors) > 0 {
 				seq = anchored + 1
 			}
-			if key != nil && anchored > 0 && anchored >= seq {
+			if key != nil && anchored > 0 && anchored >= seq && !newlineOnly(e, seq, anchors) {
 				return es[:i], legacy, vErr(e, seq, KindTruncated, fmt.Sprintf(
 					"the last line is cut short, but brokerd anchored record %d, so it was whole once: records were cut from the end", anchored))
 			}
@@ -183,6 +183,18 @@ func walk(path string, key []byte, anchors []Anchor) (es []entry, legacy int, er
 		}
 	}
 	return es, legacy, nil
+}
+
+// newlineOnly reports whether the torn last line e (record seq) is the newest record brokerd
+// anchored, whole but for its final newline: nothing of it is lost, and brokerd puts the
+// newline back.
+func newlineOnly(e entry, seq uint64, anchors []Anchor) bool {
+	for _, a := range anchors {
+		if a.Seq > seq || a.Seq == seq && a.Hash != e.hash {
+			return false
+		}
+	}
+	return true
 }
 
 func vErr(e entry, seq uint64, kind Kind, reason string) *VerifyError {

@@ -144,13 +144,18 @@ func (l *Log) settle(rep audit.Report, anchors []audit.Anchor) error {
 		return l.migrate(rep)
 	}
 	l.keyed = true
-	l.first = anchors[0].First
 	if l.afs[0].path != l.path {
 		if err := l.makeAnchor(anchors[0]); err != nil {
 			return err
 		}
 	}
-	if l.seq != anchors[0].Seq {
+	// The files may hold older records than the anchor names (a rotation killed between
+	// anchoring its new oldest and removing the generation): they verified, so they are kept.
+	l.first = anchors[0].First
+	if rep.First > 0 && rep.First < l.first {
+		l.first = rep.First
+	}
+	if l.seq != anchors[0].Seq || l.first != anchors[0].First {
 		if err := l.anchorTo(l.seq, l.prev); err != nil {
 			return err
 		}

@@ -270,6 +270,31 @@ func TestLegacyLogIsKeyed(t *testing.T) {
 	}
 }
 
+// TestKeyedNewlineOnly: the newest record, anchored, whole but for its final newline, is a
+// torn end (nothing of it is lost), and brokerd puts the newline back.
+func TestKeyedNewlineOnly(t *testing.T) {
+	w := newKeyedWorld(t)
+	l := openT(t, w.opts())
+	appendN(t, l, 3)
+	l.Close()
+	path := logPath(w.data)
+	b := mustRead(t, path)
+	os.WriteFile(path, b[:len(b)-1], 0o600)
+	var te *audit.TornError
+	if _, err := w.check(t); !errors.As(err, &te) || te.Seq != 3 {
+		t.Fatalf("Check = %v; want torn at 3", err)
+	}
+	l2 := openT(t, w.opts())
+	appendN(t, l2, 1)
+	rep, err := w.check(t)
+	if err != nil || len(rep.Recovered) != 1 || !strings.Contains(rep.Recovered[0].Detail, "restored the final newline of record 3") || rep.Records != 5 {
+		t.Fatalf("Check after recovery = %+v, %v", rep, err)
+	}
+	if !bytes.HasPrefix(mustRead(t, path), b) {
+		t.Fatal("the records before lost bytes")
+	}
+}
+
 // TestKeyedTornEnd: a record cut short as it was written (never anchored) is AUDIT_TORN, and
 // brokerd recovers it as before, keyed.
 func TestKeyedTornEnd(t *testing.T) {
