@@ -179,7 +179,7 @@ func walk(path string, key []byte, anchors []Anchor) (es []entry, legacy int, er
 			}
 		}
 		if !VerifyMAC(key, e.rec) {
-			return es[:i], legacy, macFailure(es, i, keyedAt, key)
+			return es[:i], legacy, macFailure(es, i, keyedAt, key, anchored)
 		}
 	}
 	return es, legacy, nil
@@ -208,26 +208,32 @@ func chains(a, b entry) bool {
 
 // macFailure names what happened to es[i], whose chain link holds but whose MAC does not
 // verify: one record brokerd did not write (the chain goes on without it), one record
-// edited, or the chain rebuilt from it (every later record fails too) — or, when no keyed
-// record verifies at all, another log in its place.
-func macFailure(es []entry, i, keyedAt int, key []byte) *VerifyError {
+// edited, or the chain rebuilt from it (every later record fails too, or records brokerd
+// anchored are missing after it) — or, when no keyed record verifies at all, another log in
+// its place.
+func macFailure(es []entry, i, keyedAt int, key []byte, anchored uint64) *VerifyError {
 	e := es[i]
 	if i > 0 && i+1 < len(es) && chains(es[i-1], es[i+1]) {
 		return vErr(e, e.rec.Seq, KindInserted, "a record brokerd did not write (its MAC does not verify, and the chain continues without it)")
-	}
-	if i == len(es)-1 {
-		return vErr(e, e.rec.Seq, KindEdited, "the newest record does not verify with brokerd's key: it was edited")
 	}
 	for _, n := range es[i+1:] {
 		if n.err == nil && n.rec.MAC != "" && VerifyMAC(key, n.rec) {
 			return vErr(e, e.rec.Seq, KindEdited, "the record does not verify with brokerd's key: it was edited")
 		}
 	}
+	last := es[len(es)-1]
+	if i == len(es)-1 && (last.err != nil || anchored <= last.rec.Seq) {
+		return vErr(e, e.rec.Seq, KindEdited, "the newest record does not verify with brokerd's key: it was edited")
+	}
 	if i == keyedAt {
 		return vErr(e, e.rec.Seq, KindReplaced, "no keyed record verifies with brokerd's key: the log was replaced, or written under another machine's key")
 	}
+	missing := ""
+	if last.err == nil && anchored > last.rec.Seq {
+		missing = fmt.Sprintf("; the log ends at record %d, but brokerd anchored record %d", last.rec.Seq, anchored)
+	}
 	return vErr(e, e.rec.Seq, KindRechained, fmt.Sprintf(
-		"record %d and every later one fail brokerd's MAC while their chain holds: the chain was rebuilt from here (records dropped, edited or reordered, then re-chained)", e.rec.Seq))
+		"record %d and every later one fail brokerd's MAC while their chain holds: the chain was rebuilt from here (records dropped, edited or reordered, then re-chained)%s", e.rec.Seq, missing))
 }
 
 // diagnose names the first bad record when es[i] does not follow es[i-1], which does follow

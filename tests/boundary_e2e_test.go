@@ -638,6 +638,7 @@ func TestAsUser65534(t *testing.T) {
 		{"UndumpableAgainstSameUID", testUndumpableAgainstSameUID},
 		{"UndumpableRefusedUnderAFakingSeccompFilter", testUndumpableRefusedUnderAFakingSeccompFilter},
 		{"SystemdUnitAsUser", testSystemdUnitAsUser},
+		{"AuditRewrittenByTheUser", testAuditRewrittenByTheUser},
 	} {
 		t.Run(c.name, c.test)
 	}

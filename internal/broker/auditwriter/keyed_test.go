@@ -129,6 +129,10 @@ func TestKeyedTamperIsFoundAndNotContinued(t *testing.T) {
 			ls := lines(t, p)
 			writeLines(t, p, rechain(t, append(ls[:2:2], ls[3:]...)))
 		}, audit.KindRechained, 3},
+		{"drop the one before the newest and rechain", func(t *testing.T, p string) {
+			ls := lines(t, p)
+			writeLines(t, p, rechain(t, append(ls[:4:4], ls[5])))
+		}, audit.KindRechained, 5},
 		{"reorder", func(t *testing.T, p string) {
 			ls := lines(t, p)
 			ls[2], ls[3] = ls[3], ls[2]
