@@ -219,7 +219,7 @@ func load(path string) (es []entry, rotated bool, err error) {
 			if e.err == nil {
 				e.rec, e.err = Parse(line)
 			}
-			e.size, e.hash = len(line), Hash(line)
+			e.size, e.text, e.hash = len(line), line, Hash(line)
 			off += int64(len(line)) + 1
 			es = append(es, e)
 		}

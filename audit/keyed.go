@@ -20,15 +20,48 @@ func MAC(key []byte, r Record) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("audit: encode record: %w", err)
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil)), nil
+	return hmacHex(key, body), nil
 }
+
+// Sign returns r's line with its MAC, and r with MAC set: the canonical JSON of r, MAC being
+// its last field (a hex string, which JSON does not escape).
+func Sign(key []byte, r Record) ([]byte, Record, error) {
+	r.MAC = ""
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, r, fmt.Errorf("audit: encode record: %w", err)
+	}
+	r.MAC = hmacHex(key, body)
+	line := append(body[:len(body)-1:len(body)-1], macField...)
+	return append(append(line, r.MAC...), `"}`...), r, nil
+}
+
+// macField is how a line's MAC begins: its last field.
+const macField = `,"mac":"`
 
 // VerifyMAC reports whether r's MAC is the one key gives it (in constant time).
 func VerifyMAC(key []byte, r Record) bool {
 	want, err := MAC(key, r)
 	return err == nil && r.MAC != "" && hmac.Equal([]byte(want), []byte(r.MAC))
+}
+
+// lineMAC reports whether line, the canonical line of a record whose MAC is mac, carries the
+// MAC key gives it: the line without its last field, hashed as it is (no encoding again).
+func lineMAC(key, line []byte, mac string) bool {
+	n := len(macField) + len(mac) + len(`"}`)
+	if mac == "" || len(line) < n || string(line[len(line)-n:]) != macField+mac+`"}` {
+		return false
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(line[:len(line)-n])
+	m.Write([]byte("}"))
+	return hmac.Equal([]byte(hex.EncodeToString(m.Sum(nil))), []byte(mac))
+}
+
+func hmacHex(key, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // Anchor is brokerd's record of how far one log went, kept where no program of the user can

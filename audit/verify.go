@@ -88,8 +88,9 @@ type entry struct {
 	file string
 	line int
 	off  int64 // where the line starts in file
-	size int   // its length, without the newline
-	torn bool  // the file's last line, with no final newline
+	size int    // its length, without the newline
+	text []byte // the line, without the newline
+	torn bool   // the file's last line, with no final newline
 	rec  Record
 	hash string
 	err  error // parse error
@@ -178,7 +179,7 @@ func walk(path string, key []byte, anchors []Anchor) (es []entry, legacy int, er
 				return es[:i], legacy, vErr(e, e.rec.Seq, KindInserted, "the first keyed record after unkeyed ones is not brokerd's record of keying the log (op migrate)")
 			}
 		}
-		if !VerifyMAC(key, e.rec) {
+		if !lineMAC(key, e.text, e.rec.MAC) {
 			return es[:i], legacy, macFailure(es, i, keyedAt, key, anchored)
 		}
 	}
@@ -217,7 +218,7 @@ func macFailure(es []entry, i, keyedAt int, key []byte, anchored uint64) *Verify
 		return vErr(e, e.rec.Seq, KindInserted, "a record brokerd did not write (its MAC does not verify, and the chain continues without it)")
 	}
 	for _, n := range es[i+1:] {
-		if n.err == nil && n.rec.MAC != "" && VerifyMAC(key, n.rec) {
+		if n.err == nil && lineMAC(key, n.text, n.rec.MAC) {
 			return vErr(e, e.rec.Seq, KindEdited, "the record does not verify with brokerd's key: it was edited")
 		}
 	}

@@ -290,11 +290,7 @@ func (l *Log) encode(r Record) ([]byte, Record, error) {
 	r.Chain, r.Agent = boundChain(r.Chain), boundChain(r.Agent)
 	r.Seq, r.Prev, r.MAC = l.seq+1, l.prev, ""
 	if l.keyed {
-		mac, err := audit.MAC(l.key, r)
-		if err != nil {
-			return nil, r, err
-		}
-		r.MAC = mac
+		return audit.Sign(l.key, r)
 	}
 	line, err := json.Marshal(r)
 	if err != nil {
