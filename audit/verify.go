@@ -87,7 +87,7 @@ func (e *FindingError) WireCode() wire.Code { return wire.CodeAuditTampered }
 type entry struct {
 	file string
 	line int
-	off  int64 // where the line starts in file
+	off  int64  // where the line starts in file
 	size int    // its length, without the newline
 	text []byte // the line, without the newline
 	torn bool   // the file's last line, with no final newline
