@@ -45,7 +45,10 @@ Usage:
                          no brokerd answers): prompts then appear only where the config says,
                          and 'headless stop' stops it
     brokerd --version    print the version
-    brokerd audit verify check the audit log's hash chain; exit 1 at the first bad record
+    brokerd audit verify [--json]
+                         check the audit log with the key and the anchor (read-only; exit 1
+                         at the first problem, naming the record and how); 'headless audit
+                         verify' runs it, and believes it only with brokerd's group
     brokerd --help       print this help
 
 brokerd listens on $XDG_RUNTIME_DIR/headless/broker.sock (fallback /tmp/headless-$UID/),
@@ -86,9 +89,11 @@ Files:
     broker.sock, broker.lock, brokerd.log (bounded: 1 MiB + one rotated generation)
     in the runtime dir; audit.jsonl and, with secret-service presence, credentials.json
     (the locked keyring's record metadata, never a password) in $XDG_DATA_HOME/headless/;
-    login-paths.json (each credential's known sign-in paths) in /var/lib/headless/UID/,
-    which only brokerd's group can reach (the install makes /var/lib/headless; a brokerd
-    that cannot use it releases and saves nothing).
+    login-paths.json (each credential's known sign-in paths) and audit/log-*.anchor (the
+    newest and oldest record of each audit log) in /var/lib/headless/UID/, which only
+    brokerd's group can reach (the install makes /var/lib/headless; a brokerd that cannot
+    use it releases and saves nothing). Every audit record carries a MAC under a key derived
+    from the seal key; a brokerd without the key keeps no audit log.
 
 Exit status: 0 after a clean stop; 1 on a start-up error (another brokerd running,
 unsafe runtime dir, invalid config); 2 on a usage error.

@@ -1,52 +1,61 @@
-// Package auditwriter appends to the hash-chained audit log of what the broker decided. The
-// record format, the chain and the read-only checks ([audit.Verify], [audit.List]) are package
-// audit, which the CLI links; this writer only brokerd links.
+// Package auditwriter appends to the audit log of what the broker decided, keys every record
+// and anchors the log's ends. The record format, the chain and the read-only checks
+// ([audit.Check], [audit.List]) are package audit, which the CLI links; this writer, and the
+// anchors, only brokerd links.
 //
 // # Security contract
 //
 // The log is a JSON Lines file at Options.Path (audit.jsonl in the data dir), created 0600 in a
-// directory created 0700, and opened O_APPEND|O_NOFOLLOW. This process only ever appends to it:
-// one [Record] per line, written with a single write and fsynced before [Log.Append] returns;
-// a write that fails part-way (a full disk) is cut back, so the file ends with a whole record.
-// [Log.Reserve] sets aside the space of the next record beforehand (brokerd calls it before a
-// presence prompt), so a full disk refuses a release before anyone is asked. A
-// record never holds a secret; every string field is cut to [audit.MaxField] bytes of valid
-// UTF-8, so a line stays small. Every append holds a flock on the sibling audit.lock and
-// continues from the file as it is, so several writers (two brokerds sharing a data dir) extend
-// one chain and never fork it.
+// directory created 0700, and opened O_APPEND|O_NOFOLLOW (never a FIFO waited on). This process
+// only ever appends to it: one [Record] per line, written with a single write and fsynced
+// before [Log.Append] returns; a write that fails part-way (a full disk) is cut back, so the
+// file ends with a whole record. [Log.Reserve] sets aside the space of the next record
+// beforehand (brokerd calls it before a presence prompt), so a full disk refuses a release
+// before anyone is asked. A record never holds a secret; every string field is cut to
+// [audit.MaxField] bytes of valid UTF-8, so a line stays small. Every append holds a flock on
+// the sibling audit.lock and continues from the file as it is, so several writers (two
+// brokerds sharing a data dir) extend one chain and never fork it.
 //
 // Records are numbered 1, 2, 3 … (Seq) and each carries Prev, the hex SHA-256 of the previous
-// record's line without its newline ("" for the very first record); see package audit.
+// record's line without its newline ("" for the very first record); see package audit. With
+// Options.Key (brokerd's: the user's audit key, from the seal key) every record also carries its
+// MAC, and the log's ends are anchored in brokerd's state directory (anchor.go), updated after
+// the record is on disk and before Append returns (before brokerd acts on the decision): a
+// record cut after that shows. Before every append the log must be as this writer (or another
+// brokerd of the user) left it; a log that is not is moved aside, never continued, and the
+// chain starts again from the anchor with a record of what was found (keyed.go).
 //
 // # A torn last record
 //
-// A record is one write, fsynced before Append returns and before brokerd acts on the decision
-// it records, so a record a power loss cut short is the record of a decision that did not take
-// effect (a same-user process can make such an end too: the chain is not a signature). When the
-// live file does not end in a newline, Open (and Append, under the writers' lock) continues the
-// chain past it instead of refusing to start: a last line that is the chain's next record whole
-// but for its newline gets its newline back; any other is kept in a file of its own,
-// audit.jsonl.torn-UNIXNANO (0600, the newest 4 kept), and overwritten. Either way a record
-// with op "recover" saying what was done (for a cut, the offset and length of the cut bytes
-// and the file that keeps them) takes the torn bytes' place in the same fsynced step, so no
-// whole record before them is lost and 'headless audit verify' and 'headless audit list' show
-// every recovery ([audit.Recoveries]). Until then, [audit.Verify] reports the torn end as
-// such (AUDIT_TORN), not as an edit; an edit of any record a later one commits to stays
-// AUDIT_TAMPERED, before the recovery and after it. A last line that is whole but not a record,
-// or a torn rotated generation, is not a crash's work: Open refuses it (AUDIT_TAMPERED). A file
-// that cannot be read is its I/O error.
+// A record is one write, fsynced and anchored before Append returns and before brokerd acts on
+// the decision it records, so a record a power loss cut short is the record of a decision that
+// did not take effect. When the live file does not end in a newline, Open (and Append, under the
+// writers' lock) continues the chain past it instead of refusing to start: a last line that is
+// the chain's next record whole but for its newline (with its MAC, when the log is keyed) gets
+// its newline back; any other is kept in a file of its own, audit.jsonl.torn-UNIXNANO (0600, the
+// newest 4 kept), and overwritten. Either way a record with op "recover" saying what was done
+// (for a cut, the offset and length of the cut bytes and the file that keeps them) takes the
+// torn bytes' place in the same fsynced step, so no whole record before them is lost and
+// 'headless audit verify' and 'headless audit list' show every recovery ([audit.Recoveries]).
+// Until then, the checks report the torn end as such (AUDIT_TORN), not as an edit — unless the
+// anchor says the record was whole (a cut afterwards: truncated). A last line that is whole but
+// not a record, or a torn rotated generation, is not a crash's work: a keyed log is moved aside
+// (above); an unkeyed one is refused (AUDIT_TAMPERED). A file that cannot be read is its I/O
+// error.
 //
 // # Rotation
 //
 // Before a write would make the log larger than Options.MaxBytes, the files shift: audit.jsonl →
-// audit.jsonl.1 → audit.jsonl.2 … up to Options.Keep; the oldest generation is removed. The chain
-// continues across files, so audit.Verify checks the whole kept window.
+// audit.jsonl.1 → audit.jsonl.2 … up to Options.Keep; the oldest generation is removed, after
+// the anchor names the new oldest record. The chain continues across files, so the checks cover
+// the whole kept window.
 //
 // # Not guaranteed
 //
-// The chain is not a signature (see package audit): any process of the same user can
-// rewrite the whole chain consistently, truncate the newest records or delete the log. Keep a
-// copy elsewhere (or forward the records) if you need more than tamper evidence.
+// Without a key the chain is not a signature: any process of the same user can rewrite it
+// consistently. With one, a removed record's content is gone (that it went shows), and root or
+// a member of brokerd's group can rewrite everything. Keep a copy elsewhere (or forward the
+// records) if you need the records themselves kept from root.
 package auditwriter
 
 import (
