@@ -202,6 +202,11 @@ func load(path string) (es []entry, rotated bool, err error) {
 		if errors.Is(err, errTooLarge) {
 			return nil, false, &VerifyError{File: name, Kind: KindInserted, Reason: fmt.Sprintf("the file is over %d bytes: not one brokerd wrote", MaxFileBytes)}
 		}
+		if errors.Is(err, errNotRegular) || errors.Is(err, syscall.ELOOP) || errors.Is(err, os.ErrPermission) {
+			// brokerd writes a regular file the user may read: a symlink, a FIFO, a directory
+			// or a file made unreadable is someone else's doing.
+			return nil, false, &VerifyError{File: name, Kind: KindReplaced, Reason: fmt.Sprintf("not a regular file of the user's that can be read (%v)", err)}
+		}
 		if err != nil {
 			return nil, false, fmt.Errorf("audit: read %s: %w", filepath.Base(name), err)
 		}
@@ -227,8 +232,10 @@ func load(path string) (es []entry, rotated bool, err error) {
 	return es, len(gens) > 0, nil
 }
 
-// errTooLarge: a file over MaxFileBytes.
-var errTooLarge = errors.New("file too large")
+var (
+	errTooLarge   = errors.New("file too large")     // a file over MaxFileBytes
+	errNotRegular = errors.New("not a regular file") // a FIFO, a directory, a device
+)
 
 // readFile reads a regular file of at most MaxFileBytes, never through a symlink and never
 // waiting on a FIFO.
@@ -243,7 +250,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), errNotRegular)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err == nil && len(b) > MaxFileBytes {

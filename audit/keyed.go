@@ -1,12 +1,15 @@
 package audit
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/headless-dev/headless/internal/wire"
@@ -72,6 +75,17 @@ type Anchor struct {
 	First uint64 `json:"first"` // seq of the oldest record kept (the next one, before any)
 	Seq   uint64 `json:"seq"`   // seq of the newest record written; 0 before any
 	Hash  string `json:"hash"`  // [Hash] of that record's line; "" before any
+	// Finding is brokerd's newest record of having found the log tampered with: it stays
+	// after that record is rotated out (a flood of records cannot make the log look whole
+	// again); only root, moving the anchor aside, starts over.
+	Finding *Finding `json:"finding,omitempty"`
+}
+
+// Finding is what an anchor keeps of a "tamper" record.
+type Finding struct {
+	Seq  uint64    `json:"seq"`
+	Kind Kind      `json:"kind"`
+	Time time.Time `json:"time"`
 }
 
 // newest is the highest Seq of anchors (0 for none).
@@ -133,11 +147,74 @@ func Check(path string, key []byte, anchors []Anchor) (Report, error) {
 	if err := anchorCheck(path, es, legacy, anchors); err != nil {
 		return rep, err
 	}
-	if err := finding(es); err != nil {
+	if err := finding(es, anchors); err != nil {
 		return rep, err
 	}
 	rep.Intact = true
 	return rep, nil
+}
+
+// important reports whether r is a record the person would want kept when its generation is
+// rotated out, or its log moved aside: a decision that released or changed something (which
+// takes the person, so an agent cannot make many), a finding, or a copy of one of these.
+func important(r Record) bool {
+	switch {
+	case r.Decision == "allow", r.Op == "tamper", r.Op == "kept", r.Op == "migrate":
+		return true
+	case r.Decision == "ok":
+		switch r.Op {
+		case "add", "remove", "init", "repair", "clear":
+			return true
+		}
+	}
+	return false
+}
+
+// MaxKept bounds the records [Keepers] returns.
+const MaxKept = 16
+
+// Keepers returns the important records among the files at paths (each read as [Check] reads
+// one) that carry their MAC under key — brokerd's, wherever they are — the newest MaxKept by
+// seq, oldest first, each once: what brokerd copies into the chain (op "kept") when the
+// generation holding them is rotated out or their log is moved aside. Unreadable files and
+// lines are skipped.
+func Keepers(paths []string, key []byte) []Record {
+	seen := map[uint64]Record{}
+	for _, p := range paths {
+		data, err := readFile(p)
+		if err != nil {
+			continue
+		}
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				break
+			}
+			line := data[:i]
+			data = data[i+1:]
+			if r, err := Parse(line); err == nil && important(r) && lineMAC(key, line, r.MAC) {
+				seen[r.Seq] = r
+			}
+		}
+	}
+	seqs := slices.Sorted(maps.Keys(seen))
+	var out []Record
+	for _, s := range seqs[max(len(seqs)-MaxKept, 0):] {
+		out = append(out, seen[s])
+	}
+	return out
+}
+
+// Kept is the copy of an important record r that brokerd writes into the chain (op "kept"):
+// its fields, its decision, and where it came from; a copy's copy says what the first did.
+func Kept(r Record) Record {
+	k := r
+	k.Seq, k.Prev, k.MAC, k.Time = 0, "", "", time.Time{}
+	if r.Op != "kept" {
+		k.Detail = fmt.Sprintf("record %d, %s at %s, kept as it left the log: %s", r.Seq, r.Op, r.Time.UTC().Format(time.RFC3339), r.Detail)
+	}
+	k.Op = "kept"
+	return k
 }
 
 // anchorCheck checks the ends of a log whose records verify (es) against brokerd's anchors.

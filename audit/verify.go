@@ -36,6 +36,9 @@ type VerifyError struct {
 }
 
 func (e *VerifyError) Error() string {
+	if e.Seq == 0 && e.Line == 0 { // the file as a whole
+		return fmt.Sprintf("audit: %s: %s: %s", e.File, e.Kind, e.Reason)
+	}
 	return fmt.Sprintf("audit: %s:%d: record %d: %s: %s", e.File, e.Line, e.Seq, e.Kind, e.Reason)
 }
 
@@ -110,7 +113,7 @@ func Verify(path string) (records int, err error) {
 	if err != nil {
 		return len(es), err
 	}
-	return len(es), finding(es)
+	return len(es), finding(es, nil)
 }
 
 // walk reads the log at path and checks every line and the chain, and, with a key, every
@@ -292,8 +295,9 @@ func count(es []entry, seq uint64) int {
 	return n
 }
 
-// finding is a *FindingError for the newest "tamper" record of es, nil when there is none.
-func finding(es []entry) error {
+// finding is a *FindingError for the newest "tamper" record of es, or of the anchors'
+// newest finding when its record is no longer in es; nil when there is none.
+func finding(es []entry, anchors []Anchor) error {
 	var f *FindingError
 	n := 0
 	for _, e := range es {
@@ -303,6 +307,13 @@ func finding(es []entry) error {
 		n++
 		kind, _, _ := strings.Cut(e.rec.Detail, ":")
 		f = &FindingError{Seq: e.rec.Seq, Time: e.rec.Time, Kind: Kind(kind), Detail: e.rec.Detail}
+	}
+	for _, a := range anchors {
+		if a.Finding != nil && (f == nil || a.Finding.Seq > f.Seq) {
+			f = &FindingError{Seq: a.Finding.Seq, Time: a.Finding.Time, Kind: a.Finding.Kind,
+				Detail: "that record is no longer in the log (rotated out, or moved aside with the log), but brokerd's anchor keeps the finding"}
+			n++
+		}
 	}
 	if f == nil {
 		return nil

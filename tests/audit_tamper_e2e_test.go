@@ -91,6 +91,8 @@ func auditTamper() int {
 		}
 	case "delete":
 		os.Remove(path)
+	case "chmod":
+		os.Chmod(path, 0)
 	case "forge": // a log of its own, in the old format: no release, no MAC
 		var rs []audit.Record
 		for _, r := range read() {
@@ -149,6 +151,9 @@ func wantTampered(t *testing.T, e *env, what string, seq uint64, kind audit.Kind
 	r := e.run("", "headless", "audit", "verify", "--json")
 	var je jsonErr
 	want := fmt.Sprintf("record %d: %s: ", seq, kind)
+	if seq == 0 {
+		want = fmt.Sprintf(": %s: ", kind) // the file as a whole
+	}
 	if r.code != 1 || json.Unmarshal([]byte(r.stdout), &je) != nil || je.Error.Code != "AUDIT_TAMPERED" || !strings.Contains(je.Error.Message, want) || je.Error.Hint == "" {
 		t.Fatalf("audit verify after the agent's %s: %+v; want AUDIT_TAMPERED naming %q", what, r, want)
 	}
@@ -199,6 +204,7 @@ func testAuditRewrittenByTheUser(t *testing.T) {
 		if err := os.WriteFile(logPath, pristine, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		os.Chmod(logPath, 0o600)
 		e.own(logPath)
 		os.Remove(filepath.Join(filepath.Dir(logPath), "agent-copy"))
 	}
@@ -215,6 +221,7 @@ func testAuditRewrittenByTheUser(t *testing.T) {
 		{"replaceold", 2, audit.KindTruncated},
 		{"delete", 1, audit.KindDeleted},
 		{"forge", 2, audit.KindTruncated},
+		{"chmod", 0, audit.KindReplaced},
 	} {
 		restore()
 		if c.what == "replaceold" { // the copy the agent kept from before its releases

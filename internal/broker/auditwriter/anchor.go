@@ -389,7 +389,8 @@ func readSlots(f *os.File, path string) (slot, error) {
 
 func validAnchor(a audit.Anchor) bool {
 	_, herr := hex.DecodeString(a.Hash)
-	return a.First >= 1 && filepath.IsAbs(a.Path) && (a.Seq == 0 && a.Hash == "" || a.Seq > 0 && len(a.Hash) == 64 && herr == nil)
+	return a.First >= 1 && filepath.IsAbs(a.Path) && (a.Seq == 0 && a.Hash == "" || a.Seq > 0 && len(a.Hash) == 64 && herr == nil) &&
+		(a.Finding == nil || a.Finding.Seq >= 1 && a.Finding.Kind != "")
 }
 
 // openAnchor opens an anchor file: a regular file of uid, 0600, 8 KiB, never through a

@@ -139,9 +139,10 @@ type Log struct {
 	// With a key: the anchor files of path and (when it has one) of given, and the oldest
 	// record kept. keyed: the log is keyed (anchored) now, so records get their MAC; before
 	// (a log written unkeyed, not yet migrated) a torn end is recovered as it was written.
-	afs   []*anchorFile
-	first uint64
-	keyed bool
+	afs     []*anchorFile
+	first   uint64
+	keyed   bool
+	finding *audit.Finding // the newest finding any anchor keeps
 }
 
 // Open opens (creating if needed) the log at o.Path and resumes Seq and Prev from the last
@@ -311,15 +312,36 @@ func (l *Log) encode(r Record) ([]byte, Record, error) {
 // write encodes r and appends it: Append's work once the file is current. Called with l.mu
 // and the writers' lock held.
 func (l *Log) write(r Record) error {
-	line, r, err := l.encode(r)
+	if r.Time.IsZero() {
+		r.Time = l.now() // once: it is encoded again after a rotation
+	}
+	line, _, err := l.encode(r)
 	if err != nil {
 		return err
 	}
 	if l.size > 0 && l.size+int64(len(line))+1 > l.maxBytes {
+		// The important records of the generation about to go are copied first (kept.go): a
+		// flood of records then rotates out what it cannot copy, never a release or a
+		// finding.
+		for _, k := range l.keepersOfDropped() {
+			if err := l.writeOne(audit.Kept(k)); err != nil {
+				return err
+			}
+		}
 		if err := l.rotate(); err != nil {
 			l.broken = err
 			return fmt.Errorf("audit: rotate: %w", err)
 		}
+	}
+	return l.writeOne(r)
+}
+
+// writeOne encodes r and appends it, fsynced and anchored: write's work once the file is
+// current and has room.
+func (l *Log) writeOne(r Record) error {
+	line, r, err := l.encode(r)
+	if err != nil {
+		return err
 	}
 	// A full disk can take part of the line (tmpfs fills the file's last page, then fails):
 	// cut the file back to its last whole record, so the log stays a chain of complete lines

@@ -98,6 +98,9 @@ func (l *Log) loadAnchors() ([]audit.Anchor, error) {
 		if err != nil {
 			return nil, err
 		}
+		if a.Finding != nil && (l.finding == nil || a.Finding.Seq > l.finding.Seq) {
+			l.finding = a.Finding
+		}
 		out = append(out, a)
 	}
 	return out, nil
@@ -189,7 +192,7 @@ func (l *Log) quarantine(found *audit.VerifyError, anchors []audit.Anchor) error
 		}
 	}
 	stamp := strconv.FormatInt(l.now().UnixNano(), 10)
-	kept, err := l.moveAside(stamp)
+	kept, moved, err := l.moveAside(stamp)
 	if err != nil {
 		return fmt.Errorf("audit: move aside the log found %s: %w", found.Kind, err)
 	}
@@ -201,46 +204,79 @@ func (l *Log) quarantine(found *audit.VerifyError, anchors []audit.Anchor) error
 	}
 	l.keyed = true
 	l.seq, l.prev, l.first = base.Seq, base.Hash, base.Seq+1
+	// The finding stays in the anchors, whatever becomes of its record.
+	l.finding = &audit.Finding{Seq: base.Seq + 1, Kind: found.Kind, Time: l.now().UTC().Round(0)}
 	detail := fmt.Sprintf("%s: %s; record %d: %s", found.Kind, kept, found.Seq, found.Reason)
 	if err := l.openFile(); err != nil {
 		return err
 	}
-	err = l.write(Record{Op: "tamper", Decision: "error", Code: string(wire.CodeAuditTampered), Detail: clip.Text(detail, audit.MaxField)})
-	l.f.Close()
-	l.f = nil
-	return err
+	defer func() { l.f.Close(); l.f = nil }()
+	if err := l.writeOne(Record{Op: "tamper", Decision: "error", Code: string(wire.CodeAuditTampered), Detail: clip.Text(detail, audit.MaxField)}); err != nil {
+		return err
+	}
+	// What brokerd wrote that matters, wherever the change left it in those files (its MAC
+	// says it is brokerd's), goes on in the chain.
+	for _, k := range audit.Keepers(moved, l.key) {
+		if err := l.writeOne(audit.Kept(k)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // moveAside renames every file of the log (the live file and its generations) to
-// NAME.tampered-STAMP, removes the oldest such sets beyond maxTampered, and says what it kept.
-func (l *Log) moveAside(stamp string) (string, error) {
+// NAME.tampered-STAMP, removes the oldest such sets beyond maxTampered, and says what it kept
+// and where.
+func (l *Log) moveAside(stamp string) (string, []string, error) {
 	gens, err := audit.Generations(l.path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	names := []string{l.path}
 	for _, n := range gens {
 		names = append(names, l.path+"."+strconv.Itoa(n))
 	}
-	moved := 0
+	var moved []string
 	for _, p := range names {
 		err := os.Rename(p, p+".tampered-"+stamp)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
-		moved++
+		moved = append(moved, p+".tampered-"+stamp)
 	}
 	if err := atomicfile.SyncDir(l.dir); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	l.pruneTampered()
-	if moved == 0 {
-		return "no file of the log was left to keep", nil
+	if len(moved) == 0 {
+		return "no file of the log was left to keep", nil, nil
 	}
-	return fmt.Sprintf("the %d file(s) found are kept as %s*.tampered-%s", moved, filepath.Base(l.path), stamp), nil
+	return fmt.Sprintf("the %d file(s) found are kept as %s*.tampered-%s", len(moved), filepath.Base(l.path), stamp), moved, nil
+}
+
+// keepersOfDropped returns the important records of the generations the next rotation removes
+// (audit.Keepers); none for an unkeyed log.
+func (l *Log) keepersOfDropped() []Record {
+	if !l.keyed {
+		return nil
+	}
+	gens, err := audit.Generations(l.path)
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	for _, n := range gens {
+		if n >= l.keep {
+			paths = append(paths, l.path+"."+strconv.Itoa(n))
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	return audit.Keepers(paths, l.key)
 }
 
 // pruneTampered removes the files of the oldest sets moved aside beyond maxTampered.
@@ -290,7 +326,7 @@ func (l *Log) makeAnchor(a audit.Anchor) error {
 // the log, with the oldest kept. Nothing to do for an unkeyed log.
 func (l *Log) anchorTo(seq uint64, hash string) error {
 	for _, af := range l.afs {
-		if err := af.store(audit.Anchor{First: l.first, Seq: seq, Hash: hash}); err != nil {
+		if err := af.store(audit.Anchor{First: l.first, Seq: seq, Hash: hash, Finding: l.finding}); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,9 +205,21 @@ func TestKeyedTamperIsFoundAndNotContinued(t *testing.T) {
 			if kept, _ := filepath.Glob(path + ".tampered-*"); len(found) > 0 && (len(kept) != 1 || !bytes.Equal(mustRead(t, kept[0]), found)) {
 				t.Fatalf("kept %v; want the file found, as it was", kept)
 			}
+			// The finding, brokerd's own important records found in those files (kept), the
+			// two appends.
 			ls := lines(t, path)
-			if len(ls) != 3 {
-				t.Fatalf("%d records after the finding, want the finding and 2", len(ls))
+			for i, ln := range ls {
+				r, _ := audit.Parse(ln)
+				want := "kept"
+				switch {
+				case i == 0:
+					want = "tamper"
+				case i >= len(ls)-2:
+					want = "release"
+				}
+				if r.Op != want {
+					t.Fatalf("record %d of the new chain is %s, want %s", r.Seq, r.Op, want)
+				}
 			}
 		})
 	}
@@ -236,8 +249,9 @@ func TestKeyedAppendFindsATamperWhileOpen(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Kind != audit.KindTruncated || fe.Seq != 5 {
 		t.Fatalf("Check = %v; want the truncation found as record 5", err)
 	}
-	if ls := lines(t, path); len(ls) != 2 {
-		t.Fatalf("%d records; want the finding and the append", len(ls))
+	ls = lines(t, path)
+	if r, _ := audit.Parse(ls[0]); r.Op != "tamper" || len(ls) != 2+3 {
+		t.Fatalf("%d records; want the finding, the 3 releases kept, and the append", len(ls))
 	}
 }
 
@@ -325,22 +339,59 @@ func TestKeyedTornEnd(t *testing.T) {
 }
 
 // TestKeyedRotation: the anchor follows the oldest record kept; removing the oldest
-// generation shows.
+// generation shows. A flood of refusals (what an agent can make brokerd write at will) rotates
+// out everything but what matters: a release is copied forward (op "kept") generation after
+// generation, and a finding stays in the anchor after its record went.
 func TestKeyedRotation(t *testing.T) {
 	w := newKeyedWorld(t)
 	o := w.opts()
 	o.MaxBytes, o.Keep = 2000, 2
 	l := openT(t, o)
-	appendN(t, l, 40)
+	if err := l.Append(Record{Op: "release", Decision: "allow", Alias: "precious", PID: 42}); err != nil {
+		t.Fatal(err)
+	}
+	flood := func(n int) {
+		for range n {
+			if err := l.Append(Record{Op: "release", Decision: "deny", Code: "PEER_NOT_HOST", Alias: "flood", PID: 666}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	flood(200)
 	rep, err := w.check(t)
-	if err != nil || !rep.Intact || rep.First <= 1 || rep.Last != 40 {
+	if err != nil || !rep.Intact || rep.First <= 1 {
 		t.Fatalf("Check after rotations = %+v, %v", rep, err)
 	}
+	recs, _ := audit.List(logPath(w.data), time.Time{}, 0)
+	kept := 0
+	for _, r := range recs {
+		if r.Op == "kept" && r.Alias == "precious" && r.Decision == "allow" && strings.HasPrefix(r.Detail, "record 1, release at ") {
+			kept++
+		}
+	}
+	if kept != 1 || recs[0].Seq == 1 {
+		t.Fatalf("the release of record 1 after a flood: %d copies in %+v", kept, recs)
+	}
 	gens, _ := audit.Generations(logPath(w.data))
-	os.Remove(logPath(w.data) + "." + strconv.Itoa(gens[len(gens)-1]))
+	oldest := logPath(w.data) + "." + strconv.Itoa(gens[len(gens)-1])
+	saved := mustRead(t, oldest)
+	os.Remove(oldest)
 	var ve *audit.VerifyError
 	if _, err := w.check(t); !errors.As(err, &ve) || ve.Kind != audit.KindDropped || ve.Seq != rep.First {
 		t.Fatalf("Check without the oldest generation = %v; want dropped from %d", err, rep.First)
+	}
+	os.WriteFile(oldest, saved, 0o600)
+	// A finding, then a flood: the finding's record rotates out, the finding stays.
+	ls := lines(t, logPath(w.data))
+	writeLines(t, logPath(w.data), ls[:len(ls)-1])
+	flood(300)
+	var fe *audit.FindingError
+	if _, err := w.check(t); !errors.As(err, &fe) || fe.Kind != audit.KindTruncated {
+		t.Fatalf("Check after a finding and a flood = %v; want the finding (truncated)", err)
+	}
+	recs, _ = audit.List(logPath(w.data), time.Time{}, 0)
+	if recs[0].Op == "tamper" {
+		t.Fatal("the flood did not rotate the finding's record out: the test shows nothing")
 	}
 }
 
@@ -519,5 +570,36 @@ func BenchmarkAppendKeyed(b *testing.B) {
 		if err := l.Append(Record{Op: "release", Decision: "allow", Alias: "bench", PID: 42}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestKeyedLogNotAFile: the log replaced by a symlink, a FIFO or a file made unreadable is
+// "replaced", and brokerd moves it aside and goes on (it neither follows, nor waits, nor stops).
+func TestKeyedLogNotAFile(t *testing.T) {
+	for name, do := range map[string]func(p string){
+		"symlink": func(p string) { os.Rename(p, p+".real"); os.Symlink(p+".real", p) },
+		"fifo":    func(p string) { os.Remove(p); syscall.Mkfifo(p, 0o600) },
+		"mode":    func(p string) { os.Chmod(p, 0) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if name == "mode" && os.Geteuid() == 0 {
+				t.Skip("root reads a file of mode 0 (the e2e tests run this threat as uid 65534)")
+			}
+			w := newKeyedWorld(t)
+			l := openT(t, w.opts())
+			appendN(t, l, 2)
+			l.Close()
+			do(logPath(w.data))
+			var ve *audit.VerifyError
+			if _, err := w.check(t); !errors.As(err, &ve) || ve.Kind != audit.KindReplaced {
+				t.Fatalf("Check = %v; want replaced", err)
+			}
+			l2 := openT(t, w.opts())
+			appendN(t, l2, 1)
+			var fe *audit.FindingError
+			if _, err := w.check(t); !errors.As(err, &fe) || fe.Kind != audit.KindReplaced {
+				t.Fatalf("Check after brokerd went on = %v; want the finding", err)
+			}
+		})
 	}
 }
