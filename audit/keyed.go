@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/headless-dev/headless/internal/wire"
@@ -79,7 +81,14 @@ type Anchor struct {
 	// after that record is rotated out (a flood of records cannot make the log look whole
 	// again); only root, moving the anchor aside, starts over.
 	Finding *Finding `json:"finding,omitempty"`
+	// Recent are the newest important records brokerd wrote ([Important]: a release allowed,
+	// an add, a finding …), at most MaxRecent, each with its MAC: what a cut or a deletion took
+	// is named, and written back into the chain (op "kept") when brokerd finds it gone.
+	Recent []Record `json:"recent,omitempty"`
 }
+
+// MaxRecent bounds Anchor.Recent.
+const MaxRecent = 4
 
 // Finding is what an anchor keeps of a "tamper" record.
 type Finding struct {
@@ -142,10 +151,10 @@ func Check(path string, key []byte, anchors []Anchor) (Report, error) {
 		rep.First, rep.Last = es[0].rec.Seq, es[len(es)-1].rec.Seq
 	}
 	if err != nil {
-		return rep, err
+		return rep, withMissing(err, path, key, anchors)
 	}
 	if err := anchorCheck(path, es, legacy, anchors); err != nil {
-		return rep, err
+		return rep, withMissing(err, path, key, anchors)
 	}
 	if err := finding(es, anchors); err != nil {
 		return rep, err
@@ -154,10 +163,78 @@ func Check(path string, key []byte, anchors []Anchor) (Report, error) {
 	return rep, nil
 }
 
-// important reports whether r is a record the person would want kept when its generation is
+// Missing returns the records brokerd's anchors keep a copy of ([Anchor.Recent], each with a
+// MAC that verifies under key) that the log at path no longer holds as written: what a cut,
+// an edit or a deletion took. Unreadable files count as holding nothing.
+func Missing(path string, key []byte, anchors []Anchor) []Record {
+	es, _, _ := load(path)
+	return missing(es, key, anchors)
+}
+
+// Recent returns the records brokerd's anchors keep a copy of ([Anchor.Recent]) whose MAC
+// verifies under key, each seq once, oldest first.
+func Recent(key []byte, anchors []Anchor) []Record { return missing(nil, key, anchors) }
+
+func missing(es []entry, key []byte, anchors []Anchor) []Record {
+	have := map[string]bool{}
+	for _, e := range es {
+		if e.err == nil {
+			have[e.hash] = true
+		}
+	}
+	seen := map[uint64]bool{}
+	var out []Record
+	for _, a := range anchors {
+		for _, r := range a.Recent {
+			line, err := json.Marshal(r)
+			if err != nil || seen[r.Seq] || have[Hash(line)] || !lineMAC(key, line, r.MAC) {
+				continue
+			}
+			seen[r.Seq] = true
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
+// withMissing adds to a *VerifyError what brokerd's anchors keep of the records gone from the
+// log at path.
+func withMissing(err error, path string, key []byte, anchors []Anchor) error {
+	var ve *VerifyError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	gone := Missing(path, key, anchors)
+	if len(gone) == 0 {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("; brokerd keeps a copy of what is gone:")
+	for _, r := range gone {
+		fmt.Fprintf(&b, " record %d (%s)", r.Seq, Summary(r))
+	}
+	ve.Reason += b.String()
+	return ve
+}
+
+// Summary is one line of what a record says, for a message: op and decision, alias and
+// origin, session, and time.
+func Summary(r Record) string {
+	s := r.Op + "/" + r.Decision
+	if r.Alias != "" || r.Origin != "" {
+		s += " " + r.Alias + " at " + r.Origin
+	}
+	if r.Session != "" {
+		s += ", session " + r.Session
+	}
+	return s + ", " + r.Time.UTC().Format(time.RFC3339)
+}
+
+// Important reports whether r is a record the person would want kept when its generation is
 // rotated out, or its log moved aside: a decision that released or changed something (which
 // takes the person, so an agent cannot make many), a finding, or a copy of one of these.
-func important(r Record) bool {
+func Important(r Record) bool {
 	switch {
 	case r.Decision == "allow", r.Op == "tamper", r.Op == "kept", r.Op == "migrate":
 		return true
@@ -192,7 +269,7 @@ func Keepers(paths []string, key []byte) []Record {
 			}
 			line := data[:i]
 			data = data[i+1:]
-			if r, err := Parse(line); err == nil && important(r) && lineMAC(key, line, r.MAC) {
+			if r, err := Parse(line); err == nil && Important(r) && lineMAC(key, line, r.MAC) {
 				seen[r.Seq] = r
 			}
 		}

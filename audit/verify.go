@@ -36,8 +36,11 @@ type VerifyError struct {
 }
 
 func (e *VerifyError) Error() string {
-	if e.Seq == 0 && e.Line == 0 { // the file as a whole
+	switch {
+	case e.Seq == 0 && e.Line == 0: // the file as a whole
 		return fmt.Sprintf("audit: %s: %s: %s", e.File, e.Kind, e.Reason)
+	case e.Line == 0: // records the file should hold
+		return fmt.Sprintf("audit: %s: record %d: %s: %s", e.File, e.Seq, e.Kind, e.Reason)
 	}
 	return fmt.Sprintf("audit: %s:%d: record %d: %s: %s", e.File, e.Line, e.Seq, e.Kind, e.Reason)
 }

@@ -38,7 +38,7 @@ import (
 
 const (
 	anchorSub    = "audit"        // root/UID/audit
-	anchorSlot   = 4096           // bytes per slot; two per file
+	anchorSlot   = 32 << 10       // bytes per slot (the anchor and its recent records); two per file
 	anchorPrefix = "log-"         // then 32 hex digits of the path's SHA-256
 	anchorSuffix = ".anchor"      //
 	anchorsLock  = "anchors.lock" // taken to make or prune a file
@@ -332,6 +332,11 @@ func encodeSlot(s slot) ([]byte, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
+	}
+	for len(b)+1 > anchorSlot && len(s.Anchor.Recent) > 0 {
+		// The copies of recent records make room for the anchor itself (the oldest first).
+		s.Anchor.Recent = s.Anchor.Recent[1:]
+		return encodeSlot(s)
 	}
 	if len(b)+1 > anchorSlot {
 		return nil, fmt.Errorf("%w: the anchor does not fit its slot", errAnchorUnusable)

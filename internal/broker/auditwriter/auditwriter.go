@@ -143,6 +143,7 @@ type Log struct {
 	first   uint64
 	keyed   bool
 	finding *audit.Finding // the newest finding any anchor keeps
+	recent  []Record       // the newest important records written (audit.Anchor.Recent)
 }
 
 // Open opens (creating if needed) the log at o.Path and resumes Seq and Prev from the last
@@ -354,8 +355,14 @@ func (l *Log) writeOne(r Record) error {
 	}
 	if err == nil {
 		// The decision is acted on only once its record is anchored: a record cut after
-		// this shows.
-		err = l.anchorTo(r.Seq, audit.Hash(line))
+		// this shows, and an important one is kept with the anchor too.
+		recent := l.recent
+		if l.keyed && audit.Important(r) {
+			l.recent = append(slices.Clone(l.recent[max(len(l.recent)-audit.MaxRecent+1, 0):]), r)
+		}
+		if err = l.anchorTo(r.Seq, audit.Hash(line)); err != nil {
+			l.recent = recent
+		}
 	}
 	if err != nil {
 		if terr := l.cut(before); terr != nil {

@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,6 +101,9 @@ func (l *Log) loadAnchors() ([]audit.Anchor, error) {
 		}
 		if a.Finding != nil && (l.finding == nil || a.Finding.Seq > l.finding.Seq) {
 			l.finding = a.Finding
+		}
+		if len(out) == 0 {
+			l.recent = a.Recent
 		}
 		out = append(out, a)
 	}
@@ -215,13 +219,28 @@ func (l *Log) quarantine(found *audit.VerifyError, anchors []audit.Anchor) error
 		return err
 	}
 	// What brokerd wrote that matters, wherever the change left it in those files (its MAC
-	// says it is brokerd's), goes on in the chain.
-	for _, k := range audit.Keepers(moved, l.key) {
+	// says it is brokerd's), and what its anchors keep of the newest such records (a cut or a
+	// deletion took them from the files), goes on in the chain.
+	for _, k := range keepers(audit.Keepers(moved, l.key), audit.Recent(l.key, anchors)) {
 		if err := l.writeOne(audit.Kept(k)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// keepers is both lists of records, each seq once, the newest audit.MaxKept, oldest first.
+func keepers(a, b []Record) []Record {
+	bySeq := map[uint64]Record{}
+	for _, r := range append(slices.Clone(a), b...) {
+		bySeq[r.Seq] = r
+	}
+	seqs := slices.Sorted(maps.Keys(bySeq))
+	var out []Record
+	for _, s := range seqs[max(len(seqs)-audit.MaxKept, 0):] {
+		out = append(out, bySeq[s])
+	}
+	return out
 }
 
 // moveAside renames every file of the log (the live file and its generations) to
@@ -326,7 +345,7 @@ func (l *Log) makeAnchor(a audit.Anchor) error {
 // the log, with the oldest kept. Nothing to do for an unkeyed log.
 func (l *Log) anchorTo(seq uint64, hash string) error {
 	for _, af := range l.afs {
-		if err := af.store(audit.Anchor{First: l.first, Seq: seq, Hash: hash, Finding: l.finding}); err != nil {
+		if err := af.store(audit.Anchor{First: l.first, Seq: seq, Hash: hash, Finding: l.finding, Recent: l.recent}); err != nil {
 			return err
 		}
 	}

@@ -243,15 +243,23 @@ func TestKeyedAppendFindsATamperWhileOpen(t *testing.T) {
 	path := logPath(w.data)
 	ls := lines(t, path)
 	writeLines(t, path, ls[:3]) // cut the newest record (a release, say)
+	var ve *audit.VerifyError
+	if _, err := w.check(t); !errors.As(err, &ve) || ve.Kind != audit.KindTruncated || !strings.Contains(ve.Reason, "brokerd keeps a copy of what is gone: record 4 (release/allow a3 at ") {
+		t.Fatalf("Check of the cut log = %v; want it truncated, naming what went", err)
+	}
 	appendN(t, l, 1)
 	_, err := w.check(t)
 	var fe *audit.FindingError
 	if !errors.As(err, &fe) || fe.Kind != audit.KindTruncated || fe.Seq != 5 {
 		t.Fatalf("Check = %v; want the truncation found as record 5", err)
 	}
+	// The cut release is not lost: brokerd's anchor kept it, and it is back in the chain.
 	ls = lines(t, path)
-	if r, _ := audit.Parse(ls[0]); r.Op != "tamper" || len(ls) != 2+3 {
-		t.Fatalf("%d records; want the finding, the 3 releases kept, and the append", len(ls))
+	if r, _ := audit.Parse(ls[0]); r.Op != "tamper" || len(ls) != 2+4 {
+		t.Fatalf("%d records; want the finding, the 4 releases kept (the cut one too), and the append", len(ls))
+	}
+	if r, _ := audit.Parse(ls[4]); r.Op != "kept" || r.Alias != "a3" || !strings.HasPrefix(r.Detail, "record 4, release at ") {
+		t.Fatalf("record after the kept ones = %+v; want the cut release, kept", r)
 	}
 }
 
