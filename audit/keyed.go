@@ -132,6 +132,15 @@ type Report struct {
 	Anchored uint64 `json:"anchored"`
 	// Recovered lists the torn ends brokerd recovered (the newest MaxRecoveries).
 	Recovered []Recovery `json:"recovered"`
+	// Elsewhere are the user's newest important records that went to other logs than this
+	// one (a brokerd started with another data dir), as brokerd placed them.
+	Elsewhere []Placed `json:"elsewhere"`
+}
+
+// Placed is an important record and the log it was written to.
+type Placed struct {
+	Log    string `json:"log"`
+	Record Record `json:"record"`
 }
 
 // Check verifies the log at path with the user's audit key and brokerd's anchors of it: every

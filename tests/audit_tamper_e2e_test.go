@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -362,5 +363,64 @@ func TestAuditLegacyLogIsKeyed(t *testing.T) {
 	os.WriteFile(logPath, bytes.Replace(now, []byte(`"alias":"old"`), []byte(`"alias":"new"`), 1), 0o600)
 	if r := e.run("", "headless", "audit", "verify", "--json"); r.code != 1 || errCode(t, r) != "AUDIT_TAMPERED" {
 		t.Fatalf("audit verify after an edit of a legacy record: %+v", r)
+	}
+}
+
+// testAuditElsewhere (issue 46): the agent starts the genuine brokerd with a data dir of its
+// own (another XDG_DATA_HOME and runtime dir) and has a release go through it: the record is in
+// that log, which the person's verify does not read — but brokerd placed it where no program of
+// the user reaches, and the person's 'audit verify' and doctor name it.
+func testAuditElsewhere(t *testing.T) {
+	e := newEnv(t, envOptions{user: true})
+	program, _ := presencetest.FakePinentryAs(t, "approve", 65534, 65534)
+	e.pinentryConfig(program)
+	if r := e.addCredential("audited", "a@example.test", newCanary()); r.code != 0 {
+		t.Fatalf("add: %+v", r)
+	}
+	e.stopBroker()
+	other := filepath.Join(e.root, "o") // short: Chromium's sockets under its runtime dir have a length limit
+	for _, d := range []string{"", "run", "data"} {
+		os.Mkdir(filepath.Join(other, d), 0o700)
+		e.own(filepath.Join(other, d))
+	}
+	saved := e.vars
+	e.vars = append(slices.Clone(e.vars), "XDG_RUNTIME_DIR="+filepath.Join(other, "run"), "XDG_DATA_HOME="+filepath.Join(other, "data"))
+	func() {
+		defer func() {
+			e.run("", "headless", "stop", "--json")
+			e.stopBroker()
+			e.vars = saved
+		}()
+		if r := e.run("", "headless", "start", "--json"); r.code != 0 {
+			hl, _ := os.ReadFile(filepath.Join(other, "run", "headless", "host.log"))
+			t.Fatalf("the agent's start: %+v\nhost.log: %s", r, hl)
+		}
+		if r := e.run("", "headless", "credentials", "verify", "--origin", origin, "--alias", "audited", "--json"); r.code != 0 {
+			t.Fatalf("a release through the agent's brokerd: %+v", r)
+		}
+	}()
+	var v struct {
+		Intact    bool
+		Elsewhere []struct {
+			Log    string
+			Record struct{ Op, Decision, Alias string }
+		}
+	}
+	e.ok(t, &v, "audit", "verify")
+	// (The user's other logs are named too: uid 65534's worlds of other tests.)
+	want := filepath.Join(other, "data", "headless", "audit.jsonl")
+	if !v.Intact || !slices.ContainsFunc(v.Elsewhere, func(p struct {
+		Log    string
+		Record struct{ Op, Decision, Alias string }
+	}) bool {
+		return p.Log == want && p.Record.Op == "release" && p.Record.Decision == "allow" && p.Record.Alias == "audited"
+	}) {
+		t.Fatalf("audit verify of the person's log: %+v; want the release in %s named", v, want)
+	}
+	if h := e.run("", "headless", "audit", "verify"); !strings.Contains(h.stdout, "went to other audit logs of yours") || !strings.Contains(h.stdout, want) {
+		t.Fatalf("audit verify (human) does not warn:\n%s", h.stdout)
+	}
+	if _, st, r := doctorReport(t, e); st["audit"] != "warning" {
+		t.Fatalf("doctor: audit %s\n%s", st["audit"], r.stdout)
 	}
 }

@@ -639,6 +639,7 @@ func TestAsUser65534(t *testing.T) {
 		{"UndumpableRefusedUnderAFakingSeccompFilter", testUndumpableRefusedUnderAFakingSeccompFilter},
 		{"SystemdUnitAsUser", testSystemdUnitAsUser},
 		{"AuditRewrittenByTheUser", testAuditRewrittenByTheUser},
+		{"AuditElsewhere", testAuditElsewhere},
 	} {
 		t.Run(c.name, c.test)
 	}

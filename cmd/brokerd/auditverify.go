@@ -78,7 +78,7 @@ func verifyLog(layout xdg.Layout) (audit.Report, error) {
 	if err != nil {
 		return audit.Report{}, wire.Errorf(wire.CodeConfigInvalid, "%w", err)
 	}
-	rep := audit.Report{Path: path, Recovered: []audit.Recovery{}}
+	rep := audit.Report{Path: path, Recovered: []audit.Recovery{}, Elsewhere: []audit.Placed{}}
 	key, _, untrusted := trust()
 	if untrusted != "" {
 		return rep, wire.Errorf(wire.CodeAuditUnverified, "brokerd cannot check the audit log with its key: %s", untrusted)
@@ -102,7 +102,7 @@ func verifyLog(layout xdg.Layout) (audit.Report, error) {
 		var held *lockfile.HeldError
 		switch {
 		case errors.As(err, &held):
-			return rep, wire.Errorf(wire.CodeAuditUnverified, "the audit log's writers' lock (%s) is held by another process (pid %d, as its file says) for over %v", held.Path, held.PID, verifyLockWait)
+			return rep, wire.Errorf(wire.CodeAuditUnverified, "the audit log's writers' lock (%s) is held by another process for over %v", held.Path, verifyLockWait)
 		case err == nil:
 			defer unlock()
 		case !errors.Is(err, fs.ErrNotExist):

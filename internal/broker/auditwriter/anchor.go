@@ -286,7 +286,13 @@ func (a *Anchors) prune(names []string) []string {
 // store writes an as the file's next slot and makes it durable.
 func (af *anchorFile) store(an audit.Anchor) error {
 	an.Path = af.path
-	b, err := encodeSlot(slot{Format: anchorFormat, N: af.n + 1, Anchor: an})
+	return af.storeSlot(slot{Format: anchorFormat, Anchor: an})
+}
+
+// storeSlot writes s as the file's next slot and makes it durable.
+func (af *anchorFile) storeSlot(s slot) error {
+	s.N = af.n + 1
+	b, err := encodeSlot(s)
 	if err != nil {
 		return err
 	}
@@ -315,10 +321,11 @@ func (af *anchorFile) close() { af.f.Close() }
 // slot is one slot of an anchor file: the anchor, the slot counter, and the SHA-256 of the
 // slot's JSON without Sum.
 type slot struct {
-	Format int          `json:"format"`
-	N      uint64       `json:"n"`
-	Anchor audit.Anchor `json:"anchor"`
-	Sum    string       `json:"sum,omitempty"`
+	Format int            `json:"format"`
+	N      uint64         `json:"n"`
+	Anchor audit.Anchor   `json:"anchor"`
+	Placed []audit.Placed `json:"placed,omitempty"` // the placed file's (placed.go)
+	Sum    string         `json:"sum,omitempty"`
 }
 
 func encodeSlot(s slot) ([]byte, error) {
@@ -333,9 +340,13 @@ func encodeSlot(s slot) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for len(b)+1 > anchorSlot && len(s.Anchor.Recent) > 0 {
+	if len(b)+1 > anchorSlot && len(s.Anchor.Recent)+len(s.Placed) > 0 {
 		// The copies of recent records make room for the anchor itself (the oldest first).
-		s.Anchor.Recent = s.Anchor.Recent[1:]
+		if len(s.Anchor.Recent) > 0 {
+			s.Anchor.Recent = s.Anchor.Recent[1:]
+		} else {
+			s.Placed = s.Placed[1:]
+		}
 		return encodeSlot(s)
 	}
 	if len(b)+1 > anchorSlot {
@@ -367,6 +378,19 @@ func decodeSlot(b []byte) *slot {
 // readSlots returns the newest whole slot of f, which must be the anchor of path (any path
 // when path is ""), with a valid anchor.
 func readSlots(f *os.File, path string) (slot, error) {
+	return readSlot(f, func(s *slot) error {
+		switch {
+		case path != "" && s.Anchor.Path != path:
+			return fmt.Errorf("%w: %s is the anchor of another log", errAnchorUnusable, filepath.Base(f.Name()))
+		case !validAnchor(s.Anchor):
+			return fmt.Errorf("%w: %s holds an invalid anchor", errAnchorUnusable, filepath.Base(f.Name()))
+		}
+		return nil
+	})
+}
+
+// readSlot returns the newest whole slot of f, which check accepts.
+func readSlot(f *os.File, check func(*slot) error) (slot, error) {
 	b := make([]byte, 2*anchorSlot)
 	n, err := f.ReadAt(b, 0)
 	if err != nil && err != io.EOF {
@@ -381,13 +405,11 @@ func readSlots(f *os.File, path string) (slot, error) {
 			best = s
 		}
 	}
-	switch {
-	case best == nil:
+	if best == nil {
 		return slot{}, fmt.Errorf("%w: %s holds no whole slot", errAnchorUnusable, filepath.Base(f.Name()))
-	case path != "" && best.Anchor.Path != path:
-		return slot{}, fmt.Errorf("%w: %s is the anchor of another log", errAnchorUnusable, filepath.Base(f.Name()))
-	case !validAnchor(best.Anchor):
-		return slot{}, fmt.Errorf("%w: %s holds an invalid anchor", errAnchorUnusable, filepath.Base(f.Name()))
+	}
+	if err := check(best); err != nil {
+		return slot{}, err
 	}
 	return *best, nil
 }
@@ -453,5 +475,10 @@ func Check(path string, key []byte, a *Anchors) (audit.Report, error) {
 	}
 	rep, err := audit.Check(real, key, anchors)
 	rep.Path = path
+	if els, perr := a.elsewhere(key, real, path); perr == nil {
+		rep.Elsewhere = els
+	} else if err == nil {
+		err = perr
+	}
 	return rep, err
 }

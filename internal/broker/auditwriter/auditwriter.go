@@ -359,8 +359,12 @@ func (l *Log) writeOne(r Record) error {
 		recent := l.recent
 		if l.keyed && audit.Important(r) {
 			l.recent = append(slices.Clone(l.recent[max(len(l.recent)-audit.MaxRecent+1, 0):]), r)
+			err = l.anchors.Place(l.path, r)
 		}
-		if err = l.anchorTo(r.Seq, audit.Hash(line)); err != nil {
+		if err == nil {
+			err = l.anchorTo(r.Seq, audit.Hash(line))
+		}
+		if err != nil {
 			l.recent = recent
 		}
 	}

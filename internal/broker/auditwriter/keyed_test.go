@@ -611,3 +611,26 @@ func TestKeyedLogNotAFile(t *testing.T) {
 		})
 	}
 }
+
+// TestElsewhere: a release written to another log of the user's (a brokerd started with
+// another data dir) is named by the check of this one.
+func TestElsewhere(t *testing.T) {
+	w := newKeyedWorld(t)
+	l := openT(t, w.opts())
+	appendN(t, l, 1)
+	other := keyedWorld{data: t.TempDir(), anchors: w.anchors}
+	lo := openT(t, other.opts())
+	if err := lo.Append(Record{Op: "release", Decision: "allow", Alias: "elsewhere", PID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lo.Append(Record{Op: "release", Decision: "deny", Code: "PEER_NOT_HOST", PID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := w.check(t)
+	if err != nil || !rep.Intact || len(rep.Elsewhere) != 1 || rep.Elsewhere[0].Record.Alias != "elsewhere" || rep.Elsewhere[0].Log != logPath(other.data) {
+		t.Fatalf("Check = %+v, %v; want the release in the other log named", rep, err)
+	}
+	if rep, _ := other.check(t); len(rep.Elsewhere) != 1 || rep.Elsewhere[0].Record.Alias != "a0" {
+		t.Fatalf("the other log's check names %+v; want this log's release", rep.Elsewhere)
+	}
+}

@@ -41,6 +41,9 @@ func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 		if rep.Recovered == nil {
 			rep.Recovered = []audit.Recovery{}
 		}
+		if rep.Elsewhere == nil {
+			rep.Elsewhere = []audit.Placed{}
+		}
 		return rep, func(w io.Writer) {
 			fmt.Fprintf(w, "audit log intact: %d records, checked with brokerd's key\n", rep.Records)
 			switch {
@@ -54,6 +57,12 @@ func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 			}
 			for _, r := range rep.Recovered {
 				fmt.Fprintf(w, "  record %d, %s: %s\n", r.Seq, r.Time.Local().Format(time.DateTime), r.Detail)
+			}
+			if len(rep.Elsewhere) > 0 {
+				fmt.Fprintf(w, "warning: recent releases, adds or findings went to other audit logs of yours (a brokerd started with another XDG_DATA_HOME): %d\n", len(rep.Elsewhere))
+			}
+			for _, p := range rep.Elsewhere {
+				fmt.Fprintf(w, "  %s, record %d: %s\n", procstat.Clean(p.Log, 256), p.Record.Seq, procstat.Clean(audit.Summary(p.Record), 512))
 			}
 		}, nil
 	}
