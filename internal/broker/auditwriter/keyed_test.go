@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -632,5 +633,39 @@ func TestElsewhere(t *testing.T) {
 	}
 	if rep, _ := other.check(t); len(rep.Elsewhere) != 1 || rep.Elsewhere[0].Record.Alias != "a0" {
 		t.Fatalf("the other log's check names %+v; want this log's release", rep.Elsewhere)
+	}
+}
+
+// TestKeyedTwoWritersShareOneChain: two brokerds on one data dir (one through a symlink to it)
+// extend one keyed chain and one anchor, rotating, and neither takes the other's records for
+// a change.
+func TestKeyedTwoWritersShareOneChain(t *testing.T) {
+	w := newKeyedWorld(t)
+	alias := filepath.Join(t.TempDir(), "alias")
+	os.Symlink(w.data, alias)
+	oa, ob := w.opts(), w.opts()
+	ob.Path = logPath(alias)
+	oa.MaxBytes, ob.MaxBytes, oa.Keep, ob.Keep = 4000, 4000, 8, 8
+	a, b := openT(t, oa), openT(t, ob)
+	var wg sync.WaitGroup
+	for _, l := range []*Log{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				if err := l.Append(Record{Op: "release", Decision: "deny", Code: "PEER_NOT_HOST", Alias: "x"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rep, err := w.check(t)
+	if err != nil || rep.Last != 60 || rep.Anchored != 60 {
+		t.Fatalf("Check = %+v, %v; want 60 records in one chain, anchored", rep, err)
+	}
+	if kept, _ := filepath.Glob(logPath(w.data) + ".tampered-*"); len(kept) != 0 {
+		t.Fatalf("a writer took the other's records for a change: %v", kept)
 	}
 }
