@@ -129,4 +129,3 @@ func BenchmarkAppendKeyed(b *testing.B) {
 		}
 	}
 }
-
