@@ -1,36 +1,51 @@
-// Package audit is the hash-chained audit log of what brokerd decided: the record format, and
-// the read-only walks that verify and list it. It is what the CLI's 'audit verify' and 'audit
-// list' link; the writer, its lock and its rotation are brokerd's (internal/broker/auditwriter).
+// Package audit is the audit log of what brokerd decided: the record format, and the
+// read-only walks that verify and list it. The CLI links it to list the log; verifying it
+// with brokerd's key ([Check]) is brokerd's ('brokerd audit verify', which the CLI runs and
+// whose answer it takes only with the kernel's word that brokerd has its group). The writer,
+// its lock, its anchors and its rotation are brokerd's (internal/broker/auditwriter).
 //
 // # Security contract
 //
 // The log is a JSON Lines file (audit.jsonl in the data dir), each line the canonical JSON of one
 // [Record], which never holds a secret. Records are numbered 1, 2, 3 … (Seq) and each carries
 // Prev, the hex SHA-256 ([Hash]) of the previous record's line without its newline ("" for the
-// very first record). Rotated generations sit beside it as audit.jsonl.1, .2 …, the largest the
-// oldest; the chain continues across them. [Verify] walks the chain and reports the first edited,
-// reordered, inserted or deleted record as a [*VerifyError]; the first record of the oldest file
-// present is accepted as the chain start, because older generations are removed on purpose;
-// when the live file is the only one it must start at Seq 1 with an empty Prev. Nothing here
-// opens a file for writing, and no file is opened through a symlink.
+// very first record), and MAC, the HMAC-SHA256 of its own line without MAC under the user's
+// audit key, which only brokerd can derive (from the seal key only its group reads). Rotated
+// generations sit beside it as audit.jsonl.1, .2 …, the largest the oldest; the chain continues
+// across them. A program of the user can edit, cut, reorder or delete the files, but cannot make
+// a MAC: [Check] finds every record it changed, wrote or re-chained ([Kind] says which). What
+// the MAC cannot show — records cut from the end, a file replaced by an older copy, the oldest
+// generation removed, the whole log deleted — the [Anchor] shows: brokerd keeps, where only its
+// group can reach (its state directory), the newest record it wrote (seq and hash) and the
+// oldest it keeps, and updates it before it acts on a decision.
+//
+// Records written before records were keyed (legacy) are checked as the plain chain they are:
+// brokerd's first keyed record after them (op "migrate") commits to their last one, so nothing
+// done to them after that goes unseen; what was done to them before cannot be told, and
+// [Report.Legacy] counts them. When brokerd finds the log tampered with, it moves the files
+// aside and starts the chain again from its anchor with a record of what it found (op
+// "tamper"), which [Check] reports ([*FindingError], AUDIT_TAMPERED) as long as it is kept.
+// Nothing here opens a file for writing; no file is opened through a symlink, nor a FIFO
+// waited on; every read is bounded ([MaxFileBytes] a file, [MaxGenerations] files).
 //
 // # A torn end
 //
 // A live file whose chain holds up to a last line with no final newline ends in a record cut
 // short as it was written (brokerd killed, or the power lost, in the middle of an append; or a
-// write still under way): [Verify] reports it as a [*TornError] (AUDIT_TORN), naming the
-// offset and length of the cut bytes, after checking every whole record before them; it is
-// not called an edit. brokerd sets such bytes aside when it next opens the log and records
-// the cut in the chain as a record with op "recover", which [Recoveries] lists. A torn line
-// anywhere else (a rotated generation, or followed by more lines) is a [*VerifyError].
+// write still under way): [Verify] and [Check] report it as a [*TornError] (AUDIT_TORN), naming
+// the offset and length of the cut bytes, after checking every whole record before them; it is
+// not called an edit — unless brokerd's anchor says that record was whole (then it was cut
+// afterwards: [KindTruncated]). brokerd sets such bytes aside when it next opens the log and
+// records the cut in the chain as a record with op "recover", which [Recoveries] lists. A torn
+// line anywhere else (a rotated generation, or followed by more lines) is a [*VerifyError].
 //
 // # Not guaranteed
 //
-// The chain is not a signature: it uses no key, so anyone who can write the files (any process
-// of the same user) can rewrite the whole chain consistently. It detects editing, reordering,
-// insertion and deletion of records inside the kept window; it does not detect truncation of
-// the newest records, an edit of the newest record (no later record commits to it), removal of
-// whole oldest generations, or wholesale deletion of the log by a same-user process.
+// [Verify] (no key) checks the chain only: any process of the same user can rewrite it
+// consistently. [Check] cannot say what a removed record held, only that it was removed
+// (and which seqs). Root, and anyone in brokerd's group, can rewrite everything. Records a
+// brokerd killed between writing and anchoring leaves are authenticated by their MAC but
+// could be cut unseen: brokerd acts on no decision before its record is anchored.
 package audit
 
 import (
@@ -59,13 +74,20 @@ const (
 
 	// maxLine bounds one line when reading a log back; a well-formed line is far smaller.
 	maxLine = 64 << 10
+
+	// MaxFileBytes bounds one file of the log when it is read back: the writer rotates long
+	// before (1 MiB by default, and never more than this), so a longer file is not its work.
+	MaxFileBytes = 4 << 20
+	// MaxGenerations bounds the rotated generations read back (the writer keeps 4 by default,
+	// never more than this).
+	MaxGenerations = 16
 )
 
 // Record is one audit entry. Never holds a secret.
 type Record struct {
 	Seq      uint64    `json:"seq"` // 1, 2, 3 … across rotated files
 	Time     time.Time `json:"time"`
-	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock", "learn_path", "echo", "passkey_overused"
+	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock", "learn_path", "echo", "passkey_overused", "migrate", "tamper"
 	Decision string    `json:"decision"`       // "allow", "deny", "ok", "error"
 	Code     string    `json:"code,omitempty"` // error code when not allowed/ok
 	Origin   string    `json:"origin,omitempty"`
@@ -101,168 +123,19 @@ type Record struct {
 	// "learn_path", why nothing was learned (or which learned path a full credential
 	// dropped); for "echo" (the host reporting that a page showed a released secret), the
 	// name of the output that was refused ("snapshot", …); for "passkey_overused" (the page
-	// had a passkey answer more than the one approved ceremony), how many times.
+	// had a passkey answer more than the one approved ceremony), how many times; for
+	// "migrate" (the first keyed record after unkeyed ones), what the check of those found;
+	// for "tamper", what brokerd found wrong with the log (its kind first: "truncated: …") and
+	// where it moved the files it found.
 	Detail string `json:"detail,omitempty"`
 	Prev   string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
+	// MAC is the hex HMAC-SHA256, under the user's audit key, of the record's line without
+	// MAC ([Sign]); "" on a record written before records were keyed.
+	MAC string `json:"mac,omitempty"`
 }
 
 // MaxChain bounds Record.Chain and Record.Agent.
 const MaxChain = 4
-
-// VerifyError reports the first bad record.
-type VerifyError struct {
-	File   string // path of the file holding (or that should hold) the record
-	Line   int    // 1-based line in File
-	Seq    uint64 // sequence number of the bad (or missing) record
-	Reason string
-}
-
-func (e *VerifyError) Error() string {
-	return fmt.Sprintf("audit: %s:%d: record %d: %s", e.File, e.Line, e.Seq, e.Reason)
-}
-
-// WireCode is AUDIT_TAMPERED: the chain is broken at the record named.
-func (e *VerifyError) WireCode() wire.Code { return wire.CodeAuditTampered }
-
-// TornError reports a live file whose chain holds up to a last line with no final newline:
-// a record cut short as it was written, not an edit (see the package doc).
-type TornError struct {
-	File   string // path of the live file
-	Line   int    // 1-based line of the cut bytes in File
-	Seq    uint64 // the record the cut bytes would have been
-	Offset int64  // where the cut bytes start in File
-	Bytes  int    // how many there are
-}
-
-func (e *TornError) Error() string {
-	return fmt.Sprintf("audit: %s:%d: record %d: torn end: the last record was cut short as it was written (%d bytes at offset %d, no final newline)",
-		e.File, e.Line, e.Seq, e.Bytes, e.Offset)
-}
-
-// WireCode is AUDIT_TORN: the records before the cut bytes verify.
-func (e *TornError) WireCode() wire.Code { return wire.CodeAuditTorn }
-
-// entry is one line read back from the log.
-type entry struct {
-	file string
-	line int
-	off  int64 // where the line starts in file
-	size int   // its length, without the newline
-	torn bool  // the file's last line, with no final newline
-	rec  Record
-	hash string
-	err  error // parse error
-}
-
-// Verify reads the generations of the log at path (path.N … path.1, then path) oldest to newest
-// and checks every line and the chain. It returns the number of records checked, and a
-// *VerifyError for the first bad record, or a *TornError when every record verifies but the
-// live file's last line, which has no final newline. An empty or missing log verifies with 0
-// records.
-func Verify(path string) (records int, err error) {
-	es, rotated, err := load(path)
-	if err != nil {
-		return 0, err
-	}
-	for i, e := range es {
-		if e.torn && e.file == path && i == len(es)-1 {
-			var seq uint64 = 1
-			if i > 0 {
-				seq = es[i-1].rec.Seq + 1
-			} else if rotated {
-				seq = 0 // the chain start of the kept window is not known
-			}
-			return i, &TornError{File: e.file, Line: e.line, Seq: seq, Offset: e.off, Bytes: e.size}
-		}
-		if e.err != nil {
-			var seq uint64
-			if i > 0 && es[i-1].err == nil {
-				seq = es[i-1].rec.Seq + 1
-			} else if i == 0 && !rotated {
-				seq = 1
-			}
-			return i, vErr(e, seq, e.err.Error())
-		}
-		if i == 0 {
-			if e.rec.Seq == 0 {
-				return 0, vErr(e, 0, "seq 0 is invalid")
-			}
-			if !rotated && (e.rec.Seq != 1 || e.rec.Prev != "") {
-				return 0, vErr(e, 1, "chain does not start with seq 1 and empty prev: first record edited or deleted")
-			}
-			continue
-		}
-		if chains(es[i-1], e) {
-			continue
-		}
-		return i, diagnose(es, i)
-	}
-	return len(es), nil
-}
-
-func vErr(e entry, seq uint64, reason string) *VerifyError {
-	return &VerifyError{File: e.file, Line: e.line, Seq: seq, Reason: reason}
-}
-
-// chains reports whether b directly follows a.
-func chains(a, b entry) bool {
-	return a.err == nil && b.err == nil && b.rec.Seq == a.rec.Seq+1 && b.rec.Prev == a.hash
-}
-
-// diagnose names the first bad record when es[i] does not follow es[i-1], which does follow
-// everything before it. Lines i-2 … i+1 are enough to tell the cases apart.
-func diagnose(es []entry, i int) *VerifyError {
-	p, e := es[i-1], es[i]
-	want := p.rec.Seq + 1
-	next := func(k int) (entry, bool) {
-		if k < len(es) {
-			return es[k], true
-		}
-		return entry{}, false
-	}
-	// es[i] continues from es[i-2]: one of es[i-1], es[i] was inserted.
-	if i >= 2 && chains(es[i-2], e) {
-		if n, ok := next(i + 1); ok && chains(p, n) {
-			return vErr(e, e.rec.Seq, "inserted record (the chain continues without it)")
-		}
-		return vErr(p, p.rec.Seq, "inserted record (the chain continues without it)")
-	}
-	// es[i] belongs later and the record expected here appears further on.
-	if e.rec.Seq != want && count(es, e.rec.Seq) == 1 && count(es[i+1:], want) > 0 {
-		return vErr(e, e.rec.Seq, fmt.Sprintf("out of order (record %d comes later)", want))
-	}
-	// es[i+1] continues from es[i-1]: es[i] was inserted.
-	if n, ok := next(i + 1); ok && chains(p, n) {
-		return vErr(e, e.rec.Seq, "inserted record (the chain continues without it)")
-	}
-	if e.rec.Seq == want { // only Prev is wrong
-		if n, ok := next(i + 1); ok && n.err == nil && n.rec.Prev != e.hash {
-			return vErr(e, e.rec.Seq, "edited record (prev does not match the previous line)")
-		}
-		return vErr(p, p.rec.Seq, "edited record (its hash does not match the next record's prev)")
-	}
-	if e.rec.Prev == p.hash {
-		return vErr(e, e.rec.Seq, fmt.Sprintf("edited record (seq %d, want %d)", e.rec.Seq, want))
-	}
-	if e.rec.Seq > want {
-		reason := fmt.Sprintf("record %d deleted", want)
-		if e.rec.Seq > want+1 {
-			reason = fmt.Sprintf("records %d-%d deleted", want, e.rec.Seq-1)
-		}
-		return vErr(e, want, reason)
-	}
-	return vErr(e, e.rec.Seq, fmt.Sprintf("duplicate or replayed record (seq %d, want %d)", e.rec.Seq, want))
-}
-
-func count(es []entry, seq uint64) int {
-	n := 0
-	for _, e := range es {
-		if e.err == nil && e.rec.Seq == seq {
-			n++
-		}
-	}
-	return n
-}
 
 // List returns the records of the log at path with Time ≥ since, newest last, at most max of them (the newest);
 // max ≤ 0 means no limit. It does not verify the chain, but fails on an unparsable line.
@@ -274,7 +147,7 @@ func List(path string, since time.Time, max int) ([]Record, error) {
 	var out []Record
 	for _, e := range es {
 		if e.err != nil {
-			return nil, vErr(e, 0, e.err.Error())
+			return nil, vErr(e, 0, KindMalformed, e.err.Error())
 		}
 		if !e.rec.Time.Before(since) {
 			out = append(out, e.rec)
@@ -305,10 +178,16 @@ func Recoveries(path string) ([]Record, error) {
 }
 
 // load reads every generation, oldest first. rotated reports whether any rotated file exists.
+// More than MaxGenerations generations, or a file over MaxFileBytes, is a *VerifyError: not
+// what the writer leaves.
 func load(path string) (es []entry, rotated bool, err error) {
 	gens, err := Generations(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("audit: read %s: %w", filepath.Dir(path), err)
+	}
+	if len(gens) > MaxGenerations {
+		return nil, false, &VerifyError{File: path, Kind: KindInserted,
+			Reason: fmt.Sprintf("%d or more rotated generations beside the log; brokerd keeps at most %d", len(gens), MaxGenerations)}
 	}
 	var names []string
 	for _, n := range slices.Backward(gens) {
@@ -319,6 +198,14 @@ func load(path string) (es []entry, rotated bool, err error) {
 		data, err := readFile(name)
 		if errors.Is(err, os.ErrNotExist) && name == path {
 			continue // crashed between rotation and creating the new file
+		}
+		if errors.Is(err, errTooLarge) {
+			return nil, false, &VerifyError{File: name, Kind: KindInserted, Reason: fmt.Sprintf("the file is over %d bytes: not one brokerd wrote", MaxFileBytes)}
+		}
+		if errors.Is(err, errNotRegular) || errors.Is(err, syscall.ELOOP) || errors.Is(err, os.ErrPermission) {
+			// brokerd writes a regular file the user may read: a symlink, a FIFO, a directory
+			// or a file made unreadable is someone else's doing.
+			return nil, false, &VerifyError{File: name, Kind: KindReplaced, Reason: fmt.Sprintf("not a regular file of the user's that can be read (%v)", err)}
 		}
 		if err != nil {
 			return nil, false, fmt.Errorf("audit: read %s: %w", filepath.Base(name), err)
@@ -337,7 +224,7 @@ func load(path string) (es []entry, rotated bool, err error) {
 			if e.err == nil {
 				e.rec, e.err = Parse(line)
 			}
-			e.size, e.hash = len(line), Hash(line)
+			e.size, e.text, e.hash = len(line), line, Hash(line)
 			off += int64(len(line)) + 1
 			es = append(es, e)
 		}
@@ -345,13 +232,31 @@ func load(path string) (es []entry, rotated bool, err error) {
 	return es, len(gens) > 0, nil
 }
 
+var (
+	errTooLarge   = errors.New("file too large")     // a file over MaxFileBytes
+	errNotRegular = errors.New("not a regular file") // a FIFO, a directory, a device
+)
+
+// readFile reads a regular file of at most MaxFileBytes, never through a symlink and never
+// waiting on a FIFO.
 func readFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), errNotRegular)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err == nil && len(b) > MaxFileBytes {
+		return nil, errTooLarge
+	}
+	return b, err
 }
 
 // Generations returns the n of every rotated generation path.n beside the log at path,
@@ -373,6 +278,9 @@ func Generations(path string) ([]int, error) {
 		}
 		if n, err := strconv.Atoi(s); err == nil {
 			gens = append(gens, n)
+		}
+		if len(gens) > MaxGenerations {
+			break // load refuses so many; no need to count them all
 		}
 	}
 	slices.Sort(gens)

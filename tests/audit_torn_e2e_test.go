@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
 	"github.com/headless-dev/headless/internal/brokerapi"
 )
@@ -31,14 +32,15 @@ type auditVerifyResult struct {
 
 // TestKill9DuringAuditAppends (issue 30, torn audit records): 20 rounds of a real brokerd
 // killed with SIGKILL at a random moment while a client adds and removes credentials as fast as
-// it can (every one an fsynced audit record). In every other round the log is then also cut at
-// a random byte inside its last record, as a kill or a power loss in the middle of the write
-// leaves it (a real SIGKILL tears a write only rarely). Each time, before brokerd starts again,
+// it can (every one an fsynced audit record). In every other round the log then also ends in a
+// torn write, as a power loss in the middle of one leaves it: the next record in part, or the
+// newest without its newline (a real SIGKILL tears a write only rarely). Each time, before brokerd starts again,
 // 'headless audit verify --json' says what is there: intact, or AUDIT_TORN naming the offset and
 // length of the cut bytes, never AUDIT_TAMPERED; brokerd then starts again; every whole record
 // before the cut is still there byte for byte; the cut is in the chain (a "recover" record that
 // 'audit verify' lists, naming the offset) and its bytes are kept beside the log; the log
-// verifies. At the end an edited byte in an early record is still AUDIT_TAMPERED.
+// verifies. At the end a cut inside the newest record, which brokerd anchored, is
+// AUDIT_TAMPERED (truncated), and so is an edited byte in an early record.
 func TestKill9DuringAuditAppends(t *testing.T) {
 	parallel(t)
 	e := newEnv(t, envOptions{})
@@ -119,11 +121,23 @@ func TestKill9DuringAuditAppends(t *testing.T) {
 			killedMid++
 		}
 		if round%2 == 0 && len(data) > 0 && data[len(data)-1] == '\n' {
-			// A torn write: cut inside the last record, never at its end (that would only
-			// drop its newline, which brokerd puts back).
-			start := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
-			cut := start + 1 + rng.IntN(len(data)-start-2)
-			data = data[:cut]
+			// A torn write, as a power loss in the middle of one leaves it: the next record
+			// written only in part, never anchored (brokerd anchors a record once it is
+			// fsynced, and acts on it only then); or, every fourth round, the newest record
+			// without its final newline (nothing of it lost: brokerd puts the newline back).
+			// A record cut inside after it was anchored is no crash's work (below).
+			if round%4 == 0 {
+				data = data[:len(data)-1]
+			} else {
+				start := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+				prev, err := audit.Parse(data[start : len(data)-1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				next, _ := json.Marshal(audit.Record{Seq: prev.Seq + 1, Time: prev.Time, Op: "add", Decision: "ok", Origin: origin, Alias: "torn",
+					Prev: audit.Hash(data[start : len(data)-1]), MAC: strings.Repeat("0", 64)})
+				data = append(data, next[:1+rng.IntN(len(next)-1)]...)
+			}
 			if err := os.WriteFile(logPath, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -162,11 +176,20 @@ func TestKill9DuringAuditAppends(t *testing.T) {
 		t.Fatalf("only %d audited operations in %d rounds: the kills raced nothing", appended, rounds)
 	}
 
-	// An edit is still an edit: one byte of the second record.
+	// An anchored record cut inside is not a torn write but a truncation (issue 46: the
+	// agent killing brokerd and cutting the record of its release is not a crash).
 	data, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(logPath, data[:len(data)-10], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run("", "headless", "audit", "verify", "--json"); r.code == 0 || errCode(t, r) != "AUDIT_TAMPERED" || !strings.Contains(r.stdout, ": truncated: ") {
+		t.Fatalf("audit verify after a cut inside the newest (anchored) record: %+v; want AUDIT_TAMPERED, truncated", r)
+	}
+
+	// An edit is still an edit: one byte of the second record.
 	at := bytes.IndexByte(data, '\n') + 1 + len(`{"seq":2,"time":"`)
 	data[at] ^= 1
 	if err := os.WriteFile(logPath, data, 0o600); err != nil {

@@ -638,6 +638,8 @@ func TestAsUser65534(t *testing.T) {
 		{"UndumpableAgainstSameUID", testUndumpableAgainstSameUID},
 		{"UndumpableRefusedUnderAFakingSeccompFilter", testUndumpableRefusedUnderAFakingSeccompFilter},
 		{"SystemdUnitAsUser", testSystemdUnitAsUser},
+		{"AuditRewrittenByTheUser", testAuditRewrittenByTheUser},
+		{"AuditElsewhere", testAuditElsewhere},
 	} {
 		t.Run(c.name, c.test)
 	}

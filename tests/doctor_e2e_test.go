@@ -127,7 +127,7 @@ func TestDoctorE2E(t *testing.T) {
 			t.Errorf("running: %s = %s, want %s\n%s", id, st[id], want, r.stdout)
 		}
 	}
-	if !strings.Contains(r.stdout, "(the running host)") || !strings.Contains(r.stdout, "2 records, hash chain intact") {
+	if !strings.Contains(r.stdout, "(the running host)") || !strings.Contains(r.stdout, "2 records, checked with brokerd's key and anchor") {
 		t.Errorf("doctor's details while running: %s", r.stdout)
 	}
 

@@ -52,6 +52,8 @@ func runHelper(name string) int {
 		return traceExec()
 	case "loginserve":
 		return loginServe()
+	case "audittamper":
+		return auditTamper()
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
 	return 2

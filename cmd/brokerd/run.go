@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/challenge"
 	"github.com/headless-dev/headless/internal/broker/auditwriter"
 	"github.com/headless-dev/headless/internal/broker/gate"
@@ -46,7 +45,10 @@ Usage:
                          no brokerd answers): prompts then appear only where the config says,
                          and 'headless stop' stops it
     brokerd --version    print the version
-    brokerd audit verify check the audit log's hash chain; exit 1 at the first bad record
+    brokerd audit verify [--json]
+                         check the audit log with the key and the anchor (read-only; exit 1
+                         at the first problem, naming the record and how); 'headless audit
+                         verify' runs it, and believes it only with brokerd's group
     brokerd --help       print this help
 
 brokerd listens on $XDG_RUNTIME_DIR/headless/broker.sock (fallback /tmp/headless-$UID/),
@@ -87,9 +89,11 @@ Files:
     broker.sock, broker.lock, brokerd.log (bounded: 1 MiB + one rotated generation)
     in the runtime dir; audit.jsonl and, with secret-service presence, credentials.json
     (the locked keyring's record metadata, never a password) in $XDG_DATA_HOME/headless/;
-    login-paths.json (each credential's known sign-in paths) in /var/lib/headless/UID/,
-    which only brokerd's group can reach (the install makes /var/lib/headless; a brokerd
-    that cannot use it releases and saves nothing).
+    login-paths.json (each credential's known sign-in paths) and audit/log-*.anchor (the
+    newest and oldest record of each audit log) in /var/lib/headless/UID/, which only
+    brokerd's group can reach (the install makes /var/lib/headless; a brokerd that cannot
+    use it releases and saves nothing). Every audit record carries a MAC under a key derived
+    from the seal key; a brokerd without the key keeps no audit log.
 
 Exit status: 0 after a clean stop; 1 on a start-up error (another brokerd running,
 unsafe runtime dir, invalid config); 2 on a usage error.
@@ -112,16 +116,16 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		fmt.Fprintf(stderr, "brokerd: error: %v\nhint: run 'brokerd --help'\n", err)
 		return 2
 	}
-	if fs.NArg() > 0 && !(fs.NArg() == 2 && fs.Arg(0) == "audit" && fs.Arg(1) == "verify") {
+	if fs.NArg() >= 2 && fs.Arg(0) == "audit" && fs.Arg(1) == "verify" {
+		return auditVerify(fs.Args()[2:], stdout, stderr, layout)
+	}
+	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "brokerd: error: unexpected argument %q\nhint: run 'brokerd --help'\n", fs.Arg(0))
 		return 2
 	}
 	if *showVersion {
 		fmt.Fprintf(stdout, "brokerd %s\n", version.String())
 		return 0
-	}
-	if fs.NArg() == 2 && fs.Arg(0) == "audit" && fs.Arg(1) == "verify" {
-		return auditVerify(stdout, stderr, layout)
 	}
 	// Catch SIGTERM before anything exists that a stop must clean up (socket, lock).
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
@@ -218,6 +222,15 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 			key, untrusted = nil, noPaths
 		}
 	}
+	// Nor through one that cannot anchor the audit log where no program of the user can
+	// reach it: its records could be cut unseen.
+	var anchors *auditwriter.Anchors
+	if untrusted == "" {
+		if anchors, err = auditwriter.OpenAnchors(hardening.StateDir, layout.UID); err != nil {
+			key.Zero()
+			key, untrusted = nil, "brokerd cannot keep the audit log's anchors: "+err.Error()
+		}
+	}
 	if untrusted != "" {
 		log.Warn("no secret will be released or saved", "reason", untrusted)
 		fmt.Fprintf(stderr, "brokerd: warning: no secret will be released or saved: %s\nhint: %s\n", untrusted, wire.Hint(wire.CodeBrokerUntrusted))
@@ -230,15 +243,24 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	// However brokerd stops (SIGKILL aside: then the host sees its lifeline close), the host
 	// it started goes first, gracefully.
 	defer hosts.Stop()
-	auditLog, err := auditwriter.Open(auditwriter.Options{Path: auditPath})
-	if err != nil {
-		// Its own code and hint: AUDIT_TAMPERED says how to start a new log, NO_SPACE what is full.
-		we := wire.From(err)
-		log.Error("start failed", "code", we.Code, "err", err)
-		fmt.Fprintf(stderr, "brokerd: error: open the audit log: %v\nhint: %s\n", err, we.Hint)
-		return 1
+	// The audit log: every record with its MAC under the user's audit key, its ends anchored
+	// in the state dir. A brokerd without the key keeps none: it releases and saves nothing,
+	// and what it wrote could be anyone's (brokerd.log has its refusals).
+	var auditLog gate.Auditor = unaudited{log}
+	if untrusted == "" {
+		akey := seal.AuditKey(key, layout.UID)
+		l, err := auditwriter.Open(auditwriter.Options{Path: auditPath, Key: akey, Anchors: anchors})
+		clear(akey)
+		if err != nil {
+			// Its own code and hint: NO_SPACE says what is full, AUDIT_UNAVAILABLE what is wrong.
+			we := wire.From(err)
+			log.Error("start failed", "code", we.Code, "err", err)
+			fmt.Fprintf(stderr, "brokerd: error: open the audit log: %v\nhint: %s\n", err, we.Hint)
+			return 1
+		}
+		defer l.Close()
+		auditLog = l
 	}
-	defer auditLog.Close()
 
 	// The socket appears only once everything behind it is ready. Under systemd socket
 	// activation (brokerd.socket) the socket is inherited instead, checked, and left to
@@ -346,7 +368,7 @@ func (l *vaultLook) close() {
 // lockAtStart locks the keyring of the secret-service provider when it is unlocked, and says
 // so: a brokerd killed or stopped inside a release's window leaves it unlocked, and its unlock
 // is not per caller.
-func lockAtStart(ctx context.Context, prov presence.Provider, auditLog *auditwriter.Log, log *slog.Logger, stderr io.Writer) {
+func lockAtStart(ctx context.Context, prov presence.Provider, auditLog gate.Auditor, log *slog.Logger, stderr io.Writer) {
 	ss, ok := prov.(*presence.SecretService)
 	if !ok {
 		return
@@ -448,29 +470,6 @@ func hostEnv(getenv func(string) string, bus string) []string {
 		env = append(env, "DBUS_SESSION_BUS_ADDRESS="+bus)
 	}
 	return env
-}
-
-// auditVerify checks the audit log in the data dir.
-func auditVerify(stdout, stderr io.Writer, layout xdg.Layout) int {
-	path, err := layout.AuditLog()
-	if err != nil {
-		fmt.Fprintf(stderr, "brokerd: error: %v\n", err)
-		return 1
-	}
-	n, err := audit.Verify(path)
-	if err == nil {
-		var recs []audit.Record
-		if recs, err = audit.Recoveries(path); err == nil {
-			fmt.Fprintf(stdout, "audit log intact: %d records\n", n)
-			for _, r := range recs {
-				fmt.Fprintf(stdout, "  torn end recovered, record %d: %s\n", r.Seq, r.Detail)
-			}
-			return 0
-		}
-	}
-	// AUDIT_TAMPERED (an edit) and AUDIT_TORN (a record cut short as it was written) say so.
-	fmt.Fprintf(stderr, "brokerd: error: audit log: %v\nhint: %s\n", err, wire.From(err).Hint)
-	return 1
 }
 
 // memoryOpen says whether the user's processes can read process pid's memory (a pinentry the

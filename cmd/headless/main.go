@@ -51,5 +51,6 @@ func main() {
 		MCPStdio:         cli.MCPStdio,
 		ReadArtifact:     cli.ArtifactReader(layout),
 		Doctor:           cli.DoctorProbes(os.Getenv, host.InspectProfile),
+		VerifyAudit:      cli.BrokerdAudit(layout),
 	}))
 }

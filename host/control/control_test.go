@@ -128,8 +128,10 @@ func TestSocketFailuresAreHostUnavailable(t *testing.T) {
 	check("gone before a secret call", err)
 
 	m := &rpc.Methods{}
+	release := make(chan struct{}) // the host answers only after the caller gave up
+	defer close(release)
 	rpc.Handle(m, MethodWait, func(ctx context.Context, p WaitParams) (PageResult, error) {
-		time.Sleep(50 * time.Millisecond)
+		<-release
 		return PageResult{}, nil
 	})
 	c = serve(t, m)

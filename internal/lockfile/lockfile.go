@@ -122,6 +122,26 @@ func Wait(path string, d time.Duration) (unlock func(), err error) {
 	return func() { fl.Unlock() }, nil
 }
 
+// WaitExisting is [Wait] on a lock file that must exist, without creating it or writing to it
+// (a reader that must not race the writers of a file, the audit log's verify); a missing file is
+// an error wrapping fs.ErrNotExist.
+func WaitExisting(path string, d time.Duration) (unlock func(), err error) {
+	if _, err := os.Lstat(path); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	fl := newFlock(path, existingFlags)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
+	if err != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !ok {
+		return nil, &HeldError{Path: path, PID: readPID(path)}
+	}
+	return func() { fl.Unlock() }, nil
+}
+
 // try takes fl's lock without blocking.
 func try(fl *flock.Flock) error {
 	ok, err := fl.TryLock()

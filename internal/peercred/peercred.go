@@ -8,13 +8,24 @@
 // undumpable process (headless's own) unless the reader is root. Sockets authorise by uid;
 // brokerd additionally releases secrets only to the pid of the host process it started itself
 // and still owns (package hostproc), where pid reuse cannot happen unnoticed.
+//
+// [SendAs] and [Receive] (Linux) carry the sender's credentials with one message
+// (SCM_CREDENTIALS), which the kernel checks: a process may name only its own pid and uids and
+// gids it has. The CLI takes brokerd's answer to 'brokerd audit verify' only with brokerd's
+// group on it (whatever brokerd's socket is, systemd's included, whose SO_PEERCRED is systemd's).
 package peercred
 
 import (
 	"errors"
+	"fmt"
+	"io"
 )
 
-var errNotUnix = errors.New("peer credentials: not a unix socket")
+var (
+	errNotUnix = errors.New("peer credentials: not a unix socket")
+	// errEOF: the peer closed the socket before sending a message.
+	errEOF = fmt.Errorf("receive with credentials: %w", io.EOF)
+)
 
 // Cred is the kernel's record of a peer.
 type Cred struct {

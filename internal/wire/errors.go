@@ -95,9 +95,10 @@ const (
 	CodeEnrollUnknown Code = "ENROLLMENT_UNKNOWN" // no password waits for a save decision under that token
 
 	// The audit log.
-	CodeAuditTampered Code = "AUDIT_TAMPERED"    // the audit log's hash chain is broken at the record named
-	CodeAuditTorn     Code = "AUDIT_TORN"        // the audit log ends in a record cut short as it was written (not an edit): the records before it verify
-	CodeAuditUnavail  Code = "AUDIT_UNAVAILABLE" // the audit log cannot be written: nothing was released
+	CodeAuditTampered   Code = "AUDIT_TAMPERED"    // the audit log is not as brokerd wrote it, at the record named (and how: dropped, edited, truncated, …)
+	CodeAuditTorn       Code = "AUDIT_TORN"        // the audit log ends in a record cut short as it was written (not an edit): the records before it verify
+	CodeAuditUnavail    Code = "AUDIT_UNAVAILABLE" // the audit log cannot be written: nothing was released
+	CodeAuditUnverified Code = "AUDIT_UNVERIFIED"  // no brokerd with its group (and so its key) checked the audit log: nothing is said about it
 
 	// Files.
 	CodeNoSpace Code = "NO_SPACE" // a file could not be written: its filesystem (or the user's quota) is full
@@ -189,7 +190,10 @@ var hints = map[Code]string{
 	CodeSecretOnPage:     "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page, and every output of a page that shows a secret released into the browser is refused (the page is discarded)",
 	CodeSecretEgress:     "the page tried to send the password (or code) somewhere it may not go: another origin, a URL, or a channel that cannot be checked; nothing left the browser and the page was discarded. Tell the person (the audit log records it); if the site really signs in through another origin, the person can name it at enrolment (headless credentials add --also-origin ORIGIN)",
 	CodeLoginPathChanged: "sign in on the page where the credential was used before (the message names it); if the site moved its sign-in page, retry 'headless auth login' with --new-login-path (the person's prompt then says it is not where they signed in before; allowed once, never remembered), or, to make it the sign-in page, have the person add it: headless credentials add --login-path PATH",
-	CodeAuditTampered:    "the audit log was edited, reordered, or had records inserted or deleted at the record named",
+	CodeAuditTampered: "the audit log is not as brokerd wrote it, at the record named; the word after it says how (dropped, edited, reordered, inserted, rechained, truncated, replaced, deleted, unanchored): keep a copy of the files. " +
+		"brokerd never continues such a log: it moves the files aside (audit.jsonl*.tampered-*) and starts the chain again with a record of what it found, which `headless audit verify` reports while it is kept (SECURITY.md, the audit log)",
+	CodeAuditUnverified: "`headless audit verify` runs the installed brokerd (beside headless) to check the log with its key, and believes it only when the kernel says it has its group (headless-broker): " +
+		"install headless with its set-up step (the .deb, or `sudo scripts/install.sh`), and run headless as installed, not under a debugger, a sandbox with no_new_privs, or in a user namespace",
 	CodeAuditTorn: "the newest record was cut short as it was written (brokerd killed, or a power loss, during an append; or a write still under way), and the records before it verify: " +
 		"when brokerd next starts it keeps the cut bytes beside the log (audit.jsonl.torn-*) and records the cut in the chain, and the verify lists it from then on",
 	CodeAuditUnavail:    "free space where the audit log lives ($XDG_DATA_HOME/headless/audit.jsonl) and retry; nothing is released while its record cannot be written (brokerd.log in the runtime dir names the failure)",

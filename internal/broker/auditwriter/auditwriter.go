@@ -1,52 +1,61 @@
-// Package auditwriter appends to the hash-chained audit log of what the broker decided. The
-// record format, the chain and the read-only checks ([audit.Verify], [audit.List]) are package
-// audit, which the CLI links; this writer only brokerd links.
+// Package auditwriter appends to the audit log of what the broker decided, keys every record
+// and anchors the log's ends. The record format, the chain and the read-only checks
+// ([audit.Check], [audit.List]) are package audit, which the CLI links; this writer, and the
+// anchors, only brokerd links.
 //
 // # Security contract
 //
 // The log is a JSON Lines file at Options.Path (audit.jsonl in the data dir), created 0600 in a
-// directory created 0700, and opened O_APPEND|O_NOFOLLOW. This process only ever appends to it:
-// one [Record] per line, written with a single write and fsynced before [Log.Append] returns;
-// a write that fails part-way (a full disk) is cut back, so the file ends with a whole record.
-// [Log.Reserve] sets aside the space of the next record beforehand (brokerd calls it before a
-// presence prompt), so a full disk refuses a release before anyone is asked. A
-// record never holds a secret; every string field is cut to [audit.MaxField] bytes of valid
-// UTF-8, so a line stays small. Every append holds a flock on the sibling audit.lock and
-// continues from the file as it is, so several writers (two brokerds sharing a data dir) extend
-// one chain and never fork it.
+// directory created 0700, and opened O_APPEND|O_NOFOLLOW (never a FIFO waited on). This process
+// only ever appends to it: one [Record] per line, written with a single write and fsynced
+// before [Log.Append] returns; a write that fails part-way (a full disk) is cut back, so the
+// file ends with a whole record. [Log.Reserve] sets aside the space of the next record
+// beforehand (brokerd calls it before a presence prompt), so a full disk refuses a release
+// before anyone is asked. A record never holds a secret; every string field is cut to
+// [audit.MaxField] bytes of valid UTF-8, so a line stays small. Every append holds a flock on
+// the sibling audit.lock and continues from the file as it is, so several writers (two
+// brokerds sharing a data dir) extend one chain and never fork it.
 //
 // Records are numbered 1, 2, 3 … (Seq) and each carries Prev, the hex SHA-256 of the previous
-// record's line without its newline ("" for the very first record); see package audit.
+// record's line without its newline ("" for the very first record); see package audit. With
+// Options.Key (brokerd's: the user's audit key, from the seal key) every record also carries its
+// MAC, and the log's ends are anchored in brokerd's state directory (anchor.go), updated after
+// the record is on disk and before Append returns (before brokerd acts on the decision): a
+// record cut after that shows. Before every append the log must be as this writer (or another
+// brokerd of the user) left it; a log that is not is moved aside, never continued, and the
+// chain starts again from the anchor with a record of what was found (keyed.go).
 //
 // # A torn last record
 //
-// A record is one write, fsynced before Append returns and before brokerd acts on the decision
-// it records, so a record a power loss cut short is the record of a decision that did not take
-// effect (a same-user process can make such an end too: the chain is not a signature). When the
-// live file does not end in a newline, Open (and Append, under the writers' lock) continues the
-// chain past it instead of refusing to start: a last line that is the chain's next record whole
-// but for its newline gets its newline back; any other is kept in a file of its own,
-// audit.jsonl.torn-UNIXNANO (0600, the newest 4 kept), and overwritten. Either way a record
-// with op "recover" saying what was done (for a cut, the offset and length of the cut bytes
-// and the file that keeps them) takes the torn bytes' place in the same fsynced step, so no
-// whole record before them is lost and 'headless audit verify' and 'headless audit list' show
-// every recovery ([audit.Recoveries]). Until then, [audit.Verify] reports the torn end as
-// such (AUDIT_TORN), not as an edit; an edit of any record a later one commits to stays
-// AUDIT_TAMPERED, before the recovery and after it. A last line that is whole but not a record,
-// or a torn rotated generation, is not a crash's work: Open refuses it (AUDIT_TAMPERED). A file
-// that cannot be read is its I/O error.
+// A record is one write, fsynced and anchored before Append returns and before brokerd acts on
+// the decision it records, so a record a power loss cut short is the record of a decision that
+// did not take effect. When the live file does not end in a newline, Open (and Append, under the
+// writers' lock) continues the chain past it instead of refusing to start: a last line that is
+// the chain's next record whole but for its newline (with its MAC, when the log is keyed) gets
+// its newline back; any other is kept in a file of its own, audit.jsonl.torn-UNIXNANO (0600, the
+// newest 4 kept), and overwritten. Either way a record with op "recover" saying what was done
+// (for a cut, the offset and length of the cut bytes and the file that keeps them) takes the
+// torn bytes' place in the same fsynced step, so no whole record before them is lost and
+// 'headless audit verify' and 'headless audit list' show every recovery ([audit.Recoveries]).
+// Until then, the checks report the torn end as such (AUDIT_TORN), not as an edit — unless the
+// anchor says the record was whole (a cut afterwards: truncated). A last line that is whole but
+// not a record, or a torn rotated generation, is not a crash's work: a keyed log is moved aside
+// (above); an unkeyed one is refused (AUDIT_TAMPERED). A file that cannot be read is its I/O
+// error.
 //
 // # Rotation
 //
 // Before a write would make the log larger than Options.MaxBytes, the files shift: audit.jsonl →
-// audit.jsonl.1 → audit.jsonl.2 … up to Options.Keep; the oldest generation is removed. The chain
-// continues across files, so audit.Verify checks the whole kept window.
+// audit.jsonl.1 → audit.jsonl.2 … up to Options.Keep; the oldest generation is removed, after
+// the anchor names the new oldest record. The chain continues across files, so the checks cover
+// the whole kept window.
 //
 // # Not guaranteed
 //
-// The chain is not a signature (see package audit): any process of the same user can
-// rewrite the whole chain consistently, truncate the newest records or delete the log. Keep a
-// copy elsewhere (or forward the records) if you need more than tamper evidence.
+// Without a key the chain is not a signature: any process of the same user can rewrite it
+// consistently. With one, a removed record's content is gone (that it went shows), and root or
+// a member of brokerd's group can rewrite everything. Keep a copy elsewhere (or forward the
+// records) if you need the records themselves kept from root.
 package auditwriter
 
 import (
@@ -54,12 +63,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -69,7 +76,6 @@ import (
 	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/lockfile"
 	"github.com/headless-dev/headless/internal/procstat"
-	"github.com/headless-dev/headless/internal/wire"
 )
 
 const (
@@ -105,16 +111,24 @@ type Options struct {
 	MaxBytes int64            // per file before rotation; ≤ 0 means DefaultMaxBytes
 	Keep     int              // rotated generations kept; ≤ 0 means DefaultKeep
 	Now      func() time.Time // clock; nil means time.Now
+	// Key is the user's audit key (seal.AuditKey): every record gets its MAC, and the log is
+	// checked against, and anchored in, Anchors (required with a key). nil: records are
+	// unkeyed, as before records were keyed (tests).
+	Key     []byte
+	Anchors *Anchors
 }
 
 // Log appends records to the audit log. It is safe for concurrent use.
 type Log struct {
-	path     string
+	path     string // with a key, in its directory's real path (symlinks resolved at Open)
+	given    string // Options.Path
 	dir      string
 	maxBytes int64
 	keep     int
 	now      func() time.Time
 	unlock   func()
+	key      []byte
+	anchors  *Anchors
 
 	mu     sync.Mutex
 	f      *os.File
@@ -122,6 +136,14 @@ type Log struct {
 	seq    uint64
 	prev   string
 	broken error // sticky: set when a write or rotation failed half-way
+	// With a key: the anchor files of path and (when it has one) of given, and the oldest
+	// record kept. keyed: the log is keyed (anchored) now, so records get their MAC; before
+	// (a log written unkeyed, not yet migrated) a torn end is recovered as it was written.
+	afs     []*anchorFile
+	first   uint64
+	keyed   bool
+	finding *audit.Finding // the newest finding any anchor keeps
+	recent  []Record       // the newest important records written (audit.Anchor.Recent)
 }
 
 // Open opens (creating if needed) the log at o.Path and resumes Seq and Prev from the last
@@ -132,28 +154,46 @@ func Open(o Options) (*Log, error) {
 	if o.Path == "" || !filepath.IsAbs(o.Path) {
 		return nil, fmt.Errorf("audit: open: %q is not an absolute path", o.Path)
 	}
-	l := &Log{path: o.Path, dir: filepath.Dir(o.Path), maxBytes: o.MaxBytes, keep: o.Keep, now: o.Now}
+	if (o.Key == nil) != (o.Anchors == nil) {
+		return nil, errors.New("audit: open: a key needs its anchors, and anchors a key")
+	}
+	l := &Log{path: o.Path, given: o.Path, dir: filepath.Dir(o.Path), maxBytes: o.MaxBytes, keep: o.Keep, now: o.Now,
+		key: bytes.Clone(o.Key), anchors: o.Anchors}
 	if l.maxBytes <= 0 {
 		l.maxBytes = DefaultMaxBytes
 	}
+	// What package audit reads back is bounded: never write more than it reads.
+	l.maxBytes = min(l.maxBytes, audit.MaxFileBytes/2)
 	if l.keep <= 0 {
 		l.keep = DefaultKeep
 	}
+	l.keep = min(l.keep, audit.MaxGenerations)
 	if l.now == nil {
 		l.now = time.Now
 	}
 	if err := os.MkdirAll(l.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit: create directory: %w", err)
 	}
+	if l.key != nil {
+		// One log, one anchor, however it is named: the directory's real path. A brokerd
+		// started with another path to the same directory (a symlink) anchors the same log.
+		real, err := filepath.EvalSymlinks(l.dir)
+		if err != nil {
+			return nil, fmt.Errorf("audit: resolve the log's directory: %w", err)
+		}
+		l.dir, l.path = real, filepath.Join(real, filepath.Base(o.Path))
+	}
 	unlock, err := l.lock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := l.resume(); err != nil {
+	if err := l.reconcile(); err != nil {
+		l.closeAnchors()
 		return nil, err
 	}
 	if err := l.openFile(); err != nil {
+		l.closeAnchors()
 		return nil, err
 	}
 	// Once per Open, whoever created the file: its directory entry is durable.
@@ -175,204 +215,14 @@ func (l *Log) lock() (func(), error) {
 	return unlock, nil
 }
 
-// resume reads the last line of the newest non-empty generation. A torn last record of the
-// live file is recovered first (recoverTorn).
-func (l *Log) resume() error {
-	gens, err := audit.Generations(l.path)
-	if err != nil {
-		return fmt.Errorf("audit: resume: %w", err)
-	}
-	names := []string{l.path}
-	for _, n := range gens {
-		names = append(names, l.path+"."+strconv.Itoa(n))
-	}
-	_, err = lastLine(l.path, -1)
-	var torn *tornError
-	if errors.As(err, &torn) {
-		return l.recoverTorn(names, torn)
-	}
-	return l.resumeFrom(names, -1)
-}
-
-// resumeFrom sets Seq and Prev from the last record of the newest non-empty file of names,
-// reading the live file (names[0]) only up to limit bytes when limit ≥ 0.
-func (l *Log) resumeFrom(names []string, limit int64) error {
-	l.seq, l.prev = 0, ""
-	for i, path := range names {
-		name := filepath.Base(path)
-		lim := int64(-1)
-		if i == 0 {
-			lim = limit
-		}
-		line, err := lastLine(path, lim)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		var torn *tornError
-		if errors.As(err, &torn) || errors.Is(err, errTooLong) {
-			// Rotation renames a file only after its last record was fsynced: a torn or
-			// overlong last line there is not a crash's work.
-			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: %w", name, err).WithHint(tamperedHint(name))
-		}
-		if err != nil {
-			return fmt.Errorf("audit: resume from %s: %w", name, err)
-		}
-		if line == nil {
-			continue // empty file
-		}
-		r, err := audit.Parse(line)
-		if err != nil {
-			return wire.Errorf(wire.CodeAuditTampered, "audit: resume from %s: last record: %w", name, err).WithHint(tamperedHint(name))
-		}
-		l.seq, l.prev = r.Seq, audit.Hash(line)
-		return nil
-	}
-	return nil
-}
-
-func tamperedHint(name string) string {
-	return fmt.Sprintf("the last record of %s cannot be read, so the chain cannot be continued: run 'headless audit verify'; "+
-		"to start a new log, move the audit.jsonl files aside (keep them) and start brokerd again", name)
-}
-
-// errTooLong is a last line longer than any record.
-var errTooLong = errors.New("last line longer than any record")
-
-// tornError is a file whose last line has no final newline: the bytes from Off to the end.
-type tornError struct {
-	Off  int64
-	Tail []byte
-}
-
-func (e *tornError) Error() string {
-	return fmt.Sprintf("last record incomplete (%d bytes with no final newline)", len(e.Tail))
-}
-
-// maxTorn bounds the kept torn-record files: the oldest beyond it are removed (each recovery
-// is in the chain, naming its file).
-const maxTorn = 4
-
-// recoverTorn continues the chain past the torn last line of the live file (see the package
-// doc): a line that is the next record of the chain whole but for its newline gets the newline
-// back; any other is kept in a file of its own and overwritten by the "recover" record. The
-// recover record goes where the torn bytes were, in the same fsynced step, so there is never a
-// cut the chain does not tell. Called with the writers' lock held, before openFile.
-func (l *Log) recoverTorn(names []string, t *tornError) error {
-	name := filepath.Base(l.path)
-	if err := l.resumeFrom(names, t.Off); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("audit: recover the torn end of %s: %w", name, err)
-	}
-	defer f.Close()
-	at := t.Off
-	var detail string
-	if r, err := audit.Parse(t.Tail); err == nil && r.Seq == l.seq+1 && r.Prev == l.prev {
-		if _, err := f.WriteAt([]byte{'\n'}, t.Off+int64(len(t.Tail))); err != nil {
-			return fmt.Errorf("audit: restore the final newline of %s: %w", name, err)
-		}
-		at = t.Off + int64(len(t.Tail)) + 1
-		l.seq, l.prev = r.Seq, audit.Hash(t.Tail)
-		detail = fmt.Sprintf("restored the final newline of record %d (%s/%s), whole but for it", r.Seq, r.Op, r.Decision)
-	} else {
-		kept, err := l.keepTorn(t.Tail)
-		if err != nil {
-			return fmt.Errorf("audit: keep the torn end of %s: %w", name, err)
-		}
-		detail = fmt.Sprintf("cut a torn last record (%d bytes at offset %d, no final newline) from %s; its bytes are in %s", len(t.Tail), t.Off, name, kept)
-	}
-	line, r, err := l.encode(Record{Op: "recover", Decision: "ok", Detail: detail})
-	if err != nil {
-		return err
-	}
-	line = append(line, '\n')
-	if _, err := f.WriteAt(line, at); err != nil {
-		return fmt.Errorf("audit: record the recovery of %s: %w", name, err)
-	}
-	if err := f.Truncate(at + int64(len(line))); err != nil {
-		return fmt.Errorf("audit: record the recovery of %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("audit: record the recovery of %s: %w", name, err)
-	}
-	l.seq, l.prev = r.Seq, audit.Hash(line[:len(line)-1])
-	return nil
-}
-
-// keepTorn writes a torn line's bytes to a file of their own beside the log (0600) and removes
-// the oldest such files beyond maxTorn. It returns the new file's name.
-func (l *Log) keepTorn(tail []byte) (string, error) {
-	base := filepath.Base(l.path) + ".torn-"
-	kept := base + strconv.FormatInt(l.now().UnixNano(), 10)
-	if err := atomicfile.Write(filepath.Join(l.dir, kept), tail); err != nil {
-		return "", err
-	}
-	des, err := os.ReadDir(l.dir)
-	if err != nil {
-		return kept, nil // kept; pruning waits for the next recovery
-	}
-	var olds []int64
-	for _, de := range des {
-		if n, err := strconv.ParseInt(strings.TrimPrefix(de.Name(), base), 10, 64); err == nil && strings.HasPrefix(de.Name(), base) {
-			olds = append(olds, n)
-		}
-	}
-	slices.Sort(olds)
-	for _, n := range olds[:max(len(olds)-maxTorn, 0)] {
-		os.Remove(filepath.Join(l.dir, base+strconv.FormatInt(n, 10)))
-	}
-	return kept, nil
-}
-
-// lastLine returns the last line of the file without its newline, nil for an empty file,
-// reading it only up to limit bytes when limit ≥ 0; a *tornError when that part does not end
-// in a newline, errTooLong for a last line longer than any record.
-func lastLine(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := fi.Size()
-	if limit >= 0 {
-		size = min(size, limit)
-	}
-	if size == 0 {
-		return nil, nil
-	}
-	off := max(size-maxLine-1, 0)
-	buf := make([]byte, size-off)
-	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
-		return nil, err
-	}
-	if buf[len(buf)-1] != '\n' {
-		i := bytes.LastIndexByte(buf, '\n')
-		if i < 0 && off > 0 {
-			return nil, fmt.Errorf("%w (and no final newline)", errTooLong)
-		}
-		return nil, &tornError{Off: off + int64(i) + 1, Tail: buf[i+1:]}
-	}
-	buf = buf[:len(buf)-1]
-	i := bytes.LastIndexByte(buf, '\n')
-	if i < 0 && off > 0 {
-		return nil, errTooLong
-	}
-	return buf[i+1:], nil
-}
-
 func (l *Log) openFile() error {
 	name := filepath.Base(l.path)
 	// Only a file this call creates (the first, or the live file after a rotation) needs the
 	// directory made durable: an fsync of the directory on every append doubled its cost.
 	_, serr := os.Lstat(l.path)
 	created := errors.Is(serr, os.ErrNotExist)
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	// O_NONBLOCK: a FIFO planted at the path is refused below, not waited on.
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit: open %s: %w", name, err)
 	}
@@ -426,7 +276,7 @@ func (l *Log) Append(r Record) error {
 	defer unlock()
 	l.f.Close()
 	l.f = nil
-	if err := l.resume(); err != nil {
+	if err := l.reconcile(); err != nil {
 		l.broken = err
 		return err
 	}
@@ -449,7 +299,10 @@ func (l *Log) encode(r Record) ([]byte, Record, error) {
 		*p = clip.Text(*p, audit.MaxField)
 	}
 	r.Chain, r.Agent = boundChain(r.Chain), boundChain(r.Agent)
-	r.Seq, r.Prev = l.seq+1, l.prev
+	r.Seq, r.Prev, r.MAC = l.seq+1, l.prev, ""
+	if l.keyed {
+		return audit.Sign(l.key, r)
+	}
 	line, err := json.Marshal(r)
 	if err != nil {
 		return nil, r, fmt.Errorf("audit: encode record: %w", err)
@@ -460,15 +313,36 @@ func (l *Log) encode(r Record) ([]byte, Record, error) {
 // write encodes r and appends it: Append's work once the file is current. Called with l.mu
 // and the writers' lock held.
 func (l *Log) write(r Record) error {
-	line, r, err := l.encode(r)
+	if r.Time.IsZero() {
+		r.Time = l.now() // once: it is encoded again after a rotation
+	}
+	line, _, err := l.encode(r)
 	if err != nil {
 		return err
 	}
 	if l.size > 0 && l.size+int64(len(line))+1 > l.maxBytes {
+		// The important records of the generation about to go are copied first (kept.go): a
+		// flood of records then rotates out what it cannot copy, never a release or a
+		// finding.
+		for _, k := range l.keepersOfDropped() {
+			if err := l.writeOne(audit.Kept(k)); err != nil {
+				return err
+			}
+		}
 		if err := l.rotate(); err != nil {
 			l.broken = err
 			return fmt.Errorf("audit: rotate: %w", err)
 		}
+	}
+	return l.writeOne(r)
+}
+
+// writeOne encodes r and appends it, fsynced and anchored: write's work once the file is
+// current and has room.
+func (l *Log) writeOne(r Record) error {
+	line, r, err := l.encode(r)
+	if err != nil {
+		return err
 	}
 	// A full disk can take part of the line (tmpfs fills the file's last page, then fails):
 	// cut the file back to its last whole record, so the log stays a chain of complete lines
@@ -478,6 +352,21 @@ func (l *Log) write(r Record) error {
 	_, err = l.f.Write(append(line, '\n'))
 	if err == nil {
 		err = l.f.Sync()
+	}
+	if err == nil {
+		// The decision is acted on only once its record is anchored: a record cut after
+		// this shows, and an important one is kept with the anchor too.
+		recent := l.recent
+		if l.keyed && audit.Important(r) {
+			l.recent = append(slices.Clone(l.recent[max(len(l.recent)-audit.MaxRecent+1, 0):]), r)
+			err = l.anchors.Place(l.path, r)
+		}
+		if err == nil {
+			err = l.anchorTo(r.Seq, audit.Hash(line))
+		}
+		if err != nil {
+			l.recent = recent
+		}
 	}
 	if err != nil {
 		if terr := l.cut(before); terr != nil {
@@ -550,6 +439,11 @@ func (l *Log) rotate() error {
 	if err != nil {
 		return err
 	}
+	// The anchor names the new oldest record before the oldest generation goes, so that a
+	// check in between sees nothing missing.
+	if err := l.anchorOldest(gens); err != nil {
+		return err
+	}
 	slices.Reverse(gens) // oldest (largest n) first, so a rename never overwrites
 	for _, n := range gens {
 		old := l.path + "." + strconv.Itoa(n)
@@ -581,6 +475,8 @@ func (l *Log) Close() error {
 		err = l.f.Close()
 		l.f = nil
 	}
+	l.closeAnchors()
+	clear(l.key)
 	l.unlock()
 	l.unlock = nil
 	if err != nil {

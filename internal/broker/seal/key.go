@@ -1,11 +1,14 @@
 package seal
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -98,4 +101,15 @@ func dirOf(path string) string {
 		}
 	}
 	return "/"
+}
+
+// AuditKey derives the key of uid's audit log (package audit: every record's MAC) from the
+// seal key: HMAC-SHA256 under k of a label of its own and the uid, so it opens no sealed text
+// and is another user's for another uid. Only a process that reads the seal key (brokerd, by
+// its group) can derive it; zero it after use.
+func AuditKey(k *Key, uid int) []byte {
+	mac := hmac.New(sha256.New, k.b[:])
+	mac.Write([]byte("headless audit log v1\x00"))
+	mac.Write(strconv.AppendInt(nil, int64(uid), 10))
+	return mac.Sum(nil)
 }

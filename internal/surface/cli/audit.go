@@ -14,6 +14,7 @@ import (
 	"github.com/headless-dev/headless/internal/wire"
 )
 
+// auditPath is the audit log 'audit list' reads.
 func (c *cmd) auditPath() (string, error) {
 	path, err := c.env.Layout.AuditLog()
 	if err != nil {
@@ -22,48 +23,46 @@ func (c *cmd) auditPath() (string, error) {
 	return path, nil
 }
 
-// recovery is one torn end brokerd cut from the audit log and recorded (a record with op
-// "recover"), as 'audit verify' shows it.
-type recovery struct {
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	Detail string    `json:"detail"`
-}
-
-// auditVerify checks the hash chain of brokerd's audit log, and lists the torn ends brokerd
-// recovered: a torn end not yet recovered is AUDIT_TORN, an edit AUDIT_TAMPERED.
+// auditVerify checks brokerd's audit log with brokerd's key (Env.VerifyAudit: the installed
+// brokerd, believed only with its group from the kernel), and lists the torn ends brokerd
+// recovered: an edit, a cut or a deletion is AUDIT_TAMPERED (naming the record and how), a
+// torn end not yet recovered AUDIT_TORN, a check no brokerd with its group made
+// AUDIT_UNVERIFIED.
 func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
-		path, err := c.auditPath()
+		out, err := c.env.VerifyAudit(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		n, err := audit.Verify(path)
-		if err != nil {
-			if code := wire.CodeOf(err); code == wire.CodeAuditTampered || code == wire.CodeAuditTorn {
-				return nil, nil, err // *audit.VerifyError, *audit.TornError
+		if out.Failure != nil {
+			return nil, nil, out.Failure.Err()
+		}
+		rep := out.Report
+		if rep.Recovered == nil {
+			rep.Recovered = []audit.Recovery{}
+		}
+		if rep.Elsewhere == nil {
+			rep.Elsewhere = []audit.Placed{}
+		}
+		return rep, func(w io.Writer) {
+			fmt.Fprintf(w, "audit log intact: %d records, checked with brokerd's key\n", rep.Records)
+			switch {
+			case rep.Records > 0 && rep.Legacy == rep.Records:
+				fmt.Fprintf(w, "all %d were written before brokerd keyed its records, and are checked as the plain hash chain they are (a program of yours could have rewritten them): brokerd keys the log when it next writes to it\n", rep.Legacy)
+			case rep.Legacy > 0:
+				fmt.Fprintf(w, "records %d-%d were written before brokerd keyed its records: checked as the plain hash chain they were when brokerd keyed the log (what was done to them before cannot be told)\n", rep.First, rep.First+uint64(rep.Legacy)-1)
 			}
-			return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %w", err)
-		}
-		recs, err := audit.Recoveries(path)
-		if err != nil {
-			return nil, nil, wire.Errorf(wire.CodeInternal, "read the audit log: %w", err)
-		}
-		res := struct {
-			Intact    bool       `json:"intact"`
-			Records   int        `json:"records"`
-			Recovered []recovery `json:"recovered"`
-		}{true, n, []recovery{}}
-		for _, r := range recs {
-			res.Recovered = append(res.Recovered, recovery{r.Seq, r.Time, r.Detail})
-		}
-		return res, func(w io.Writer) {
-			fmt.Fprintf(w, "audit log intact: %d records\n", n)
-			if len(res.Recovered) > 0 {
-				fmt.Fprintf(w, "torn ends recovered by brokerd (records cut short as they were written, by a kill or a power loss): %d\n", len(res.Recovered))
+			if len(rep.Recovered) > 0 {
+				fmt.Fprintf(w, "torn ends recovered by brokerd (records cut short as they were written, by a kill or a power loss): %d\n", len(rep.Recovered))
 			}
-			for _, r := range res.Recovered {
+			for _, r := range rep.Recovered {
 				fmt.Fprintf(w, "  record %d, %s: %s\n", r.Seq, r.Time.Local().Format(time.DateTime), r.Detail)
+			}
+			if len(rep.Elsewhere) > 0 {
+				fmt.Fprintf(w, "warning: recent releases, adds or findings went to other audit logs of yours (a brokerd started with another XDG_DATA_HOME): %d\n", len(rep.Elsewhere))
+			}
+			for _, p := range rep.Elsewhere {
+				fmt.Fprintf(w, "  %s, record %d: %s\n", procstat.Clean(p.Log, 256), p.Record.Seq, procstat.Clean(audit.Summary(p.Record), 512))
 			}
 		}, nil
 	}

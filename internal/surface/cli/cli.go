@@ -32,6 +32,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/clip"
@@ -113,6 +114,9 @@ type Env struct {
 	// Doctor returns what 'headless doctor' looks at outside the CLI's own dialers
 	// (DoctorProbes); nil: a world with nothing to look at.
 	Doctor func(xdg.Layout) doctor.Probes
+	// VerifyAudit checks the audit log with brokerd's key (BrokerdAudit); nil: a world
+	// without brokerd, where every check is AUDIT_UNVERIFIED.
+	VerifyAudit func(ctx context.Context) (audit.Outcome, error)
 }
 
 // Run runs the CLI with args (without the program name) and returns the exit status.
@@ -339,6 +343,9 @@ func (env Env) withDefaults() Env {
 	}
 	if env.Broker == nil {
 		env.Broker = env.DialBroker
+	}
+	if env.VerifyAudit == nil {
+		env.VerifyAudit = noVerifier
 	}
 	if env.StderrIsTerminal == nil {
 		env.StderrIsTerminal = func() bool { return false }

@@ -227,7 +227,15 @@ reaches this process. Needs a running host ('headless start').`},
 			about: `Recreates the default session. Asks on the terminal unless --yes; works with the host stopped
 (then it takes the profile lock itself: PROFILE_LOCKED if a host elsewhere has it).`},
 
-		{name: "audit verify", summary: "check the audit log's hash chain", setup: c.auditVerify},
+		{name: "audit verify", summary: "check the audit log with brokerd's key: every record, and its ends", setup: c.auditVerify, timeout: 90 * time.Second,
+			about: `Runs the installed brokerd (beside headless) once, read-only, to check every record's MAC
+(a key only brokerd can derive), the hash chain, and the log's ends against brokerd's anchor
+(kept where no program of yours can reach). The answer is believed only when the kernel says
+it came from brokerd with its group (headless-broker): otherwise AUDIT_UNVERIFIED. A change is
+AUDIT_TAMPERED naming the record and how (dropped, edited, reordered, inserted, rechained,
+truncated, replaced, deleted, unanchored, malformed); brokerd keeps such a log aside and
+records the finding, which stays in the log. Records written before records were keyed are
+counted as "legacy" and checked as the plain chain they are.`},
 		{name: "audit list", shows: "[--since 24h]", summary: "recent releases, denials, adds and removes", setup: c.auditList},
 
 		{name: "doctor", summary: "read-only report: can headless work here, and which doors are open", setup: c.doctorCmd, exit: doctorExit, timeout: maxDoctorWait + 30*time.Second,

@@ -76,6 +76,7 @@ func (c *cmd) doctorWaiting(ctx context.Context, wait time.Duration) doctor.Repo
 		defer b.Close()
 		return b.Version(ctx)
 	}
+	p.AuditVerify = c.env.VerifyAudit
 	p.Host = func(ctx context.Context) (control.Status, error) {
 		return withHost(ctx, c, func(cl *control.Client) (control.Status, error) { return cl.Status(ctx) })
 	}

@@ -10,7 +10,10 @@
 //     (package keyprobe: no Secret Service session, no secret, no unlock, no prompt), and asks a
 //     running brokerd and host for their version and status. It never launches a browser or
 //     brokerd, repairs, removes (a stale socket is reported, not removed), creates or writes
-//     anything, and never takes a lock (a lock's owner is read from its file).
+//     anything, and never takes a lock (a lock's owner is read from its file). To check the
+//     audit log with brokerd's key it runs the installed brokerd once, in its read-only
+//     'brokerd audit verify' (which waits for the log's writers' lock, reads and exits), and
+//     believes it only with brokerd's group from the kernel.
 //   - It never activates brokerd: broker.sock is dialled only when a live brokerd holds
 //     broker.lock, so a systemd socket unit listening there is reported, not triggered; a
 //     socket's liveness is read from /proc/net/unix, not by connecting.
@@ -56,6 +59,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/host/control"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
@@ -200,6 +204,10 @@ type Probes struct {
 	Wait time.Duration
 	// Slow: an answer that took longer is noted in the check's detail (default 2 s).
 	Slow time.Duration
+	// AuditVerify checks the audit log with brokerd's key: the installed brokerd, run once
+	// ('brokerd audit verify', which reads and exits), believed only with its group from the
+	// kernel (cli.BrokerdAudit); nil: not checked.
+	AuditVerify func(ctx context.Context) (audit.Outcome, error)
 }
 
 // Run runs every check and returns the report.
