@@ -10,10 +10,23 @@
 //   - No verb evaluates caller JavaScript or returns a secret; the host's own fixed functions
 //     take a caller's values only as arguments (journey_test.go reads the source).
 //   - A password is typed only into the verified field of a sign-in form on its origin, with
-//     focus checked before and after (signin.go, fill.go, outcome.go), after the browser was
-//     looked at (intact.go, integrity_linux.go), and is contained while on the page
-//     (taint.go): no output carries it, screenshots and page-editing verbs are refused, the
-//     fields are emptied or the page discarded before an error is answered.
+//     focus checked before and after, after the browser was looked at (intact.go,
+//     integrity_linux.go), and is contained while on the page (taint.go): no output carries
+//     it, screenshots and page-editing verbs are refused, the fields are emptied or the page
+//     discarded before an error is answered.
+//   - It leaves the browser only to its credential's origin (and those the person named),
+//     never in a URL: from before the first typed character every request of the browser is
+//     held and checked (package egress; wayout.go), and WebSockets and WebRTC to other origins
+//     are shut on the page and the targets it reaches.
+//
+// # A sign-in, top to bottom
+//
+// signin.go (the flow: the page, the challenge, the form — the host's guess from
+// host/snapshot's detection, or the fields the agent named: named.go — the release, a two-step
+// or code step), fill.go (the checks around typing, the submit), wayout.go and package egress
+// (the way out), outcome.go (what the page shows after), taint.go (what stays contained),
+// basicauth.go and passkey.go (the other kinds of sign-in), broker.go (the host's side of
+// broker.sock).
 //   - Navigation is http(s) only, and with an allowlist only to listed hosts (navpolicy.go).
 //   - The profile is locked by one host and never launched without its keyring; isolated
 //     sessions are separate browser contexts registered with brokerd (sessions.go, broker.go).
