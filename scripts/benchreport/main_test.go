@@ -69,3 +69,43 @@ func TestRunExitsNonZeroOnErrors(t *testing.T) {
 		}
 	}
 }
+
+// The load's figures are read from its one benchmark (both rounds in one run): a p99 goal is a
+// bound from above, a throughput goal from below, and refused or lost requests fail the run.
+func TestLoadFiguresAndGoals(t *testing.T) {
+	in := `BenchmarkBrokerLoad-2   	1	9 ns/op	 2.000 1conn-p50-ms	 10.00 1conn-p99-ms	 600.0 1conn-requests/s	 8.000 p50-ms	 25.00 p99-ms	 1100 requests/s	 1 errors	 1 refused-errors	 0 lost-errors
+`
+	res, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Build(res, true)
+	figs := map[string]Figure{}
+	for _, f := range rep.Figures {
+		figs[f.ID] = f
+	}
+	for _, c := range []struct {
+		id    string
+		ratio float64
+		met   bool
+	}{
+		{"load64_p99", 2.5, true},                  // ≤ 3
+		{"load64_throughput", 1100.0 / 600, false}, // ≥ 2
+	} {
+		f, ok := figs[c.id]
+		if !ok || f.Ratio == nil || f.Met == nil {
+			t.Fatalf("%s: %+v", c.id, f)
+		}
+		if *f.Ratio != c.ratio || *f.Met != c.met {
+			t.Errorf("%s: ratio %v met %v, want %v %v", c.id, *f.Ratio, *f.Met, c.ratio, c.met)
+		}
+	}
+	if md := Markdown(rep); !strings.Contains(md, "≥ 2.00× **not met**") || !strings.Contains(md, "≤ 3.00× met") {
+		t.Errorf("goals not shown:\n%s", md)
+	}
+	for _, w := range []string{"BenchmarkBrokerLoad reported errors 1 (must be 0)", "BenchmarkBrokerLoad reported refused-errors 1 (must be 0)"} {
+		if !strings.Contains(strings.Join(rep.Problems, "\n"), w) {
+			t.Errorf("problem %q not reported; got %q", w, rep.Problems)
+		}
+	}
+}
