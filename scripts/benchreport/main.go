@@ -102,22 +102,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // Results maps a benchmark's name (without the -GOMAXPROCS suffix) to its metrics by unit.
-// Failed lists the benchmarks go test reported as failed.
+// Failed lists the benchmarks go test reported as failed; KeyringDied, how each test keyring
+// that died under a benchmark ended (scripts/with-secret-service.sh says so).
 type Results struct {
-	Metrics map[string]map[string]float64
-	Failed  []string
+	Metrics     map[string]map[string]float64
+	Failed      []string
+	KeyringDied []string
 }
+
+// keyringDied begins the line with-secret-service.sh prints for a keyring daemon that died
+// during the run.
+const keyringDied = "wss: gnome-keyring-daemon "
 
 var procSuffix = regexp.MustCompile(`-\d+$`)
 
 // Parse reads go test -bench output: "BenchmarkX-2  N  v1 unit1  v2 unit2 ..." lines and
-// "--- FAIL: BenchmarkX" lines; everything else is ignored.
+// "--- FAIL: BenchmarkX" lines, and the keyring harness's word of a keyring daemon that died;
+// everything else is ignored.
 func Parse(r io.Reader) (Results, error) {
 	res := Results{Metrics: map[string]map[string]float64{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if strings.HasPrefix(line, keyringDied) && strings.Contains(line, " died during the run: ") {
+			res.KeyringDied = append(res.KeyringDied, strings.TrimSuffix(strings.TrimPrefix(line, "wss: "), "; its output:"))
+			continue
+		}
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "--- FAIL: "); ok {
 			name, _, _ := strings.Cut(rest, " ")
 			res.Failed = append(res.Failed, name)
@@ -284,6 +295,9 @@ func Build(res Results, quick bool) Report {
 	rep := Report{Quick: quick, Raw: res.Metrics, Problems: []string{}}
 	for _, name := range res.Failed {
 		rep.Problems = append(rep.Problems, "benchmark failed: "+name)
+	}
+	for _, how := range res.KeyringDied {
+		rep.Problems = append(rep.Problems, "the test keyring died under a benchmark: "+how+" (its output is in the run's log)")
 	}
 	for name, m := range res.Metrics {
 		for unit, v := range m {

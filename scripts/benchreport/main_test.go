@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,5 +108,21 @@ func TestLoadFiguresAndGoals(t *testing.T) {
 		if !strings.Contains(strings.Join(rep.Problems, "\n"), w) {
 			t.Errorf("problem %q not reported; got %q", w, rep.Problems)
 		}
+	}
+}
+
+// A test keyring that died under a benchmark is a problem of the run, named with how it ended.
+func TestKeyringDeathFailsTheRun(t *testing.T) {
+	in := "BenchmarkSecretServiceRelease-2   	      20	 1 ns/op	 40.00 p50-ms	 90.00 p99-ms\n" +
+		"wss: gnome-keyring-daemon (pid 4242) died during the run: it was killed by signal 5 (TRAP); its output:\n" +
+		"wss:   (gnome-keyring-daemon:4242): GLib-ERROR **: g_variant_new: expected GVariant of type 'v' but received value has type '(null)'\n"
+	res, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the test keyring died under a benchmark: gnome-keyring-daemon (pid 4242) died during the run: it was killed by signal 5 (TRAP) (its output is in the run's log)"
+	rep := Build(res, true)
+	if !slices.Contains(rep.Problems, want) {
+		t.Fatalf("problems %q, want %q", rep.Problems, want)
 	}
 }
