@@ -22,7 +22,9 @@
 # Writes bench.json (figures, baselines, ratios, commit, machine, date), bench.md (a Markdown
 # table) and bench.svg (a chart of the ratios) into $BENCH_OUT (default docs/bench), and on a
 # clean run puts the table into README.md. Fails loudly: exits 1, naming each problem, when any
-# benchmark fails, a figure is missing, or any "errors" metric is above 0 (scripts/benchreport).
+# benchmark fails, a figure is missing, any "errors" metric is above 0, or a test keyring died
+# under a benchmark (scripts/benchreport; with-secret-service.sh prints how it died and what it
+# said).
 # --quick: fewer iterations, for a first look.
 set -euo pipefail
 cd "$(dirname "$0")/.."

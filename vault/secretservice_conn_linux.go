@@ -154,6 +154,18 @@ func dialSecretService(ctx context.Context, addr, alias, label string, random io
 		return nil, &ssError{step: "authenticate to session bus", kind: ErrUnavailable, err: err}
 	}
 
+	// The first call on a new connection is a ReadAlias whose answer is not used, and
+	// OpenSession waits for it. gnome-keyring 42.1 sometimes handles a new connection's first
+	// call before it has its record of the caller (about one connection in two thousand on a
+	// busy machine, issue 46): a first OpenSession then aborts it with SIGTRAP
+	// ("gkd_secret_service_get_pkcs11_session: assertion 'client' failed", then a GLib-ERROR
+	// in g_variant_new), taking every unlocked keyring and every other client with it; a
+	// first ReadAlias only gets "/" for an answer. Once it is answered the keyring knows the
+	// caller (no OpenSession after it met that state in 116,000 connections).
+	var warm dbus.ObjectPath
+	if err := conn.Object(ssName, ssPath).CallWithContext(ctx, ifService+".ReadAlias", 0, "default").Store(&warm); err != nil {
+		return nil, busErr("read collection alias", err)
+	}
 	kp, err := newDHKeyPair(random)
 	if err != nil {
 		return nil, err

@@ -40,15 +40,24 @@ func (s *SecretService) List(ctx context.Context, origin string) ([]Record, erro
 		recs, err := s.idx.list(origin)
 		return recs, wrapStep("list", err)
 	}
-	recs, err := s.search(ctx, attrs, false)
+	// Concurrent Lists of one origin share a search that began after each of them asked
+	// (rounds): gnome-keyring answers one message at a time, and a search per request queued
+	// every client behind every other's.
+	recs, err := s.lists.do(ctx, origin, func(ctx context.Context) ([]Record, error) {
+		recs, err := s.search(ctx, attrs, false)
+		if err != nil {
+			return nil, err
+		}
+		sortRecords(recs)
+		if len(recs) > MaxList {
+			recs = recs[:MaxList]
+		}
+		return recs, nil
+	})
 	if err != nil {
 		return nil, wrapStep("list", err)
 	}
-	sortRecords(recs)
-	if len(recs) > MaxList {
-		recs = recs[:MaxList]
-	}
-	return recs, nil
+	return slices.Clone(recs), nil // the round's slice is shared by its callers
 }
 
 // Add implements Store.

@@ -78,8 +78,9 @@ type SecretService struct {
 	rand  io.Reader
 	now   func() time.Time
 
-	dialing chan struct{} // one-slot semaphore: one connection attempt at a time
-	writing chan struct{} // one-slot semaphore: serialises Add and Remove
+	dialing chan struct{}    // one-slot semaphore: one connection attempt at a time
+	writing chan struct{}    // one-slot semaphore: serialises Add and Remove
+	lists   rounds[[]Record] // concurrent Lists of one origin share a search (rounds.go)
 
 	mu     sync.Mutex
 	cur    *ssConn

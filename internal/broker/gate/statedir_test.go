@@ -153,3 +153,58 @@ func TestLoginPathsFileIsBounded(t *testing.T) {
 		t.Fatalf("after pruning, %d entries", len(got))
 	}
 }
+
+// TestLoginPathsReadAfterEveryChange: a load after the file changed sees the change, whatever
+// it read before (a rewrite of the same size, a file made unusable, a mode opened to others,
+// the file gone), and what a load returns is its caller's: changing it changes no later load.
+func TestLoginPathsReadAfterEveryChange(t *testing.T) {
+	uid := os.Getuid()
+	lp, err := OpenLoginPaths(t.TempDir(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := lp.Path()
+	write := func(alias, path string) {
+		t.Helper()
+		b := fmt.Sprintf(`{"version":1,"credentials":[{"origin":"https://a.example","alias":%q,"set":[%q]}]}`, alias, path)
+		if err := os.WriteFile(file, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	known := func() string {
+		t.Helper()
+		es, err := lp.entries()
+		if err != nil || len(es) != 1 {
+			t.Fatalf("entries: %+v, %v", es, err)
+		}
+		return es[0].Alias + " " + strings.Join(es[0].known(), ",")
+	}
+	write("one", "/login")
+	if got := known(); got != "one /login" {
+		t.Fatalf("first read: %q", got)
+	}
+	es, _ := lp.entries()
+	es[0].Set[0], es[0].Alias = "/u/agent", "agent"
+	if got := known(); got != "one /login" {
+		t.Fatalf("after the caller changed what it got: %q", got)
+	}
+	write("two", "/signin") // the same size
+	if got := known(); got != "two /signin" {
+		t.Fatalf("after a rewrite of the same size: %q", got)
+	}
+	os.Chmod(file, 0o644)
+	if _, err := lp.entries(); code(err) != wire.CodeBrokerUntrusted || !strings.Contains(err.Error(), "mode 0644") {
+		t.Fatalf("a file opened to others, read before: %v", err)
+	}
+	os.Chmod(file, 0o600)
+	if err := os.WriteFile(file, []byte(`{"version":1,"credentials":[{"origin":"https://a.example","alias":"two","set":["nope"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lp.entries(); code(err) != wire.CodeBrokerUntrusted {
+		t.Fatalf("an invalid path, read valid before: %v", err)
+	}
+	os.Remove(file)
+	if es, err := lp.entries(); err != nil || len(es) != 0 {
+		t.Fatalf("the file gone: %+v, %v", es, err)
+	}
+}
