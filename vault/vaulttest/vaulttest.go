@@ -351,7 +351,6 @@ func testInvalid(t *testing.T, s vault.Store) {
 		{"alias starting with dash", vault.Record{Origin: o, Account: "a", Alias: "-a"}, []byte("pw")},
 		{"alias non-ASCII", vault.Record{Origin: o, Account: "a", Alias: "bänk"}, []byte("pw")},
 		{"alias too long", vault.Record{Origin: o, Account: "a", Alias: strings.Repeat("a", credential.MaxAliasLen+1)}, []byte("pw")},
-		{"empty account", vault.Record{Origin: o, Account: "", Alias: "a"}, []byte("pw")},
 		{"account with newline", vault.Record{Origin: o, Account: "a\nb", Alias: "a"}, []byte("pw")},
 		{"account not UTF-8", vault.Record{Origin: o, Account: "a\xffb", Alias: "a"}, []byte("pw")},
 		{"account too long", vault.Record{Origin: o, Account: strings.Repeat("a", credential.MaxAccountLen+1), Alias: "a"}, []byte("pw")},
@@ -382,6 +381,13 @@ func testInvalid(t *testing.T, s vault.Store) {
 	}
 	if got := mustList(t, s, o); len(got) != 0 {
 		t.Fatalf("invalid Adds stored %+v", got)
+	}
+	// No account is valid: a credential of a sign-in that asks for a password alone.
+	if err := s.Add(ctx(t), vault.Record{Origin: o, Account: "", Alias: "password-only"}, []byte("pw")); err != nil {
+		t.Fatalf("Add(no account): %v", err)
+	}
+	if got := mustList(t, s, o); len(got) != 1 || got[0].Account != "" || got[0].Alias != "password-only" {
+		t.Fatalf("the credential without an account lists as %+v", got)
 	}
 }
 
