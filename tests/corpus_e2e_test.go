@@ -152,7 +152,9 @@ func countSignIn(pages []*corpusPage) int {
 }
 
 func sortResults(rs []corpusResult) {
-	slices.SortStableFunc(rs, func(a, b corpusResult) int { return cmp.Or(strings.Compare(a.Page, b.Page), strings.Compare(a.Mode, b.Mode)) })
+	slices.SortStableFunc(rs, func(a, b corpusResult) int {
+		return cmp.Or(strings.Compare(a.Page, b.Page), strings.Compare(a.Mode, b.Mode))
+	})
 }
 
 // corpusWorld is one world (keyring, brokerd, host) signing in on the pages next gives it,

@@ -109,15 +109,15 @@ type corpusResult struct {
 
 // corpusHit is one place one of the page's strings went.
 type corpusHit struct {
-	String string `json:"string"`           // account, password
-	How    string `json:"how"`              // typed, posted, url, header
-	Origin string `json:"origin"`           // own (the credential's), elsewhere
-	Path   string `json:"path,omitempty"`   // the request's path
-	Field  string `json:"field,omitempty"`  // the field's name (or id), a header's name
-	Label  string `json:"label,omitempty"`  // its data-manual-scoring; "(password step)"
-	Form   int    `json:"form"`             // its form's index, -1 outside any
-	OK     bool   `json:"ok"`               // where it belongs
-	Note   string `json:"note,omitempty"`   // e.g. which fields an ambiguous name could be
+	String string `json:"string"`          // account, password
+	How    string `json:"how"`             // typed, posted, url, header
+	Origin string `json:"origin"`          // own (the credential's), elsewhere
+	Path   string `json:"path,omitempty"`  // the request's path
+	Field  string `json:"field,omitempty"` // the field's name (or id), a header's name
+	Label  string `json:"label,omitempty"` // its data-manual-scoring; "(password step)"
+	Form   int    `json:"form"`            // its form's index, -1 outside any
+	OK     bool   `json:"ok"`              // where it belongs
+	Note   string `json:"note,omitempty"`  // e.g. which fields an ambiguous name could be
 }
 
 // corpusJudge judges one run.
