@@ -109,7 +109,7 @@ type corpusResult struct {
 
 // corpusHit is one place one of the page's strings went.
 type corpusHit struct {
-	String string `json:"string"`          // account, password
+	String string `json:"string"`          // account, password, unknown (typed: neither's length)
 	How    string `json:"how"`             // typed, posted, url, header
 	Origin string `json:"origin"`          // own (the credential's), elsewhere
 	Path   string `json:"path,omitempty"`  // the request's path
@@ -150,17 +150,23 @@ func corpusJudge(r *corpusRun) corpusResult {
 		if ev, ok := typedEvent(req); ok {
 			res.RequestsOwn--
 			typedAny = typedAny || ev.Len > 0
-			what := ""
+			what, note := "", ""
 			switch ev.Len {
+			case 0:
+				continue
 			case units(s.password):
 				what = "password"
 			case units(s.account):
 				what = "account"
+			default:
+				// Neither string's length: one cut by the field's maxlength, or something
+				// else; never where it belongs.
+				what, note = "unknown", fmt.Sprintf("%d characters", ev.Len)
+				if in := p.input(ev.Index); in != nil && in.MaxLength == ev.Len {
+					note += " (the field's maxlength: one of the strings, cut)"
+				}
 			}
-			if what == "" {
-				continue
-			}
-			h := corpusHit{String: what, How: "typed", Origin: "own", Field: cmp.Or(ev.Name, ev.ID), Label: ev.Label, Form: ev.Form}
+			h := corpusHit{String: what, How: "typed", Origin: "own", Field: cmp.Or(ev.Name, ev.ID), Label: ev.Label, Form: ev.Form, Note: note}
 			if ref, err := url.Parse(req.Header.Get("Referer")); err == nil && ref.Path == corpusPassword {
 				h.Path, h.Label = corpusPassword, "(password step)"
 			}
@@ -329,7 +335,8 @@ func resolveField(p *corpusPage, req corpusRequest, vals []corpusValue, key stri
 	if u != nil && u.Path == corpusSubmit {
 		for _, s := range strings.Split(u.Query().Get("i"), ",") {
 			i, err := strconv.Atoi(s)
-			if in := p.input(i); err == nil && in != nil && (in.Name == key || in.Name == "" && in.ID == key) {
+			in := p.input(i)
+			if err == nil && in != nil && (in.Name == key || in.Name == "" && (in.ID == key || in.ID == "" && key == "#"+s)) {
 				return in, ""
 			}
 		}
@@ -521,19 +528,34 @@ func (s *corpusSummary) String() string {
 	return b.String()
 }
 
-// goals lists what the summary misses of the goals ("" each met).
-func (s *corpusSummary) goals() []string {
-	var miss []string
-	if s.Mode == modeLive && s.SignInPages > 0 && float64(s.SignedIn) < corpusGoalLive*float64(s.SignInPages) {
-		miss = append(miss, fmt.Sprintf("live mode: %d of %d sign-in pages signed in correctly (%.1f%%), the goal is %.0f%%",
-			s.SignedIn, s.SignInPages, 100*float64(s.SignedIn)/float64(s.SignInPages), 100*corpusGoalLive))
+// goals says, for each goal that applies to the summary's mode, how the run did, and whether
+// that meets it.
+func (s *corpusSummary) goals() (lines []string, missed []string) {
+	check := func(met bool, format string, args ...any) {
+		line := fmt.Sprintf(format, args...)
+		if met {
+			lines = append(lines, "met     "+line)
+		} else {
+			lines = append(lines, "MISSED  "+line)
+			missed = append(missed, line)
+		}
 	}
-	if s.Mode == modeCaptured && len(s.unaccountedList) > corpusGoalCapturedUnaccounted {
-		miss = append(miss, fmt.Sprintf("captured mode: %d sign-in pages neither signed in nor refused with a code (goal %d): %s",
-			len(s.unaccountedList), corpusGoalCapturedUnaccounted, strings.Join(s.unaccountedList, ", ")))
+	if s.Mode == modeLive && s.SignInPages > 0 {
+		check(float64(s.SignedIn) >= corpusGoalLive*float64(s.SignInPages), "live mode: %d of %d sign-in pages signed in correctly (%.1f%%); the goal is at least %.0f%%",
+			s.SignedIn, s.SignInPages, 100*float64(s.SignedIn)/float64(s.SignInPages), 100*corpusGoalLive)
 	}
-	if s.defects() > corpusGoalDefects {
-		miss = append(miss, fmt.Sprintf("%s mode: %d defects (goal %d)", s.Mode, s.defects(), corpusGoalDefects))
+	if s.Mode == modeCaptured {
+		check(len(s.unaccountedList) <= corpusGoalCapturedUnaccounted, "captured mode: %d sign-in pages neither signed in nor refused with a code; the goal is %d%s",
+			len(s.unaccountedList), corpusGoalCapturedUnaccounted, listed(s.unaccountedList))
 	}
-	return miss
+	check(s.OtherOffered+s.OtherTyped == 0, "%s mode: of %d pages not for signing in, %d offered as a sign-in and %d typed into; the goal is 0 and 0", s.Mode, s.OtherPages, s.OtherOffered, s.OtherTyped)
+	check(s.defects() <= corpusGoalDefects, "%s mode: %d defects; the goal is %d", s.Mode, s.defects(), corpusGoalDefects)
+	return lines, missed
+}
+
+func listed(pages []string) string {
+	if len(pages) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(pages, ", ")
 }

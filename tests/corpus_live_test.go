@@ -12,8 +12,9 @@ package tests
 //     <button> of type submit, an <input type=submit|image>);
 //   - a click on it, Enter in an input, or a form's submit event is taken: preventDefault, and
 //     the fields are collected: the form's, or, outside a form, those of the control's (or the
-//     input's) region, its highest ancestor holding no other submit control: every named (or id'd) input,
-//     select and textarea, checkboxes and radios when checked, buttons and files left out;
+//     input's) region, its highest ancestor holding no other submit control: every input,
+//     select and textarea (by name, else id, else "#" and its index among the document's),
+//     checkboxes and radios when checked, buttons, files and disabled fields left out;
 //   - they are POSTed as JSON with fetch to the page's own origin (/__corpus/submit, the
 //     collected inputs' document indexes in the query so the server can tell which fields they
 //     were); the answer names the next page (signed in, or the password step of a two-step
@@ -51,11 +52,11 @@ const corpusLiveScript = `<script>
     var every = Array.prototype.slice.call(document.querySelectorAll("input, select, textarea"));
     var data = {}, idx = [];
     Array.prototype.forEach.call(list, function (f) {
-      var key = f.name || f.id, type = (f.type || "").toLowerCase();
-      if (!key || f.disabled || /^(submit|button|reset|image|file)$/.test(type) || f.tagName === "BUTTON" || f.tagName === "FIELDSET" || f.tagName === "OUTPUT") return;
+      var i = every.indexOf(f), key = f.name || f.id || "#" + i, type = (f.type || "").toLowerCase();
+      if (f.disabled || /^(submit|button|reset|image|file)$/.test(type) || f.tagName === "BUTTON" || f.tagName === "FIELDSET" || f.tagName === "OUTPUT") return;
       if ((type === "checkbox" || type === "radio") && !f.checked) return;
       if (!(key in data) || data[key] === "") data[key] = f.value;
-      idx.push(every.indexOf(f));
+      idx.push(i);
     });
     return {data: data, idx: idx};
   }

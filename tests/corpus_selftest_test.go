@@ -9,6 +9,7 @@ package tests
 // disabled button, Enter in a field.
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -130,7 +131,7 @@ func TestCorpusLiveScript(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		src  string
-		fill []string // the text fields' names, filled with acct then secret
+		fill []string // the text fields (name, id or placeholder), filled with acct then secret
 		act  string   // click NAME (a control's visible text) or enter NAME (a field)
 		want map[string]string
 	}{
@@ -142,6 +143,8 @@ func TestCorpusLiveScript(t *testing.T) {
 			[]string{"u", "k"}, "click Log in", map[string]string{"u": acct, "k": secret}},
 		{"a disabled button the fields enable", `<form method="post" action="/s"><input name="u"><input name="k"><button type="submit" disabled>Sign in</button></form>`,
 			[]string{"u", "k"}, "click Sign in", map[string]string{"u": acct, "k": secret}},
+		{"a field with neither name nor id", `<div><input name="u"><input placeholder="Secret"><button>Sign in</button></div>`,
+			[]string{"u", "Secret"}, "click Sign in", map[string]string{"u": acct, "#1": secret}},
 		{"Enter in a field outside any form", `<section><input name="u"><input name="k"><span role="button">Go</span></section>`,
 			[]string{"u", "k"}, "enter k", map[string]string{"u": acct, "k": secret}},
 	} {
@@ -155,12 +158,12 @@ func TestCorpusLiveScript(t *testing.T) {
 			s.setMode(modeLive)
 			lsVisit(t, e, s.URL())
 			var o struct {
-				Elements []struct{ Ref, Name, ID, Text string }
+				Elements []struct{ Ref, Name, ID, Text, Placeholder string }
 			}
 			e.ok(t, &o, "snapshot")
 			ref := func(name string) string {
 				for _, el := range o.Elements {
-					if el.Name == name || el.ID == name || el.Text == name {
+					if el.Name == name || el.ID == name || el.Text == name || el.Placeholder == name {
 						return el.Ref
 					}
 				}
@@ -206,9 +209,7 @@ func TestCorpusLiveScript(t *testing.T) {
 	}
 }
 
+// cmpName is the key the live script sends an input's value under.
 func cmpName(in *corpusInput) string {
-	if in.Name != "" {
-		return in.Name
-	}
-	return in.ID
+	return cmp.Or(in.Name, in.ID, "#"+strconv.Itoa(in.Index))
 }
