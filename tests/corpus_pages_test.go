@@ -432,6 +432,7 @@ func (p *corpusPage) String() string {
 // corpus, rewritten, names no URL but the two local origins in any attribute a browser fetches
 // or navigates to, and keeps every input the page had.
 func TestCorpusServable(t *testing.T) {
+	parallel(t)
 	_, pages := corpusPages(t)
 	const own, elsewhere = "http://127.0.0.1:1", "http://127.0.0.1:2"
 	checked := 0

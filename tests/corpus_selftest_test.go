@@ -34,6 +34,7 @@ const judgePage = `<!-- https://www.example.com/login -->
 <form action="/search" method="get"><input name="user" data-manual-scoring="unknown"><input name="q"></form>`
 
 func TestCorpusJudge(t *testing.T) {
+	parallel(t)
 	const acct, pw = "ujudge12345", "cnry-JUDGEJUDGEJUDGE-Ü"
 	page := func(t *testing.T, file, src string) *corpusSite {
 		p, err := parseCorpusPage(file, []byte(src))
