@@ -125,12 +125,13 @@ func newCorpusSite(t testing.TB, p *corpusPage, el *corpusElsewhere) *corpusSite
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	s.rw = corpusRewriter{page: p.Orig, own: s.srv.URL, elsewhere: el.srv.URL}
+	body := s.rw.rewrite(p.Src, "")
 	for _, m := range []string{modeCaptured, modeLive} {
 		tail := fmt.Sprintf(corpusReporter, m)
 		if m == modeLive {
 			tail += corpusLiveScript
 		}
-		s.served[m] = s.rw.rewrite(p.Src, tail)
+		s.served[m] = append(slices.Clip(body), tail...)
 	}
 	return s
 }
