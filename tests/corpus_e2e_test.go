@@ -38,6 +38,7 @@ package tests
 // corpusVaultRoom.
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -49,6 +50,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,6 +88,10 @@ func TestCorpusSignIn(t *testing.T) {
 		worlds = n
 	}
 	began := time.Now()
+	worldsCPU.Store(0)
+	var self0, children0 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self0)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children0)
 	var (
 		next atomic.Int64
 		mu   sync.Mutex
@@ -108,6 +114,10 @@ func TestCorpusSignIn(t *testing.T) {
 		}
 	})
 	wall := time.Since(began)
+	var self1, children1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self1)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children1)
+	cpuSelf, cpuCommands := rusageSince(self1, self0), rusageSince(children1, children0)
 	if t.Failed() {
 		t.Fatalf("the worlds failed; %d of %d page runs done", len(runs), 2*len(pages))
 	}
@@ -122,6 +132,9 @@ func TestCorpusSignIn(t *testing.T) {
 	var sums []*corpusSummary
 	var table strings.Builder
 	fmt.Fprintf(&table, "corpus %s: %d pages (%d sign-in pages) in %d worlds, %.0f s\n", dir, len(pages), countSignIn(pages), worlds, wall.Seconds())
+	cpu := time.Duration(worldsCPU.Load()) + cpuSelf + cpuCommands
+	fmt.Fprintf(&table, "CPU: the worlds' brokerd, host and Chromium %.0f s, the commands run (and anything else this test process waited for) %.0f s, this process %.0f s: %.0f s, %.0f s of two CPUs\n",
+		time.Duration(worldsCPU.Load()).Seconds(), cpuCommands.Seconds(), cpuSelf.Seconds(), cpu.Seconds(), cpu.Seconds()/2)
 	var missed []string
 	for _, m := range []string{modeCaptured, modeLive} {
 		s := summarize(m, results)
@@ -156,6 +169,39 @@ func TestCorpusSignIn(t *testing.T) {
 	for _, m := range missed {
 		t.Errorf("below the goal: %s", m)
 	}
+}
+
+// worldsCPU sums the CPU time of the worlds' processes (worldCPU), in nanoseconds.
+var worldsCPU atomic.Int64
+
+// worldCPU is the CPU time the live processes of e's world used, theirs and that of the
+// children they reaped (Chromium's renderers, the pinentries): brokerd, the host, Chromium.
+// The commands the test runs are this process's children (rusageSince).
+func worldCPU(e *env) time.Duration {
+	var ticks int64
+	for _, pid := range e.leftovers() {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		f := bytes.Fields(b[i+1:])
+		if i < 0 || len(f) < 15 {
+			continue
+		}
+		for _, v := range f[11:15] { // utime, stime, cutime, cstime
+			n, _ := strconv.ParseInt(string(v), 10, 64)
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+func rusageSince(now, then syscall.Rusage) time.Duration {
+	tv := func(r syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return tv(now) - tv(then)
 }
 
 func countSignIn(pages []*corpusPage) int {
@@ -227,8 +273,10 @@ func corpusWorld(t *testing.T, next func() *corpusPage) []*corpusRun {
 			removed += time.Since(t2)
 		}
 	}
-	t.Logf("%d pages: enrolment %.1f s, visits %.1f s, sign-ins %.1f s, removal %.1f s, world %.1f s",
-		len(sites), enrolled.Seconds(), visited.Seconds(), loggedIn.Seconds(), removed.Seconds(), time.Since(worldBegan).Seconds())
+	cpu := worldCPU(e)
+	worldsCPU.Add(int64(cpu))
+	t.Logf("%d pages: enrolment %.1f s, visits %.1f s, sign-ins %.1f s, removal %.1f s, world %.1f s; CPU of its processes %.1f s",
+		len(sites), enrolled.Seconds(), visited.Seconds(), loggedIn.Seconds(), removed.Seconds(), time.Since(worldBegan).Seconds(), cpu.Seconds())
 	el.showing(nil)
 	e.ok(t, nil, "stop")
 	// Every request, counted for its page and mode: the page's own origin's, and the
