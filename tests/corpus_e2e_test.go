@@ -156,9 +156,10 @@ func TestCorpusSignIn(t *testing.T) {
 			Only    string           `json:"only,omitempty"`
 			Worlds  int              `json:"worlds"`
 			Seconds float64          `json:"seconds"`
+			CPU     float64          `json:"cpu_seconds"`
 			Summary []*corpusSummary `json:"summary"`
 			Pages   []corpusResult   `json:"pages"`
-		}{dir, os.Getenv("HEADLESS_CORPUS_ONLY"), worlds, wall.Seconds(), sums, results}, "", " ")
+		}{dir, os.Getenv("HEADLESS_CORPUS_ONLY"), worlds, wall.Seconds(), cpu.Seconds(), sums, results}, "", " ")
 		if err == nil {
 			err = atomicfile.Write(f, append(b, '\n'))
 		}
