@@ -32,15 +32,18 @@ package tests
 //	HEADLESS_REAL=1 HEADLESS_CORPUS_ONLY='^a' HEADLESS_CORPUS_REPORT=/tmp/corpus.json \
 //	    go test -run TestCorpusSignIn -v -parallel 4 ./tests/
 //
-// Cost: one enrolment (credentials add on a pty, about 70 ms on an idle machine), two visits
-// and two sign-ins per page; a world keeps its host, and its pages' credentials (a page's is
-// used in both modes, on the page's one origin), removing the oldest only past
-// corpusVaultRoom.
+// Cost: per page one enrolment (credentials add on a pty, about 70 ms on an idle machine; a
+// page's credential serves both modes, on the page's one origin), two visits, two sign-ins,
+// and the removal of the credential (credentials remove, as long again): a first sign-in
+// teaches brokerd the page's path, kept in its state directory, which every world of the
+// machine's root shares (at most vault.MaxList entries); the removal takes it out again, and
+// the test checks that it left none behind. A world keeps its host from page to page.
 
 import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -56,6 +59,7 @@ import (
 
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/broker/presence/presencetest"
+	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/test/realtest"
 )
 
@@ -65,11 +69,6 @@ const corpusWorldsDefault = 3
 
 // corpusAlias is every page's credential's alias (each page is an origin of its own).
 const corpusAlias = "corpus"
-
-// corpusVaultRoom is how many pages' credentials a world keeps (a keyring holds at most
-// vault.MaxList): past it, the oldest is removed as each page is done (a corpus of this size
-// in three worlds never gets there).
-const corpusVaultRoom = 500
 
 func TestCorpusSignIn(t *testing.T) {
 	parallel(t)
@@ -172,6 +171,36 @@ func TestCorpusSignIn(t *testing.T) {
 	}
 }
 
+// learnedPaths lists the sites whose origin brokerd's shared book of sign-in paths
+// (hardening.StateDir/UID/login-paths.json, read as root) still names.
+func learnedPaths(t *testing.T, sites []*corpusSite) []string {
+	b, err := os.ReadFile(filepath.Join(hardening.StateDir, strconv.Itoa(os.Getuid()), "login-paths.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var book struct {
+		Credentials []struct{ Origin, Alias string }
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &book)
+	}
+	if err != nil {
+		t.Errorf("brokerd's book of sign-in paths: %v", err)
+		return nil
+	}
+	ours := map[string]bool{}
+	for _, s := range sites {
+		ours[s.Origin()] = true
+	}
+	var left []string
+	for _, c := range book.Credentials {
+		if ours[c.Origin] && c.Alias == corpusAlias {
+			left = append(left, c.Origin)
+		}
+	}
+	return left
+}
+
 // worldsCPU sums the CPU time of the worlds' processes (worldCPU), in nanoseconds.
 var worldsCPU atomic.Int64
 
@@ -264,15 +293,14 @@ func corpusWorld(t *testing.T, next func() *corpusPage) []*corpusRun {
 			}
 			runs = append(runs, r)
 		}
-		if len(sites) > corpusVaultRoom {
-			// The keyring holds at most vault.MaxList credentials: the oldest page's goes.
-			t2 := time.Now()
-			old := sites[len(sites)-1-corpusVaultRoom].Origin()
-			if r := e.runTTY([]step{{"[y/N]", "y\n"}}, "headless", "credentials", "remove", "--origin", old, "--alias", corpusAlias, "--json"); r.code != 0 {
-				t.Fatalf("credentials remove at %s: %+v", old, r)
-			}
-			removed += time.Since(t2)
+		t2 := time.Now()
+		if r := e.runTTY([]step{{"[y/N]", "y\n"}}, "headless", "credentials", "remove", "--origin", site.Origin(), "--alias", corpusAlias, "--json"); r.code != 0 {
+			t.Fatalf("credentials remove at %s: %+v", site.Origin(), r)
 		}
+		removed += time.Since(t2)
+	}
+	if left := learnedPaths(t, sites); len(left) > 0 {
+		t.Errorf("brokerd's state directory still knows sign-in paths of %d pages' credentials after their removal: %v", len(left), left[:min(5, len(left))])
 	}
 	cpu := worldCPU(e)
 	worldsCPU.Add(int64(cpu))
