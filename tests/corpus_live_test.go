@@ -1,0 +1,109 @@
+//go:build linux
+
+package tests
+
+// The one script every corpus page gets in live mode (TestCorpusSignIn): what a single-page
+// site's sign-in does. The corpus pages were captured with their scripts stripped; a real site
+// runs a script that takes the submit, sends the fields itself and moves on. The script is the
+// same for every page, never tailored to one:
+//
+//   - the submit control is the element with data-manual-submit (the corpus's mark of the
+//     control a person clicks) when the page has one, else a submit-looking control (a
+//     <button> of type submit, an <input type=submit|image>);
+//   - a click on it, Enter in an input, or a form's submit event is taken: preventDefault, and
+//     the fields are collected: the form's, or, outside a form, those of the control's (or the
+//     input's) region, its highest ancestor holding no other submit control: every input,
+//     select and textarea (by name, else id, else "#" and its index among the document's),
+//     checkboxes and radios when checked, buttons, files and disabled fields left out;
+//   - they are POSTed as JSON with fetch to the page's own origin (/__corpus/submit, the
+//     collected inputs' document indexes in the query so the server can tell which fields they
+//     were); the answer names the next page (signed in, or the password step of a two-step
+//     sign-in) and the script goes there, or it says the sign-in failed and the script shows
+//     that in a role=alert;
+//   - disabled buttons are enabled as fields fill (sites keep Sign in disabled until then).
+
+// corpusLiveScript is appended to every page in live mode.
+const corpusLiveScript = `<script>
+(function () {
+  "use strict";
+  var SUBMIT = "button:not([type]), button[type=submit], button[type=SUBMIT], input[type=submit], input[type=image]";
+  var TYPED = "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]):not([type=checkbox]):not([type=radio]):not([type=file]), textarea, select";
+  function marked() { return document.querySelectorAll("[data-manual-submit]"); }
+  function controls() { return marked().length ? marked() : document.querySelectorAll(SUBMIT); }
+  function control(t) {
+    if (!t || !t.closest) return null;
+    return marked().length ? t.closest("[data-manual-submit]") : t.closest(SUBMIT);
+  }
+  // region: the highest ancestor of el holding at most one submit control (an outermost
+  // one: a marked wrapper and its button are one control).
+  function region(el) {
+    var all = Array.prototype.slice.call(controls());
+    all = all.filter(function (c) { return !all.some(function (d) { return d !== c && d.contains(c); }); });
+    var r = el;
+    for (var n = el.parentElement; n; n = n.parentElement) {
+      if (all.filter(function (c) { return n.contains(c); }).length > 1) break;
+      r = n;
+    }
+    return r;
+  }
+  function scope(el) { return el.form || (el.closest && el.closest("form")) || region(el); }
+  function fields(root) {
+    var list = root.tagName === "FORM" ? root.elements : root.querySelectorAll("input, select, textarea");
+    var every = Array.prototype.slice.call(document.querySelectorAll("input, select, textarea"));
+    var data = {}, idx = [];
+    Array.prototype.forEach.call(list, function (f) {
+      var i = every.indexOf(f), key = f.name || f.id || "#" + i, type = (f.type || "").toLowerCase();
+      if (f.disabled || /^(submit|button|reset|image|file)$/.test(type) || f.tagName === "BUTTON" || f.tagName === "FIELDSET" || f.tagName === "OUTPUT") return;
+      if ((type === "checkbox" || type === "radio") && !f.checked) return;
+      if (!(key in data) || data[key] === "") data[key] = f.value;
+      idx.push(i);
+    });
+    return {data: data, idx: idx};
+  }
+  var busy = false;
+  function send(root) {
+    if (busy) return;
+    busy = true;
+    var got = fields(root);
+    fetch("/__corpus/submit?i=" + got.idx.join(","), {method: "POST", credentials: "same-origin",
+      headers: {"Content-Type": "application/json"}, body: JSON.stringify(got.data)})
+    .then(function (r) { return r.json(); })
+    .then(function (j) {
+      if (j.next) { location.assign(j.next); return; }
+      busy = false;
+      var p = document.createElement("p");
+      p.setAttribute("role", "alert");
+      p.textContent = j.error || "Sign-in failed";
+      document.body.insertBefore(p, document.body.firstChild);
+    }, function () { busy = false; });
+  }
+  document.addEventListener("click", function (e) {
+    var c = control(e.target);
+    if (!c) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    send(scope(c));
+  }, true);
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    if (e.key !== "Enter" || !t || t.tagName !== "INPUT") return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    send(scope(t));
+  }, true);
+  document.addEventListener("submit", function (e) {
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    send(e.target);
+  }, true);
+  document.addEventListener("input", function (e) {
+    var t = e.target;
+    if (!t || !t.matches || !t.matches(TYPED)) return;
+    var s = scope(t);
+    Array.prototype.forEach.call(s.querySelectorAll("button[disabled], input[disabled][type=submit], input[disabled][type=image], [aria-disabled=true]"), function (b) {
+      b.removeAttribute("disabled");
+      if (b.getAttribute("aria-disabled") === "true") b.setAttribute("aria-disabled", "false");
+    });
+  }, true);
+})();
+</script>`

@@ -1,0 +1,216 @@
+//go:build linux
+
+package tests
+
+// The corpus test's own checks (TestCorpusSignIn is only as good as its judge and its live
+// script): the judgement, case by case, on requests made up here (no browser), and the live
+// script in real Chromium, driven by the agent's plain verbs (fill, click, press), on layouts
+// the corpus has: a form with a button that submits nothing, fields outside any form, a
+// disabled button, Enter in a field.
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/headless-dev/headless/internal/test/realtest"
+)
+
+// judgePage is a sign-in page with a forgot-password form and a search box that shares the
+// account field's name.
+const judgePage = `<!-- https://www.example.com/login -->
+<form action="/session" method="post">
+ <input name="user" data-manual-scoring="username">
+ <input type="password" name="pw" data-manual-scoring="password">
+ <button data-manual-submit>Sign in</button>
+</form>
+<form action="/forgot" method="post"><input name="email" data-manual-scoring="emailAddress"><button>Reset</button></form>
+<form action="/search" method="get"><input name="user" data-manual-scoring="unknown"><input name="q"></form>`
+
+func TestCorpusJudge(t *testing.T) {
+	parallel(t)
+	const acct, pw = "ujudge12345", "cnry-JUDGEJUDGEJUDGE-Ü"
+	page := func(t *testing.T, file, src string) *corpusSite {
+		p, err := parseCorpusPage(file, []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &corpusSite{page: p, account: acct, password: pw}
+	}
+	form := func(path string, kv ...string) corpusRequest {
+		v := url.Values{}
+		for i := 0; i < len(kv); i += 2 {
+			v.Add(kv[i], kv[i+1])
+		}
+		return corpusRequest{Own: true, Method: http.MethodPost, URL: path, Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, Body: []byte(v.Encode())}
+	}
+	ok := result{code: 0, stdout: `{"status":"authenticated"}`}
+	refused := result{code: 1, stdout: `{"error":{"code":"NO_LOGIN_FORM","message":"no login form in this page","hint":"h"}}`}
+	typed := func(i, n int, label string, form int) corpusRequest {
+		return corpusRequest{Own: true, Method: http.MethodPost, URL: corpusTyped + "?m=captured&i=" + itoa(i) + "&n=" + itoa(n) + "&label=" + url.QueryEscape(label) + "&f=" + itoa(form), Header: http.Header{}}
+	}
+	signIn := form("/session", "user", acct, "pw", pw)
+	for _, c := range []struct {
+		name    string
+		file    string
+		src     string
+		login   result
+		offered bool
+		reqs    []corpusRequest
+		outcome string
+		defects []string
+	}{
+		{"signed in", "x_login.html", judgePage, ok, true, []corpusRequest{typed(0, units(acct), "username", 0), typed(1, units(pw), "password", 0), signIn}, outSignedIn, nil},
+		{"refused before typing", "x_login.html", judgePage, refused, false, nil, outRefusedBefore, nil},
+		{"refused after typing", "x_login.html", judgePage, refused, false, []corpusRequest{typed(0, units(acct), "username", 0)}, outRefusedAfter, nil},
+		{"no code", "x_login.html", judgePage, result{code: 1, stdout: "panic"}, false, nil, outNoCode, nil},
+		{"account only", "x_login.html", judgePage, ok, true, []corpusRequest{form("/session", "user", acct, "pw", "")}, outNotSignedIn, nil},
+		{"password only, account field left", "x_login.html", judgePage, ok, true, []corpusRequest{form("/session", "user", "", "pw", pw)}, outNotSignedIn, nil},
+		{"account to the forgot-password form", "x_login.html", judgePage, ok, true, []corpusRequest{form("/forgot", "email", acct)}, outNotSignedIn, []string{defAccountNotSignIn}},
+		{"the search box's name is the account field's", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{{Own: true, Method: http.MethodGet, URL: "/search?user=" + acct + "&q=", Header: http.Header{}}}, outNotSignedIn, []string{defAccountNotSignIn}},
+		{"password in a URL", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{{Own: true, Method: http.MethodGet, URL: "/session?user=" + acct + "&pw=" + url.QueryEscape(pw), Header: http.Header{}}}, outNotSignedIn, []string{defPasswordURL}},
+		{"password in a Referer", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{signIn, {Own: true, Method: http.MethodGet, URL: "/app.css", Header: http.Header{"Referer": {"http://127.0.0.1/x?p=" + url.QueryEscape(pw)}}}}, outNotSignedIn, []string{defPasswordURL}},
+		{"password in the account field", "x_login.html", judgePage, ok, true, []corpusRequest{form("/session", "user", pw, "pw", acct)}, outNotSignedIn, []string{defPasswordField}},
+		{"password typed into the search box", "x_login.html", judgePage, refused, false, []corpusRequest{typed(3, units(pw), "unknown", 2)}, outRefusedAfter, []string{defPasswordField}},
+		{"password base64 in a JSON body", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{signIn, {Own: true, Method: http.MethodPost, URL: "/track", Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"d":"` + b64(pw) + `"}`)}}, outNotSignedIn, []string{defPasswordField}},
+		{"password to another origin", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{{Method: http.MethodPost, URL: "/www.other.example/collect", Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("pw=" + pw)}}, outNotSignedIn, []string{defPasswordOrigin, defPasswordField}},
+		{"password in an Authorization header", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{signIn, {Own: true, Method: http.MethodGet, URL: "/api", Header: http.Header{"Authorization": {"Basic " + b64(acct+":"+pw)}}}}, outNotSignedIn, []string{defPasswordHeader}},
+		{"password in headless's output", "x_login.html", judgePage, result{code: 0, stdout: `{"status":"authenticated","x":"` + pw + `"}`}, true, []corpusRequest{signIn}, outNotSignedIn, []string{defPasswordOutput}},
+		{"live submission", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{{Own: true, Method: http.MethodPost, URL: corpusSubmit + "?i=0,1", Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"user":"` + acct + `","pw":"` + pw + `"}`)}}, outSignedIn, nil},
+		{"live submission naming the search box", "x_login.html", judgePage, ok, true,
+			[]corpusRequest{{Own: true, Method: http.MethodPost, URL: corpusSubmit + "?i=3,1", Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"user":"` + acct + `","pw":"` + pw + `"}`)}}, outNotSignedIn, []string{defAccountNotSignIn}},
+		{"first step, then the password step", "y_login.html", `<form action="/id" method="post"><input type="email" name="login" data-manual-scoring="emailAddress"><button data-manual-submit>Next</button></form>`, ok, true,
+			[]corpusRequest{form("/id", "login", acct), form(corpusPassword, "password", pw)}, outSignedIn, nil},
+		{"first step skipped", "y_login.html", `<form action="/id" method="post"><input type="email" name="login" data-manual-scoring="emailAddress"><button data-manual-submit>Next</button></form>`, ok, true,
+			[]corpusRequest{form(corpusPassword, "password", pw)}, outNotSignedIn, nil},
+		{"a sign-up page offered", "x_signup.html", `<form method="post"><input name="e" data-manual-scoring="emailAddress"><input type="password" name="p" data-manual-scoring="password.new"></form>`, refused, true,
+			nil, outRefusedBefore, []string{defOffered}},
+		{"a sign-up page typed into", "x_signup.html", `<form method="post"><input name="e" data-manual-scoring="emailAddress"><input type="password" name="p" data-manual-scoring="password.new"></form>`, ok, false,
+			[]corpusRequest{form("/x_signup", "e", acct, "p", pw)}, outNotSignedIn, []string{defAccountNotSignIn, defTyped, defPasswordField}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := page(t, c.file, c.src)
+			for i := range c.reqs {
+				c.reqs[i].Site, c.reqs[i].Mode = s, modeCaptured
+			}
+			got := corpusJudge(&corpusRun{Site: s, Mode: modeCaptured, Visit: result{stdout: "{}"}, Login: c.login, Offered: c.offered, Reqs: c.reqs})
+			want := slices.Sorted(slices.Values(c.defects))
+			if got.Outcome != c.outcome || !slices.Equal(got.Defects, append([]string{}, want...)) {
+				b, _ := json.MarshalIndent(got, "", " ")
+				t.Errorf("outcome %s defects %v, want %s %v\n%s", got.Outcome, got.Defects, c.outcome, want, b)
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// TestCorpusLiveScript runs the live script in real Chromium on layouts of the corpus, driven
+// by the agent's verbs (fill, click, press): what it sends, where it goes.
+func TestCorpusLiveScript(t *testing.T) {
+	parallel(t)
+	realtest.Need(t)
+	e := newEnv(t, envOptions{})
+	e.start(t)
+	el := newCorpusElsewhere(t)
+	const acct, secret = "ulive0001", "s3cret-value"
+	for _, c := range []struct {
+		name string
+		src  string
+		fill []string // the text fields (name, id or placeholder), filled with acct then secret
+		act  string   // click NAME (a control's visible text) or enter NAME (a field)
+		want map[string]string
+	}{
+		{"a form whose marked button submits nothing", `<form action="https://www.example.com/x" method="get"><input name="u"><input name="k"><button type="button" data-manual-submit>Sign in</button></form><form><input name="news"><button>Subscribe</button></form>`,
+			[]string{"u", "k"}, "click Sign in", map[string]string{"u": acct, "k": secret}},
+		{"fields outside any form, a marked link", `<div><div><input name="u"></div><div><input id="k"></div><p><a href="https://www.example.com/y" data-manual-submit>Continue</a></p></div>`,
+			[]string{"u", "k"}, "click Continue", map[string]string{"u": acct, "k": secret}},
+		{"two regions, no mark", `<div><input name="u"><input name="k"><button>Log in</button></div><div><input name="news"><button>Subscribe</button></div>`,
+			[]string{"u", "k"}, "click Log in", map[string]string{"u": acct, "k": secret}},
+		{"a disabled button the fields enable", `<form method="post" action="/s"><input name="u"><input name="k"><button type="submit" disabled>Sign in</button></form>`,
+			[]string{"u", "k"}, "click Sign in", map[string]string{"u": acct, "k": secret}},
+		{"a field with neither name nor id", `<div><input name="u"><input placeholder="Secret"><button>Sign in</button></div>`,
+			[]string{"u", "Secret"}, "click Sign in", map[string]string{"u": acct, "#1": secret}},
+		{"Enter in a field outside any form", `<section><input name="u"><input name="k"><span role="button">Go</span></section>`,
+			[]string{"u", "k"}, "enter k", map[string]string{"u": acct, "k": secret}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := parseCorpusPage("live_login.html", []byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := newCorpusSite(t, p, el)
+			s.account, s.password = acct, secret
+			s.setMode(modeLive)
+			lsVisit(t, e, s.URL())
+			var o struct {
+				Elements []struct{ Ref, Name, ID, Text, Placeholder string }
+			}
+			e.ok(t, &o, "snapshot")
+			ref := func(name string) string {
+				for _, el := range o.Elements {
+					if el.Name == name || el.ID == name || el.Text == name || el.Placeholder == name {
+						return el.Ref
+					}
+				}
+				t.Fatalf("no element %q in %+v", name, o.Elements)
+				return ""
+			}
+			for i, f := range c.fill {
+				e.ok(t, nil, "fill", ref(f), "--", []string{acct, secret}[i])
+			}
+			verb, what, _ := strings.Cut(c.act, " ")
+			if verb == "click" {
+				e.ok(t, nil, "click", ref(what))
+			} else {
+				e.ok(t, nil, "press", "Enter", "--ref", ref(what))
+			}
+			e.ok(t, nil, "wait", "--url", corpusSignedIn, "--timeout", "10s")
+			var sent []corpusRequest
+			for _, r := range s.requests() {
+				if strings.HasPrefix(r.URL, corpusSubmit) {
+					sent = append(sent, r)
+				}
+			}
+			if len(sent) != 1 {
+				t.Fatalf("%d submissions: %+v", len(sent), sent)
+			}
+			var got map[string]string
+			if err := json.Unmarshal(sent[0].Body, &got); err != nil {
+				t.Fatalf("the submission %q: %v", sent[0].Body, err)
+			}
+			for k, v := range c.want {
+				if got[k] != v {
+					t.Errorf("the submission %v: %s is %q, want %q", got, k, got[k], v)
+				}
+				vals := corpusValues(http.MethodPost, sent[0].URL, "application/json", sent[0].Body)
+				if in, _ := resolveField(p, sent[0], vals, k); in == nil || cmpName(in) != k {
+					t.Errorf("the submission's indexes (%s) do not name field %s: %+v", sent[0].URL, k, in)
+				}
+			}
+			if _, ok := got["news"]; ok {
+				t.Errorf("the submission took another region's field: %v", got)
+			}
+		})
+	}
+}
+
+// cmpName is the key the live script sends an input's value under.
+func cmpName(in *corpusInput) string {
+	return cmp.Or(in.Name, in.ID, "#"+strconv.Itoa(in.Index))
+}
