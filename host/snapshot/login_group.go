@@ -29,6 +29,12 @@ func newIndex(o Outline) *index {
 			k := ancKey{e.Frame, a}
 			ix.members[k] = append(ix.members[k], i)
 		}
+		if e.Kind == "text" && e.Node != 0 {
+			// A text is listed as its block: a container holding text of its own
+			// ("Email <input>") holds that text.
+			k := ancKey{e.Frame, e.Node}
+			ix.members[k] = append(ix.members[k], i)
+		}
 		if e.Form != "" {
 			ix.forms[e.Form] = append(ix.forms[e.Form], i)
 		}
