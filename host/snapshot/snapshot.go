@@ -145,8 +145,8 @@ type Element struct {
 	MaxLength int    `json:"-"`
 	// Class is the class attribute of a form, control or button, and Anc the backend node ids
 	// of the element's ancestors, nearest first (at most maxAncestors; shadow hosts count as
-	// parents), for finding sign-in forms (LoginForms: the container of fields outside a
-	// form, a form's signals). Host only.
+	// parents; a text's are its block's, and Node is that block), for finding sign-in forms
+	// (LoginForms: the container of fields outside a form, a form's signals). Host only.
 	Class string  `json:"-"`
 	Anc   []int64 `json:"-"`
 	Node  int64   `json:"-"` // the element's own backend node id
@@ -185,6 +185,19 @@ type Options struct {
 	// secret the page shows back (package host/echo).
 	Echo func(string) bool
 }
+
+// SignInOptions are the bounds of an outline read to find a sign-in (LoginForms,
+// CodeForms), never shown to the agent: wider than the defaults, since a sign-in box
+// often sits below a page's first 400 elements (a header's menus, a long landing page),
+// and a form cut from the outline cannot be found. Still bounded: 5000 elements, 16 MiB.
+func SignInOptions() Options {
+	return Options{MaxElements: signInMaxElements, MaxBytes: signInMaxBytes}
+}
+
+const (
+	signInMaxElements = 5000
+	signInMaxBytes    = 16 << 20
+)
 
 // ErrEchoed is Build's answer for a page that holds a string Options.Echo reported.
 var ErrEchoed = errors.New("snapshot: the page shows a secret released into the browser")
