@@ -85,6 +85,7 @@ func LoginForms(o Outline) []LoginForm {
 	seen := map[string]bool{} // first-step groups already listed
 	for i, e := range ix.els {
 		switch {
+		case ix.notPassword[i]: // a code field or a toggle's twin: its form's password field is the candidate
 		case isPassword(e):
 			g := ix.groupOf(i)
 			j := ix.judge(pg, g, i)

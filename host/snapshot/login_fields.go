@@ -101,6 +101,19 @@ func personField(x Element) bool {
 	return personWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)
 }
 
+// notPasswordSecret reports whether x is named as a secret that is no account's password: an API
+// key, a token, a webhook's secret; or just "secret" without a label saying password.
+func notPasswordSecret(x Element) bool {
+	return secretFieldWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) ||
+		weakSecretWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) && !passwordWords.matchAny(x.Text, x.Placeholder)
+}
+
+// codeField reports whether password field x takes a one-time code (an MFA code beside the
+// password), not a password: said so, and not named a password ("Password/OTP" is one).
+func codeField(x Element) bool {
+	return codeFieldWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) && !passwordWords.matchAny(x.Name, x.ID)
+}
+
 func cardField(x Element) bool {
 	for _, tok := range strings.Fields(x.Autocomplete) {
 		if strings.HasPrefix(tok, "cc-") {
@@ -118,6 +131,8 @@ var cardWords = newPhrases("card number", "cardnumber", "cc number", "ccnumber",
 // form) just around it; -1 for none (Enter in the field).
 func (ix *index) pickSubmit(g group, i int) int {
 	best, bestScore := -1, 0
+	pw := isPassword(ix.els[i])
+	firstAfter := true // the next control after the field is the first one (its primary action)
 	consider := func(k int, near bool) {
 		x := ix.els[k]
 		if x.Kind != "button" && x.Kind != "link" || x.Frame != ix.els[i].Frame {
@@ -126,6 +141,9 @@ func (ix *index) pickSubmit(g group, i int) int {
 		t := prepare(x.Text)
 		if notSubmitWords.match(t) || x.Type == "reset" {
 			return
+		}
+		if pw && purposeWords[forgotPassword].match(t) {
+			return // beside a password field: the way to reset it, never its submit
 		}
 		for _, p := range []purpose{signUp, forgotPassword, search, newsletter, checkout} {
 			if x.Kind == "link" && purposeWords[p].match(t) {
@@ -143,21 +161,30 @@ func (ix *index) pickSubmit(g group, i int) int {
 				s += submitOtherButton
 			}
 		}
+		worded := true
 		switch {
 		case purposeWords[signIn].match(t):
 			s += submitPurposeWords
 		case nextWords.match(t):
 			s += submitNextWords
 		default:
+			worded = false
 			for p := purpose(1); p < nPurposes; p++ {
 				if purposeWords[p].match(t) && x.Kind == "button" {
 					s += submitPurposeWords // a sign-up's or a reset's own button: it says what the group is
+					worded = true
 					break
 				}
 			}
 		}
 		if k > i {
 			s += submitAfter
+			if firstAfter && (worded || (x.Type == "submit" || x.Type == "image") && x.Form == g.form) {
+				// A group's primary action follows its fields; "Create account" or "Sign
+				// in with a code" come after it.
+				s += submitFirstAfter
+				firstAfter = false
+			}
 		} else {
 			s += submitBefore
 		}
@@ -176,6 +203,7 @@ func (ix *index) pickSubmit(g group, i int) int {
 		consider(k, true)
 	}
 	if best < 0 {
+		firstAfter = true
 		for _, k := range ix.around(g, 3) {
 			consider(k, false)
 		}

@@ -43,8 +43,8 @@ const (
 	wNewPassword       = 2 // signUp: autocomplete=new-password on the one password field
 	wNewPasswordWords  = 4 // signUp: the password field says new, confirm, repeat…
 	wUsernameAuto      = 2 // signIn: autocomplete=username on the account field
-	wPersonField       = 2 // signUp, per name, birth or address field (at most wPersonMax)
-	wPersonMax         = 6
+	wPersonField       = 3 // signUp, per name, birth or address field (at most wPersonMax)
+	wPersonMax         = 9
 	wCardField         = 8 // checkout: a card number or security code
 	wRemember          = 3 // signIn: a remember-me checkbox
 	wTerms             = 2 // signUp: a terms or consent checkbox
@@ -53,7 +53,7 @@ const (
 	wSecretField       = 6 // not a sign-in: the password field is an API key, a token…
 	wHaveAccount       = 3 // signUp: "already have an account?" in or just around the group
 	wNoAccount         = 3 // signIn: "don't have an account?"
-	wPasswordRules     = 3 // signUp: a new password's rules beside the field
+	wPasswordRules     = 4 // signUp: a new password's rules beside the field
 	wExtraField        = 1 // signUp, per text field besides the account field (at most wPersonMax)
 	firstStepMin       = 2 // the sign-in score a first step needs from its own group
 	wNextStep          = 2 // signIn: a lone field whose control says next or continue
@@ -73,6 +73,7 @@ const (
 	submitPurposeWords = 6
 	submitNextWords    = 4
 	submitAfter        = 1
+	submitFirstAfter   = 3 // the first control after the field
 	submitBefore       = -2
 	submitLink         = -2 // a link says sign in less surely than a button: often it leads to the sign-in
 )
@@ -114,6 +115,10 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 			}
 		}
 	}
+	j.account = i
+	if pw {
+		j.account = ix.pickAccount(g, i)
+	}
 	j.submit = ix.pickSubmit(g, i)
 	if j.submit >= 0 {
 		s := ix.els[j.submit]
@@ -128,7 +133,7 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	}
 	heading := ""
 	var passwords, persons, texts int
-	var haveAccount, noAccount, rules bool
+	var haveAccount, noAccount, rules, forgot bool
 	for _, k := range g.members {
 		x := ix.els[k]
 		switch {
@@ -137,22 +142,25 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 			if heading == "" {
 				heading = x.Text
 			}
+		case (x.Kind == "link" || x.Kind == "button" || pw && x.Kind == "text") && purposeWords[forgotPassword].matchAny(x.Text):
+			// "Forgot your password?" beside the fields is a sign-in's (a forgot-password
+			// form's own button is its submit, read above).
+			forgot = true
 		case x.Kind == "button":
 			if !notSubmitWords.matchAny(x.Text) {
 				add(srcButton, prepare(x.Text))
 			}
-		case (x.Kind == "link" || x.Kind == "button") && purposeWords[forgotPassword].matchAny(x.Text):
-			j.score[signIn] += wForgotLink // "forgot your password?" beside the fields: a sign-in's
 		case x.Kind == "text" || x.Kind == "link":
 			t := prepare(x.Text)
-			switch {
-			case haveAccountWords.match(t):
-				haveAccount = true
+			switch { // "Don't have an account?" before "have an account"
 			case noAccountWords.match(t):
 				noAccount = true
+			case haveAccountWords.match(t):
+				haveAccount = true
 			case passwordRuleWords.match(t) && pw:
 				rules = true
 			}
+		case ix.notPassword[k]:
 		case isPassword(x):
 			passwords++
 			if x.Ref != ix.els[i].Ref && hasToken(x.Autocomplete, "new-password") || newPasswordWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) {
@@ -172,9 +180,11 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 			if textLike(x) && !x.Disabled && accountCandidate(x) {
 				texts++
 			}
+			// The account field is the account's, whatever else its label says ("WWU ID or
+			// given name and surname"); a field called just "name" elsewhere is a person's.
 			if cardField(x) {
 				j.score[checkout] += wCardField
-			} else if personField(x) && persons < wPersonMax/wPersonField {
+			} else if k != j.account && (personField(x) || textLike(x) && namedOnlyWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)) && persons < wPersonMax/wPersonField {
 				persons++
 				j.score[signUp] += wPersonField
 				j.score[checkout] += wPersonField / 2
@@ -183,6 +193,9 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	}
 	if haveAccount {
 		j.score[signUp] += wHaveAccount
+	}
+	if forgot {
+		j.score[signIn] += wForgotLink
 	}
 	if noAccount {
 		j.score[signIn] += wNoAccount
@@ -213,12 +226,13 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		if hasToken(e.Autocomplete, "new-password") {
 			j.score[signUp] += wNewPassword
 		}
-		if secretFieldWords.matchAny(e.Name, e.ID, e.Text, e.Placeholder) {
+		if notPasswordSecret(e) {
 			j.score[signUp] += wSecretField // scored as "not a sign-in"; the reason says what
 		}
-		j.account = ix.pickAccount(g, i)
+		// A group with a password field is no forgot-password, newsletter or search form,
+		// whatever a button of it says ("Forgot password?", "Find account").
+		j.score[forgotPassword], j.score[newsletter], j.score[search] = 0, 0, 0
 	} else {
-		j.account = i
 		e := ix.els[i]
 		if searchField(e) {
 			j.score[search] += wSearchField
@@ -244,12 +258,12 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	other := ""
 	for _, k := range g.members {
 		x := ix.els[k]
-		if k == i || x.Kind != "input" && x.Kind != "textarea" || isPassword(x) {
+		if k == i || x.Kind != "input" && x.Kind != "textarea" || isPassword(x) && !ix.notPassword[k] {
 			continue
 		}
 		// (A one-time-code field beside the password is a sign-in's optional second factor.)
 		switch {
-		case x.Type != "checkbox" && x.Type != "radio" && secretFieldWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder):
+		case x.Type != "checkbox" && x.Type != "radio" && notPasswordSecret(x):
 			other = "an API key, token or other secret"
 		}
 	}
@@ -258,7 +272,7 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		j.why = "the form asks for " + other + " beside the field: not a sign-in form"
 	case passwords > 1:
 		j.why = "the form has more than one password field (a sign-up or change-password form)"
-	case pw && secretFieldWords.matchAny(ix.els[i].Name, ix.els[i].ID, ix.els[i].Text, ix.els[i].Placeholder):
+	case pw && notPasswordSecret(ix.els[i]):
 		j.why = "the password field is labelled as an API key, token or other secret, not a sign-in password"
 	case j.purpose != signIn:
 		j.why = "the form looks like a " + j.purpose.String() + " form, not a sign-in form"

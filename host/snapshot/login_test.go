@@ -30,7 +30,8 @@ func TestLoginFormsFixtures(t *testing.T) {
 				Submitters: []Submitter{{Ref: "e6", ActionOrigin: top, Method: "post", Rendered: true}}, SignIn: true, Purpose: "sign-in", Label: "Password"},
 			{Password: "e11", Username: "e10", Submit: "e12", SubmitBy: "button", Form: "e9", ActionOrigin: cross, Frame: cross, Method: "post",
 				Submitters: []Submitter{{Ref: "e12", ActionOrigin: cross, Method: "post", Rendered: true}}, SignIn: true, Purpose: "sign-in", Label: "Password"},
-			{Password: "e15", Frame: "null", SubmitBy: "enter", Purpose: "sign-in", NotSignIn: passwordAlone},
+			// (The text just before a field without a label of its own is read as its label.)
+			{Password: "e15", Frame: "null", SubmitBy: "enter", Purpose: "sign-in", NotSignIn: passwordAlone, Label: "srcdoc text"},
 		}},
 		// Best first: the form whose action path says login is judged the likelier sign-in;
 		// its default button's formaction (another origin) is what the host refuses.

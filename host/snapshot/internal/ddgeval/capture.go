@@ -149,8 +149,14 @@ func capture(ctx context.Context, corpus, out, only string, scripts bool) error 
 	return nil
 }
 
+// loadWait bounds the wait for a page's load event. With scripts on, every external script
+// holds the parser until its request is failed, one CDP round trip each: on a busy machine a
+// page with many takes seconds, and a snapshot taken before its load is of a page half parsed.
+const loadWait = 30 * time.Second
+
 // load navigates to u, answers the document request with html and fails every other
-// request, waits for the load event (at most 5 s) and captures the snapshot.
+// request, waits for the load event (at most loadWait, else an error) and captures the
+// snapshot.
 func load(ctx context.Context, b *cdp.Browser, sid string, events chan cdp.Event, u string, html []byte) (json.RawMessage, error) {
 	for len(events) > 0 {
 		<-events
@@ -158,7 +164,7 @@ func load(ctx context.Context, b *cdp.Browser, sid string, events chan cdp.Event
 	nav := make(chan error, 1)
 	go func() { nav <- b.Call(ctx, sid, "Page.navigate", map[string]any{"url": u}, nil) }()
 	served := false
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(loadWait)
 wait:
 	for {
 		select {
@@ -200,7 +206,7 @@ wait:
 			if !served {
 				return nil, fmt.Errorf("the page was never requested")
 			}
-			break wait
+			return nil, fmt.Errorf("the page did not load within %v", loadWait)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
