@@ -133,6 +133,11 @@ func LoginForms(o Outline) []LoginForm {
 		if ra < 2 && cands[a].score != cands[b].score {
 			return cands[a].score > cands[b].score
 		}
+		// Alike otherwise, a form with a control to submit it is likelier a person's than
+		// one without (a SecurID box beside the password's).
+		if sa, sb := cands[a].lf.Submit != "", cands[b].lf.Submit != ""; ra < 2 && sa != sb {
+			return sa
+		}
 		return cands[a].at < cands[b].at
 	})
 	out := make([]LoginForm, len(cands))

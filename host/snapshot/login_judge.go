@@ -56,7 +56,7 @@ const (
 	wPasswordRules     = 4 // signUp: a new password's rules beside the field
 	wExtraField        = 1 // signUp, per text field besides the account field (at most wPersonMax)
 	firstStepMin       = 2 // the sign-in score a first step needs from its own group
-	wNextStep          = 2 // signIn: a lone field whose control says next or continue
+	wNextStep          = 2 // signIn: a lone field whose control says next or continue (stepWords)
 	passwordOnlyMin    = 4 // the sign-in score a password field with no account field needs from its group
 	accountMin         = 3 // the score a field needs to be taken as the account field
 	submitMin          = 4 // the score a control needs to be taken as the submit control
@@ -90,13 +90,12 @@ type judgment struct {
 // page is what the judging reads of the whole page.
 type page struct {
 	title, path text
+	rawPath     string // the path's words as actionPath gives them
 }
 
 func pageOf(o Outline) page {
-	p := page{title: prepare(o.Title)}
-	if u, err := url.Parse(o.URL); err == nil {
-		p.path = prepare(strings.ReplaceAll(u.Path, "/", " "))
-	}
+	p := page{title: prepare(o.Title), rawPath: actionPath(o.URL)}
+	p.path = prepare(p.rawPath)
 	return p
 }
 
@@ -105,16 +104,17 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	j := judgment{account: -1, submit: -1}
 	pw := isPassword(ix.els[i])
 	pageWide := 0 // the sign-in score read from the title and the address, not the group
-	add := func(s source, t text) {
+	read := func(s source, t text, ofPage bool) {
 		for p := purpose(0); p < nPurposes; p++ {
 			if purposeWords[p].match(t) {
 				j.score[p] += wordWeight[s][p]
-				if p == signIn && (s == srcTitle || s == srcURL) {
+				if p == signIn && ofPage {
 					pageWide += wordWeight[s][p]
 				}
 			}
 		}
 	}
+	add := func(s source, t text) { read(s, t, s == srcTitle || s == srcURL) }
 	j.account = i
 	if pw {
 		j.account = ix.pickAccount(g, i)
@@ -128,7 +128,14 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	if g.form != "" {
 		if fi, ok := ix.byRef[g.form]; ok {
 			f := ix.els[fi]
-			add(srcAttr, prepare(f.Name+" "+f.ID+" "+f.Class+" "+actionPath(f.Action)+" "+f.Text))
+			// A form posting to the page's own address (one without an action) says no more
+			// of itself than the address does: the page's evidence, not the group's.
+			a := actionPath(f.Action)
+			if a == pg.rawPath {
+				read(srcAttr, prepare(a), true)
+				a = ""
+			}
+			add(srcAttr, prepare(f.Name+" "+f.ID+" "+f.Class+" "+a+" "+f.Text))
 		}
 	}
 	heading := ""
@@ -237,7 +244,7 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		if searchField(e) {
 			j.score[search] += wSearchField
 		}
-		if j.submit >= 0 && nextWords.matchAny(ix.els[j.submit].Text) {
+		if j.submit >= 0 && stepWords.matchAny(ix.els[j.submit].Text) {
 			j.score[signIn] += wNextStep
 		}
 	}

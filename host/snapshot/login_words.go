@@ -82,11 +82,17 @@ var purposeWords = [nPurposes]phrases{
 
 // Words of controls and fields that say something other than a purpose.
 var (
-	// nextWords are a first step's or a sign-in's submit control that names no purpose.
+	// nextWords are a first step's or a sign-in's submit control that names no purpose: the
+	// words of going on to a next step (stepWords), or of sending any form.
 	nextWords = newPhrases("next", "continue", "submit", "go", "ok", "proceed", "enter", "send", "verify",
 		"weiter", "fortfahren", "absenden", "suivant", "continuer", "valider", "envoyer", "siguiente", "continuar",
 		"enviar", "avanti", "continua", "invia", "próximo", "proximo", "seguinte", "prosseguir", "volgende",
 		"doorgaan", "verder", "далее", "продолжить", "~次へ", "~下一步", "~다음")
+	// stepWords are the nextWords of going on to a next step ("Next", not "Submit" or
+	// "Send": a newsletter's, a contact form's, a guest checkout's words too).
+	stepWords = newPhrases("next", "continue", "proceed", "weiter", "fortfahren", "suivant", "continuer",
+		"siguiente", "continuar", "avanti", "continua", "próximo", "proximo", "seguinte", "prosseguir",
+		"volgende", "doorgaan", "verder", "далее", "продолжить", "~次へ", "~下一步", "~다음")
 	// notSubmitWords are controls that never submit a sign-in: a show-password toggle, another
 	// provider's sign-in, a way back.
 	notSubmitWords = newPhrases("show", "hide", "show password", "reveal", "toggle", "with google", "with facebook",
