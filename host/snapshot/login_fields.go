@@ -1,6 +1,9 @@
 package snapshot
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Which field of a group takes the account and which control submits it, and what a field
 // is (an account, a person's details, a card, a search box, a secret). Weights are with the
@@ -126,6 +129,21 @@ func cardField(x Element) bool {
 var cardWords = newPhrases("card number", "cardnumber", "cc number", "ccnumber", "credit card", "cvv", "cvc",
 	"expiry", "expiration", "kartennummer", "numéro de carte", "número de tarjeta", "numero carta", "número do cartão")
 
+// inField reports whether element k sits in field i's own box: under the field's parent
+// or grandparent, one or two levels down.
+func (ix *index) inField(k, i int) bool {
+	e, x := ix.els[i], ix.els[k]
+	if x.Frame != e.Frame {
+		return false
+	}
+	for _, a := range e.Anc[:min(len(e.Anc), 2)] {
+		if slices.Contains(x.Anc[:min(len(x.Anc), 2)], a) {
+			return true
+		}
+	}
+	return false
+}
+
 // pickSubmit is the control that submits group g of the field at i: a submit button of the
 // form, else a button or a link whose words say sign in or go on, in the group or (for a
 // form) just around it; -1 for none (Enter in the field).
@@ -144,6 +162,9 @@ func (ix *index) pickSubmit(g group, i int) int {
 		}
 		if pw && purposeWords[forgotPassword].match(t) {
 			return // beside a password field: the way to reset it, never its submit
+		}
+		if x.Text == "" && ix.inField(k, i) {
+			return // an icon in the field's own box: a show-password toggle, a clear button
 		}
 		for _, p := range []purpose{signUp, forgotPassword, search, newsletter, checkout} {
 			if x.Kind == "link" && purposeWords[p].match(t) {

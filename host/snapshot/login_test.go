@@ -59,6 +59,33 @@ func TestLoginFormsFixtures(t *testing.T) {
 	}
 }
 
+// The host's sign-in looks are built with SignInOptions: a sign-in form below the agent's
+// outline's cut is found there, and every text carries its block's ancestors (a sign-in's
+// group holds the texts beside its fields).
+func TestSignInOptions(t *testing.T) {
+	out, _ := build(t, "large", SignInOptions())
+	if out.Truncated {
+		t.Fatalf("the large page is cut with SignInOptions (%d elements)", len(out.Elements))
+	}
+	lfs := LoginForms(out)
+	if len(lfs) == 0 || !lfs[0].SignIn || lfs[0].Password == "" || lfs[0].Username == "" {
+		t.Fatalf("LoginForms(large, SignInOptions) = %+v, want its sign-in form", lfs)
+	}
+	texts := 0
+	out, _ = build(t, "tricky", Options{})
+	for _, e := range out.Elements {
+		if e.Kind == "text" {
+			texts++
+			if len(e.Anc) == 0 || e.Node == 0 {
+				t.Fatalf("text %s has no ancestors or node: %+v", e.Ref, e)
+			}
+		}
+	}
+	if texts == 0 {
+		t.Fatal("no text element: the check proves nothing")
+	}
+}
+
 func TestLoginFormsUsername(t *testing.T) {
 	in := func(ref string, f func(*Element)) Element {
 		e := Element{Ref: ref, Kind: "input", Type: "text", Form: "f"}
