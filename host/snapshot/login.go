@@ -50,11 +50,6 @@ type LoginForm struct {
 	Scores string `json:"-"`
 }
 
-// NoAccountField was the NotSignIn of a password form without an account field. Such a form
-// is now a sign-in with PasswordOnly set when its signals say sign-in; the value is never
-// produced and is kept for callers that still compare with it.
-const NoAccountField = "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
-
 // LoginForms lists the candidate sign-ins of o, best first: the sign-in forms with a
 // password field (highest sign-in score first), then the first steps of two-step sign-ins,
 // then every other candidate in document order (SignIn false, NotSignIn saying why).
