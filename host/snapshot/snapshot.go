@@ -43,13 +43,16 @@
 //   - A frame sandboxed by a Content-Security-Policy header (rather than the sandbox attribute)
 //     is reported with its URL's origin.
 //   - Sign-in detection (LoginForms, CodeForms) is a guess, never a guarantee: weighted signals
-//     (login_judge.go, words in login_words.go, groups in login_group.go) measured on a labelled
-//     corpus (internal/ddgeval). It promises only that a group with two or more password
-//     fields, or named as an API key or token, is never a sign-in, and that a lone field is a
-//     first step only with sign-in evidence of its own. Where a typed password may go is the
-//     host's network guard to enforce, not the form's attributes. Open and closed shadow
-//     roots are in the snapshot (their nodes hang under the host element), but a field in a
-//     shadow root is given its light-DOM form as if it belonged to it.
+//     (login_judge.go; fields and controls in login_fields.go, words in login_words.go, groups
+//     in login_group.go) measured on a labelled corpus (internal/ddgeval), read from an outline
+//     built with [SignInOptions]. It promises only that a group with two or more password
+//     fields (a one-time-code field, or the same-labelled twin a show-password toggle swaps
+//     in, is none), or whose password field is named as an API key or token, is never a
+//     sign-in; that a lone field is a first step only with sign-in evidence of its own; and
+//     that a forgot-password control is never a password's submit. Where a typed password
+//     may go is the host's network guard to enforce, not the form's attributes. Open and
+//     closed shadow roots are in the snapshot (their nodes hang under the host element), but
+//     a field in a shadow root is given its light-DOM form as if it belonged to it.
 //   - URLs are resolved with net/url after the WHATWG clean-ups that matter for origins
 //     (surrounding controls and spaces, tabs and newlines, backslashes in special schemes). A URL
 //     that Go cannot parse gets the opaque origin "null", which matches no saved origin.
