@@ -162,7 +162,7 @@ func judge(p page, opts snapshot.Options) (result, error) {
 		r.fault, r.detail = "no-account", desc()
 	case f.Username != "" && !isAccountLabel(l.scoring[node(f.Username)]):
 		r.fault, r.detail = "wrong-account", desc()
-	case sub > 0 && f.Submit != "" && !l.submit[node(f.Submit)] && !submitLike(o, f.Submit):
+	case sub > 0 && f.Submit != "" && !l.submit[node(f.Submit)] && !submitLike(o, f):
 		r.fault, r.detail = "wrong-submit", desc()
 	case sub > 0 && f.Submit == "":
 		r.fault, r.detail = "no-submit", desc()
@@ -199,12 +199,13 @@ func besideOthers(o snapshot.Outline, f snapshot.LoginForm, l labels, targets ma
 }
 
 // submitLike accepts an offered submit control the labels did not mark when it is a submit
-// button: a person pressing it submits the same form (the label sits on another of its
-// buttons, or on a wrapper the outline does not list).
-func submitLike(o snapshot.Outline, ref string) bool {
+// button of the offered form: a person pressing it submits the same form (the label sits on
+// another of its buttons, or on a wrapper the outline does not list). A submit button outside
+// the form submits nothing.
+func submitLike(o snapshot.Outline, f snapshot.LoginForm) bool {
 	for _, e := range o.Elements {
-		if e.Ref == ref {
-			return e.Kind == "button" && (e.Type == "submit" || e.Type == "image")
+		if e.Ref == f.Submit {
+			return e.Kind == "button" && (e.Type == "submit" || e.Type == "image") && f.Form != "" && e.Form == f.Form
 		}
 	}
 	return false
