@@ -189,6 +189,10 @@ func TestLoginFormsClasses(t *testing.T) {
 			{Ref: "f", Kind: "form", Action: "https://a.example/access/login", ActionOrigin: "https://a.example", Method: "get"},
 			in("u", "f", "email", label("Email Address")), button("b", "f", "submit", "Submit")},
 			"", "", ""},
+		{"two bare password fields side by side are no twins", "", "", []Element{
+			at(in("u", "", "email", nil), 10, 2, 1), at(in("pw", "", "password", nil), 20, 2, 1), at(in("p2", "", "password", nil), 20, 2, 1),
+			at(button("b", "", "submit", "Continue"), 30, 2, 1)},
+			"", "", ""},
 		{"display name and password is no sign-in", "", "", []Element{form("f"),
 			in("u", "f", "text", label("Display name")), in("pw", "f", "password", nil), button("b", "f", "submit", "Save")},
 			"", "", ""},

@@ -80,8 +80,8 @@ func (ix *index) visualLabel(i int) string {
 // which sits in a parent of its own or says so.
 func (ix *index) twin(i int) bool {
 	e := ix.els[i]
-	if len(e.Anc) == 0 || newPasswordWords.matchAny(e.Name, e.ID, e.Text, e.Placeholder) {
-		return false
+	if len(e.Anc) == 0 || e.Text == "" && e.Placeholder == "" || newPasswordWords.matchAny(e.Name, e.ID, e.Text, e.Placeholder) {
+		return false // (two bare password fields side by side tell nothing of each other)
 	}
 	for j := i - 1; j >= 0 && i-j < 4; j-- {
 		x := ix.els[j]
