@@ -57,7 +57,8 @@ func (b *builder) walk(d *document, frame string, sandboxed bool, depth int) {
 				b.truncated = true
 			}
 			if t := b.clip(string(tb.b), b.o.MaxText); t != "" {
-				b.push(item{el: Element{Kind: kindText.String(), Text: t, Frame: frame}, d: d, node: i, form: -1})
+				el := Element{Kind: kindText.String(), Text: t, Frame: frame, Anc: ancestors(d, i), Node: int64(d.backend[i])}
+				b.push(item{el: el, d: d, node: i, form: -1})
 			}
 		}
 		if k == kindIframe && !b.stop {
@@ -82,6 +83,16 @@ func (b *builder) push(it item) {
 		return
 	}
 	b.items = append(b.items, it)
+}
+
+// ancestors are the backend node ids of node i's ancestors, nearest first, at most
+// maxAncestors (Element.Anc).
+func ancestors(d *document, i int) []int64 {
+	var out []int64
+	for p, n := d.parent[i], 0; p >= 0 && n < maxAncestors; p, n = d.parent[p], n+1 {
+		out = append(out, int64(d.backend[p]))
+	}
+	return out
 }
 
 // childDocument is the document shown by the frame element i: in the same snapshot for an
@@ -165,10 +176,7 @@ func (b *builder) add(d *document, i int, k kind, frame string) {
 	case kindForm, kindButton, kindInput, kindTextarea, kindSelect:
 		el.Class = b.clip(d.attrVal(i, "class"), b.o.MaxText)
 	}
-	for p, n := d.parent[i], 0; p >= 0 && n < maxAncestors; p, n = d.parent[p], n+1 {
-		el.Anc = append(el.Anc, int64(d.backend[p]))
-	}
-	el.Node = int64(d.backend[i])
+	el.Anc, el.Node = ancestors(d, i), int64(d.backend[i])
 	it := item{el: el, d: d, node: i, form: -1}
 	if f := a.formOf[i]; f >= 0 {
 		if idx, ok := b.formItem[formNode{d, int(f)}]; ok {

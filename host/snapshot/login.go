@@ -50,11 +50,6 @@ type LoginForm struct {
 	Scores string `json:"-"`
 }
 
-// NoAccountField was the NotSignIn of a password form without an account field. Such a form
-// is now a sign-in with PasswordOnly set when its signals say sign-in; the value is never
-// produced and is kept for callers that still compare with it.
-const NoAccountField = "no account field (user name or e-mail) and no autocomplete=current-password on the password field"
-
 // LoginForms lists the candidate sign-ins of o, best first: the sign-in forms with a
 // password field (highest sign-in score first), then the first steps of two-step sign-ins,
 // then every other candidate in document order (SignIn false, NotSignIn saying why).
@@ -64,12 +59,14 @@ const NoAccountField = "no account field (user name or e-mail) and no autocomple
 // form, or a part of it, or for fields outside forms their nearest container
 // (login_group.go); the group is judged by weighted signals (login_judge.go, words in
 // login_words.go): it is a sign-in when its sign-in score is the highest of all purposes,
-// it has one password field, and that field is not named as an API key or token. A first
+// it has one password field (a one-time-code field or a show-password twin beside it is
+// none: ix.notPassword), and that field is not named as an API key or token. A first
 // step also needs sign-in words around it (firstStepMin), and none is offered on a page
 // that has a sign-in form with a password field: an account is only ever typed into a
 // sign-in's first step, never a forgot-password, newsletter, checkout or search form.
 //
-// LoginForms reads only the outline: a truncated outline may hide fields; and it is a guess.
+// LoginForms reads only the outline: a truncated outline may hide fields (the host builds
+// its sign-in looks with SignInOptions); and it is a guess.
 // Frame, ActionOrigin, Method and every Submitter are what the caller compares with a saved
 // origin; where the password may go is the network guard's to enforce.
 func LoginForms(o Outline) []LoginForm {
@@ -85,6 +82,7 @@ func LoginForms(o Outline) []LoginForm {
 	seen := map[string]bool{} // first-step groups already listed
 	for i, e := range ix.els {
 		switch {
+		case ix.notPassword[i]: // a code field or a toggle's twin: its form's password field is the candidate
 		case isPassword(e):
 			g := ix.groupOf(i)
 			j := ix.judge(pg, g, i)
@@ -131,6 +129,11 @@ func LoginForms(o Outline) []LoginForm {
 		}
 		if ra < 2 && cands[a].score != cands[b].score {
 			return cands[a].score > cands[b].score
+		}
+		// Alike otherwise, a form with a control to submit it is likelier a person's than
+		// one without (a SecurID box beside the password's).
+		if sa, sb := cands[a].lf.Submit != "", cands[b].lf.Submit != ""; ra < 2 && sa != sb {
+			return sa
 		}
 		return cands[a].at < cands[b].at
 	})

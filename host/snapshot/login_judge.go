@@ -43,8 +43,8 @@ const (
 	wNewPassword       = 2 // signUp: autocomplete=new-password on the one password field
 	wNewPasswordWords  = 4 // signUp: the password field says new, confirm, repeat…
 	wUsernameAuto      = 2 // signIn: autocomplete=username on the account field
-	wPersonField       = 2 // signUp, per name, birth or address field (at most wPersonMax)
-	wPersonMax         = 6
+	wPersonField       = 3 // signUp, per name, birth or address field (at most wPersonMax)
+	wPersonMax         = 9
 	wCardField         = 8 // checkout: a card number or security code
 	wRemember          = 3 // signIn: a remember-me checkbox
 	wTerms             = 2 // signUp: a terms or consent checkbox
@@ -53,10 +53,10 @@ const (
 	wSecretField       = 6 // not a sign-in: the password field is an API key, a token…
 	wHaveAccount       = 3 // signUp: "already have an account?" in or just around the group
 	wNoAccount         = 3 // signIn: "don't have an account?"
-	wPasswordRules     = 3 // signUp: a new password's rules beside the field
+	wPasswordRules     = 4 // signUp: a new password's rules beside the field
 	wExtraField        = 1 // signUp, per text field besides the account field (at most wPersonMax)
 	firstStepMin       = 2 // the sign-in score a first step needs from its own group
-	wNextStep          = 2 // signIn: a lone field whose control says next or continue
+	wNextStep          = 2 // signIn: a lone field whose control says next or continue (stepWords)
 	passwordOnlyMin    = 4 // the sign-in score a password field with no account field needs from its group
 	accountMin         = 3 // the score a field needs to be taken as the account field
 	submitMin          = 4 // the score a control needs to be taken as the submit control
@@ -73,6 +73,7 @@ const (
 	submitPurposeWords = 6
 	submitNextWords    = 4
 	submitAfter        = 1
+	submitFirstAfter   = 3 // the first control after the field
 	submitBefore       = -2
 	submitLink         = -2 // a link says sign in less surely than a button: often it leads to the sign-in
 )
@@ -89,13 +90,12 @@ type judgment struct {
 // page is what the judging reads of the whole page.
 type page struct {
 	title, path text
+	rawPath     string // the path's words as actionPath gives them
 }
 
 func pageOf(o Outline) page {
-	p := page{title: prepare(o.Title)}
-	if u, err := url.Parse(o.URL); err == nil {
-		p.path = prepare(strings.ReplaceAll(u.Path, "/", " "))
-	}
+	p := page{title: prepare(o.Title), rawPath: actionPath(o.URL)}
+	p.path = prepare(p.rawPath)
 	return p
 }
 
@@ -104,15 +104,20 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	j := judgment{account: -1, submit: -1}
 	pw := isPassword(ix.els[i])
 	pageWide := 0 // the sign-in score read from the title and the address, not the group
-	add := func(s source, t text) {
+	read := func(s source, t text, ofPage bool) {
 		for p := purpose(0); p < nPurposes; p++ {
 			if purposeWords[p].match(t) {
 				j.score[p] += wordWeight[s][p]
-				if p == signIn && (s == srcTitle || s == srcURL) {
+				if p == signIn && ofPage {
 					pageWide += wordWeight[s][p]
 				}
 			}
 		}
+	}
+	add := func(s source, t text) { read(s, t, s == srcTitle || s == srcURL) }
+	j.account = i
+	if pw {
+		j.account = ix.pickAccount(g, i)
 	}
 	j.submit = ix.pickSubmit(g, i)
 	if j.submit >= 0 {
@@ -123,12 +128,19 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	if g.form != "" {
 		if fi, ok := ix.byRef[g.form]; ok {
 			f := ix.els[fi]
-			add(srcAttr, prepare(f.Name+" "+f.ID+" "+f.Class+" "+actionPath(f.Action)+" "+f.Text))
+			// A form posting to the page's own address (one without an action) says no more
+			// of itself than the address does: the page's evidence, not the group's.
+			a := actionPath(f.Action)
+			if a == pg.rawPath {
+				read(srcAttr, prepare(a), true)
+				a = ""
+			}
+			add(srcAttr, prepare(f.Name+" "+f.ID+" "+f.Class+" "+a+" "+f.Text))
 		}
 	}
 	heading := ""
 	var passwords, persons, texts int
-	var haveAccount, noAccount, rules bool
+	var haveAccount, noAccount, rules, forgot bool
 	for _, k := range g.members {
 		x := ix.els[k]
 		switch {
@@ -137,22 +149,25 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 			if heading == "" {
 				heading = x.Text
 			}
+		case (x.Kind == "link" || x.Kind == "button" || pw && x.Kind == "text") && purposeWords[forgotPassword].matchAny(x.Text):
+			// "Forgot your password?" beside the fields is a sign-in's (a forgot-password
+			// form's own button is its submit, read above).
+			forgot = true
 		case x.Kind == "button":
 			if !notSubmitWords.matchAny(x.Text) {
 				add(srcButton, prepare(x.Text))
 			}
-		case (x.Kind == "link" || x.Kind == "button") && purposeWords[forgotPassword].matchAny(x.Text):
-			j.score[signIn] += wForgotLink // "forgot your password?" beside the fields: a sign-in's
 		case x.Kind == "text" || x.Kind == "link":
 			t := prepare(x.Text)
-			switch {
-			case haveAccountWords.match(t):
-				haveAccount = true
+			switch { // "Don't have an account?" before "have an account"
 			case noAccountWords.match(t):
 				noAccount = true
+			case haveAccountWords.match(t):
+				haveAccount = true
 			case passwordRuleWords.match(t) && pw:
 				rules = true
 			}
+		case ix.notPassword[k]:
 		case isPassword(x):
 			passwords++
 			if x.Ref != ix.els[i].Ref && hasToken(x.Autocomplete, "new-password") || newPasswordWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) {
@@ -172,9 +187,11 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 			if textLike(x) && !x.Disabled && accountCandidate(x) {
 				texts++
 			}
+			// The account field is the account's, whatever else its label says ("WWU ID or
+			// given name and surname"); a field called just "name" elsewhere is a person's.
 			if cardField(x) {
 				j.score[checkout] += wCardField
-			} else if personField(x) && persons < wPersonMax/wPersonField {
+			} else if k != j.account && (personField(x) || textLike(x) && namedOnlyWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)) && persons < wPersonMax/wPersonField {
 				persons++
 				j.score[signUp] += wPersonField
 				j.score[checkout] += wPersonField / 2
@@ -183,6 +200,9 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	}
 	if haveAccount {
 		j.score[signUp] += wHaveAccount
+	}
+	if forgot {
+		j.score[signIn] += wForgotLink
 	}
 	if noAccount {
 		j.score[signIn] += wNoAccount
@@ -213,17 +233,18 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		if hasToken(e.Autocomplete, "new-password") {
 			j.score[signUp] += wNewPassword
 		}
-		if secretFieldWords.matchAny(e.Name, e.ID, e.Text, e.Placeholder) {
+		if notPasswordSecret(e) {
 			j.score[signUp] += wSecretField // scored as "not a sign-in"; the reason says what
 		}
-		j.account = ix.pickAccount(g, i)
+		// A group with a password field is no forgot-password, newsletter or search form,
+		// whatever a button of it says ("Forgot password?", "Find account").
+		j.score[forgotPassword], j.score[newsletter], j.score[search] = 0, 0, 0
 	} else {
-		j.account = i
 		e := ix.els[i]
 		if searchField(e) {
 			j.score[search] += wSearchField
 		}
-		if j.submit >= 0 && nextWords.matchAny(ix.els[j.submit].Text) {
+		if j.submit >= 0 && stepWords.matchAny(ix.els[j.submit].Text) {
 			j.score[signIn] += wNextStep
 		}
 	}
@@ -244,12 +265,12 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 	other := ""
 	for _, k := range g.members {
 		x := ix.els[k]
-		if k == i || x.Kind != "input" && x.Kind != "textarea" || isPassword(x) {
+		if k == i || x.Kind != "input" && x.Kind != "textarea" || isPassword(x) && !ix.notPassword[k] {
 			continue
 		}
 		// (A one-time-code field beside the password is a sign-in's optional second factor.)
 		switch {
-		case x.Type != "checkbox" && x.Type != "radio" && secretFieldWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder):
+		case x.Type != "checkbox" && x.Type != "radio" && notPasswordSecret(x):
 			other = "an API key, token or other secret"
 		}
 	}
@@ -258,7 +279,7 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 		j.why = "the form asks for " + other + " beside the field: not a sign-in form"
 	case passwords > 1:
 		j.why = "the form has more than one password field (a sign-up or change-password form)"
-	case pw && secretFieldWords.matchAny(ix.els[i].Name, ix.els[i].ID, ix.els[i].Text, ix.els[i].Placeholder):
+	case pw && notPasswordSecret(ix.els[i]):
 		j.why = "the password field is labelled as an API key, token or other secret, not a sign-in password"
 	case j.purpose != signIn:
 		j.why = "the form looks like a " + j.purpose.String() + " form, not a sign-in form"
@@ -289,181 +310,4 @@ func actionPath(action string) string {
 		return ""
 	}
 	return strings.ReplaceAll(u.Path, "/", " ")
-}
-
-// pickAccount is the account field of the password at p in group g, or -1.
-func (ix *index) pickAccount(g group, p int) int {
-	best, bestScore := -1, accountMin-1
-	nearest := -1
-	for _, k := range g.members {
-		if k < p && accountCandidate(ix.els[k]) {
-			nearest = k
-		}
-	}
-	for _, k := range g.members {
-		x := ix.els[k]
-		if k == p || !accountCandidate(x) {
-			continue
-		}
-		s := 0
-		switch {
-		case hasToken(x.Autocomplete, "username") || hasToken(x.Autocomplete, "email"):
-			s += accountAuto
-		case hasToken(x.Autocomplete, "tel"):
-			s += accountTel
-		}
-		switch x.Type {
-		case "email":
-			s += accountEmail
-		case "tel":
-			s += accountTel
-		}
-		if accountWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) {
-			s += accountNamed
-		}
-		switch {
-		case k < p:
-			s += accountBefore
-			if k == nearest {
-				s += accountNearest
-			}
-		default:
-			s += accountAfter
-		}
-		if s > bestScore {
-			best, bestScore = k, s
-		}
-	}
-	return best
-}
-
-// accountCandidate reports whether x could take the account: an enabled text-like input that
-// is not clearly something else (a search box, a captcha, a code, a confirmation, a
-// person's details not named as the account).
-func accountCandidate(x Element) bool {
-	if x.Disabled || x.Kind != "input" {
-		return false
-	}
-	if (textLike(x) || x.Type == "search") && (hasToken(x.Autocomplete, "username") || hasToken(x.Autocomplete, "email")) {
-		return true // a search-typed field marked as the account (some sites' way to stop autofill)
-	}
-	if !textLike(x) {
-		return false
-	}
-	if searchField(x) || hardOtherWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder) || hasToken(x.Autocomplete, "one-time-code") {
-		return false
-	}
-	return !personField(x) || accountWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)
-}
-
-// accountLooking reports whether x says it takes an account: by autocomplete, type or words.
-func accountLooking(x Element) bool {
-	return hasToken(x.Autocomplete, "username") || hasToken(x.Autocomplete, "email") || hasToken(x.Autocomplete, "tel") ||
-		x.Type == "email" || x.Type == "tel" || accountWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)
-}
-
-// hardOtherWords are text fields that never take the account, whatever else they say.
-var hardOtherWords = newPhrases("captcha", "recaptcha", "security code", "verification code", "otp",
-	"one time code", "one time", "token", "twofactor", "two factor", "2fa", "mfa", "totp",
-	"confirm", "confirmation", "repeat", "retype", "re enter", "coupon", "promo", "search", "query", "keyword")
-
-func searchField(x Element) bool {
-	if x.Type == "search" {
-		return true
-	}
-	n := strings.ToLower(x.Name)
-	return n == "q" || n == "s" || n == "query" || purposeWords[search].matchAny(x.Name, x.ID, x.Placeholder, x.Text)
-}
-
-func personField(x Element) bool {
-	for _, tok := range strings.Fields(x.Autocomplete) {
-		switch tok {
-		case "name", "given-name", "family-name", "additional-name", "bday", "street-address", "address-line1",
-			"postal-code", "country", "country-name", "address-level1", "address-level2", "organization":
-			return true
-		}
-	}
-	return personWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)
-}
-
-func cardField(x Element) bool {
-	for _, tok := range strings.Fields(x.Autocomplete) {
-		if strings.HasPrefix(tok, "cc-") {
-			return true
-		}
-	}
-	return cardWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)
-}
-
-var cardWords = newPhrases("card number", "cardnumber", "cc number", "ccnumber", "credit card", "cvv", "cvc",
-	"expiry", "expiration", "kartennummer", "numéro de carte", "número de tarjeta", "numero carta", "número do cartão")
-
-// pickSubmit is the control that submits group g of the field at i: a submit button of the
-// form, else a button or a link whose words say sign in or go on, in the group or (for a
-// form) just around it; -1 for none (Enter in the field).
-func (ix *index) pickSubmit(g group, i int) int {
-	best, bestScore := -1, 0
-	consider := func(k int, near bool) {
-		x := ix.els[k]
-		if x.Kind != "button" && x.Kind != "link" || x.Frame != ix.els[i].Frame {
-			return
-		}
-		t := prepare(x.Text)
-		if notSubmitWords.match(t) || x.Type == "reset" {
-			return
-		}
-		for _, p := range []purpose{signUp, forgotPassword, search, newsletter, checkout} {
-			if x.Kind == "link" && purposeWords[p].match(t) {
-				return // a link elsewhere
-			}
-		}
-		s := 0
-		if x.Kind == "link" {
-			s += submitLink
-		}
-		if x.Kind == "button" {
-			if (x.Type == "submit" || x.Type == "image") && x.Form == g.form {
-				s += submitFormButton // the form's, or outside forms the container's own submit button
-			} else {
-				s += submitOtherButton
-			}
-		}
-		switch {
-		case purposeWords[signIn].match(t):
-			s += submitPurposeWords
-		case nextWords.match(t):
-			s += submitNextWords
-		default:
-			for p := purpose(1); p < nPurposes; p++ {
-				if purposeWords[p].match(t) && x.Kind == "button" {
-					s += submitPurposeWords // a sign-up's or a reset's own button: it says what the group is
-					break
-				}
-			}
-		}
-		if k > i {
-			s += submitAfter
-		} else {
-			s += submitBefore
-		}
-		if !near {
-			s--
-		}
-		min := submitMin
-		if x.Kind == "link" {
-			min = submitMinLink
-		}
-		if s >= min && s > bestScore {
-			best, bestScore = k, s
-		}
-	}
-	for _, k := range g.members {
-		consider(k, true)
-	}
-	if best < 0 {
-		for _, k := range ix.around(g, 3) {
-			consider(k, false)
-		}
-	}
-	return best
 }

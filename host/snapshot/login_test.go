@@ -30,7 +30,8 @@ func TestLoginFormsFixtures(t *testing.T) {
 				Submitters: []Submitter{{Ref: "e6", ActionOrigin: top, Method: "post", Rendered: true}}, SignIn: true, Purpose: "sign-in", Label: "Password"},
 			{Password: "e11", Username: "e10", Submit: "e12", SubmitBy: "button", Form: "e9", ActionOrigin: cross, Frame: cross, Method: "post",
 				Submitters: []Submitter{{Ref: "e12", ActionOrigin: cross, Method: "post", Rendered: true}}, SignIn: true, Purpose: "sign-in", Label: "Password"},
-			{Password: "e15", Frame: "null", SubmitBy: "enter", Purpose: "sign-in", NotSignIn: passwordAlone},
+			// (The text just before a field without a label of its own is read as its label.)
+			{Password: "e15", Frame: "null", SubmitBy: "enter", Purpose: "sign-in", NotSignIn: passwordAlone, Label: "srcdoc text"},
 		}},
 		// Best first: the form whose action path says login is judged the likelier sign-in;
 		// its default button's formaction (another origin) is what the host refuses.
@@ -55,6 +56,33 @@ func TestLoginFormsFixtures(t *testing.T) {
 				t.Errorf("LoginForms =\n%+v\nwant\n%+v\noutline:\n%s", got, c.want, dump(out))
 			}
 		})
+	}
+}
+
+// The host's sign-in looks are built with SignInOptions: a sign-in form below the agent's
+// outline's cut is found there, and every text carries its block's ancestors (a sign-in's
+// group holds the texts beside its fields).
+func TestSignInOptions(t *testing.T) {
+	out, _ := build(t, "large", SignInOptions())
+	if out.Truncated {
+		t.Fatalf("the large page is cut with SignInOptions (%d elements)", len(out.Elements))
+	}
+	lfs := LoginForms(out)
+	if len(lfs) == 0 || !lfs[0].SignIn || lfs[0].Password == "" || lfs[0].Username == "" {
+		t.Fatalf("LoginForms(large, SignInOptions) = %+v, want its sign-in form", lfs)
+	}
+	texts := 0
+	out, _ = build(t, "tricky", Options{})
+	for _, e := range out.Elements {
+		if e.Kind == "text" {
+			texts++
+			if len(e.Anc) == 0 || e.Node == 0 {
+				t.Fatalf("text %s has no ancestors or node: %+v", e.Ref, e)
+			}
+		}
+	}
+	if texts == 0 {
+		t.Fatal("no text element: the check proves nothing")
 	}
 }
 

@@ -41,7 +41,11 @@ var purposeWords = [nPurposes]phrases{
 		"accedi", "accesso", "entra",
 		"iniciar sessão", "inicie sessão", "acessar", "aceder", "fazer login",
 		"inloggen", "log je in", "aanmelden",
-		"войти", "вход", "~ログイン", "~登录", "~登入", "~로그인", "giriş", "giriş yap", "zaloguj", "logga in", "kirjaudu"),
+		"accedir", "iniciar sessió", "inicia sessió", "přihlásit", "přihlásit se", "přihlášení", "prihlásiť", "prihlásenie",
+		"bejelentkezés", "belépés", "autentificare", "conectare", "log ind", "logg inn", "σύνδεση", "увійти", "đăng nhập",
+		"masuk", "~เข้าสู่ระบบ", "~התחבר", "~تسجيل الدخول",
+		"войти", "вход", "~ログイン", "~登录", "~登入", "~로그인", "giriş", "giriş yap", "zaloguj", "logga in", "kirjaudu",
+		"enter password", "enter your password"),
 	signUp: newPhrases("sign up", "signup", "register", "registration", "create account", "create an account",
 		"createaccount", "newaccount", "new user", "newuser", "enrollment", "onboarding",
 		"create my account", "create your account", "new account", "open an account", "join", "join now", "join free",
@@ -59,7 +63,8 @@ var purposeWords = [nPurposes]phrases{
 		"alterar senha", "nova senha", "wachtwoord wijzigen", "nieuw wachtwoord"),
 	forgotPassword: newPhrases("forgot", "forgotten", "forgot password", "reset password", "reset your password",
 		"reset my password", "password reset", "reset", "recover", "recovery", "lost password", "send reset link",
-		"trouble signing in", "can t sign in", "passwort vergessen", "kennwort vergessen", "zurücksetzen",
+		"trouble signing in", "trouble logging in", "can t sign in", "can t log in", "cannot sign in", "cannot log in",
+		"need help signing in", "need help logging in", "не могу войти", "не удается войти", "passwort vergessen", "kennwort vergessen", "zurücksetzen",
 		"wiederherstellen", "mot de passe oublié", "oublié", "réinitialiser", "reinitialiser", "réinitialisation",
 		"récupérer", "olvidé", "olvide", "olvidaste", "olvidó", "restablecer", "recuperar", "dimenticata",
 		"dimenticato", "reimposta", "recupera", "esqueci", "esqueceu", "redefinir", "vergeten", "herstellen",
@@ -77,14 +82,20 @@ var purposeWords = [nPurposes]phrases{
 
 // Words of controls and fields that say something other than a purpose.
 var (
-	// nextWords are a first step's or a sign-in's submit control that names no purpose.
+	// nextWords are a first step's or a sign-in's submit control that names no purpose: the
+	// words of going on to a next step (stepWords), or of sending any form.
 	nextWords = newPhrases("next", "continue", "submit", "go", "ok", "proceed", "enter", "send", "verify",
 		"weiter", "fortfahren", "absenden", "suivant", "continuer", "valider", "envoyer", "siguiente", "continuar",
 		"enviar", "avanti", "continua", "invia", "próximo", "proximo", "seguinte", "prosseguir", "volgende",
 		"doorgaan", "verder", "далее", "продолжить", "~次へ", "~下一步", "~다음")
+	// stepWords are the nextWords of going on to a next step ("Next", not "Submit" or
+	// "Send": a newsletter's, a contact form's, a guest checkout's words too).
+	stepWords = newPhrases("next", "continue", "proceed", "weiter", "fortfahren", "suivant", "continuer",
+		"siguiente", "continuar", "avanti", "continua", "próximo", "proximo", "seguinte", "prosseguir",
+		"volgende", "doorgaan", "verder", "далее", "продолжить", "~次へ", "~下一步", "~다음")
 	// notSubmitWords are controls that never submit a sign-in: a show-password toggle, another
 	// provider's sign-in, a way back.
-	notSubmitWords = newPhrases("show", "hide", "show password", "toggle", "with google", "with facebook",
+	notSubmitWords = newPhrases("show", "hide", "show password", "reveal", "toggle", "with google", "with facebook",
 		"with apple", "with microsoft", "with twitter", "with linkedin", "with github", "with amazon", "with x",
 		"with phone", "with email", "with sms", "with a passkey", "with passkey", "passkey", "google", "facebook",
 		"apple", "cancel", "back", "close", "clear", "help", "language", "anzeigen", "afficher", "mostrar",
@@ -96,10 +107,13 @@ var (
 		"logon", "signin", "email", "e mail", "mail", "emailaddress", "account", "account number", "accountid",
 		"member", "member id", "memberid", "membership", "customer", "customer number", "customer id", "client",
 		"client id", "id", "identifier", "ident", "uid", "uname", "u name", "phone", "mobile", "tel", "msisdn", "access id",
-		"accessid", "card number", "nickname", "handle",
+		"accessid", "card number", "nickname", "handle", "sign in name", "login name", "logon name",
 		"~benutzer", "kundennummer", "kennung", "~utilisateur", "identifiant", "courriel", "adresse e mail",
 		"usuario", "usuário", "correo", "correo electrónico", "utente", "nome utente", "telefono", "telefone",
-		"celular", "gebruiker", "gebruikersnaam", "e mailadres", "логин", "~アカウント", "~账号", "~帐号", "~아이디")
+		"celular", "gebruiker", "gebruikersnaam", "e mailadres", "логин", "имя пользователя", "пользователь",
+		"felhasználónév", "felhasználó", "uživatel", "uživatelské jméno", "používateľ", "użytkownik", "nazwa użytkownika",
+		"kullanıcı adı", "brugernavn", "brukernavn", "användarnamn", "käyttäjätunnus",
+		"~アカウント", "~账号", "~帐号", "~아이디")
 	// newPasswordWords are a password field that takes a new password (a sign-up's, a
 	// change's): its second copy included.
 	newPasswordWords = newPhrases("new", "confirm", "confirmation", "repeat", "retype", "re enter", "again",
@@ -112,7 +126,18 @@ var (
 	// secretWords are fields whose secret is not an account's password: an API key or token, a
 	// webhook or signing secret. A password field so named is a settings field.
 	secretFieldWords = newPhrases("api key", "apikey", "api token", "api secret", "webhook", "signing secret",
-		"client secret", "secret key", "access key", "private key", "access token", "secret", "cvv", "cvc", "csc")
+		"client secret", "secret key", "access key", "private key", "access token", "cvv", "cvc", "csc")
+	// weakSecretWords name a secret field too, unless its label says password (a site's own
+	// name for its password field: "ego_secret" labelled "Heslo").
+	weakSecretWords = newPhrases("secret")
+	// passwordWords are a password field's label, in several languages.
+	passwordWords = newPhrases("password", "passwort", "kennwort", "mot de passe", "contraseña", "contrasena",
+		"clave", "senha", "wachtwoord", "parola", "heslo", "hasło", "jelszó", "parool", "passord", "adgangskode",
+		"lösenord", "salasana", "şifre", "пароль", "~パスワード", "~密码", "~密碼", "~비밀번호")
+	// codeFieldWords are a password-typed field that takes a one-time code, a second factor
+	// beside the password: never the password, never a second password.
+	codeFieldWords = newPhrases("mfa", "mfa code", "mfacode", "otp", "totp", "2fa", "one time code", "one time password",
+		"verification code", "authenticator", "authentication code", "token code", "security token")
 	// rememberWords are a sign-in's "keep me signed in" checkbox.
 	rememberWords = newPhrases("remember", "remember me", "keep me signed in", "keep me logged in", "stay signed in",
 		"stay logged in", "angemeldet bleiben", "se souvenir", "rester connecté", "recordar", "recuérdame",
@@ -143,10 +168,13 @@ var (
 		"agb", "datenschutz", "j accepte", "acepto", "accetto", "aceito", "akkoord", "voorwaarden")
 	// personWords are a sign-up's or a checkout's details fields.
 	personWords = newPhrases("first name", "firstname", "fname", "given name", "last name", "lastname", "lname",
-		"surname", "family name", "full name", "fullname", "name", "birthday", "birth", "dob", "date of birth",
+		"surname", "family name", "full name", "fullname", "display name", "public name", "profile name", "birthday", "birth", "dob", "date of birth",
 		"address", "street", "city", "zip", "zipcode", "postcode", "postal", "country", "gender", "vorname",
-		"nachname", "geburtsdatum", "prénom", "nom", "naissance", "nombre", "apellido", "nacimiento", "cognome",
+		"nachname", "geburtsdatum", "prénom", "naissance", "apellido", "nacimiento", "cognome",
 		"nascita", "sobrenome", "nascimento", "voornaam", "achternaam", "geboortedatum")
+	// namedOnlyWords are a field called just "name": a person's (a sign-up's) or the account's
+	// (a user name), told apart by where it is.
+	namedOnlyWords = newPhrases("name", "nom", "nombre", "nome", "naam", "jméno", "имя")
 )
 
 // phrases is a list of phrases, each as its words joined by single spaces, or a "~" substring.

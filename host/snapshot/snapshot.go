@@ -43,13 +43,16 @@
 //   - A frame sandboxed by a Content-Security-Policy header (rather than the sandbox attribute)
 //     is reported with its URL's origin.
 //   - Sign-in detection (LoginForms, CodeForms) is a guess, never a guarantee: weighted signals
-//     (login_judge.go, words in login_words.go, groups in login_group.go) measured on a labelled
-//     corpus (internal/ddgeval). It promises only that a group with two or more password
-//     fields, or named as an API key or token, is never a sign-in, and that a lone field is a
-//     first step only with sign-in evidence of its own. Where a typed password may go is the
-//     host's network guard to enforce, not the form's attributes. Open and closed shadow
-//     roots are in the snapshot (their nodes hang under the host element), but a field in a
-//     shadow root is given its light-DOM form as if it belonged to it.
+//     (login_judge.go; fields and controls in login_fields.go, words in login_words.go, groups
+//     in login_group.go) measured on a labelled corpus (internal/ddgeval), read from an outline
+//     built with [SignInOptions]. It promises only that a group with two or more password
+//     fields (a one-time-code field, or the same-labelled twin a show-password toggle swaps
+//     in, is none), or whose password field is named as an API key or token, is never a
+//     sign-in; that a lone field is a first step only with sign-in evidence of its own; and
+//     that a forgot-password control is never a password's submit. Where a typed password
+//     may go is the host's network guard to enforce, not the form's attributes. Open and
+//     closed shadow roots are in the snapshot (their nodes hang under the host element), but
+//     a field in a shadow root is given its light-DOM form as if it belonged to it.
 //   - URLs are resolved with net/url after the WHATWG clean-ups that matter for origins
 //     (surrounding controls and spaces, tabs and newlines, backslashes in special schemes). A URL
 //     that Go cannot parse gets the opaque origin "null", which matches no saved origin.
@@ -145,8 +148,8 @@ type Element struct {
 	MaxLength int    `json:"-"`
 	// Class is the class attribute of a form, control or button, and Anc the backend node ids
 	// of the element's ancestors, nearest first (at most maxAncestors; shadow hosts count as
-	// parents), for finding sign-in forms (LoginForms: the container of fields outside a
-	// form, a form's signals). Host only.
+	// parents; a text's are its block's, and Node is that block), for finding sign-in forms
+	// (LoginForms: the container of fields outside a form, a form's signals). Host only.
 	Class string  `json:"-"`
 	Anc   []int64 `json:"-"`
 	Node  int64   `json:"-"` // the element's own backend node id
@@ -185,6 +188,19 @@ type Options struct {
 	// secret the page shows back (package host/echo).
 	Echo func(string) bool
 }
+
+// SignInOptions are the bounds of an outline read to find a sign-in (LoginForms,
+// CodeForms), never shown to the agent: wider than the defaults, since a sign-in box
+// often sits below a page's first 400 elements (a header's menus, a long landing page),
+// and a form cut from the outline cannot be found. Still bounded: 5000 elements, 16 MiB.
+func SignInOptions() Options {
+	return Options{MaxElements: signInMaxElements, MaxBytes: signInMaxBytes}
+}
+
+const (
+	signInMaxElements = 5000
+	signInMaxBytes    = 16 << 20
+)
 
 // ErrEchoed is Build's answer for a page that holds a string Options.Echo reported.
 var ErrEchoed = errors.New("snapshot: the page shows a secret released into the browser")

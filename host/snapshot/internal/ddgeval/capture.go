@@ -22,6 +22,11 @@ type page struct {
 	File string          `json:"file"` // the corpus file name
 	URL  string          `json:"url"`  // the origin URL it was served at
 	Raw  json.RawMessage `json:"raw"`  // DOMSnapshot.captureSnapshot's result
+	// Params are the captureSnapshot parameters it was captured with (absent in captures
+	// older than this field), and Scripts whether the page's own inline scripts and event
+	// handler attributes ran (as they do in the host and the end-to-end corpus test).
+	Params  json.RawMessage `json:"params,omitempty"`
+	Scripts bool            `json:"scripts,omitempty"`
 }
 
 var commentURL = regexp.MustCompile(`^\s*<!--[^>]*?(https?://[^\s<>"]+)`)
@@ -49,9 +54,12 @@ func pageURL(name string, html []byte) string {
 
 // capture loads every corpus page in one headless Chromium at its original address: the
 // document's request is answered with the file (Fetch.fulfillRequest), every other request
-// fails before it leaves (no network, no external subresource), scripts are off (the
-// corpus is rendered DOM). Each snapshot is written to out/NAME.json.gz.
-func capture(ctx context.Context, corpus, out, only string) error {
+// fails before it leaves (no network, no external subresource). The corpus is rendered DOM
+// with its scripts mostly stripped; what is left (a few inline scripts, onclick attributes)
+// runs unless scripts is false, as it does in the host and in the end-to-end corpus test (an
+// element with an onclick attribute is clickable only with scripts on). Each snapshot is
+// written to out/NAME.json.gz.
+func capture(ctx context.Context, corpus, out, only string, scripts bool) error {
 	files, err := corpusFiles(corpus, only)
 	if err != nil {
 		return err
@@ -90,6 +98,12 @@ func capture(ctx context.Context, corpus, out, only string) error {
 	sid := a.SessionID
 	events := make(chan cdp.Event, 4096)
 	defer b.Subscribe(func(ev cdp.Event) {
+		if ev.SessionID == sid && ev.Method == "Page.javascriptDialogOpening" {
+			// A page's own alert() would hold its load: dismissed (not from the subscriber,
+			// which must not block).
+			go b.Call(ctx, sid, "Page.handleJavaScriptDialog", map[string]any{"accept": false}, nil)
+			return
+		}
 		if ev.SessionID == sid && (ev.Method == "Fetch.requestPaused" || ev.Method == "Page.loadEventFired") {
 			select {
 			case events <- ev:
@@ -102,7 +116,7 @@ func capture(ctx context.Context, corpus, out, only string) error {
 		params any
 	}{
 		{"Page.enable", nil},
-		{"Emulation.setScriptExecutionDisabled", map[string]any{"value": true}},
+		{"Emulation.setScriptExecutionDisabled", map[string]any{"value": !scripts}},
 		{"Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": false}},
 		{"Fetch.enable", map[string]any{"patterns": []map[string]any{{"urlPattern": "*", "requestStage": "Request"}}}},
 	} {
@@ -122,7 +136,7 @@ func capture(ctx context.Context, corpus, out, only string) error {
 		}
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
-		json.NewEncoder(zw).Encode(page{File: name, URL: u, Raw: raw})
+		json.NewEncoder(zw).Encode(page{File: name, URL: u, Raw: raw, Params: snapshot.CaptureParams(), Scripts: scripts})
 		zw.Close()
 		if err := os.WriteFile(filepath.Join(out, name+".json.gz"), buf.Bytes(), 0o600); err != nil {
 			return err
@@ -135,8 +149,14 @@ func capture(ctx context.Context, corpus, out, only string) error {
 	return nil
 }
 
+// loadWait bounds the wait for a page's load event. With scripts on, every external script
+// holds the parser until its request is failed, one CDP round trip each: on a busy machine a
+// page with many takes seconds, and a snapshot taken before its load is of a page half parsed.
+const loadWait = 30 * time.Second
+
 // load navigates to u, answers the document request with html and fails every other
-// request, waits for the load event (at most 5 s) and captures the snapshot.
+// request, waits for the load event (at most loadWait, else an error) and captures the
+// snapshot.
 func load(ctx context.Context, b *cdp.Browser, sid string, events chan cdp.Event, u string, html []byte) (json.RawMessage, error) {
 	for len(events) > 0 {
 		<-events
@@ -144,7 +164,7 @@ func load(ctx context.Context, b *cdp.Browser, sid string, events chan cdp.Event
 	nav := make(chan error, 1)
 	go func() { nav <- b.Call(ctx, sid, "Page.navigate", map[string]any{"url": u}, nil) }()
 	served := false
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(loadWait)
 wait:
 	for {
 		select {
@@ -186,7 +206,7 @@ wait:
 			if !served {
 				return nil, fmt.Errorf("the page was never requested")
 			}
-			break wait
+			return nil, fmt.Errorf("the page did not load within %v", loadWait)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
