@@ -605,7 +605,9 @@ type pageState struct {
 func (h *Host) look(ctx context.Context, b *cdp.Browser, s *session) (pageState, error) {
 	var st pageState
 	var err error
-	if st.document, st.outline, st.refs, err = h.capture(ctx, b, s); err != nil {
+	// With the sign-in's bounds, wider than an agent's outline: a real page's sign-in form is
+	// often further down than 400 elements.
+	if st.document, st.outline, st.refs, err = h.captureWith(ctx, b, s, snapshot.SignInOptions()); err != nil {
 		return st, err
 	}
 	st.forms = snapshot.LoginForms(st.outline)
