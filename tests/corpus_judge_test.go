@@ -264,10 +264,19 @@ func corpusJudge(r *corpusRun) corpusResult {
 	}
 	res.Code = loginCode
 	if !p.Login {
-		if r.Offered {
+		// A page not named for signing in that holds a sign-in box all the same (a field
+		// DuckDuckGo labelled a current password: a sign-up page with "Already a member? Sign
+		// in" beside it): offering that box is right, and strings that went only into its
+		// form's fields are no defect. Anything else is.
+		box := p.currentPasswordForm()
+		inBox := box != noBox
+		for _, h := range hits {
+			inBox = inBox && h.OK && h.Form == box
+		}
+		if r.Offered && box == noBox {
 			defects[defOffered] = true
 		}
-		if typedAny || len(hits) > 0 {
+		if (typedAny || len(hits) > 0) && !inBox {
 			defects[defTyped] = true
 		}
 	}

@@ -8,8 +8,10 @@ package tests
 // same for every page, never tailored to one:
 //
 //   - the submit control is the element with data-manual-submit (the corpus's mark of the
-//     control a person clicks) when the page has one, else a submit-looking control (a
-//     <button> of type submit, an <input type=submit|image>);
+//     control a person clicks) when the page has one, else a control a site's script would
+//     answer: a <button> of any type, an <input type=submit|image|button>, a role=button, a
+//     link that goes nowhere by itself (href="#…", javascript:, none) — a single-page site's
+//     sign-in button is often one of those;
 //   - a click on it, Enter in an input, or a form's submit event is taken: preventDefault, and
 //     the fields are collected: the form's, or, outside a form, those of the control's (or the
 //     input's) region, its highest ancestor holding no other submit control: every input,
@@ -26,7 +28,7 @@ package tests
 const corpusLiveScript = `<script>
 (function () {
   "use strict";
-  var SUBMIT = "button:not([type]), button[type=submit], button[type=SUBMIT], input[type=submit], input[type=image]";
+  var SUBMIT = "button:not([type=reset]), input[type=submit], input[type=image], input[type=button], [role=button], a[href^='#'], a[href^='javascript:'], a:not([href])";
   var TYPED = "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]):not([type=checkbox]):not([type=radio]):not([type=file]), textarea, select";
   function marked() { return document.querySelectorAll("[data-manual-submit]"); }
   function controls() { return marked().length ? marked() : document.querySelectorAll(SUBMIT); }

@@ -72,6 +72,20 @@ type corpusInput struct {
 	InputMode string
 }
 
+// noBox: a page with no field labelled a current password (currentPasswordForm).
+const noBox = -2
+
+// currentPasswordForm is the form index (-1 outside any) of the page's field labelled
+// password.current — a sign-in box — or noBox.
+func (p *corpusPage) currentPasswordForm() int {
+	for _, in := range p.Inputs {
+		if in.Label == "password.current" {
+			return in.Form
+		}
+	}
+	return noBox
+}
+
 // Labels of the corpus the judgement uses.
 func isPasswordLabel(l string) bool { return l == "password" || l == "password.current" }
 func isAccountLabel(l string) bool {

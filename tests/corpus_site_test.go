@@ -389,7 +389,12 @@ func corpusStrings(p *corpusPage) (account, password string) {
 		account = "u" + r[:n]
 	}
 	password = newCanary() // "cnry-" + 26 + "-Ü": 33 UTF-16 units
-	if maxPw > 0 && maxPw < 33 {
+	switch {
+	case maxPw > 0 && maxPw < 13:
+		// A PIN of a few characters: random letters of its length (at least 4, the shortest
+		// the network guard and the echo scan can find).
+		password = strings.ToLower(rand.Text())[:max(4, maxPw)]
+	case maxPw > 0 && maxPw < 33:
 		password = password[:5+max(6, maxPw-7)] + "-Ü"
 	}
 	if units(password) == units(account) {
