@@ -98,6 +98,7 @@ func (h *Host) watchOpeners(ctx context.Context, b *cdp.Browser) error {
 			h.sharedWorker(ev.Params) // wayout.go
 		case "Target.targetDestroyed":
 			h.windowClosed(ev.Params)
+			h.way.sharedGone(ev.Params)
 		}
 	})
 	return b.Call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil)

@@ -43,6 +43,8 @@ type wayOut struct {
 	// counts those whose rules are not set yet.
 	children sync.Map
 	pending  sync.WaitGroup
+	// shared are the shared workers attached (guarded by mu).
+	shared map[string]bool
 }
 
 // typedSecret is a secret typed into a session's page, with the document it is in.
@@ -72,10 +74,15 @@ func (h *Host) holdAll(ctx context.Context, b *cdp.Browser) error {
 		return err
 	}
 	h.way.all.Store(b)
-	// Shared workers belong to no page: each running one is attached now, each new one as
-	// it is discovered (sharedWorker), for coverChild. (Not by the browser's auto-attach:
-	// with it, Chromium 156 holds every new window, whatever the filter, and a popup froze
-	// its opener's renderer.)
+	return nil
+}
+
+// attachSharedWorkers attaches every running shared worker not attached yet, for coverChild,
+// and waits until they have their rules: shared workers belong to no page, so no page's
+// auto-attach reaches them; each new one is attached as it is discovered (sharedWorker).
+// (Not by the browser's auto-attach: with it, Chromium 156 holds every new window, whatever
+// the filter, and a popup froze its opener's renderer.)
+func (h *Host) attachSharedWorkers(ctx context.Context, b *cdp.Browser) error {
 	var ts struct {
 		Infos []struct {
 			TargetID string `json:"targetId"`
@@ -86,11 +93,40 @@ func (h *Host) holdAll(ctx context.Context, b *cdp.Browser) error {
 		return err
 	}
 	for _, t := range ts.Infos {
-		if t.Type == "shared_worker" {
+		if t.Type == "shared_worker" && h.way.newShared(t.TargetID) {
 			b.Call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t.TargetID, "flatten": true}, nil)
 		}
 	}
 	return h.way.covered(ctx)
+}
+
+// maxShared bounds the shared workers the guard remembers attaching.
+const maxShared = 256
+
+// newShared records shared worker id as attached; false when it was already.
+func (w *wayOut) newShared(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.shared[id] {
+		return false
+	}
+	if w.shared == nil || len(w.shared) >= maxShared {
+		w.shared = map[string]bool{}
+	}
+	w.shared[id] = true
+	return true
+}
+
+// sharedGone forgets a shared worker that ended (Target.targetDestroyed, on the reader).
+func (w *wayOut) sharedGone(params json.RawMessage) {
+	var p struct {
+		TargetID string `json:"targetId"`
+	}
+	if json.Unmarshal(params, &p) == nil {
+		w.mu.Lock()
+		delete(w.shared, p.TargetID)
+		w.mu.Unlock()
+	}
 }
 
 // sharedWorker attaches a shared worker the browser reports (Target.targetCreated, on the
@@ -103,7 +139,8 @@ func (h *Host) sharedWorker(params json.RawMessage) {
 		} `json:"targetInfo"`
 	}
 	b := h.way.all.Load()
-	if b == nil || json.Unmarshal(params, &p) != nil || p.Info.Type != "shared_worker" || len(h.egress.InPage("")) == 0 {
+	if b == nil || json.Unmarshal(params, &p) != nil || p.Info.Type != "shared_worker" || len(h.egress.InPage("")) == 0 ||
+		!h.way.newShared(p.Info.TargetID) {
 		return
 	}
 	go func() {
@@ -130,6 +167,9 @@ func (si *signIn) guardSecret(ctx context.Context, document string, account stri
 	s.way.mu.Unlock()
 	if err := h.holdAll(ctx, b); err != nil {
 		return h.browserErr(err)
+	}
+	if err := h.attachSharedWorkers(ctx, b); err != nil {
+		return wire.Errorf(wire.CodeBrowserFailed, "the browser's shared workers could not be held (%v); nothing was typed", err)
 	}
 	if err := b.Call(ctx, s.sid, "Network.emulateNetworkConditionsByRule",
 		map[string]any{"matchedNetworkConditions": egress.ChannelRules(s.way.origins())}, nil); err != nil {
