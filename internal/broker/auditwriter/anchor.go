@@ -28,8 +28,6 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/lockfile"
@@ -299,7 +297,7 @@ func (af *anchorFile) storeSlot(s slot) error {
 	if _, err := af.f.WriteAt(b, int64((af.n+1)%2)*anchorSlot); err != nil {
 		return fmt.Errorf("audit: update the log's anchor: %w", err)
 	}
-	if err := unix.Fdatasync(int(af.f.Fd())); err != nil {
+	if err := datasync(af.f); err != nil {
 		return fmt.Errorf("audit: update the log's anchor: %w", err)
 	}
 	af.n++

@@ -16,3 +16,6 @@ func preallocate(f *os.File, size, n int64) error {
 	}
 	return err
 }
+
+// datasync makes f's data durable without its times (fdatasync).
+func datasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
