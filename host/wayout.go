@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,18 +129,14 @@ func (w *wayOut) covered(ctx context.Context) error {
 
 // autoAttach is Target.setAutoAttach's params: every related target of the given types (all
 // when none) attached, flat, and held until the host lets it run (runIfWaitingForDebugger).
-// Under the browser (types given: shared workers) nothing is held: Chromium 156 then holds
-// every new window too, whatever the filter (measured: a popup froze its opener's renderer).
+// Under the browser (types given: shared workers) it is browserAttach's: Chromium 156 then
+// holds every new window too, whatever the filter, so windows are attached with them, and let
+// run by the host (pages.go).
 func autoAttach(types []string) map[string]any {
-	p := map[string]any{"autoAttach": true, "waitForDebuggerOnStart": len(types) == 0, "flatten": true}
 	if len(types) > 0 {
-		var filter []map[string]any
-		for _, t := range types {
-			filter = append(filter, map[string]any{"type": t})
-		}
-		p["filter"] = filter
+		return browserAttach(true)
 	}
-	return p
+	return map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}
 }
 
 // origins are the origins the secrets typed into the session's page may go to.
@@ -232,14 +229,16 @@ func (w *sessionWayOut) refusedSince(since time.Time) error {
 }
 
 // documentGone ends, for the secrets typed into session s's pages, their time in the page
-// once the main frame shows another document (called on the event reader, or when the page
-// is replaced: document "").
+// once the main frame of their window shows another document (called on the event reader, or
+// when the session's pages are replaced: document ""). Those of the session's other windows
+// stay (pages.go).
 func (s *session) documentGone(document string) {
+	frame, _, _ := strings.Cut(document, "/")
 	s.way.mu.Lock()
 	defer s.way.mu.Unlock()
 	kept := s.way.typed[:0]
 	for _, t := range s.way.typed {
-		if t.document == document {
+		if t.document == document || document != "" && !strings.HasPrefix(t.document, frame+"/") {
 			kept = append(kept, t)
 			continue
 		}

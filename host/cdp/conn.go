@@ -198,7 +198,9 @@ func RequestID(ev Event) string {
 }
 
 // requestEvent is m as the host sees it when m starts or ends a page's request: its method,
-// session and the request's id (at most 64 bytes, as a JSON string), nothing else.
+// session and the request's id (at most 64 bytes, as a JSON string), nothing else. A stream
+// (EventSource) is not a request in flight: an action does not wait for it, and a page whose
+// only requests are streams is idle (a WebSocket is no request event at all).
 func requestEvent(m message) (Event, bool) {
 	switch m.Method {
 	case RequestStarted, RequestEnded, RequestFailed:
@@ -207,8 +209,12 @@ func requestEvent(m message) (Event, bool) {
 	}
 	var p struct {
 		RequestID string `json:"requestId"`
+		Type      string `json:"type"`
 	}
 	if m.SessionID == "" || json.Unmarshal(m.Params, &p) != nil || p.RequestID == "" || len(p.RequestID) > 64 {
+		return Event{}, false
+	}
+	if m.Method == RequestStarted && p.Type == "EventSource" {
 		return Event{}, false
 	}
 	id, _ := json.Marshal(p.RequestID)
