@@ -294,15 +294,36 @@ func (h *Host) adoptWindow(b *cdp.Browser, s *session, sid, target, opener strin
 	}
 	s.pagesMu.Unlock()
 	if full {
+		// Closed as it opens: its scripts are off before it runs, and it is let run first (its
+		// opener's window.open waits for it: closed held, the opener would wait for ever).
 		h.o.Log.Warn("a session's page opened a window beyond its bound: closed", "session", s.name, "max", MaxPages)
+		off := b.Ask(ctx, sid, "Emulation.setScriptExecutionDisabled", map[string]any{"value": true})
+		b.Call(ctx, sid, "Runtime.runIfWaitingForDebugger", nil, nil)
+		off()
 		b.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": target}, nil)
 		return
 	}
-	if err := enablePage(ctx, b, sid); err != nil {
-		h.o.Log.Warn("a window of a session's page could not be followed: closed", "session", s.name, "err", err)
-		b.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": target}, nil)
+	// The domains are asked for before the window is let run, and answered after: a window
+	// of another site (a link with target=_blank) has no renderer until it runs, and the
+	// renderer takes what was asked before it runs its first script.
+	var waits []func() error
+	for _, m := range pageDomains {
+		waits = append(waits, b.Ask(ctx, sid, m.method, m.params))
 	}
 	b.Call(ctx, sid, "Runtime.runIfWaitingForDebugger", nil, nil)
+	var err error
+	for _, w := range waits {
+		if werr := w(); err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		h.o.Log.Warn("a window of a session's page could not be followed: closed", "session", s.name, "err", err)
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b.ClosePage(cctx, sid, target)
+		return
+	}
 	h.o.Log.Info("a session's page opened a window", "session", s.name)
 }
 
@@ -310,18 +331,20 @@ func (h *Host) adoptWindow(b *cdp.Browser, s *session, sid, target, opener strin
 // Page (lifecycle, dialogs, frames), Inspector (crashes), Network (requests; and no service
 // worker sees the page's requests, sessions.go says why).
 func enablePage(ctx context.Context, b *cdp.Browser, sid string) error {
-	for _, m := range []struct {
-		method string
-		params any
-	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil},
-		{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 1}},
-		{"Network.setBypassServiceWorker", map[string]any{"bypass": true}}} {
+	for _, m := range pageDomains {
 		if err := b.Call(ctx, sid, m.method, m.params, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+var pageDomains = []struct {
+	method string
+	params any
+}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil},
+	{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 1}},
+	{"Network.setBypassServiceWorker", map[string]any{"bypass": true}}}
 
 // windowGone forgets a window of a session whose target was destroyed (on the reader). The
 // current page's window stays listed, gone, until the next verb hands the session back to
@@ -479,6 +502,7 @@ func (h *Host) freezeOpeners(ctx context.Context, b *cdp.Browser, s *session) er
 			return wire.Errorf(wire.CodeDocumentChanged, "a window that opened this one could not be frozen (%v); nothing was typed", err)
 		}
 		s.frozen = append(s.frozen, t.sid)
+		h.o.Log.Info("froze a window that opened the one signed in on", "session", s.name)
 	}
 	return nil
 }
@@ -500,7 +524,8 @@ func (h *Host) thaw(b *cdp.Browser, s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, sid := range s.frozen {
-		b.Call(ctx, sid, "Page.setWebLifecycleState", map[string]any{"state": "active"}, nil)
+		err := b.Call(ctx, sid, "Page.setWebLifecycleState", map[string]any{"state": "active"}, nil)
+		h.o.Log.Info("thawed a window frozen for a sign-in", "session", s.name, "ok", err == nil)
 	}
 	s.frozen = nil
 }

@@ -55,7 +55,20 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 	defer stop()
 	unsure := false // the last look could not tell whether p.Gone was gone (a cut outline)
 	idle := true    // the network condition, when asked for, holds at this look
+	// The window the session drives closed meanwhile (a pop-up done with its sign-in): the
+	// wait goes on on its opener, as the session does (pages.go).
+	closed := func(err error) bool {
+		if err == nil || !s.inWindow() || errors.Is(err, errEchoed) {
+			return false
+		}
+		before := s.cur
+		h.followClose(ctx, b, s, err)
+		return s.cur != before
+	}
 	for {
+		if s.inWindow() && errors.Is(b.SessionErr(s.sid), cdp.ErrDetached) {
+			h.leaveWindow(ctx, b, s)
+		}
 		if p.NetworkIdle {
 			quiet, told := s.requests().idle(time.Now())
 			if !told {
@@ -64,6 +77,9 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 			idle = quiet >= control.NetworkIdleQuiet
 		}
 		res, err := h.result(wctx, b, s)
+		if closed(err) {
+			continue
+		}
 		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
 			return control.PageResult{}, err
 		}
@@ -76,6 +92,9 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 				return res, nil
 			}
 			_, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
+			if closed(err) {
+				continue
+			}
 			if wire.CodeOf(err) == wire.CodeBrowserCrashed || errors.Is(err, errEchoed) {
 				return control.PageResult{}, err
 			}
