@@ -149,6 +149,13 @@ func (h *Host) pageEvent(s *session, t *tab, ev cdp.Event) {
 		dialogClosed(t)
 		return
 	case "Page.frameStartedNavigating":
+		var p struct {
+			FrameID        string `json:"frameId"`
+			NavigationType string `json:"navigationType"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil && p.FrameID == t.target && p.NavigationType != "sameDocument" && p.NavigationType != "historySameDocument" {
+			t.reqs.navigating()
+		}
 		n = 1
 	case "Page.windowOpen":
 		n = DialogCost

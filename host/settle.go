@@ -39,18 +39,41 @@ type requestTrack struct {
 	// overflow: a request of the page's document started beyond the bound: whether the
 	// page's network is idle cannot be told until its next document (fails closed).
 	overflow bool
+	// navMark is seq when the main frame last started a navigation to another document: the
+	// requests started before are the old document's.
+	navMark uint64
 }
 
 func newRequestTrack() *requestTrack {
 	return &requestTrack{open: map[string]uint64{}, changed: make(chan struct{}, 1), lastBusy: time.Now()}
 }
 
-// newDocument notes that the page's main frame committed a new document: a request left
-// uncounted was the old document's, which the browser cancels as it goes.
+// navigating notes that the page's main frame started a navigation to another document. A
+// full tracker forgets the old document's requests now (it cannot tell of them anyway: its
+// overflow stays until the commit), so that the new document's are followed.
+func (r *requestTrack) navigating() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.navMark = r.seq
+	if r.overflow {
+		clear(r.open)
+	}
+}
+
+// newDocument notes that the page's main frame committed a new document: the requests of the
+// old one (started before its navigation) are forgotten, as the browser cancels them as it
+// goes (not all of them are told ended: those still queued for a connection), and so is one
+// left uncounted.
 func (r *requestTrack) newDocument() {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.overflow = false
-	r.mu.Unlock()
+	for id, seq := range r.open {
+		if seq <= r.navMark {
+			delete(r.open, id)
+		}
+	}
+	r.lastBusy = time.Now()
 }
 
 // idle reports for how long the page has had no request in flight (0 while it has one), and

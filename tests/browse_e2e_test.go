@@ -479,3 +479,98 @@ func TestPopupSignInRefused(t *testing.T) {
 	e.ok(t, nil, "stop")
 	assertNoCanary(t, "every output", e.allOutput(), canary)
 }
+
+// TestSmallVerbs: reload, forward, key chords, double and right clicks, network idle.
+func TestSmallVerbs(t *testing.T) {
+	parallel(t)
+	e := newEnv(t, envOptions{})
+	s := newBrowseSite(t)
+	e.start(t)
+
+	// reload loads the page again.
+	e.ok(t, nil, "visit", s.App()+"/count")
+	if got := e.snap(t).texts(); !strings.Contains(got, "loaded 1 times") {
+		t.Fatalf("first load: %s", got)
+	}
+	p := e.page(t, "reload")
+	if !strings.HasSuffix(p.URL, "/count") || !strings.Contains(e.snap(t).texts(), "loaded 2 times") {
+		t.Fatalf("reload: %+v %s", p, e.snap(t).texts())
+	}
+	// forward: after back, and NO_HISTORY at the last entry.
+	e.ok(t, nil, "visit", s.App()+"/a")
+	e.ok(t, nil, "visit", s.App()+"/b")
+	e.fails(t, "NO_HISTORY", "forward")
+	if p = e.page(t, "back"); p.Title != "Page A" {
+		t.Fatalf("back: %+v", p)
+	}
+	if p = e.page(t, "forward"); p.Title != "Page B" || !strings.HasSuffix(p.URL, "/b") {
+		t.Fatalf("forward: %+v", p)
+	}
+	if m := e.errMessage(t, "NO_HISTORY", "forward"); m != `session "default" has no later page` {
+		t.Errorf("NO_HISTORY message %q", m)
+	}
+
+	// Chords: Control+A selects what a field holds (Delete then empties it), Shift+Tab moves
+	// the focus back, Meta+Enter reaches the page with its modifier.
+	e.ok(t, nil, "visit", s.App()+"/keys")
+	o := e.snap(t)
+	e.ok(t, nil, "click", o.ref(t, "input", "Second")) // a person's click: the window has the focus
+	o = e.snap(t)
+	e.ok(t, nil, "press", "Control+A", "--ref", o.ref(t, "input", "Second"))
+	e.ok(t, nil, "press", "Delete")
+	o = e.snap(t)
+	if v := o.el(t, o.ref(t, "input", "Second")).Value; v != "" {
+		t.Errorf("after Control+A and Delete the field holds %q", v)
+	}
+	e.ok(t, nil, "press", "Shift+Tab", "--ref", o.ref(t, "input", "Second"))
+	if got := e.snap(t).texts(); !strings.Contains(got, "first focused") {
+		t.Errorf("Shift+Tab did not move the focus back: %s", got)
+	}
+	o = e.snap(t)
+	e.ok(t, nil, "press", "Meta+Enter", "--ref", o.ref(t, "textarea", "Message"))
+	if got := e.snap(t).texts(); !strings.Contains(got, "meta-enter sent") {
+		t.Errorf("Meta+Enter: %s", got)
+	}
+	e.fails(t, "INVALID_ARGUMENT", "press", "Hyper+A")
+	e.fails(t, "INVALID_ARGUMENT", "press", "Control+Control+A")
+
+	// Double and right clicks.
+	e.ok(t, nil, "visit", s.App()+"/clicks")
+	e.ok(t, nil, "click", e.snap(t).ref(t, "button", "Twice"), "--double")
+	if got := e.snap(t).texts(); !strings.Contains(got, "double clicked") {
+		t.Errorf("click --double: %s", got)
+	}
+	e.ok(t, nil, "click", e.snap(t).ref(t, "button", "Menu"), "--right")
+	if got := e.snap(t).texts(); !strings.Contains(got, "context menu") {
+		t.Errorf("click --right: %s", got)
+	}
+	e.fails(t, "USAGE", "click", e.snap(t).ref(t, "button", "Menu"), "--right", "--double")
+
+	// Network idle: it waits for the page's request (answered 1.5 s later), while an
+	// EventSource stream and a WebSocket stay open for good.
+	e.ok(t, nil, "visit", s.App()+"/net")
+	e.ok(t, nil, "wait", "--text", "idle page")
+	o = e.snap(t)
+	e.ok(t, nil, "click", o.ref(t, "button", "Load"))
+	e.ok(t, nil, "wait", "--network-idle", "--timeout", "60s")
+	if got := e.snap(t).texts(); !strings.Contains(got, "slow answer arrived") {
+		t.Errorf("network idle before the page's request ended: %s", got)
+	}
+	// A request that never ends keeps the page busy.
+	e.ok(t, nil, "visit", s.App()+"/longpoll")
+	e.fails(t, "TIMEOUT", "wait", "--network-idle", "--timeout", "2s")
+	// More requests in flight at once than the host follows: it cannot be told.
+	e.ok(t, nil, "visit", s.App()+"/swarm")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := e.run("", "headless", "wait", "--network-idle", "--timeout", "1s", "--json")
+		if c := errCode(t, r); c == "NETWORK_UNTRACKED" {
+			break
+		} else if c != "TIMEOUT" || time.Now().After(deadline) {
+			t.Fatalf("wait --network-idle on a page with 1100 requests in flight: %s", r.stdout)
+		}
+	}
+	// Its next document is followed afresh.
+	e.ok(t, nil, "visit", s.App()+"/a")
+	e.ok(t, nil, "wait", "--network-idle", "--timeout", "60s")
+}

@@ -48,16 +48,26 @@ type browseSite struct {
 	count       int
 	echo        string // what /echo shows
 	consentWait time.Duration
+	quit        chan struct{} // closed before the servers close: what never answers ends
 }
 
 func newBrowseSite(t testing.TB) *browseSite {
 	s := &browseSite{appBook: newSiteBook(http.Cookie{Name: "app_sid"}), idpBook: newSiteBook(http.Cookie{Name: "idp_sid"}),
-		codes: map[string]string{}, consentWait: 3 * time.Second}
+		codes: map[string]string{}, consentWait: 3 * time.Second, quit: make(chan struct{})}
 	s.idp = httptest.NewServer(s.idpMux())
 	t.Cleanup(s.idp.Close)
 	s.app = httptest.NewServer(s.appMux())
 	t.Cleanup(s.app.Close)
+	t.Cleanup(func() { close(s.quit) }) // first: a server's Close waits for its requests
 	return s
+}
+
+// hang answers nothing until the request or the site ends.
+func (s *browseSite) hang(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-s.quit:
+	}
 }
 
 func (s *browseSite) App() string { return s.app.URL }
@@ -160,9 +170,13 @@ ws.onopen = function () { document.title = "Net (socket open)"; };
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: hello\n\n")
 		w.(http.Flusher).Flush()
-		<-r.Context().Done()
+		s.hang(w, r)
 	})
 	mux.Handle("GET /ws", websocket.Handler(func(c *websocket.Conn) {
+		go func() {
+			<-s.quit
+			c.Close()
+		}()
 		buf := make([]byte, 64)
 		for {
 			if _, err := c.Read(buf); err != nil {
@@ -174,10 +188,12 @@ ws.onopen = function () { document.title = "Net (socket open)"; };
 	mux.HandleFunc("GET /longpoll", func(w http.ResponseWriter, r *http.Request) {
 		htmlPage(w, "Long poll", "", `<h1>Long poll</h1><script>fetch("/hang");</script>`)
 	})
-	mux.HandleFunc("GET /hang", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	// /swarm: more requests in flight at once than the host follows.
+	mux.HandleFunc("GET /hang", s.hang)
+	// /swarm: more requests in flight at once than the host follows (to the other origin:
+	// those that wait for one of its six connections are in flight too, and the app's own
+	// stay free for the next visit).
 	mux.HandleFunc("GET /swarm", func(w http.ResponseWriter, r *http.Request) {
-		htmlPage(w, "Swarm", "", `<h1>Swarm</h1><script>for (var i = 0; i < 1100; i++) { fetch("/hang?i=" + i); }</script>`)
+		htmlPage(w, "Swarm", "", `<h1>Swarm</h1><script>for (var i = 0; i < 1100; i++) { fetch("`+s.idp.URL+`/hang?i=" + i, {mode: "no-cors"}); }</script>`)
 	})
 	// The agent's pages on the app's origin.
 	mux.HandleFunc("GET /agent/framed", func(w http.ResponseWriter, r *http.Request) {
@@ -266,6 +282,7 @@ document.getElementById("f").addEventListener("submit", function (ev) {
 </script>`)
 	})
 	mux.HandleFunc("POST /api/never", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"ok":false}`) })
+	mux.HandleFunc("GET /hang", s.hang)
 	mux.HandleFunc("GET /echo", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		e := s.echo
