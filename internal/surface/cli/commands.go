@@ -270,8 +270,9 @@ installs the scripts; from a source checkout:
     headless completion fish > ~/.config/fish/completions/headless.fish`},
 		{name: "mcp", summary: "serve the Model Context Protocol on stdio (for agents' MCP clients)", setup: c.mcp, timeout: -1, raw: true,
 			about: `Serves every browser verb as an MCP tool over stdio: status, session_create, session_list,
-session_close, visit, back, snapshot, click, fill, select, press, hover, scroll, wait,
-screenshot, auth_login, credentials_list, journey_run. Starts brokerd and the host when they are not running
+session_close, visit, back (forward, reload), snapshot, click, fill, select, press, hover,
+scroll, wait, screenshot, dialog, pages, auth_login, credentials_list, journey_run. Starts
+brokerd and the host when they are not running
 (never handing them this process's stdio or display). Nothing but the protocol is written to
 stdout; sessions this client creates are closed when it disconnects, unless created with keep.
 There is no tool that evaluates JavaScript or returns a secret, and the server never asks the
