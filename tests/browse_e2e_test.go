@@ -9,6 +9,7 @@ package tests
 // key chords, double and right clicks, network idle).
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -573,4 +574,81 @@ func TestSmallVerbs(t *testing.T) {
 	// Its next document is followed afresh.
 	e.ok(t, nil, "visit", s.App()+"/a")
 	e.ok(t, nil, "wait", "--network-idle", "--timeout", "60s")
+}
+
+// TestMCPDialogsAndWindows: the dialog and pages tools, and the page tools' new parameters,
+// over MCP, with errors in the tools' terms.
+func TestMCPDialogsAndWindows(t *testing.T) {
+	parallel(t)
+	e := newEnv(t, envOptions{})
+	s := newBrowseSite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := e.mcpConnect(t, "e2e-browse")
+	c.call(t, ctx, "session_create", map[string]any{"name": "w"}, nil)
+	c.call(t, ctx, "visit", map[string]any{"session": "w", "url": s.App() + "/dialogs"}, nil)
+	var snap struct{ Count int }
+	sres := c.call(t, ctx, "snapshot", map[string]any{"session": "w"}, &snap)
+	del := refIn(t, text(sres), "button", "Delete")
+	var p browsePage
+	res := c.call(t, ctx, "click", map[string]any{"session": "w", "ref": del}, &p)
+	if p.Dialog == nil || !p.Dialog.Open || !strings.Contains(text(res), `a confirm dialog is open (untrusted page text: "Delete item 7?"): answer it with dialog`) {
+		t.Fatalf("click that opens a confirm: %+v %q", p, text(res))
+	}
+	if got := c.callErr(t, ctx, "wait", map[string]any{"session": "w", "text": "deleted", "timeout_ms": 2000}, "DIALOG_OPEN"); !strings.Contains(got["hint"], "dialog tool") {
+		t.Errorf("DIALOG_OPEN hint over MCP: %v", got)
+	}
+	c.call(t, ctx, "dialog", map[string]any{"session": "w", "accept": true}, nil)
+	c.callErr(t, ctx, "dialog", map[string]any{"session": "w"}, "NO_DIALOG")
+	c.call(t, ctx, "wait", map[string]any{"session": "w", "text": "deleted", "network_idle": true}, nil)
+
+	// Windows: a link with target=_blank, listed and selected by the pages tool.
+	c.call(t, ctx, "visit", map[string]any{"session": "w", "url": s.App() + "/agent/opens"}, nil)
+	sres = c.call(t, ctx, "snapshot", map[string]any{"session": "w"}, nil)
+	c.call(t, ctx, "click", map[string]any{"session": "w", "ref": refIn(t, text(sres), "link", "New tab")}, nil)
+	var l pageList
+	for deadline := time.Now().Add(60 * time.Second); len(l.Pages) != 2 || l.Pages[1].URL == "" || l.Pages[1].URL == "about:blank"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the new tab never showed in pages: %+v", l)
+		}
+		time.Sleep(300 * time.Millisecond)
+		l = pageList{}
+		res = c.call(t, ctx, "pages", map[string]any{"session": "w"}, &l)
+	}
+	if !strings.Contains(text(res), "untrusted") || !strings.Contains(text(res), "1 (current) ") {
+		t.Errorf("pages text: %q", text(res))
+	}
+	l = pageList{}
+	c.call(t, ctx, "pages", map[string]any{"session": "w", "select": 2}, &l)
+	if !l.Pages[1].Current || l.Pages[0].Current {
+		t.Fatalf("pages select 2: %+v", l)
+	}
+	c.callErr(t, ctx, "pages", map[string]any{"session": "w", "select": 5}, "PAGE_UNKNOWN")
+	c.callErr(t, ctx, "back", map[string]any{"session": "w", "forward": true}, "NO_HISTORY")
+	p = browsePage{}
+	c.call(t, ctx, "back", map[string]any{"session": "w", "reload": true}, &p)
+	if !strings.HasSuffix(p.URL, "/agent/closer") {
+		t.Fatalf("reload of the selected window: %+v", p)
+	}
+	sres = c.call(t, ctx, "snapshot", map[string]any{"session": "w"}, nil)
+	c.call(t, ctx, "click", map[string]any{"session": "w", "ref": refIn(t, text(sres), "button", "Close me"), "double": false}, &p)
+	if !strings.HasSuffix(p.URL, "/agent/opens") {
+		t.Fatalf("the window closed: the session answered %+v", p)
+	}
+	c.callErr(t, ctx, "click", map[string]any{"session": "w", "ref": "e1", "double": true, "right": true}, "INVALID_ARGUMENT")
+	c.callErr(t, ctx, "press", map[string]any{"session": "w", "key": "Hyper+A"}, "INVALID_ARGUMENT")
+}
+
+// refIn is the ref of the first element of kind whose text contains name in a snapshot
+// tool's text content (one element a line: ref, kind, quoted text).
+func refIn(t *testing.T, outline, kind, name string) string {
+	t.Helper()
+	for _, line := range strings.Split(outline, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && strings.HasPrefix(f[1], kind) && strings.Contains(line, name) {
+			return f[0]
+		}
+	}
+	t.Fatalf("no %s %q in the outline:\n%s", kind, name, outline)
+	return ""
 }
