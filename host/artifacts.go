@@ -33,6 +33,9 @@ func (h *Host) Screenshot(ctx context.Context, p control.ScreenshotParams) (cont
 		return control.ScreenshotResult{}, err
 	}
 	defer unlock()
+	if err := s.refuseDialog(); err != nil {
+		return control.ScreenshotResult{}, err
+	}
 	var t snapshot.Target
 	if p.Ref != "" {
 		if t, err = s.target(p.Ref); err != nil {

@@ -83,7 +83,7 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 	h.dropEnrollments("")
 	h.dropSessionsLocked()
 	h.routes.Clear()
-	h.unsub = b.Subscribe(h.dispatch)
+	h.unsub = b.Subscribe(func(ev cdp.Event) { h.dispatch(b, ev) })
 	ready := make(chan struct{})
 	h.ready, h.readyErr = ready, nil
 	go h.openDefault(b, ready, t0)
@@ -114,6 +114,7 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 		err = h.watchOpeners(ctx, b)
 	}
 	if err != nil {
+		h.o.Log.Error("the browser could not be set up: killing it", "err", err)
 		h.mu.Lock()
 		if h.browser == b {
 			h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "enforce the navigation allowlist: %w", err)
@@ -143,6 +144,7 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 		return // relaunched meanwhile
 	}
 	if _, err := h.newSession(ctx, control.DefaultSession, false, adopt); err != nil {
+		h.o.Log.Error("the default session could not be opened: killing the browser", "err", err)
 		h.readyErr = wire.Errorf(wire.CodeBrowserFailed, "open the default session: %w", err)
 		b.Kill() // the next verb relaunches
 		return
@@ -150,11 +152,15 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 	h.o.Log.Info("default session ready", "pid", b.PID(), "ms", time.Since(t0).Milliseconds())
 }
 
-// dispatch routes session events to their session (never blocking the reader).
-func (h *Host) dispatch(ev cdp.Event) {
+// dispatch routes session events to their session (never blocking the reader): every
+// window's own share (pageEvent), then the current page's (the verbs wait on those) or another
+// window's (parkedEvent, pages.go).
+func (h *Host) dispatch(b *cdp.Browser, ev cdp.Event) {
 	switch ev.Method {
 	case "Target.attachedToTarget":
-		h.attached(ev) // wayout.go
+		if !h.windowAttached(b, ev) { // pages.go
+			h.attached(ev) // wayout.go
+		}
 		return
 	case "Target.detachedFromTarget":
 		h.detached(ev.Params)
@@ -167,25 +173,25 @@ func (h *Host) dispatch(ev cdp.Event) {
 		return
 	}
 	s := v.(*session)
-	switch ev.Method {
-	case "Page.frameStartedNavigating", "Page.javascriptDialogOpening":
-		h.guardPage(s.browser, s, ev) // pageguard.go
+	s.pagesMu.Lock()
+	defer s.pagesMu.Unlock()
+	t := s.tabOf(ev.SessionID)
+	if t == nil {
+		return
+	}
+	h.pageEvent(s, t, ev) // pageguard.go
+	if t != s.cur {
+		s.parkedEvent(t, ev)
+		return
 	}
 	switch ev.Method {
 	case cdp.RequestStarted, cdp.RequestEnded, cdp.RequestFailed:
-		if r := s.reqs.Load(); r != nil {
-			r.event(ev)
-		}
 		return
 	case "Page.frameStartedNavigating", "Fetch.requestPaused":
 		s.trackNavigation(ev)
 		return
 	case "Page.frameNavigated", "Page.frameStoppedLoading":
 		s.trackNavigation(ev)
-	}
-	switch ev.Method {
-	case "Page.frameAttached", "Page.frameDetached":
-		s.frames.event(ev) // whose requests are the session's (frames.go)
 	}
 	if ev.Method == "Page.frameAttached" && !s.watchFrames.Load() {
 		return // only a passkey ceremony waits for frames (passkey.go)

@@ -86,7 +86,7 @@ func (h *Host) ClearProfile(ctx context.Context) (control.ClearResult, error) {
 	closed += len(h.sessions) // the default session (and none other: creation is refused meanwhile)
 	if b := h.browser; b != nil {
 		for _, s := range h.sessions {
-			b.Quiet(s.live()) // Browser.close with a dialog open ends Chromium in SIGSEGV
+			s.quietPages(b) // Browser.close with a dialog open ends Chromium in SIGSEGV
 		}
 		pids := b.Pids()
 		cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)

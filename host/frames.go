@@ -72,7 +72,10 @@ func (h *Host) sessionOfFrame(id string) *session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, s := range h.sessions {
-		if s.frames.has(id) {
+		s.pagesMu.Lock()
+		has := s.cur != nil && s.cur.frames.has(id)
+		s.pagesMu.Unlock()
+		if has {
 			return s
 		}
 	}

@@ -112,10 +112,22 @@ type session struct {
 	targetID  string
 	sid       string
 	browser   *cdp.Browser // the browser the session's page is in
-	// flood is the budget of the session's page (pageguard.go): a fresh page gets a fresh one.
-	flood atomic.Pointer[floodMeter]
-	// reqs follows the page's requests in flight (settle.go): a fresh page gets a fresh one.
-	reqs atomic.Pointer[requestTrack]
+	// pages are the session's windows (pages.go): its own page first, then the windows its
+	// pages opened, in the order they opened; cur is the one the verbs drive (its target and
+	// DevTools session are targetID and sid). Written with both s.mu and pagesMu held, read
+	// with either; the event reader holds pagesMu while it handles an event of the session.
+	pagesMu sync.Mutex
+	pages   []*tab
+	cur     *tab
+	// root is the session's own page target (pageSession: the windows it opens are the
+	// session's), set with targetID by setTarget.
+	root atomic.Pointer[string]
+	// dialogsNow: a sign-in or a journey holds the session; its pages' dialogs are dismissed
+	// as they open (dialogs.go).
+	dialogsNow atomic.Bool
+	// frozen are the DevTools sessions of the windows a sign-in in an opened window froze
+	// (its openers, pages.go), thawed when the verb ends. Guarded by mu.
+	frozen []string
 	// liveSID is sid, for 'session close' to stop a page it cannot wait for (s.mu is held by
 	// the verb waiting on it).
 	liveSID atomic.Value
@@ -154,9 +166,6 @@ type session struct {
 	basic basicState
 	// way is what was typed into the session's pages that may still be there (wayout.go).
 	way sessionWayOut
-	// frames are the frames of the session's page, for the requests the browser holds
-	// (frames.go).
-	frames frameSet
 
 	mu verbLock // one verb at a time; guards everything below
 	// actMark is reqs' mark at the last drain: the requests after it are the action's.
@@ -180,6 +189,15 @@ type session struct {
 func (s *session) setTarget(id string) {
 	s.targetID = id
 	s.pageTgt.Store(&id)
+	s.root.Store(&id)
+}
+
+// rootTarget is the session's own page target, for the event reader.
+func (s *session) rootTarget() string {
+	if p := s.root.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // pageTarget is the session's page target, for the event reader.
@@ -276,8 +294,8 @@ func (h *Host) Close(ctx context.Context) error {
 			}
 			if s.browser == h.browser {
 				// Browser.close with a dialog open ends Chromium in SIGSEGV, before it
-				// commits what Close is for (cdp.Quiet).
-				h.browser.Quiet(s.live())
+				// commits what Close is for (cdp.Quiet): every window of the session.
+				s.quietPages(h.browser)
 			}
 			if s.isolated || s.fresh {
 				h.closeTarget(s)

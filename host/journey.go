@@ -216,6 +216,7 @@ func (r *jrun) open(ctx context.Context, name string, stop context.CancelFunc) (
 	}
 	s.isolated, s.fresh, s.stopRun = false, true, stop
 	s.mu.Lock()
+	s.dialogsNow.Store(true) // nobody answers a journey's dialogs (dialogs.go)
 	h.mu.Lock()
 	if err := may(); err != nil {
 		h.mu.Unlock()
@@ -246,6 +247,7 @@ func (h *Host) disposeFresh(ctx context.Context, b *cdp.Browser, s *session) (di
 	h.routes.Delete(s.sid)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journeyTeardown)
 	defer cancel()
+	s.quietPages(b) // its windows too: a context goes with them (pages.go)
 	b.ClosePage(ctx, s.sid, s.targetID)
 	err := b.Call(ctx, "", "Target.disposeBrowserContext", map[string]any{"browserContextId": s.contextID}, nil)
 	if err != nil && b.Err() == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
@@ -36,40 +37,102 @@ var keys = map[string]keyDef{
 	"PageDown":   {"PageDown", "PageDown", "", 34},
 }
 
-// lookupKey is the key press names: a named key, or one printable character.
-func lookupKey(name string) (keyDef, error) {
-	if k, ok := keys[name]; ok {
-		return k, nil
-	}
-	r := []rune(name)
-	if len(r) != 1 || r[0] < 0x20 || r[0] == 0x7f {
-		return keyDef{}, &wire.Error{Code: wire.CodeInvalidArgument,
+// chord is a key press: a key and the modifiers held while it is pressed.
+type chord struct {
+	key  keyDef
+	mods []keyDef
+	bits int // CDP's modifiers: Alt 1, Control 2, Meta 4, Shift 8
+}
+
+// modifierKeys are the modifiers press takes (journey.Modifiers), as key events.
+var modifierKeys = map[string]struct {
+	def keyDef
+	bit int
+}{
+	"Alt":     {keyDef{"Alt", "AltLeft", "", 18}, 1},
+	"Control": {keyDef{"Control", "ControlLeft", "", 17}, 2},
+	"Meta":    {keyDef{"Meta", "MetaLeft", "", 91}, 4},
+	"Shift":   {keyDef{"Shift", "ShiftLeft", "", 16}, 8},
+}
+
+// editCommands are the editing commands of Control with a letter that Chromium runs only when
+// asked for by name (as the key binding of the platform would).
+var editCommands = map[string]string{"a": "selectAll", "c": "copy", "x": "cut", "v": "paste", "z": "undo", "y": "redo"}
+
+// lookupKey is a key press: a named key or one printable character, after modifiers joined by
+// "+" (Control+A, Shift+Tab, Meta+Enter).
+func lookupKey(name string) (chord, error) {
+	mods, key, ok := journey.SplitChord(name)
+	if !ok || !journey.ValidKey(name) {
+		return chord{}, &wire.Error{Code: wire.CodeInvalidArgument,
 			Message: fmt.Sprintf("unknown key %q", clip.Text(name, 32)),
-			Hint:    "press takes one printable character or one of " + strings.Join(journey.KeyNames(), ", ") + " (no modifiers)"}
+			Hint: "press takes one printable character or one of " + strings.Join(journey.KeyNames(), ", ") +
+				", after modifiers joined by + (" + strings.Join(journey.Modifiers(), ", ") + "): Control+A, Shift+Tab"}
 	}
-	return keyDef{key: name, text: name}, nil
+	var c chord
+	for _, m := range mods {
+		c.mods = append(c.mods, modifierKeys[m].def)
+		c.bits |= modifierKeys[m].bit
+	}
+	if k, ok := keys[key]; ok {
+		c.key = k
+	} else {
+		c.key = keyDef{key: key, text: key}
+		if r := []rune(key)[0]; r < 0x80 && unicode.IsLetter(r) {
+			up := strings.ToUpper(key)
+			c.key.code, c.key.vk = "Key"+up, int(up[0])
+		} else if r >= '0' && r <= '9' {
+			c.key.code, c.key.vk = "Digit"+key, int(r)
+		}
+	}
+	if c.bits&(1|2|4) != 0 {
+		c.key.text = "" // a shortcut types nothing
+	} else if c.bits&8 != 0 && len(c.key.text) == 1 {
+		c.key.text = strings.ToUpper(c.key.text)
+		c.key.key = c.key.text
+	}
+	return c, nil
 }
 
 func pressKey(ctx context.Context, b *cdp.Browser, s *session, name string) error {
-	k, err := lookupKey(name)
+	c, err := lookupKey(name)
 	if err != nil {
 		return err
 	}
-	down := map[string]any{"type": "keyDown", "key": k.key}
-	if k.code != "" {
-		down["code"] = k.code
+	event := func(typ string, k keyDef, bits int) map[string]any {
+		ev := map[string]any{"type": typ, "key": k.key}
+		if k.code != "" {
+			ev["code"] = k.code
+		}
+		if k.vk != 0 {
+			ev["windowsVirtualKeyCode"] = k.vk
+		}
+		if typ == "keyDown" && k.text != "" {
+			ev["text"] = k.text
+		}
+		if bits != 0 {
+			ev["modifiers"] = bits
+		}
+		return ev
 	}
-	if k.vk != 0 {
-		down["windowsVirtualKeyCode"] = k.vk
+	var evs []map[string]any
+	held := 0
+	for _, m := range c.mods {
+		held |= modifierKeys[m.key].bit
+		evs = append(evs, event("rawKeyDown", m, held))
 	}
-	if k.text != "" {
-		down["text"] = k.text
+	down := event("keyDown", c.key, c.bits)
+	if cmd, ok := editCommands[strings.ToLower(c.key.key)]; ok && c.bits == 2 {
+		down["commands"] = []string{cmd}
+	} else if ok && strings.ToLower(c.key.key) == "z" && c.bits == 2|8 {
+		down["commands"] = []string{"redo"}
 	}
-	up := map[string]any{"type": "keyUp", "key": k.key}
-	if k.code != "" {
-		up["code"] = k.code
+	evs = append(evs, down, event("keyUp", c.key, c.bits))
+	for i := len(c.mods) - 1; i >= 0; i-- {
+		held &^= modifierKeys[c.mods[i].key].bit
+		evs = append(evs, event("keyUp", c.mods[i], held))
 	}
-	for _, ev := range []map[string]any{down, up} {
+	for _, ev := range evs {
 		if err := b.Call(ctx, s.sid, "Input.dispatchKeyEvent", ev, nil); err != nil {
 			return err
 		}
@@ -89,7 +152,7 @@ func (h *Host) Press(ctx context.Context, p control.PressParams) (page control.P
 				return err
 			}
 		}
-		page, err = h.acted(ctx, b, s, func() error {
+		page, err = h.acted(ctx, b, s, func(ctx context.Context) error {
 			if err := pressKey(ctx, b, s, p.Key); err != nil {
 				return h.browserErr(err)
 			}

@@ -18,6 +18,7 @@ import (
 type loadedDoc struct {
 	document string
 	url      string
+	origin   string      // its security origin as it committed (openers.go)
 	tainted  atomic.Bool // another window could script it at some moment of its life (openers.go)
 }
 

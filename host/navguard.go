@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
@@ -31,9 +32,23 @@ import (
 //   - If the document or the focus moved anyway, the text may be anywhere: the page is
 //     discarded, not merely "cleared".
 
-// trackNavigation follows the main frame's navigation state from a session event (called on
-// the event reader: must not block).
+// trackNavigation follows the current page's main-frame navigation state from a session
+// event (called on the event reader: must not block).
 func (s *session) trackNavigation(ev cdp.Event) {
+	if ev.Method == "Fetch.requestPaused" {
+		s.heldNavs.Add(1)
+		select {
+		case s.paused <- ev:
+		default: // counted; held until Fetch.disable
+		}
+		return
+	}
+	s.navState(s.pageTarget(), &s.navPending, &s.loaded, ev)
+}
+
+// navState follows the navigation state of the main frame of window target (the current
+// page's, in the session's fields, or another window's, in its tab) from a session event.
+func (s *session) navState(target string, pending *atomic.Bool, loaded *atomic.Pointer[loadedDoc], ev cdp.Event) {
 	var p struct {
 		FrameID        string `json:"frameId"`
 		NavigationType string `json:"navigationType"`
@@ -42,106 +57,112 @@ func (s *session) trackNavigation(ev cdp.Event) {
 			ParentID string `json:"parentId"`
 			LoaderID string `json:"loaderId"`
 			URL      string `json:"url"`
+			Origin   string `json:"securityOrigin"`
 		} `json:"frame"`
 	}
 	json.Unmarshal(ev.Params, &p)
-	main := func(id string) bool { return id != "" && id == s.pageTarget() }
+	main := func(id string) bool { return id != "" && id == target }
 	switch ev.Method {
 	case "Page.frameStartedNavigating":
 		if main(p.FrameID) && p.NavigationType != "sameDocument" && p.NavigationType != "historySameDocument" {
-			s.navPending.Store(true)
+			pending.Store(true)
 		}
 	case "Page.frameNavigated":
 		if main(p.Frame.ID) && p.Frame.ParentID == "" {
-			s.navPending.Store(false)
-			d := &loadedDoc{document: p.Frame.ID + "/" + p.Frame.LoaderID, url: p.Frame.URL}
-			// A window opened from the session's pages that is still open can script the new
-			// document too (openers.go).
-			d.tainted.Store(s.reachable())
-			s.loaded.Store(d)
+			pending.Store(false)
+			d := &loadedDoc{document: p.Frame.ID + "/" + p.Frame.LoaderID, url: p.Frame.URL, origin: p.Frame.Origin}
+			// A window opened from the session's pages that can script the new document
+			// (openers.go) taints it from the start.
+			if s.openers != nil {
+				d.tainted.Store(s.openers.committed(target, target == s.rootTarget(), d))
+			}
+			loaded.Store(d)
 			s.documentGone(d.document) // what was typed into the one before is gone (wayout.go)
 		}
 	case "Page.frameStoppedLoading":
 		if main(p.FrameID) {
-			s.navPending.Store(false)
-		}
-	case "Fetch.requestPaused":
-		s.heldNavs.Add(1)
-		select {
-		case s.paused <- ev:
-		default: // counted; held until Fetch.disable
+			pending.Store(false)
 		}
 	}
 }
 
 // closeOpened closes every page target that the session's page opened, directly or through
 // others, and waits until they are gone. It returns how many there were; an error when one
-// would not go (then nothing may be typed).
+// would not go (then nothing may be typed). When the session drives a window its page opened
+// (pages.go), that window and its openers stay, and its openers are frozen until the verb
+// ends (freezeOpeners): the window's sign-in needs them, and a cross-origin one cannot script
+// it (openers.go).
 func (h *Host) closeOpened(ctx context.Context, b *cdp.Browser, s *session) (int, error) {
-	{
-		list := func() ([]string, error) {
-			var r struct {
-				Infos []struct {
-					TargetID string `json:"targetId"`
-					Type     string `json:"type"`
-					OpenerID string `json:"openerId"`
-				} `json:"targetInfos"`
-			}
-			if err := b.Call(ctx, "", "Target.getTargets", nil, &r); err != nil {
-				return nil, err
-			}
-			// Besides the opener chains Chromium reports now, every window the host saw
-			// opened from this page (openers.go) and every loose one.
-			group := map[string]bool{s.targetID: true}
-			live := map[string]bool{}
-			for _, t := range r.Infos {
-				live[t.TargetID] = true
-			}
-			for _, id := range append(h.openers.windowsOf(s.targetID), h.openers.looseWindows()...) {
-				if live[id] {
-					group[id] = true
-				}
-			}
-			for grew := true; grew; {
-				grew = false
-				for _, t := range r.Infos {
-					if t.OpenerID != "" && group[t.OpenerID] && !group[t.TargetID] {
-						group[t.TargetID], grew = true, true
-					}
-				}
-			}
-			var opened []string
-			for id := range group {
-				if id != s.targetID {
-					opened = append(opened, id)
-				}
-			}
-			return opened, nil
+	keep := map[string]bool{s.targetID: true, s.rootTarget(): true}
+	if s.inWindow() {
+		for _, t := range s.openersOf(s.cur) {
+			keep[t.target] = true
 		}
-		opened, err := list()
-		if err != nil || len(opened) == 0 {
+		if err := h.freezeOpeners(ctx, b, s); err != nil {
 			return 0, err
 		}
-		for _, id := range opened {
-			b.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": id}, nil)
+	}
+	root := s.rootTarget()
+	list := func() ([]string, error) {
+		var r struct {
+			Infos []struct {
+				TargetID string `json:"targetId"`
+				Type     string `json:"type"`
+				OpenerID string `json:"openerId"`
+			} `json:"targetInfos"`
 		}
-		for deadline := time.Now().Add(3 * time.Second); ; {
-			left, err := list()
-			if err != nil {
-				return len(opened), err
+		if err := b.Call(ctx, "", "Target.getTargets", nil, &r); err != nil {
+			return nil, err
+		}
+		// Besides the opener chains Chromium reports now, every window the host saw
+		// opened from the session's page (openers.go) and every loose one.
+		group := map[string]bool{root: true, s.targetID: true}
+		live := map[string]bool{}
+		for _, t := range r.Infos {
+			live[t.TargetID] = true
+		}
+		for _, id := range append(h.openers.windowsOf(root), h.openers.looseWindows()...) {
+			if live[id] {
+				group[id] = true
 			}
-			if len(left) == 0 {
-				h.o.Log.Info("closed the windows the login page opened", "session", s.name, "windows", len(opened))
-				return len(opened), nil
+		}
+		for grew := true; grew; {
+			grew = false
+			for _, t := range r.Infos {
+				if t.OpenerID != "" && group[t.OpenerID] && !group[t.TargetID] {
+					group[t.TargetID], grew = true, true
+				}
 			}
-			if time.Now().After(deadline) {
-				return len(opened), wire.Errorf(wire.CodeDocumentChanged, "a window the login page opened (it could script or navigate the page) would not close; nothing was typed")
+		}
+		var opened []string
+		for id := range group {
+			if !keep[id] && live[id] {
+				opened = append(opened, id)
 			}
-			select {
-			case <-ctx.Done():
-				return len(opened), ctx.Err()
-			case <-time.After(20 * time.Millisecond):
-			}
+		}
+		return opened, nil
+	}
+	opened, err := list()
+	if err != nil || len(opened) == 0 {
+		return 0, err
+	}
+	h.closeTabs(ctx, b, s, opened)
+	for deadline := time.Now().Add(3 * time.Second); ; {
+		left, err := list()
+		if err != nil {
+			return len(opened), err
+		}
+		if len(left) == 0 {
+			h.o.Log.Info("closed the windows the login page opened", "session", s.name, "windows", len(opened))
+			return len(opened), nil
+		}
+		if time.Now().After(deadline) {
+			return len(opened), wire.Errorf(wire.CodeDocumentChanged, "a window the login page opened (it could script or navigate the page) would not close; nothing was typed")
+		}
+		select {
+		case <-ctx.Done():
+			return len(opened), ctx.Err()
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

@@ -30,13 +30,13 @@ import (
 //     off the page's main thread), every call into it fails, and the session's next command
 //     answers PAGE_STOPPED and opens a fresh blank page (the session's cookies are kept). A
 //     stopped page costs the browser nothing: the flood ends with it.
-//   - Dialogs: alert, confirm and prompt are dismissed as they open (confirm answers false,
-//     prompt null); a beforeunload dialog is accepted (the page is left). No dialog waits.
-//     Each costs the page's budget DialogCost navigations (DialogBurst at once, a fifth of
-//     that a second): a page of dialog loops let no navigation away from it finish (visit
-//     answered TIMEOUT, again and again), so it is stopped as a flood is. Before a page is
-//     closed or stopped its scripts are stopped and its dialogs dismissed (cdp.Quiet):
-//     Chromium 156 ends in SIGSEGV when a page goes with a dialog open.
+//   - Dialogs: held for the agent at most DialogHold, then dismissed (dialogs.go); a page that
+//     opens another right after one the host dismissed unanswered is stopped. Each dialog, and
+//     each window a page opens (pages.go), costs the page's budget DialogCost navigations
+//     (DialogBurst at once, a fifth of that a second): a page of dialog loops let no navigation
+//     away from it finish (visit answered TIMEOUT, again and again), so it is stopped as a flood
+//     is. Before a page is closed or stopped its scripts are stopped and its dialogs dismissed
+//     (cdp.Quiet): Chromium 156 ends in SIGSEGV when a page goes with a dialog open.
 //   - Pages that do not answer: every verb on a session has an overall deadline (verbLimit). A
 //     verb that reaches it while it holds the session answers PAGE_STOPPED, and its page is
 //     stopped, so that the next verb does not wait on it again. 'session close' waits for a
@@ -107,35 +107,71 @@ func (m *floodMeter) spend(now time.Time, n float64) bool {
 	return false
 }
 
-// guardPage counts a page event of session s (on the event reader: it never blocks) and
-// answers dialogs.
-func (h *Host) guardPage(b *cdp.Browser, s *session, ev cdp.Event) {
+// pageEvent handles what every window of a session keeps of its own events (on the event
+// reader, the session's pagesMu held: it never blocks): its requests (settle.go), frames and
+// where they are (frames.go, openers.go), its dialogs (dialogs.go), and its budget:
+// navigations, windows it opens and dialogs spend it.
+func (h *Host) pageEvent(s *session, t *tab, ev cdp.Event) {
+	b := s.browser
 	var n float64
 	switch ev.Method {
-	case "Page.frameStartedNavigating":
-		n = 1
-	case "Page.javascriptDialogOpening":
+	case cdp.RequestStarted, cdp.RequestEnded, cdp.RequestFailed:
+		t.reqs.event(ev)
+		return
+	case "Page.frameAttached":
+		t.frames.event(ev)
+		return
+	case "Page.frameDetached":
+		t.frames.event(ev)
 		var p struct {
-			Type string `json:"type"`
+			FrameID string `json:"frameId"`
 		}
-		json.Unmarshal(ev.Params, &p)
-		go func(sid string) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			b.Call(ctx, sid, "Page.handleJavaScriptDialog", map[string]any{"accept": p.Type == "beforeunload"}, nil)
-		}(ev.SessionID)
+		if json.Unmarshal(ev.Params, &p) == nil && p.FrameID != "" {
+			h.openers.unplace(p.FrameID, false)
+		}
+		return
+	case "Page.frameNavigated":
+		var p struct {
+			Frame struct {
+				ID       string `json:"id"`
+				ParentID string `json:"parentId"`
+				Origin   string `json:"securityOrigin"`
+			} `json:"frame"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil && p.Frame.ID != "" {
+			h.openers.place(p.Frame.ID, t.target, p.Frame.Origin)
+			if p.Frame.ParentID == "" {
+				t.reqs.newDocument()
+			}
+		}
+		return
+	case "Page.javascriptDialogClosed":
+		dialogClosed(t)
+		return
+	case "Page.frameStartedNavigating":
+		var p struct {
+			FrameID        string `json:"frameId"`
+			NavigationType string `json:"navigationType"`
+		}
+		if json.Unmarshal(ev.Params, &p) == nil && p.FrameID == t.target && p.NavigationType != "sameDocument" && p.NavigationType != "historySameDocument" {
+			t.reqs.navigating()
+		}
+		n = 1
+	case "Page.windowOpen":
+		n = DialogCost
+	case "Page.javascriptDialogOpening":
+		h.dialogOpened(b, s, t, ev)
 		n = DialogCost
 	default:
 		return
 	}
-	m := s.flood.Load()
-	if m == nil || !m.spend(time.Now(), n) {
+	if t.flood == nil || !t.flood.spend(time.Now(), n) {
 		return
 	}
-	why := fmt.Sprintf("it started more than %d navigations (its frames' included) or opened more than %d dialogs at once (or %d and %d a second)",
+	why := fmt.Sprintf("it started more than %d navigations (its frames' included), or opened more than %d dialogs or windows, at once (or %d and %d a second)",
 		FloodBurst, DialogBurst, FloodRate, FloodRate/DialogCost)
 	h.o.Log.Warn("a page flooded the browser: stopping it", "session", s.name)
-	b.StopSession(ev.SessionID, &pageStoppedError{why: why})
+	b.StopSession(t.sid, &pageStoppedError{why: why})
 }
 
 // stopPage stops the page of session s (the verb that held it reached its deadline, or
@@ -218,7 +254,8 @@ func verbLimit(method string, p any) time.Duration {
 		}
 		return VerbWait
 	case control.MethodSnapshot, control.MethodClick, control.MethodFill, control.MethodPress,
-		control.MethodScreenshot, control.MethodBack, control.MethodSelect, control.MethodHover, control.MethodScroll:
+		control.MethodScreenshot, control.MethodBack, control.MethodSelect, control.MethodHover, control.MethodScroll,
+		control.MethodForward, control.MethodReload, control.MethodDialog, control.MethodPageSelect, control.MethodSessionPages:
 		return VerbWait
 	case control.MethodWait:
 		d := control.DefaultWait

@@ -28,11 +28,16 @@ func (h *Host) Select(ctx context.Context, p control.SelectParams) (control.Sele
 			return err
 		}
 		t0 := time.Now()
-		if err := h.selectNode(ctx, b, s, t, p); err != nil {
+		_, seq := s.openDialog()
+		dctx, cancel := s.untilDialog(ctx, seq) // a change handler's dialog ends the waits (dialogs.go)
+		defer cancel()
+		if err := h.selectNode(dctx, b, s, t, p); err != nil && context.Cause(dctx) != errDialogOpened {
 			return err
 		}
-		s.settle(ctx)
-		if now, err := h.documentID(ctx, b, s); err != nil || now != doc {
+		s.settle(dctx)
+		if s.dialogHeld() {
+			clear(s.refs)
+		} else if now, err := h.documentID(ctx, b, s); err != nil || now != doc {
 			clear(s.refs) // the change handler navigated: the refs died with the document
 		}
 		if err := h.navErr(s, t0); err != nil {

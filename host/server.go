@@ -99,7 +99,7 @@ func (s *Server) Methods() *rpc.Methods {
 		session(ctx, p.Session)
 		return h.Snapshot(ctx, p.Session)
 	})
-	handle(t, h, control.MethodClick, func(ctx context.Context, p control.RefParams) (control.PageResult, error) {
+	handle(t, h, control.MethodClick, func(ctx context.Context, p control.ClickParams) (control.PageResult, error) {
 		session(ctx, p.Session)
 		return h.Click(ctx, p)
 	})
@@ -123,6 +123,26 @@ func (s *Server) Methods() *rpc.Methods {
 		session(ctx, p.Session)
 		return h.Back(ctx, p.Session)
 	})
+	handle(t, h, control.MethodForward, func(ctx context.Context, p control.SessionParams) (control.PageResult, error) {
+		session(ctx, p.Session)
+		return h.Forward(ctx, p.Session)
+	})
+	handle(t, h, control.MethodReload, func(ctx context.Context, p control.SessionParams) (control.PageResult, error) {
+		session(ctx, p.Session)
+		return h.Reload(ctx, p.Session)
+	})
+	handle(t, h, control.MethodDialog, func(ctx context.Context, p control.DialogParams) (control.PageResult, error) {
+		session(ctx, p.Session)
+		return h.Dialog(ctx, p)
+	})
+	handle(t, h, control.MethodSessionPages, func(ctx context.Context, p control.SessionParams) (control.PageList, error) {
+		session(ctx, p.Session)
+		return h.Pages(ctx, p.Session)
+	})
+	handle(t, h, control.MethodPageSelect, func(ctx context.Context, p control.PageSelectParams) (control.PageResult, error) {
+		session(ctx, p.Session)
+		return h.SelectPage(ctx, p)
+	})
 	handle(t, h, control.MethodSelect, func(ctx context.Context, p control.SelectParams) (control.SelectResult, error) {
 		session(ctx, p.Session)
 		return h.Select(ctx, p)
@@ -138,9 +158,11 @@ func (s *Server) Methods() *rpc.Methods {
 	handle(t, h, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (control.ClearResult, error) {
 		return h.ClearProfile(ctx)
 	})
+	// A sign-in (and a journey, an interactive sign-in, a passkey enrolment) holds the session
+	// for its whole course: its pages' dialogs are dismissed as they open (dialogs.go).
 	handle(t, h, control.MethodAuthLogin, func(ctx context.Context, p control.AuthParams) (control.AuthResult, error) {
 		session(ctx, p.Session)
-		return h.AuthLogin(ctx, p)
+		return h.AuthLogin(withDialogsNow(ctx), p)
 	})
 	// The params hold the person's password (from the CLI's hand-built frame): owned and
 	// zeroed by Enroll, never logged (only the session is). The table zeroes params that
@@ -151,7 +173,7 @@ func (s *Server) Methods() *rpc.Methods {
 			credential.Zero(p.Secret)
 			return control.EnrollResult{}, err
 		}
-		return h.Enroll(ctx, p)
+		return h.Enroll(withDialogsNow(ctx), p)
 	})
 	handle(t, h, control.MethodAuthEnrollSave, func(ctx context.Context, p control.EnrollSaveParams) (control.EnrollSaved, error) {
 		return h.EnrollSave(ctx, p)
@@ -178,7 +200,7 @@ func (s *Server) Methods() *rpc.Methods {
 		if err := peerHasTTY(rpc.PeerOf(ctx).PID); err != nil {
 			return brokerapi.Credential{}, err
 		}
-		return h.PasskeyAdd(ctx, p)
+		return h.PasskeyAdd(withDialogsNow(ctx), p)
 	})
 	handle(t, h, control.MethodCredentialsRemove, func(ctx context.Context, p control.CredentialsRemoveParams) (struct{}, error) {
 		session(ctx, p.Session)
@@ -188,7 +210,7 @@ func (s *Server) Methods() *rpc.Methods {
 		return h.CredentialsVerify(ctx, p)
 	})
 	handle(t, h, control.MethodJourneyRun, func(ctx context.Context, p control.JourneyRunParams) (journey.Report, error) {
-		r, err := h.JourneyRun(ctx, p)
+		r, err := h.JourneyRun(withDialogsNow(ctx), p)
 		if err == nil {
 			rpc.Note(ctx, "journey", r.JourneyID, "session", r.Session, "status", r.Status)
 		}

@@ -49,6 +49,22 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 	if err := s.mu.LockCtx(ctx, &h.queued, s.name); err != nil {
 		return nil, nil, nil, err
 	}
+	for s.inWindow() && b.SessionErr(s.sid) != nil {
+		// The window the session drives went (pages.go): the session is back on its opener.
+		// One that closed itself is no error; one that crashed or was stopped is this verb's
+		// answer.
+		why := b.SessionErr(s.sid)
+		h.leaveWindow(ctx, b, s)
+		if errors.Is(why, cdp.ErrDetached) {
+			continue
+		}
+		s.mu.Unlock()
+		var ps *pageStoppedError
+		if errors.As(why, &ps) {
+			return nil, nil, nil, pageStoppedErr(ps)
+		}
+		return nil, nil, nil, wire.Errorf(wire.CodeBrowserCrashed, "session %q: the window it showed: %w; it was closed, and the session shows its opener again", s.name, why)
+	}
 	if why := b.SessionErr(s.sid); why != nil {
 		// The page died since the last verb: this verb answers that (what it would have looked
 		// at is gone), and the session gets a fresh blank page for the next one.
@@ -63,7 +79,16 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 		}
 		return nil, nil, nil, wire.Errorf(wire.CodeBrowserCrashed, "session %q: %w; it now shows a fresh blank page", s.name, why)
 	}
+	// A sign-in or a journey: nobody could answer its pages' dialogs meanwhile (dialogs.go).
+	if dialogsNow(ctx) {
+		s.dialogsNow.Store(true)
+		if d, _ := s.openDialog(); d != nil {
+			h.dismissForNavigation(ctx, b, s)
+		}
+	}
 	unlock := func() {
+		s.dialogsNow.Store(false)
+		h.thaw(b, s) // the openers a sign-in in a window froze (pages.go)
 		// A verb that reached its overall deadline holding the session: its page does not
 		// answer (a script that never yields), and the next verb would wait on it again. It
 		// is stopped (pageguard.go).
@@ -98,6 +123,9 @@ func (s *session) live() string {
 // a fresh blank one in the same browser context; s.mu is held. What was typed into the old
 // page died with its renderer.
 func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
+	if h.leaveWindow(ctx, b, s) {
+		return nil // a window the session's page opened went: the session is back on its opener
+	}
 	why := b.SessionErr(s.sid)
 	h.o.Log.Warn("session page lost; opening a fresh one", "session", s.name, "why", why)
 	b.StopWait(ctx, s.sid) // a page being stopped is crashed first (pageguard.go)
@@ -113,9 +141,9 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 	s.taint, s.taintDoc = nil, ""
 	s.documentGone("") // the old page's documents died with it (wayout.go)
 	s.basic.forget()   // and its Basic answer (basicauth.go)
-	s.frames.reset()
 	clear(s.refs)
 	s.drain()
+	s.quietPages(b) // its windows' dialogs: they are closed below (pages.go)
 	// The fresh page opens before the dead one is closed: closing the last window of the
 	// profile ends Chromium's browsing session, which deletes every session cookie (the
 	// session would be signed out of every site).
@@ -124,9 +152,7 @@ func (h *Host) revive(ctx context.Context, b *cdp.Browser, s *session) error {
 		// The dead page's windows go with it: they could reach nothing of the new page, and
 		// nothing else would close them (openers.go).
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		for _, id := range append(h.openers.windowsOf(old), old) {
-			b.Call(cctx, "", "Target.closeTarget", map[string]any{"targetId": id}, nil)
-		}
+		h.closeTabs(cctx, b, s, append(h.openers.windowsOf(old), old))
 		cancel()
 	}
 	if err != nil {
@@ -228,8 +254,12 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 	}
 	s.sid = a.SessionID
 	s.liveSID.Store(s.sid)
-	s.flood.Store(newFloodMeter(time.Now()))
-	s.reqs.Store(newRequestTrack())
+	// The session's own page, its only one: the windows of a page it replaces are closed by
+	// the caller (revive), or gone with their browser.
+	for _, t := range s.setPages(newTab(s.targetID, s.sid, "")) {
+		h.routes.Delete(t.sid)
+		t.dialog.stopTimer()
+	}
 	// The window is sized (a call of the browser's, which waits for the resize) while the
 	// page's domains are enabled: both are done before the page is used.
 	sized := make(chan struct{})
@@ -239,27 +269,19 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 	}()
 	defer func() { <-sized }()
 	h.routes.Store(s.sid, s) // before enabling, so events route
-	for _, m := range []struct {
-		method string
-		params any
-	}{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil},
-		// No service worker sees this page's requests: one planted in the durable profile
-		// for a site's origin (which any process of the user can do, between two starts or
-		// before a relaunch) would see a sign-in's POST, password included (red-team round
-		// 6c). A site's own workers are bypassed the same way: its pages load from the
-		// network.
-		// (Chromium honours the bypass only with the Network domain enabled. It keeps no
-		// response bodies for it, and its events carry no request body: a maxPostDataSize of
-		// 0 would mean no limit — every fetch POST, a sign-in's JSON included, would reach the
-		// host, and one over cdp.MaxMessage would end the browser — so it is 1, which only an
-		// empty body fits. cdp drops the events unread.)
-		{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 1}},
-		{"Network.setBypassServiceWorker", map[string]any{"bypass": true}}} {
-		if err := b.Call(ctx, s.sid, m.method, m.params, nil); err != nil {
-			h.routes.Delete(s.sid)
-			closePage()
-			return err
-		}
+	// No service worker sees this page's requests: one planted in the durable profile for a
+	// site's origin (which any process of the user can do, between two starts or before a
+	// relaunch) would see a sign-in's POST, password included (red-team round 6c). A site's
+	// own workers are bypassed the same way: its pages load from the network.
+	// (Chromium honours the bypass only with the Network domain enabled. It keeps no response
+	// bodies for it, and its events carry no request body: a maxPostDataSize of 0 would mean
+	// no limit — every fetch POST, a sign-in's JSON included, would reach the host, and one
+	// over cdp.MaxMessage would end the browser — so it is 1, which only an empty body fits.
+	// cdp drops the events unread.) enablePage (pages.go) does it, for windows too.
+	if err := enablePage(ctx, b, s.sid); err != nil {
+		h.routes.Delete(s.sid)
+		closePage()
+		return err
 	}
 	return nil
 }
@@ -290,13 +312,11 @@ func (h *Host) viewport(ctx context.Context, b *cdp.Browser, s *session) {
 func (h *Host) closeTarget(s *session) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if s.targetID != "" {
+	if root := s.rootTarget(); root != "" {
 		// The windows its page opened go with it (red-team round 13d: a popup outlived
-		// 'session close' in the shared profile).
-		for _, id := range h.openers.windowsOf(s.targetID) {
-			h.browser.Call(ctx, "", "Target.closeTarget", map[string]any{"targetId": id}, nil)
-		}
-		s.browser.ClosePage(ctx, s.sid, s.targetID)
+		// 'session close' in the shared profile), each quieted first (pages.go).
+		s.quietPages(h.browser)
+		h.closeTabs(ctx, h.browser, s, append(h.openers.windowsOf(root), root))
 	}
 	h.disposeContext(s)
 }
@@ -540,8 +560,8 @@ func (s *session) pageLost() error {
 // waitHistory waits, at most NavigationWait, for a history step of the main frame (frame) to
 // land: a step within the document (Page.navigatedWithinDocument), or the load of the
 // document it commits.
-func (s *session) waitHistory(ctx context.Context, frame string) error {
-	return s.await(ctx, NavigationWait, "go back", func(ev cdp.Event) (bool, error) {
+func (s *session) waitHistory(ctx context.Context, frame, late string) error {
+	return s.await(ctx, NavigationWait, late, func(ev cdp.Event) (bool, error) {
 		switch ev.Method {
 		case "Page.navigatedWithinDocument":
 			var p struct {

@@ -23,20 +23,71 @@ const (
 )
 
 // maxTrackedRequests bounds the requests a page's tracker holds; a page with more in flight
-// gets its later ones uncounted (an action then settles on those it holds).
-const maxTrackedRequests = 256
+// gets its later ones uncounted (an action then settles on those it holds; network idle is
+// not told for the document: overflow).
+const maxTrackedRequests = 1024
 
 // requestTrack follows the page's requests in flight, by the order in which they started
-// (fed from the event reader with their ids only: cdp.requestEvent).
+// (fed from the event reader with their ids only: cdp.requestEvent; a stream, EventSource,
+// never counts).
 type requestTrack struct {
-	mu      sync.Mutex
-	seq     uint64
-	open    map[string]uint64 // request id → seq at its start
-	changed chan struct{}     // a start or an end since the last receive (cap 1)
+	mu       sync.Mutex
+	seq      uint64
+	open     map[string]uint64 // request id → seq at its start
+	changed  chan struct{}     // a start or an end since the last receive (cap 1)
+	lastBusy time.Time         // when the last request started or ended
+	// overflow: a request of the page's document started beyond the bound: whether the
+	// page's network is idle cannot be told until its next document (fails closed).
+	overflow bool
+	// navMark is seq when the main frame last started a navigation to another document: the
+	// requests started before are the old document's.
+	navMark uint64
 }
 
 func newRequestTrack() *requestTrack {
-	return &requestTrack{open: map[string]uint64{}, changed: make(chan struct{}, 1)}
+	return &requestTrack{open: map[string]uint64{}, changed: make(chan struct{}, 1), lastBusy: time.Now()}
+}
+
+// navigating notes that the page's main frame started a navigation to another document. A
+// full tracker forgets the old document's requests now (it cannot tell of them anyway: its
+// overflow stays until the commit), so that the new document's are followed.
+func (r *requestTrack) navigating() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.navMark = r.seq
+	if r.overflow {
+		clear(r.open)
+	}
+}
+
+// newDocument notes that the page's main frame committed a new document: the requests of the
+// old one (started before its navigation) are forgotten, as the browser cancels them as it
+// goes (not all of them are told ended: those still queued for a connection), and so is one
+// left uncounted.
+func (r *requestTrack) newDocument() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.overflow = false
+	for id, seq := range r.open {
+		if seq <= r.navMark {
+			delete(r.open, id)
+		}
+	}
+	r.lastBusy = time.Now()
+}
+
+// idle reports for how long the page has had no request in flight (0 while it has one), and
+// false when that cannot be told (overflow).
+func (r *requestTrack) idle(now time.Time) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.overflow {
+		return 0, false
+	}
+	if len(r.open) > 0 {
+		return 0, true
+	}
+	return now.Sub(r.lastBusy), true
 }
 
 // event records a request event of the page (called on the event reader: never blocks).
@@ -49,12 +100,20 @@ func (r *requestTrack) event(ev cdp.Event) {
 	switch ev.Method {
 	case cdp.RequestStarted:
 		// A redirect starts the same request again: it counts once.
-		if _, ok := r.open[id]; !ok && len(r.open) < maxTrackedRequests {
-			r.seq++
-			r.open[id] = r.seq
+		if _, ok := r.open[id]; !ok {
+			if len(r.open) < maxTrackedRequests {
+				r.seq++
+				r.open[id] = r.seq
+			} else {
+				r.overflow = true
+			}
 		}
+		r.lastBusy = time.Now()
 	case cdp.RequestEnded, cdp.RequestFailed:
-		delete(r.open, id)
+		if _, ok := r.open[id]; ok {
+			delete(r.open, id)
+			r.lastBusy = time.Now()
+		}
 	}
 	r.mu.Unlock()
 	select {
@@ -63,10 +122,11 @@ func (r *requestTrack) event(ev cdp.Event) {
 	}
 }
 
-// requests is the tracker of the session's page (an empty one before it has a page).
+// requests is the tracker of the session's current page (an empty one before it has a page);
+// s.mu held.
 func (s *session) requests() *requestTrack {
-	if r := s.reqs.Load(); r != nil {
-		return r
+	if s.cur != nil {
+		return s.cur.reqs
 	}
 	return newRequestTrack()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
 )
@@ -45,5 +46,44 @@ func TestRequestTrack(t *testing.T) {
 	}
 	if n := len(r.open); n != maxTrackedRequests {
 		t.Fatalf("%d tracked, want the bound %d", n, maxTrackedRequests)
+	}
+}
+
+// TestNetworkIdle: idle is no request in flight, for how long; an overflow of the tracker
+// fails closed (idle cannot be told) until the next document, which forgets the old
+// document's requests (those queued for a connection are not all told ended) but not the
+// new document's own.
+func TestNetworkIdle(t *testing.T) {
+	r := newRequestTrack()
+	if _, told := r.idle(time.Now()); !told {
+		t.Fatal("a fresh page's idle cannot be told")
+	}
+	r.event(reqEvent(cdp.RequestStarted, "a"))
+	if q, told := r.idle(time.Now().Add(time.Hour)); !told || q != 0 {
+		t.Fatalf("a request in flight: idle %v %v", q, told)
+	}
+	r.event(reqEvent(cdp.RequestEnded, "a"))
+	if q, _ := r.idle(time.Now().Add(time.Second)); q < 900*time.Millisecond {
+		t.Fatalf("idle a second after the last end: %v", q)
+	}
+	r.event(reqEvent(cdp.RequestEnded, "never-started")) // an unknown end moves nothing
+	for i := range maxTrackedRequests + 1 {
+		r.event(reqEvent(cdp.RequestStarted, fmt.Sprint("x", i)))
+	}
+	if _, told := r.idle(time.Now()); told {
+		t.Fatal("an overflowed tracker tells idle")
+	}
+	r.navigating()
+	r.event(reqEvent(cdp.RequestStarted, "document")) // the navigation's own request
+	r.newDocument()
+	if _, told := r.idle(time.Now()); !told {
+		t.Fatal("the next document's idle cannot be told")
+	}
+	if q, _ := r.idle(time.Now().Add(time.Hour)); q != 0 || len(r.open) != 1 {
+		t.Fatalf("after the commit: idle %v with %d open, want the document's request alone", q, len(r.open))
+	}
+	r.event(reqEvent(cdp.RequestEnded, "document"))
+	if q, _ := r.idle(time.Now().Add(time.Second)); q == 0 {
+		t.Fatal("not idle once the document loaded")
 	}
 }

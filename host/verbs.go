@@ -43,10 +43,25 @@ func (h *Host) Visit(ctx context.Context, p control.VisitParams) (control.PageRe
 		return control.PageResult{}, err
 	}
 	defer unlock()
-	if err := h.navigate(ctx, b, s, target, visitWait(p)); err != nil {
+	return h.leave(ctx, b, s, func(ctx context.Context) error { return h.navigate(ctx, b, s, target, visitWait(p)) })
+}
+
+// leave runs a navigation the agent asked for (visit, back, forward, reload): a dialog the
+// page holds is dismissed first (the session leaves the page), and one the navigation opens
+// (beforeunload, or the new page's) ends it: the result shows it (dialogs.go).
+func (h *Host) leave(ctx context.Context, b *cdp.Browser, s *session, nav func(ctx context.Context) error) (control.PageResult, error) {
+	dismissed := h.dismissForNavigation(ctx, b, s)
+	_, seq := s.openDialog()
+	dctx, cancel := s.untilDialog(ctx, seq)
+	defer cancel()
+	if err := nav(dctx); err != nil && context.Cause(dctx) != errDialogOpened {
 		return control.PageResult{}, err
 	}
-	return h.pageResult(ctx, b, s)
+	r, err := h.pageResult(ctx, b, s)
+	if err == nil && r.Dialog == nil {
+		r.Dialog = dismissed
+	}
+	return r, err
 }
 
 // visitWait is how long visit p waits for its page: its timeout, bounded (wait's bounds).
@@ -113,20 +128,38 @@ func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (control.
 	return control.PageResult{Session: s.name, URL: u, Title: t}, nil
 }
 
-// Snapshot returns a bounded outline of the session's page and remembers its refs.
+// Snapshot returns a bounded outline of the session's page and remembers its refs. A dialog
+// holding the page (dialogs.go) is shown instead, with the page's URL and title: its renderer
+// cannot be read until the dialog is answered.
 func (h *Host) Snapshot(ctx context.Context, name string) (control.SnapshotResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
 		return control.SnapshotResult{}, err
 	}
 	defer unlock()
-	_, out, refs, err := h.capture(ctx, b, s)
+	h.followClose(ctx, b, s, nil)
+	var out snapshot.Outline
+	var refs map[string]snapshot.Target
+	if !s.dialogHeld() {
+		dctx, cancel := s.untilDialog(ctx, 0)
+		_, out, refs, err = h.capture(dctx, b, s)
+		cancel()
+	}
+	if s.dialogHeld() {
+		clear(s.refs)
+		r, err := h.heldResult(ctx, b, s)
+		if err != nil {
+			return control.SnapshotResult{}, err
+		}
+		out = snapshot.Outline{Untrusted: snapshot.UntrustedNotice, URL: r.URL, Origin: urlOrigin(r.URL), Title: r.Title, Elements: []snapshot.Element{}}
+		return control.SnapshotResult{Session: s.name, Outline: out, Dialog: s.reportDialog(), Pages: s.pageCount()}, nil
+	}
 	if err != nil {
 		return control.SnapshotResult{}, err
 	}
 	s.refs = refs
 	s.issued = max(s.issued, len(refs))
-	return control.SnapshotResult{Session: s.name, Outline: out}, nil
+	return control.SnapshotResult{Session: s.name, Outline: out, Dialog: s.reportDialog(), Pages: s.pageCount()}, nil
 }
 
 func captureSnapshot(ctx context.Context, b *cdp.Browser, s *session) (json.RawMessage, error) {
@@ -166,6 +199,10 @@ func (h *Host) onRef(ctx context.Context, name, ref string, required bool, act f
 		return err
 	}
 	defer unlock()
+	// A dialog holds the page: nothing can be done in it until it is answered (dialogs.go).
+	if err := s.refuseDialog(); err != nil {
+		return err
+	}
 	var t *snapshot.Target
 	if ref != "" || required {
 		target, err := s.target(ref)
@@ -187,14 +224,18 @@ func (h *Host) onElement(ctx context.Context, name, ref string, act func(b *cdp.
 
 // acted runs an action that may navigate (a click, a key) and answers where the session is:
 // the events drained before it, the page settled after it, the refs dropped (the page may have
-// changed under them), UNSAFE_NAVIGATION when it tried to leave the allowlist.
-func (h *Host) acted(ctx context.Context, b *cdp.Browser, s *session, action func() error) (control.PageResult, error) {
+// changed under them), UNSAFE_NAVIGATION when it tried to leave the allowlist. A dialog the
+// action opens ends the waits (its calls wait on it: dialogs.go): the result shows it.
+func (h *Host) acted(ctx context.Context, b *cdp.Browser, s *session, action func(ctx context.Context) error) (control.PageResult, error) {
 	s.drain()
 	t0 := time.Now()
-	if err := action(); err != nil {
+	_, seq := s.openDialog()
+	dctx, cancel := s.untilDialog(ctx, seq)
+	defer cancel()
+	if err := action(dctx); err != nil && context.Cause(dctx) != errDialogOpened {
 		return control.PageResult{}, err
 	}
-	s.settle(ctx)
+	s.settle(dctx)
 	clear(s.refs)
 	if err := h.navErr(s, t0); err != nil {
 		return control.PageResult{}, err
@@ -202,26 +243,51 @@ func (h *Host) acted(ctx context.Context, b *cdp.Browser, s *session, action fun
 	return h.pageResult(ctx, b, s)
 }
 
-// Click clicks the element of ref with a real mouse event at its centre.
-func (h *Host) Click(ctx context.Context, p control.RefParams) (page control.PageResult, err error) {
+// Click clicks the element of ref with real mouse events at its centre: once, twice
+// (p.Double: a double click) or with the right button (p.Right: a context menu).
+func (h *Host) Click(ctx context.Context, p control.ClickParams) (page control.PageResult, err error) {
+	if p.Double && p.Right {
+		return page, wire.Errorf(wire.CodeInvalidArgument, "click takes --double or --right, not both")
+	}
+	how := click{button: "left", count: 1}
+	if p.Double {
+		how.count = 2
+	}
+	if p.Right {
+		how.button = "right"
+	}
 	err = h.onElement(ctx, p.Session, p.Ref, func(b *cdp.Browser, s *session, t snapshot.Target) (err error) {
-		page, err = h.acted(ctx, b, s, func() error { return h.clickNode(ctx, b, s, t) })
+		page, err = h.acted(ctx, b, s, func(ctx context.Context) error { return h.clickWith(ctx, b, s, t, how) })
 		return err
 	})
 	return page, err
 }
 
+// click is how an element is clicked: which button, and how many times (2: a double click).
+type click struct {
+	button string
+	count  int
+}
+
 // clickNode clicks the element with real mouse events at the centre of its box.
 func (h *Host) clickNode(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target) error {
+	return h.clickWith(ctx, b, s, t, click{button: "left", count: 1})
+}
+
+// clickWith clicks the element as how says: a press and a release for each click, the
+// second of a double click with clickCount 2 (what fires dblclick).
+func (h *Host) clickWith(ctx context.Context, b *cdp.Browser, s *session, t snapshot.Target, how click) error {
 	x, y, err := h.centre(ctx, b, s, t)
 	if err != nil {
 		return err
 	}
-	for _, typ := range []string{"mouseMoved", "mousePressed", "mouseReleased"} {
-		ev := map[string]any{"type": typ, "x": x, "y": y}
-		if typ != "mouseMoved" {
-			ev["button"], ev["clickCount"] = "left", 1
+	evs := []map[string]any{{"type": "mouseMoved", "x": x, "y": y}}
+	for n := 1; n <= how.count; n++ {
+		for _, typ := range []string{"mousePressed", "mouseReleased"} {
+			evs = append(evs, map[string]any{"type": typ, "x": x, "y": y, "button": how.button, "clickCount": n})
 		}
+	}
+	for _, ev := range evs {
 		if err := b.Call(ctx, s.sid, "Input.dispatchMouseEvent", ev, nil); err != nil {
 			return h.browserErr(err)
 		}
@@ -255,7 +321,17 @@ func (h *Host) centre(ctx context.Context, b *cdp.Browser, s *session, t snapsho
 // pageResult is result plus auth_required when the page holds a login form. The two looks
 // are asked at once: right after a load the browser answers its first calls late, and the
 // second waited for the first.
+//
+// A window of the session's that closed under the verb hands the session back to its opener
+// first (pages.go); a dialog holding the page is shown instead of auth_required (its look
+// would wait on the dialog: dialogs.go).
 func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (control.PageResult, error) {
+	h.followClose(ctx, b, s, nil)
+	if s.dialogHeld() {
+		r, err := h.heldResult(ctx, b, s)
+		r.Dialog, r.Pages = s.reportDialog(), s.pageCount()
+		return r, err
+	}
 	type res struct {
 		r   control.PageResult
 		err error
@@ -265,9 +341,19 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (cont
 		r, err := h.result(ctx, b, s)
 		rc <- res{r, err}
 	}()
-	ar, err := h.authRequired(ctx, b, s)
+	_, seq := s.openDialog()
+	dctx, cancel := s.untilDialog(ctx, seq)
+	ar, err := h.authRequired(dctx, b, s)
+	cancel()
 	got := <-rc
 	r := got.r
+	if got.err != nil && s.inWindow() {
+		// The window closed under the verb: its opener answers.
+		before := s.cur
+		if h.followClose(ctx, b, s, got.err); s.cur != before {
+			return h.pageResult(ctx, b, s)
+		}
+	}
 	if got.err != nil {
 		return r, got.err
 	}
@@ -275,9 +361,10 @@ func (h *Host) pageResult(ctx context.Context, b *cdp.Browser, s *session) (cont
 		return control.PageResult{}, err
 	}
 	r.AuthRequired = ar
-	if r.AuthRequired == nil {
+	if r.AuthRequired == nil && !s.dialogHeld() {
 		r.AuthRequired = h.basicAuthRequired(ctx, b, s)
 	}
+	r.Dialog, r.Pages = s.reportDialog(), s.pageCount()
 	return r, nil
 }
 
@@ -319,40 +406,83 @@ func (h *Host) Fill(ctx context.Context, p control.FillParams) (control.FillResu
 // cache is off (package cdp): the document is loaded afresh, never restored with what its
 // fields held.
 func (h *Host) Back(ctx context.Context, name string) (control.PageResult, error) {
+	return h.historyStep(ctx, name, -1)
+}
+
+// historyStep goes step entries back (-1) or forward (1) in the session's history and waits
+// for the page (back, forward).
+func (h *Host) historyStep(ctx context.Context, name string, step int) (control.PageResult, error) {
 	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
 		return control.PageResult{}, err
 	}
 	defer unlock()
-	if err := h.refuseWhileSecret(ctx, b, s); err != nil {
-		return control.PageResult{}, err
-	}
-	hist, err := h.history(ctx, b, s)
-	if err != nil {
-		return control.PageResult{}, err
-	}
+	return h.leave(ctx, b, s, func(ctx context.Context) error {
+		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+			return err
+		}
+		hist, err := h.history(ctx, b, s)
+		if err != nil {
+			return err
+		}
+		to := hist.Current + step
+		if hist.Current < 0 || hist.Current >= len(hist.Entries) || to < 0 || to >= len(hist.Entries) {
+			which := "earlier"
+			if step > 0 {
+				which = "later"
+			}
+			return wire.Errorf(wire.CodeNoHistory, "session %q has no %s page", s.name, which)
+		}
+		entry := hist.Entries[to]
+		if !historyNavigable(entry.URL) {
+			return wire.Errorf(wire.CodeUnsafeNav, "refusing to go to a history entry that is not http, https or about:blank")
+		}
+		doc, err := h.documentID(ctx, b, s)
+		if err != nil {
+			return err
+		}
+		frame, _, _ := strings.Cut(doc, "/")
+		s.drain()
+		if err := b.Call(ctx, s.sid, "Page.navigateToHistoryEntry", map[string]any{"entryId": entry.ID}, nil); err != nil {
+			return h.browserErr(err)
+		}
+		clear(s.refs)
+		return s.waitHistory(ctx, frame, "go there")
+	})
+}
 
-	if hist.Current <= 0 || hist.Current >= len(hist.Entries) {
-		return control.PageResult{}, wire.Errorf(wire.CodeNoHistory, "session %q has no earlier page", s.name)
-	}
-	prev := hist.Entries[hist.Current-1]
-	if !historyNavigable(prev.URL) {
-		return control.PageResult{}, wire.Errorf(wire.CodeUnsafeNav, "refusing to go back to a page that is not http, https or about:blank")
-	}
-	doc, err := h.documentID(ctx, b, s)
+// Forward goes one step forward in the session's history (NO_HISTORY at the last entry), as
+// Back goes back.
+func (h *Host) Forward(ctx context.Context, name string) (control.PageResult, error) {
+	return h.historyStep(ctx, name, 1)
+}
+
+// Reload loads the session's page again and waits for it; refused as back is while a field
+// the host typed a password into holds a value (SECRET_ON_PAGE). The back/forward cache is
+// off and the host's submit left no POST body in the entry (taint.go): the page is loaded
+// afresh, with none of what its fields held.
+func (h *Host) Reload(ctx context.Context, name string) (control.PageResult, error) {
+	b, s, unlock, err := h.lockSession(ctx, name)
 	if err != nil {
 		return control.PageResult{}, err
 	}
-	frame, _, _ := strings.Cut(doc, "/")
-	s.drain()
-	if err := b.Call(ctx, s.sid, "Page.navigateToHistoryEntry", map[string]any{"entryId": prev.ID}, nil); err != nil {
-		return control.PageResult{}, h.browserErr(err)
-	}
-	clear(s.refs)
-	if err := s.waitHistory(ctx, frame); err != nil {
-		return control.PageResult{}, err
-	}
-	return h.pageResult(ctx, b, s)
+	defer unlock()
+	return h.leave(ctx, b, s, func(ctx context.Context) error {
+		if err := h.refuseWhileSecret(ctx, b, s); err != nil {
+			return err
+		}
+		doc, err := h.documentID(ctx, b, s)
+		if err != nil {
+			return err
+		}
+		frame, _, _ := strings.Cut(doc, "/")
+		s.drain()
+		if err := b.Call(ctx, s.sid, "Page.reload", nil, nil); err != nil {
+			return h.browserErr(err)
+		}
+		clear(s.refs)
+		return s.waitHistory(ctx, frame, "load again")
+	})
 }
 
 // navHistory is Page.getNavigationHistory's answer.

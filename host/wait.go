@@ -17,7 +17,10 @@ import (
 // it holds or the timeout passes.
 
 // Wait waits until every condition of p holds: the URL contains p.URL, the page text contains
-// p.Text and no longer contains p.Gone, the element of p.Ref is visible.
+// p.Text and no longer contains p.Gone, the element of p.Ref is visible, the page's network is
+// idle (p.NetworkIdle: none of its requests in flight for NetworkIdleQuiet; streams and
+// WebSockets do not count, settle.go). A dialog holding the page, or opening meanwhile, ends
+// it (DIALOG_OPEN: the page cannot be read until the dialog is answered).
 //
 // The page text is the outline's (with the session's taint): never the raw snapshot, which
 // holds the values of password fields and of the fields the host typed a password into, so
@@ -37,6 +40,9 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 		return control.PageResult{}, err
 	}
 	defer unlock()
+	if err := s.refuseDialog(); err != nil {
+		return control.PageResult{}, err
+	}
 	var ref snapshot.Target
 	if p.Ref != "" {
 		if ref, err = s.target(p.Ref); err != nil {
@@ -45,17 +51,50 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 	}
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	wctx, stop := s.untilDialog(wctx, 0)
+	defer stop()
 	unsure := false // the last look could not tell whether p.Gone was gone (a cut outline)
+	idle := true    // the network condition, when asked for, holds at this look
+	// The window the session drives closed meanwhile (a pop-up done with its sign-in): the
+	// wait goes on on its opener, as the session does (pages.go).
+	closed := func(err error) bool {
+		if err == nil || !s.inWindow() || errors.Is(err, errEchoed) {
+			return false
+		}
+		before := s.cur
+		h.followClose(ctx, b, s, err)
+		return s.cur != before
+	}
 	for {
+		if s.inWindow() && errors.Is(b.SessionErr(s.sid), cdp.ErrDetached) {
+			h.leaveWindow(ctx, b, s)
+		}
+		if p.NetworkIdle {
+			quiet, told := s.requests().idle(time.Now())
+			if !told {
+				return control.PageResult{}, wire.Errorf(wire.CodeNetUntracked, "the page has had more requests in flight at once than the host follows (%d); whether its network is idle cannot be told", maxTrackedRequests)
+			}
+			idle = quiet >= control.NetworkIdleQuiet
+		}
 		res, err := h.result(wctx, b, s)
+		if closed(err) {
+			continue
+		}
 		if wire.CodeOf(err) == wire.CodeBrowserCrashed {
 			return control.PageResult{}, err
 		}
-		if err == nil && strings.Contains(res.URL, p.URL) {
+		if d, _ := s.openDialog(); d != nil {
+			return control.PageResult{}, dialogOpen(d)
+		}
+		if err == nil && idle && strings.Contains(res.URL, p.URL) {
 			if p.Text == "" && p.Gone == "" && p.Ref == "" {
+				res.Dialog, res.Pages = s.reportDialog(), s.pageCount()
 				return res, nil
 			}
 			_, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
+			if closed(err) {
+				continue
+			}
 			if wire.CodeOf(err) == wire.CodeBrowserCrashed || errors.Is(err, errEchoed) {
 				return control.PageResult{}, err
 			}
@@ -63,12 +102,16 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 				met, cut := waitMet(out, p)
 				unsure = cut
 				if met && (p.Ref == "" || h.refVisible(wctx, b, s, ref, refs)) {
+					res.Dialog, res.Pages = s.reportDialog(), s.pageCount()
 					return res, nil
 				}
 			}
 		}
 		select {
 		case <-wctx.Done():
+			if dl, _ := s.openDialog(); dl != nil {
+				return control.PageResult{}, dialogOpen(dl)
+			}
 			err := wire.Errorf(wire.CodeTimeout, "condition not met within %s", d)
 			if unsure {
 				err.Message += " (the page is larger than wait reads, so the text's absence could not be confirmed)"
@@ -85,8 +128,8 @@ var waitOutline = snapshot.Options{MaxElements: 5000, MaxText: 10000, MaxBytes: 
 
 // checkWait refuses a wait without a condition or with a string out of bounds.
 func checkWait(p control.WaitParams) error {
-	if p.Text == "" && p.URL == "" && p.Gone == "" && p.Ref == "" {
-		return wire.Errorf(wire.CodeInvalidArgument, "wait needs --text, --gone, --url or --ref")
+	if p.Text == "" && p.URL == "" && p.Gone == "" && p.Ref == "" && !p.NetworkIdle {
+		return wire.Errorf(wire.CodeInvalidArgument, "wait needs --text, --gone, --url, --ref or --network-idle")
 	}
 	for _, f := range []struct{ name, v string }{{"text", p.Text}, {"gone", p.Gone}, {"url", p.URL}} {
 		if len(f.v) > control.MaxWaitText {

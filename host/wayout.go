@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -297,14 +298,16 @@ func (w *sessionWayOut) refusedSince(since time.Time) error {
 }
 
 // documentGone ends, for the secrets typed into session s's pages, their time in the page
-// once the main frame shows another document (called on the event reader, or when the page
-// is replaced: document "").
+// once the main frame of their window shows another document (called on the event reader, or
+// when the session's pages are replaced: document ""). Those of the session's other windows
+// stay (pages.go).
 func (s *session) documentGone(document string) {
+	frame, _, _ := strings.Cut(document, "/")
 	s.way.mu.Lock()
 	defer s.way.mu.Unlock()
 	kept := s.way.typed[:0]
 	for _, t := range s.way.typed {
-		if t.document == document {
+		if t.document == document || document != "" && !strings.HasPrefix(t.document, frame+"/") {
 			kept = append(kept, t)
 			continue
 		}

@@ -324,7 +324,9 @@ func TestMCP(t *testing.T) {
 			"session_create": {false, false, false, false},
 			"back":           {false, false, false, true}, "scroll": {false, false, false, true},
 			"select": {false, false, true, true}, "hover": {false, false, true, true}, "fill": {false, false, true, true},
-			"doctor": {true, false, true, false}, // read-only, local: it starts and changes nothing
+			"doctor": {true, false, true, false},  // read-only, local: it starts and changes nothing
+			"dialog": {false, true, false, true},  // accepting can confirm a deletion
+			"pages":  {false, false, true, false}, // select changes which page the verbs drive
 		}
 		for _, tl := range raw.Result.Tools {
 			var got [4]bool

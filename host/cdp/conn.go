@@ -198,7 +198,9 @@ func RequestID(ev Event) string {
 }
 
 // requestEvent is m as the host sees it when m starts or ends a page's request: its method,
-// session and the request's id (at most 64 bytes, as a JSON string), nothing else.
+// session and the request's id (at most 64 bytes, as a JSON string), nothing else. A stream
+// (EventSource) is not a request in flight: an action does not wait for it, and a page whose
+// only requests are streams is idle (a WebSocket is no request event at all).
 func requestEvent(m message) (Event, bool) {
 	switch m.Method {
 	case RequestStarted, RequestEnded, RequestFailed:
@@ -207,8 +209,12 @@ func requestEvent(m message) (Event, bool) {
 	}
 	var p struct {
 		RequestID string `json:"requestId"`
+		Type      string `json:"type"`
 	}
 	if m.SessionID == "" || json.Unmarshal(m.Params, &p) != nil || p.RequestID == "" || len(p.RequestID) > 64 {
+		return Event{}, false
+	}
+	if m.Method == RequestStarted && p.Type == "EventSource" {
 		return Event{}, false
 	}
 	id, _ := json.Marshal(p.RequestID)
@@ -248,18 +254,53 @@ func (b *Browser) Call(ctx context.Context, sessionID, method string, params, re
 	return b.send(ctx, id, sessionID, method, append(data, 0), result)
 }
 
+// Ask sends method with params as Call does, and returns once the message is written: wait
+// waits for its reply. Messages asked in turn reach the target in that order (a window held
+// before it runs is asked what it must do first, then let run).
+func (b *Browser) Ask(ctx context.Context, sessionID, method string, params any) (wait func() error) {
+	id := b.next.Add(1)
+	m := message{ID: id, Method: method, SessionID: sessionID}
+	if params != nil {
+		p, err := json.Marshal(params)
+		if err != nil {
+			return func() error { return fmt.Errorf("encode %s: %w", method, err) }
+		}
+		m.Params = p
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return func() error { return err }
+	}
+	ch, err := b.write(id, sessionID, method, append(data, 0))
+	return func() error {
+		if err != nil {
+			return err
+		}
+		return b.await(ctx, id, method, ch, nil)
+	}
+}
+
 // send writes one complete message (NUL included) for request id and waits for its reply.
 func (b *Browser) send(ctx context.Context, id int64, sessionID, method string, msg []byte, result any) error {
+	ch, err := b.write(id, sessionID, method, msg)
+	if err != nil {
+		return err
+	}
+	return b.await(ctx, id, method, ch, result)
+}
+
+// write registers request id and writes its message; the reply comes on the channel.
+func (b *Browser) write(id int64, sessionID, method string, msg []byte) (chan reply, error) {
 	ch := make(chan reply, 1)
 	b.mu.Lock()
 	if b.err != nil {
 		err := b.err
 		b.mu.Unlock()
-		return err
+		return nil, err
 	}
 	if err := b.gone[sessionID]; err != nil && sessionID != "" {
 		b.mu.Unlock()
-		return fmt.Errorf("%s: %w", method, err)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	b.pending[id] = ch
 	b.psess[id] = sessionID
@@ -274,8 +315,13 @@ func (b *Browser) send(ctx context.Context, id int64, sessionID, method string, 
 		delete(b.psess, id)
 		b.mu.Unlock()
 		b.fail(werr)
-		return b.Err()
+		return nil, b.Err()
 	}
+	return ch, nil
+}
+
+// await waits for the reply of request id (ch) and decodes its result into result.
+func (b *Browser) await(ctx context.Context, id int64, method string, ch chan reply, result any) error {
 	select {
 	case r := <-ch:
 		if r.err != nil {

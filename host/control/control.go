@@ -159,9 +159,40 @@ func (c *Client) Snapshot(ctx context.Context, session string) (SnapshotResult, 
 	return call[SnapshotResult](ctx, c, MethodSnapshot, SessionParams{Session: session})
 }
 
-// Click clicks the element of a ref from the session's last snapshot.
-func (c *Client) Click(ctx context.Context, p RefParams) (PageResult, error) {
+// Click clicks the element of a ref from the session's last snapshot (or double or right
+// clicks it).
+func (c *Client) Click(ctx context.Context, p ClickParams) (PageResult, error) {
 	return call[PageResult](ctx, c, MethodClick, p)
+}
+
+// Forward goes one step forward in the session's history (NO_HISTORY when there is none).
+func (c *Client) Forward(ctx context.Context, session string) (PageResult, error) {
+	return call[PageResult](ctx, c, MethodForward, SessionParams{Session: session})
+}
+
+// Reload loads the session's page again and waits for it.
+func (c *Client) Reload(ctx context.Context, session string) (PageResult, error) {
+	return call[PageResult](ctx, c, MethodReload, SessionParams{Session: session})
+}
+
+// Dialog answers the dialog open on the session's page: accept (a prompt with p.Text) or
+// dismiss.
+func (c *Client) Dialog(ctx context.Context, p DialogParams) (PageResult, error) {
+	return call[PageResult](ctx, c, MethodDialog, p)
+}
+
+// Pages lists the session's windows: its own page and those its pages opened.
+func (c *Client) Pages(ctx context.Context, session string) (PageList, error) {
+	r, err := call[PageList](ctx, c, MethodSessionPages, SessionParams{Session: session})
+	if err == nil && r.Pages == nil {
+		r.Pages = []PageInfo{}
+	}
+	return r, err
+}
+
+// PageSelect makes a window of the session the page its verbs drive.
+func (c *Client) PageSelect(ctx context.Context, p PageSelectParams) (PageResult, error) {
+	return call[PageResult](ctx, c, MethodPageSelect, p)
 }
 
 // Fill types text into the element of a ref (never a password field).

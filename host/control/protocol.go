@@ -19,7 +19,7 @@ const (
 	MethodSessionClose  = "session.close"  // CloseParams → SessionClosed
 	MethodVisit         = "visit"          // VisitParams → PageResult
 	MethodSnapshot      = "snapshot"       // SessionParams → SnapshotResult
-	MethodClick         = "click"          // RefParams → PageResult
+	MethodClick         = "click"          // ClickParams → PageResult
 	MethodFill          = "fill"           // FillParams → FillResult
 	MethodPress         = "press"          // PressParams → PageResult
 	MethodWait          = "wait"           // WaitParams → PageResult
@@ -31,6 +31,11 @@ const (
 	MethodProfileClear  = "profile.clear"  // → ClearResult
 	MethodClientHello   = "client.hello"   // ClientHelloParams → struct{}: what this connection's client says it is
 	MethodJourneyRun    = "journey.run"    // JourneyRunParams → journey.Report
+	MethodForward       = "forward"        // SessionParams → PageResult
+	MethodReload        = "reload"         // SessionParams → PageResult
+	MethodDialog        = "dialog"         // DialogParams → PageResult
+	MethodSessionPages  = "session.pages"  // SessionParams → PageList
+	MethodPageSelect    = "page.select"    // PageSelectParams → PageResult
 
 	MethodAuthLogin         = "auth.login"          // AuthParams → AuthResult
 	MethodAuthEnroll        = "auth.enroll"         // EnrollParams (a hand-built frame) → EnrollResult
@@ -115,13 +120,68 @@ type VisitParams struct {
 // DefaultVisitWait is how long a visit waits for its page by default.
 const DefaultVisitWait = 30 * time.Second
 
-// PageResult answers visit, back, click, press and wait: where the session is now, and, when
-// the page holds a login form, a challenge to answer with auth.login.
+// PageResult answers visit, back, forward, reload, click, press, wait, dialog and
+// page.select: where the session is now, and, when the page holds a login form, a challenge
+// to answer with auth.login. Dialog: a dialog the page holds open (or one the host dismissed
+// unanswered since the last verb); Pages: how many windows the session has, when its pages
+// opened some (session.pages lists them).
 type PageResult struct {
 	Session      string        `json:"session"`
 	URL          string        `json:"url"`
 	Title        string        `json:"title"`
 	AuthRequired *AuthRequired `json:"auth_required,omitempty"`
+	Dialog       *Dialog       `json:"dialog,omitempty"`
+	Pages        int           `json:"pages,omitempty"`
+}
+
+// Dialog is a JavaScript dialog of the page: Type is alert, confirm, prompt or beforeunload;
+// Message (and a prompt's Default) are the page's words, untrusted, at most MaxDialogText
+// bytes. Open: it waits for dialog (accept or dismiss), DialogHold at most. Otherwise the host
+// dismissed it unanswered: Dismissed is "unanswered" (the hold passed) or "navigation" (the
+// session left the page).
+type Dialog struct {
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Default   string `json:"default,omitempty"`
+	Open      bool   `json:"open"`
+	Dismissed string `json:"dismissed,omitempty"`
+}
+
+// MaxDialogText bounds a dialog's message and default, and a prompt's answer.
+const MaxDialogText = 1024
+
+// DialogParams is dialog: accept (with Text, a prompt's answer) or dismiss the dialog open on
+// the session's page.
+type DialogParams struct {
+	Session string `json:"session,omitempty"`
+	Accept  bool   `json:"accept,omitempty"`
+	Text    string `json:"text,omitempty"`
+}
+
+// PageSelectParams is page.select: Page is an index of session.pages (1: the session's own).
+type PageSelectParams struct {
+	Session string `json:"session,omitempty"`
+	Page    int    `json:"page"`
+}
+
+// PageList answers session.pages: the session's windows, its own page first, then those its
+// pages opened, in the order they opened. URLs and titles are the pages' (untrusted).
+type PageList struct {
+	Session string     `json:"session"`
+	Pages   []PageInfo `json:"pages"`
+}
+
+// PageInfo is one window of a session: Opener is the index of the page that opened it (0 for
+// the session's own); Current: the one the verbs drive; Closed: it went (the next verb
+// leaves it).
+type PageInfo struct {
+	Index   int     `json:"index"`
+	URL     string  `json:"url"`
+	Title   string  `json:"title"`
+	Opener  int     `json:"opener,omitempty"`
+	Current bool    `json:"current,omitempty"`
+	Closed  bool    `json:"closed,omitempty"`
+	Dialog  *Dialog `json:"dialog,omitempty"`
 }
 
 // AuthRequired is attached to a page result when the page holds a login form.
@@ -141,12 +201,26 @@ type AuthRequired struct {
 type SnapshotResult struct {
 	Session string `json:"session"`
 	snapshot.Outline
+	// Dialog: a dialog holds the page (its renderer cannot be read: the outline has its URL
+	// and title only), or one was dismissed unanswered since the last verb.
+	Dialog *Dialog `json:"dialog,omitempty"`
+	// Pages: how many windows the session has, when its pages opened some.
+	Pages int `json:"pages,omitempty"`
 }
 
-// RefParams is click and hover.
+// RefParams is hover.
 type RefParams struct {
 	Session string `json:"session,omitempty"`
 	Ref     string `json:"ref"`
+}
+
+// ClickParams is click: one left click, or with Double a double click, or with Right a right
+// click (a context menu) — not both.
+type ClickParams struct {
+	Session string `json:"session,omitempty"`
+	Ref     string `json:"ref"`
+	Double  bool   `json:"double,omitempty"`
+	Right   bool   `json:"right,omitempty"`
 }
 
 // FillParams is fill. Text is typed into the element; it is never echoed or logged. It is
@@ -165,7 +239,8 @@ type FillResult struct {
 }
 
 // PressParams is press: Key is one printable character or a named key (journey.KeyNames, the
-// one list of them). With Ref, the element of that ref is focused first.
+// one list of them), after modifiers joined by "+" (Control+A, Shift+Tab, Meta+Enter; Control,
+// Shift, Alt, Meta). With Ref, the element of that ref is focused first.
 type PressParams struct {
 	Session string `json:"session,omitempty"`
 	Key     string `json:"key"`
@@ -174,16 +249,19 @@ type PressParams struct {
 
 // WaitParams is wait: until every condition given holds — the page text contains Text, it no
 // longer contains Gone, the URL contains URL, the element of Ref (from the session's last
-// snapshot) is visible — for TimeoutMS at most (0: DefaultWait; at most MaxWait). At least
-// one condition; each string at most MaxWaitText bytes. The page text is the text a snapshot
-// shows: never the value of a password field or of a field the host typed a password into.
+// snapshot) is visible, the page's network is idle (NetworkIdle: no request of the page in
+// flight for NetworkIdleQuiet; streams and WebSockets do not count) — for TimeoutMS at most
+// (0: DefaultWait; at most MaxWait). At least one condition; each string at most MaxWaitText
+// bytes. The page text is the text a snapshot shows: never the value of a password field or
+// of a field the host typed a password into.
 type WaitParams struct {
-	Session   string `json:"session,omitempty"`
-	Text      string `json:"text,omitempty"`
-	Gone      string `json:"gone,omitempty"`
-	URL       string `json:"url,omitempty"`
-	Ref       string `json:"ref,omitempty"`
-	TimeoutMS int    `json:"timeout_ms,omitempty"`
+	Session     string `json:"session,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Gone        string `json:"gone,omitempty"`
+	URL         string `json:"url,omitempty"`
+	Ref         string `json:"ref,omitempty"`
+	NetworkIdle bool   `json:"network_idle,omitempty"`
+	TimeoutMS   int    `json:"timeout_ms,omitempty"`
 }
 
 // Bounds of wait.
@@ -191,6 +269,8 @@ const (
 	DefaultWait = 10 * time.Second
 	MaxWait     = 5 * time.Minute
 	MaxWaitText = 1024 // bytes of Text, Gone and URL each
+	// NetworkIdleQuiet is how long a page must have no request in flight to be idle.
+	NetworkIdleQuiet = 500 * time.Millisecond
 )
 
 // SelectParams is select: the options of a native <select> (the element of Ref) to select,

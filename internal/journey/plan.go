@@ -407,7 +407,7 @@ func (a Action) validate() error {
 			return invalid("press needs key")
 		}
 		if !ValidKey(a.Key) {
-			return invalid("key %q: one printable character or one of %s (no modifiers)", clip.Text(a.Key, 20), strings.Join(KeyNames(), ", "))
+			return invalid("key %q: one printable character or one of %s, after modifiers joined by + (%s)", clip.Text(a.Key, 20), strings.Join(KeyNames(), ", "), strings.Join(modifiers, ", "))
 		}
 	case KindScroll:
 		if !a.HasTarget() && a.By == 0 {
@@ -588,11 +588,56 @@ var keyNames = []string{"ArrowDown", "ArrowLeft", "ArrowRight", "ArrowUp", "Back
 // KeyNames lists the named keys, sorted.
 func KeyNames() []string { return slices.Clone(keyNames) }
 
-// ValidKey reports whether k is a named key or one printable character.
+// Modifiers are the modifier keys a key press may hold, written before the key with "+"
+// (Control+A, Shift+Tab, Meta+Enter), in any order, each at most once.
+var modifiers = []string{"Alt", "Control", "Meta", "Shift"}
+
+// Modifiers lists the modifier names, sorted.
+func Modifiers() []string { return slices.Clone(modifiers) }
+
+// MaxKeyLen bounds a key press as written (modifiers included).
+const MaxKeyLen = 64
+
+// ValidKey reports whether k is a named key or one printable character, after modifiers.
 func ValidKey(k string) bool {
+	_, key, ok := SplitChord(k)
+	return ok && validKeyName(key)
+}
+
+func validKeyName(k string) bool {
 	if slices.Contains(keyNames, k) {
 		return true
 	}
 	r := []rune(k)
 	return len(r) == 1 && r[0] >= 0x20 && r[0] != 0x7f && r[0] != utf8.RuneError && unicode.IsPrint(r[0])
+}
+
+// SplitChord splits a key press into its modifiers and its key ("Control+Shift+Z": Control,
+// Shift and Z; "Control++": Control and "+"; "+": the key "+"). ok is false for an unknown or
+// repeated modifier, an empty key, or more than MaxKeyLen bytes; the key itself is not checked.
+func SplitChord(k string) (mods []string, key string, ok bool) {
+	if len(k) > MaxKeyLen || k == "" {
+		return nil, "", false
+	}
+	rest := ""
+	switch i := strings.LastIndex(k, "+"); {
+	case i < 0 || k == "+":
+		key = k
+	case i == len(k)-1: // the key is "+" itself: "Control++"
+		rest, key = strings.TrimSuffix(k[:i], "+"), "+"
+		if rest == k[:i] || rest == "" { // "A+", "++": a "+" that joins nothing
+			return nil, "", false
+		}
+	default:
+		rest, key = k[:i], k[i+1:]
+	}
+	if rest != "" {
+		for _, m := range strings.Split(rest, "+") {
+			if !slices.Contains(modifiers, m) || slices.Contains(mods, m) {
+				return nil, "", false
+			}
+			mods = append(mods, m)
+		}
+	}
+	return mods, key, key != ""
 }

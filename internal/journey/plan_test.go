@@ -77,7 +77,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"click without target", plan(`{"kind":"click","state_id":"a"}`), wire.CodePlanInvalid, "needs a target"},
 		{"long text", plan(`{"kind":"click","state_id":"a","text":"` + long + `"}`), wire.CodePlanInvalid, "longer"},
 		{"control character", plan(`{"kind":"fill","state_id":"a","text":"x","value":"a\u0000b"}`), wire.CodePlanInvalid, "control"},
-		{"unknown key", plan(`{"kind":"press","state_id":"a","key":"Control+a"}`), wire.CodePlanInvalid, "key"},
+		{"unknown key", plan(`{"kind":"press","state_id":"a","key":"Hyper+a"}`), wire.CodePlanInvalid, "key"},
 		{"navigate elsewhere", plan(`{"kind":"navigate","state_id":"a","path":"https://evil.test/"}`), wire.CodePlanInvalid, "path"},
 		{"navigate scheme-relative", plan(`{"kind":"navigate","state_id":"a","path":"//evil.test/"}`), wire.CodePlanInvalid, "path"},
 		{"navigate javascript", plan(`{"kind":"navigate","state_id":"a","path":"javascript:alert(1)"}`), wire.CodePlanInvalid, "path"},
@@ -162,14 +162,22 @@ func TestKinds(t *testing.T) {
 }
 
 func TestKeysAreValid(t *testing.T) {
-	for _, k := range append(KeyNames(), "a", "Z", "1", " ", "é") {
+	for _, k := range append(KeyNames(), "a", "Z", "1", " ", "é", "+", "Control+a", "Shift+Tab", "Meta+Enter",
+		"Control+Shift+Z", "Alt+Shift+ArrowDown", "Control++") {
 		if !ValidKey(k) {
 			t.Errorf("key %q refused", k)
 		}
 	}
-	for _, k := range []string{"", "ab", "\n", "\x7f", "Ctrl", "enter", "Control+a"} {
+	for _, k := range []string{"", "ab", "\n", "\x7f", "Ctrl", "enter", "Ctrl+a", "Hyper+a", "Control+Control+a",
+		"Control+", "A+", "++", "Control+ab", "Shift+\n", strings.Repeat("Shift+", 11) + "a"} {
 		if ValidKey(k) {
 			t.Errorf("key %q accepted", k)
+		}
+	}
+	for k, want := range map[string]string{"Control+Shift+Z": "Control Shift|Z", "Control++": "Control|+", "+": "|+", "Meta+Enter": "Meta|Enter"} {
+		mods, key, ok := SplitChord(k)
+		if got := strings.Join(mods, " ") + "|" + key; !ok || got != want {
+			t.Errorf("SplitChord(%q) = %q %v, want %q", k, got, ok, want)
 		}
 	}
 }

@@ -81,6 +81,10 @@ const (
 	CodeOptionUnknown   Code = "OPTION_UNKNOWN"       // no option of the select has the value or label given
 	CodeNoHistory       Code = "NO_HISTORY"           // back: the session has no earlier page
 	CodeProfileClear    Code = "PROFILE_CLEAR_FAILED" // profile clear failed; the profile is whole (old or fresh)
+	CodeDialogOpen      Code = "DIALOG_OPEN"          // a dialog holds the page: answer it first
+	CodeNoDialog        Code = "NO_DIALOG"            // dialog accept/dismiss with no dialog open
+	CodePageUnknown     Code = "PAGE_UNKNOWN"         // page select: the session has no such page (or it closed)
+	CodeNetUntracked    Code = "NETWORK_UNTRACKED"    // wait --network-idle: the page has more requests in flight than the host follows
 
 	// Alias login.
 	CodeNoLoginForm      Code = "NO_LOGIN_FORM"            // no usable login form on the page
@@ -182,6 +186,10 @@ var hints = map[Code]string{
 	CodeNotASelect:       "select works on native <select> elements only; for a custom dropdown, click it, take a fresh snapshot and click the option",
 	CodeOptionUnknown:    "give an option's label exactly as the snapshot lists it under \"options\", or its value (case and spaces matter)",
 	CodeNoHistory:        "the session has no earlier page to go back to; visit one with 'headless visit URL'",
+	CodeDialogOpen:       "answer it with 'headless dialog accept' (--text T for a prompt) or 'headless dialog dismiss'; 'headless snapshot' shows it; unanswered, the host dismisses it after 20 s",
+	CodeNoDialog:         "the dialog was answered, dismissed by the host after 20 s, or left with its page: take a fresh 'headless snapshot'",
+	CodePageUnknown:      "'headless session pages' lists the session's pages and their numbers",
+	CodeNetUntracked:     "the page started more requests at once than the host follows (1024), so whether its network is idle cannot be told until it loads another document: wait for a text or an element instead ('headless wait --text T', 'headless wait --ref REF')",
 	CodeProfileClear:     "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
 	CodeNoLoginForm:      "visit the site's login page first; only a form in the page itself is used, never one in a frame",
 	CodeDocumentChanged:  "the page navigated or reloaded; visit the login page again and retry",

@@ -90,7 +90,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"visit", "x", "--session"}, false, "--session needs a value", "headless visit --help"},
 		{[]string{"visit", "x", "--nope"}, false, "unknown flag --nope", "headless visit --help"},
 		{[]string{"wait", "--timeout", "soon", "--json"}, true, `invalid value "soon" for --timeout`, "headless wait --help"},
-		{[]string{"wait", "--json"}, true, "wait needs --text, --gone, --url or --ref", "headless wait --help"},
+		{[]string{"wait", "--json"}, true, "wait needs --text, --gone, --url, --ref or --network-idle", "headless wait --help"},
 		{[]string{"fill", "e1", "text", "--json"}, true, `fill takes REF, then "--", then TEXT`, "headless fill --help"},
 		{[]string{"select", "e1", "--json"}, true, "select needs REF VALUE…", "headless select --help"},
 		{[]string{"hover", "--json"}, true, "hover needs REF", "headless hover --help"},

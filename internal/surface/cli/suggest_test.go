@@ -11,7 +11,7 @@ func TestDidYouMean(t *testing.T) {
 	}{
 		{[]string{"snapshto", "--json"}, `unknown command "snapshto" (did you mean snapshot?)`},
 		{[]string{"sesion", "list", "--json"}, `unknown command "sesion" (did you mean session?)`},
-		{[]string{"session", "craete", "x", "--json"}, `unknown session subcommand "craete" (did you mean session create?); it takes create, list or close`},
+		{[]string{"session", "craete", "x", "--json"}, `unknown session subcommand "craete" (did you mean session create?); it takes create, list, close or pages`},
 		{[]string{"visit", "https://x.test/", "--sesion", "a", "--json"}, `unknown flag --sesion (did you mean --session?)`},
 		{[]string{"wait", "--timout=3s", "--json"}, `unknown flag --timout=3s (did you mean --timeout?)`},
 		{[]string{"zzzzzzzz", "--json"}, `unknown command "zzzzzzzz"`},

@@ -43,7 +43,11 @@ var toolHints = map[wire.Code]string{
 	wire.CodeDirectFillOff:      "sign in with auth_login and an alias; password fields are never filled with fill",
 	wire.CodeTimeout:            "what it waited for did not happen in time (the message says what): retry, or check the page or the condition",
 	wire.CodeNotInteractable:    "the element is not visible or cannot be used (disabled, or it cannot take the focus): scroll with its ref brings it into view, or call snapshot again",
-	wire.CodeNoHistory:          "the session has no earlier page: visit one",
+	wire.CodeNoHistory:          "the session has no earlier (or later) page: visit one",
+	wire.CodeDialogOpen:         "answer it with the dialog tool (accept, with text for a prompt); snapshot shows it; unanswered, the host dismisses it after 20 s",
+	wire.CodeNoDialog:           "the dialog was answered, dismissed after 20 s, or left with its page: call snapshot",
+	wire.CodePageUnknown:        "the pages tool lists the session's pages and their numbers",
+	wire.CodeNetUntracked:       "the page had more requests in flight at once than the host follows: wait for text or ref instead",
 	wire.CodeProfileClear:       "ask the person to run `headless profile clear` again in a terminal (host.log in the runtime dir says what failed)",
 	wire.CodeSecretOnPage:       "visit another URL first: screenshot and the tools that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back) are refused while a typed password is on the page, and every output of a page that shows a secret released into the browser is refused (the page is discarded)",
 	wire.CodeSecretEgress:       "the page tried to send the password (or code) where it may not go: another origin, a URL, or a channel that cannot be checked; nothing left the browser and the page was discarded. Tell the person (the audit log records it); if the site really signs in through another origin, ask the person to run `headless credentials add --also-origin ORIGIN` in a terminal",
@@ -85,6 +89,9 @@ var cliVerbs = []struct{ cli, tool string }{
 	{"headless doctor", "the doctor tool"},
 	{"headless start", "any tool (this server starts the host)"},
 	{"headless help", "the tool's input schema"},
+	{"headless dialog accept", "dialog with accept: true"},
+	{"headless dialog dismiss", "dialog"},
+	{"headless session pages", "pages"},
 }
 
 // cliFlags are the CLI's flags and the parameters that do the same.

@@ -6,12 +6,19 @@ import (
 	"strings"
 
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 type selectIn struct {
 	sessionIn
 	Ref    string   `json:"ref" jsonschema:"a select's"`
 	Values []string `json:"values" jsonschema:"labels or values; several for a multiple select"`
+}
+
+type backIn struct {
+	sessionIn
+	Forward bool `json:"forward,omitempty"`
+	Reload  bool `json:"reload,omitempty"`
 }
 
 type scrollIn struct {
@@ -23,9 +30,19 @@ type scrollIn struct {
 // registerPageActions registers the tools that act on the page beside click and fill: back,
 // select, hover and scroll.
 func (s *Server) registerPageActions() {
-	addTool(s, "back", "Go back", "Go back in the session's history (NO_HISTORY if none); answers as visit.",
-		pageChange, func(ctx context.Context, c *call, in sessionIn) (control.PageResult, string, error) {
-			return page(ctx, c, func(cl *control.Client) (control.PageResult, error) { return cl.Back(ctx, in.Session) })
+	addTool(s, "back", "Go back", "Go back (or forward, or reload) in the session's history (NO_HISTORY if none); answers as visit.",
+		pageChange, func(ctx context.Context, c *call, in backIn) (control.PageResult, string, error) {
+			return page(ctx, c, func(cl *control.Client) (control.PageResult, error) {
+				switch {
+				case in.Forward && in.Reload:
+					return control.PageResult{}, wire.Errorf(wire.CodeInvalidArgument, "back takes forward or reload, not both")
+				case in.Forward:
+					return cl.Forward(ctx, in.Session)
+				case in.Reload:
+					return cl.Reload(ctx, in.Session)
+				}
+				return cl.Back(ctx, in.Session)
+			})
 		})
 	addTool(s, "select", "Select", "Select options of a native <select>, as a person would.",
 		pageIdempotent, func(ctx context.Context, c *call, in selectIn) (control.SelectResult, string, error) {

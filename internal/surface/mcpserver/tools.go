@@ -21,7 +21,7 @@ import (
 // 15).
 var ToolNames = []string{"status", "session_create", "session_list", "session_close", "visit", "back",
 	"snapshot", "click", "fill", "select", "press", "hover", "scroll", "wait", "screenshot",
-	"auth_login", "credentials_list", "journey_run", "doctor"}
+	"auth_login", "credentials_list", "journey_run", "doctor", "dialog", "pages"}
 
 // Inputs. Every page tool names a session ("" or absent: default).
 
@@ -52,6 +52,12 @@ type refIn struct {
 	Ref string `json:"ref" jsonschema:"such as e12"`
 }
 
+type clickIn struct {
+	refIn
+	Double bool `json:"double,omitempty"`
+	Right  bool `json:"right,omitempty"`
+}
+
 type fillIn struct {
 	sessionIn
 	Ref  string `json:"ref" jsonschema:"an input's or textarea's"`
@@ -60,7 +66,7 @@ type fillIn struct {
 
 type pressIn struct {
 	sessionIn
-	Key string `json:"key" jsonschema:"a character or a key name: Enter, Tab, Escape, Backspace, Delete, Space, Home, End, PageUp, ArrowDown, …"`
+	Key string `json:"key" jsonschema:"a character or a key name (Enter, Tab, Escape, Backspace, Delete, Space, Home, End, PageUp, ArrowDown, …), after Control+, Shift+, Alt+ or Meta+"`
 	Ref string `json:"ref,omitempty" jsonschema:"focus this element first"`
 }
 
@@ -70,6 +76,7 @@ type waitIn struct {
 	Gone      string `json:"gone,omitempty" jsonschema:"visible text no longer contains this"`
 	URL       string `json:"url,omitempty" jsonschema:"the URL contains this"`
 	Ref       string `json:"ref,omitempty" jsonschema:"this element is visible"`
+	Idle      bool   `json:"network_idle,omitempty" jsonschema:"no request in flight for 500 ms"`
 	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"default 10000, at most 300000"`
 }
 
@@ -224,10 +231,10 @@ func (s *Server) register() {
 			out := compact(r)
 			return out, snapshotText(out), nil
 		})
-	addTool(s, "click", "Click", "Click an element (a click can submit, buy or delete).",
-		pageAction, func(ctx context.Context, c *call, in refIn) (control.PageResult, string, error) {
+	addTool(s, "click", "Click", "Click an element, or double or right click it (a click can submit, buy or delete).",
+		pageAction, func(ctx context.Context, c *call, in clickIn) (control.PageResult, string, error) {
 			return page(ctx, c, func(cl *control.Client) (control.PageResult, error) {
-				return cl.Click(ctx, control.RefParams{Session: in.Session, Ref: in.Ref})
+				return cl.Click(ctx, control.ClickParams{Session: in.Session, Ref: in.Ref, Double: in.Double, Right: in.Right})
 			})
 		})
 	addTool(s, "fill", "Fill", "Type text into an input or textarea, replacing its value; not a password field.",
@@ -253,7 +260,7 @@ func (s *Server) register() {
 			stop := c.progress(ctx, "waiting for the page")
 			defer stop()
 			return page(ctx, c, func(cl *control.Client) (control.PageResult, error) {
-				return cl.Wait(ctx, control.WaitParams{Session: in.Session, Text: in.Text, Gone: in.Gone, URL: in.URL, Ref: in.Ref, TimeoutMS: in.TimeoutMS})
+				return cl.Wait(ctx, control.WaitParams{Session: in.Session, Text: in.Text, Gone: in.Gone, URL: in.URL, Ref: in.Ref, NetworkIdle: in.Idle, TimeoutMS: in.TimeoutMS})
 			})
 		})
 	addTool(s, "screenshot", "Screenshot", "A PNG of the viewport, an element or the whole page, as an image block. Refused while a typed password or a released secret may be on the page (SECRET_ON_PAGE).",
@@ -304,6 +311,7 @@ func (s *Server) register() {
 		})
 	s.registerPageActions()
 	s.registerJourney()
+	s.registerWindows()
 }
 
 // page runs a verb that answers a PageResult, with its one-line summary.
@@ -330,7 +338,7 @@ func pageSummary(r control.PageResult) string {
 			s += "(none saved for this origin)"
 		}
 	}
-	return s
+	return s + dialogSummary(r.Dialog) + pagesSummary(r.Pages)
 }
 
 // screenshot reads the PNG the host wrote, checks it is the one the host hashed, and returns
