@@ -44,9 +44,10 @@ func outputSchema[Out any]() *jsonschema.Schema {
 	return s
 }
 
-// slim keeps of an output schema its shape: the result's fields and which are required, the
-// fields of the objects and array elements in them, and below that nothing (any value). The
-// scalars' types and the deeper structure are the README's (docs of each result).
+// slim keeps of an output schema its shape: the result's fields, which are required, and
+// which are objects or arrays; below that nothing (any value). The scalars' types and the
+// nested objects' fields are the README's (docs of each result): every page tool repeats the
+// page result's, and tools/list stays within its bound (TestToolsListSize) as tools come.
 func slim(s *jsonschema.Schema, depth int) {
 	if s == nil {
 		return
@@ -54,11 +55,8 @@ func slim(s *jsonschema.Schema, depth int) {
 	if s.Type == "string" || s.Type == "integer" || s.Type == "boolean" || s.Type == "number" {
 		s.Type = ""
 	}
-	if depth > 1 {
-		s.Type, s.Required = "", nil
-	}
-	if depth > 2 {
-		*s = jsonschema.Schema{}
+	if depth > 0 {
+		*s = jsonschema.Schema{Type: s.Type}
 		return
 	}
 	for _, p := range s.Properties {
