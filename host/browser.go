@@ -113,6 +113,9 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 	if err == nil {
 		err = h.watchOpeners(ctx, b)
 	}
+	if err == nil {
+		err = denyDownloads(ctx, b, "") // downloads.go
+	}
 	if err != nil {
 		h.mu.Lock()
 		if h.browser == b {
@@ -170,6 +173,12 @@ func (h *Host) dispatch(ev cdp.Event) {
 	switch ev.Method {
 	case "Page.frameStartedNavigating", "Page.javascriptDialogOpening":
 		h.guardPage(s.browser, s, ev) // pageguard.go
+	}
+	switch ev.Method {
+	case cdp.ConsoleEvent, cdp.NetworkEvent, "Page.frameNavigated":
+		h.logEvent(s, ev) // pagelog.go
+	case "Page.downloadWillBegin":
+		h.downloadDenied(s, ev) // downloads.go
 	}
 	switch ev.Method {
 	case cdp.RequestStarted, cdp.RequestEnded, cdp.RequestFailed:

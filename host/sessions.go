@@ -182,6 +182,11 @@ func newBrowserContext(ctx context.Context, b *cdp.Browser) (string, error) {
 	if err := b.Call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": false}, &r); err != nil {
 		return "", err
 	}
+	// Downloads are denied in every context (downloads.go).
+	if err := denyDownloads(ctx, b, r.ID); err != nil {
+		disposeBrowserContext(b, r.ID)
+		return "", err
+	}
 	return r.ID, nil
 }
 
@@ -230,6 +235,7 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 	s.liveSID.Store(s.sid)
 	s.flood.Store(newFloodMeter(time.Now()))
 	s.reqs.Store(newRequestTrack())
+	h.newLog(s, s.sid) // pagelog.go
 	// The window is sized (a call of the browser's, which waits for the resize) while the
 	// page's domains are enabled: both are done before the page is used.
 	sized := make(chan struct{})
@@ -254,7 +260,10 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		// host, and one over cdp.MaxMessage would end the browser — so it is 1, which only an
 		// empty body fits. cdp drops the events unread.)
 		{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 1}},
-		{"Network.setBypassServiceWorker", map[string]any{"bypass": true}}} {
+		{"Network.setBypassServiceWorker", map[string]any{"bypass": true}},
+		// The page's console messages, for 'console list' (cdp keeps a level and a bounded
+		// text of each: pagelog.go).
+		{"Runtime.enable", nil}} {
 		if err := b.Call(ctx, s.sid, m.method, m.params, nil); err != nil {
 			h.routes.Delete(s.sid)
 			closePage()
