@@ -325,6 +325,8 @@ func TestMCP(t *testing.T) {
 			"back":           {false, false, false, true}, "scroll": {false, false, false, true},
 			"select": {false, false, true, true}, "hover": {false, false, true, true}, "fill": {false, false, true, true},
 			"doctor": {true, false, true, false}, // read-only, local: it starts and changes nothing
+			// The page's logs: read-only, of page content.
+			"console_list": {true, false, true, true}, "network_list": {true, false, true, true},
 		}
 		for _, tl := range raw.Result.Tools {
 			var got [4]bool
