@@ -87,7 +87,7 @@ const (
 type Record struct {
 	Seq      uint64    `json:"seq"` // 1, 2, 3 … across rotated files
 	Time     time.Time `json:"time"`
-	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock", "learn_path", "echo", "passkey_overused", "migrate", "tamper"
+	Op       string    `json:"op"`             // "release", "add", "remove", "clear", "init", "repair", "recover", "lock", "learn_path", "echo", "passkey_overused", "migrate", "tamper", "file_add", "file_remove"
 	Decision string    `json:"decision"`       // "allow", "deny", "ok", "error"
 	Code     string    `json:"code,omitempty"` // error code when not allowed/ok
 	Origin   string    `json:"origin,omitempty"`
@@ -126,7 +126,8 @@ type Record struct {
 	// had a passkey answer more than the one approved ceremony), how many times; for
 	// "migrate" (the first keyed record after unkeyed ones), what the check of those found;
 	// for "tamper", what brokerd found wrong with the log (its kind first: "truncated: …") and
-	// where it moved the files it found.
+	// where it moved the files it found; for "file_add" and "file_remove" (a file approved
+	// for uploads, or forgotten), its name, size and SHA-256.
 	Detail string `json:"detail,omitempty"`
 	Prev   string `json:"prev"` // hex SHA-256 of the previous record's line; "" for the first
 	// MAC is the hex HMAC-SHA256, under the user's audit key, of the record's line without

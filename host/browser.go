@@ -113,6 +113,9 @@ func (h *Host) openDefault(b *cdp.Browser, ready chan struct{}, t0 time.Time) {
 	if err == nil {
 		err = h.watchOpeners(ctx, b)
 	}
+	if err == nil {
+		err = denyDownloads(ctx, b, "") // downloads.go
+	}
 	if err != nil {
 		h.o.Log.Error("the browser could not be set up: killing it", "err", err)
 		h.mu.Lock()
@@ -183,6 +186,12 @@ func (h *Host) dispatch(b *cdp.Browser, ev cdp.Event) {
 	if t != s.cur {
 		s.parkedEvent(t, ev)
 		return
+	}
+	switch ev.Method {
+	case cdp.ConsoleEvent, cdp.NetworkEvent, "Page.frameNavigated":
+		h.logEvent(s, ev) // pagelog.go
+	case "Page.downloadWillBegin":
+		h.downloadDenied(s, ev) // downloads.go
 	}
 	switch ev.Method {
 	case cdp.RequestStarted, cdp.RequestEnded, cdp.RequestFailed:

@@ -185,8 +185,11 @@ func handle[P, R any](t *rpc.Methods, h *Host, method string, fn func(context.Co
 			ctx, cancel = withVerbDeadline(ctx, d)
 			defer cancel()
 		}
+		mark := h.downloadMark(method, p)
 		r, err := fn(ctx, p)
 		err = verbAnswer(ctx, d, err) // pageguard.go
+		// A download the page began meanwhile was denied: the verb says so (downloads.go).
+		err = h.downloadAnswer(method, p, mark, err)
 		if errors.Is(err, errEchoed) || !h.answerEchoes(r, err) {
 			return r, err
 		}

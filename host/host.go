@@ -83,6 +83,8 @@ type Host struct {
 	openers openerTrack
 	// queued counts the verbs waiting for their session's verb lock (verblock.go).
 	queued atomic.Int32
+	// cursors are the live cursors of the lists (pagination.go).
+	cursors cursorTable
 
 	bmu    sync.Mutex
 	broker *brokerapi.Client
@@ -166,6 +168,9 @@ type session struct {
 	basic basicState
 	// way is what was typed into the session's pages that may still be there (wayout.go).
 	way sessionWayOut
+	// lists are its current page's console messages and requests, and its denied downloads
+	// (pagelog.go, downloads.go).
+	lists pageLists
 
 	mu verbLock // one verb at a time; guards everything below
 	// actMark is reqs' mark at the last drain: the requests after it are the action's.

@@ -344,7 +344,10 @@ var pageDomains = []struct {
 	params any
 }{{"Page.enable", nil}, {"Page.setLifecycleEventsEnabled", map[string]any{"enabled": true}}, {"Inspector.enable", nil},
 	{"Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 1}},
-	{"Network.setBypassServiceWorker", map[string]any{"bypass": true}}}
+	{"Network.setBypassServiceWorker", map[string]any{"bypass": true}},
+	// The page's console messages, for 'console list' (cdp keeps a level and a bounded text
+	// of each: pagelog.go).
+	{"Runtime.enable", nil}}
 
 // windowGone forgets a window of a session whose target was destroyed (on the reader). The
 // current page's window stays listed, gone, until the next verb hands the session back to

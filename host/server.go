@@ -115,6 +115,18 @@ func (s *Server) Methods() *rpc.Methods {
 		session(ctx, p.Session)
 		return h.Wait(ctx, p)
 	})
+	handle(t, h, control.MethodUpload, func(ctx context.Context, p control.UploadParams) (control.UploadResult, error) {
+		session(ctx, p.Session)
+		return h.Upload(ctx, p)
+	})
+	handle(t, h, control.MethodConsoleList, func(ctx context.Context, p control.ConsoleParams) (control.ConsoleList, error) {
+		session(ctx, p.Session)
+		return h.ConsoleList(ctx, p)
+	})
+	handle(t, h, control.MethodNetworkList, func(ctx context.Context, p control.NetworkParams) (control.NetworkList, error) {
+		session(ctx, p.Session)
+		return h.NetworkList(ctx, p)
+	})
 	handle(t, h, control.MethodScreenshot, func(ctx context.Context, p control.ScreenshotParams) (control.ScreenshotResult, error) {
 		session(ctx, p.Session)
 		return h.Screenshot(ctx, p)

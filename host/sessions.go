@@ -208,6 +208,11 @@ func newBrowserContext(ctx context.Context, b *cdp.Browser) (string, error) {
 	if err := b.Call(ctx, "", "Target.createBrowserContext", map[string]any{"disposeOnDetach": false}, &r); err != nil {
 		return "", err
 	}
+	// Downloads are denied in every context (downloads.go).
+	if err := denyDownloads(ctx, b, r.ID); err != nil {
+		disposeBrowserContext(b, r.ID)
+		return "", err
+	}
 	return r.ID, nil
 }
 
@@ -260,6 +265,7 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		h.routes.Delete(t.sid)
 		t.dialog.stopTimer()
 	}
+	h.newLog(s, s.sid) // pagelog.go
 	// The window is sized (a call of the browser's, which waits for the resize) while the
 	// page's domains are enabled: both are done before the page is used.
 	sized := make(chan struct{})

@@ -79,14 +79,18 @@ func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target 
 	s.drain()
 	clear(s.refs)
 	var r struct {
-		LoaderID  string `json:"loaderId"`
-		ErrorText string `json:"errorText"`
+		LoaderID   string `json:"loaderId"`
+		ErrorText  string `json:"errorText"`
+		IsDownload bool   `json:"isDownload"`
 	}
 	nctx, ncancel := context.WithTimeout(ctx, wait)
 	defer ncancel()
 	t0 := time.Now()
 	if err := b.Call(nctx, s.sid, "Page.navigate", map[string]any{"url": target}, &r); err != nil {
 		return h.browserErr(err)
+	}
+	if r.IsDownload {
+		return errDownload(s, "visit") // denied (downloads.go)
 	}
 	if err := h.navErr(s, t0); r.ErrorText != "" && err != nil {
 		return err // a redirect off the allowlist

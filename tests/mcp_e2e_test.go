@@ -327,6 +327,8 @@ func TestMCP(t *testing.T) {
 			"doctor": {true, false, true, false},  // read-only, local: it starts and changes nothing
 			"dialog": {false, true, false, true},  // accepting can confirm a deletion
 			"pages":  {false, false, true, false}, // select changes which page the verbs drive
+			// The page's logs: read-only, of page content.
+			"console_list": {true, false, true, true}, "network_list": {true, false, true, true},
 		}
 		for _, tl := range raw.Result.Tools {
 			var got [4]bool

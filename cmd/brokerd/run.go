@@ -25,6 +25,7 @@ import (
 	"github.com/headless-dev/headless/internal/broker/seal"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/config"
+	"github.com/headless-dev/headless/internal/filestore"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/keyprobe"
 	"github.com/headless-dev/headless/internal/lockfile"
@@ -306,6 +307,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Key:       key,
 		Untrusted: untrusted,
 		Paths:     paths,
+		FileStore: filestore.Store{Runtime: layout.Runtime}.Path(),
 	}
 	if look != nil {
 		go func() {

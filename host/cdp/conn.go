@@ -93,6 +93,7 @@ func (b *Browser) read() {
 	var buf bytes.Buffer
 	for {
 		buf.Reset()
+		skipped := ""
 		for {
 			chunk, err := br.ReadSlice(0)
 			if buf.Len()+len(chunk) > MaxMessage {
@@ -108,6 +109,24 @@ func (b *Browser) read() {
 				b.fail(fmt.Errorf("pipe: %w", err))
 				return
 			}
+			// A console message or a request event is bounded (pageevents.go): one larger
+			// is read to its end without being kept.
+			if method, ok := boundedPrefix(buf.Bytes()); ok && buf.Len() > MaxEvent {
+				tail, err := skipMessage(br)
+				if err != nil {
+					b.fail(fmt.Errorf("pipe: %w", err))
+					return
+				}
+				clear(buf.Bytes())
+				if ev, ok := droppedEvent(method, tail); ok {
+					b.publish(ev)
+				}
+				skipped = method
+				break
+			}
+		}
+		if skipped != "" {
+			continue
 		}
 		data := bytes.TrimSuffix(buf.Bytes(), []byte{0})
 		var m message
@@ -134,9 +153,22 @@ func (b *Browser) read() {
 		if strings.HasPrefix(m.Method, "Network.") {
 			// Enabled for its service-worker bypass (host/sessions.go). A request's event can
 			// carry what a page sent: only the start and end of each request, by its opaque
-			// id, reach the host (an action settles on the requests it started), and
-			// nothing else of the event is kept.
+			// id (an action settles on the requests it started), and what 'network list'
+			// shows of it (pageevents.go: method, URL, type, status, size, times; never a
+			// header, a body or post data) reach the host; nothing else of the event is kept.
 			if ev, ok := requestEvent(m); ok {
+				b.publish(ev)
+			}
+			if ev, ok := networkEvent(m); ok {
+				b.publish(ev) // what 'network list' shows: no header, body or post data
+			}
+			clear(buf.Bytes())
+			clear(m.Params)
+			continue
+		}
+		if m.Method == "Runtime.consoleAPICalled" || m.Method == "Runtime.exceptionThrown" {
+			// What 'console list' shows: a level and a bounded text (pageevents.go).
+			if ev, ok := consoleEvent(m); ok {
 				b.publish(ev)
 			}
 			clear(buf.Bytes())
@@ -339,5 +371,24 @@ func (b *Browser) await(ctx context.Context, id int64, method string, ch chan re
 		delete(b.psess, id)
 		b.mu.Unlock()
 		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// skipMessage reads the rest of a message, up to and including its NUL, keeping only its last
+// bytes (where the browser writes an event's session id).
+func skipMessage(br *bufio.Reader) ([]byte, error) {
+	var tail []byte
+	for {
+		chunk, err := br.ReadSlice(0)
+		tail = append(tail, chunk...)
+		if len(tail) > 512 {
+			tail = append(tail[:0], tail[len(tail)-256:]...)
+		}
+		if err == nil {
+			return tail, nil
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, err
+		}
 	}
 }

@@ -1,18 +1,21 @@
 package cdp
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestNetworkEventsDropped: the Network domain is on for its service-worker bypass, and its
 // events — a request's can carry what a page sent, a sign-in's body included — reach no
 // subscriber but as a page's request starting or ending, with its id alone (an action settles
-// on them); every other event still does, in order.
+// on them), and as what 'network list' shows (method, URL, type, status, size, times): never a
+// header, a body, post data or a cookie. Every other event still does, in order.
 func TestNetworkEventsDropped(t *testing.T) {
 	b, w := pipeBrowser(t)
 	var mu sync.Mutex
@@ -27,9 +30,11 @@ func TestNetworkEventsDropped(t *testing.T) {
 		`{"method":"Page.frameNavigated","params":{"n":1}}`,
 		`{"method":"Network.requestWillBeSent","params":{"request":{"postData":"user=a&password=CANARY-pw"}}}`,
 		`{"method":"Network.requestWillBeSentExtraInfo","sessionId":"S","params":{"headers":{"Authorization":"Basic CANARY"}}}`,
-		`{"method":"Network.requestWillBeSent","sessionId":"S","params":{"requestId":"7.1","request":{"url":"http://x/?q=CANARY","postData":"password=CANARY-pw"}}}`,
-		`{"method":"Network.responseReceived","sessionId":"S","params":{"requestId":"7.1","response":{"headers":{"Set-Cookie":"CANARY"}}}}`,
-		`{"method":"Network.loadingFinished","sessionId":"S","params":{"requestId":"7.1","encodedDataLength":9}}`,
+		`{"method":"Network.requestWillBeSent","sessionId":"S","params":{"requestId":"7.1","loaderId":"L","type":"Fetch","timestamp":5.5,"wallTime":1700000000.25,"initiator":{"stack":"CANARY"},"request":{"url":"http://x/?q=1","method":"POST","headers":{"Cookie":"CANARY"},"postData":"password=CANARY-pw","hasPostData":true}}}`,
+		`{"method":"Network.responseReceived","sessionId":"S","params":{"requestId":"7.1","type":"Fetch","timestamp":5.75,"response":{"status":201,"headers":{"Set-Cookie":"CANARY"},"headersText":"CANARY"}}}`,
+		`{"method":"Network.dataReceived","sessionId":"S","params":{"requestId":"7.1","data":"CANARY"}}`,
+		`{"method":"Network.loadingFinished","sessionId":"S","params":{"requestId":"7.1","encodedDataLength":9,"timestamp":6}}`,
+		`{"method":"Network.loadingFailed","sessionId":"S","params":{"requestId":"7.2","errorText":"net::ERR_FAILED","timestamp":7}}`,
 		`{"method":"Page.loadEventFired","params":{"n":2}}`,
 	} {
 		if _, err := w.Write(append([]byte(m), 0)); err != nil {
@@ -38,14 +43,111 @@ func TestNetworkEventsDropped(t *testing.T) {
 	}
 	w.Close()
 	<-b.done
-	want := []string{`Page.frameNavigated {"n":1}`, `Network.requestWillBeSent "7.1"`, `Network.loadingFinished "7.1"`, `Page.loadEventFired {"n":2}`}
+	want := []string{`Page.frameNavigated {"n":1}`,
+		`Network.requestWillBeSent "7.1"`,
+		`headless.request {"kind":"start","id":"7.1","loader":"L","method":"POST","url":"http://x/?q=1","type":"Fetch","time":5.5,"wall":1700000000.25}`,
+		`headless.request {"kind":"response","id":"7.1","type":"Fetch","status":201,"time":5.75}`,
+		`Network.loadingFinished "7.1"`,
+		`headless.request {"kind":"end","id":"7.1","bytes":9,"time":6}`,
+		`Network.loadingFailed "7.2"`,
+		`headless.request {"kind":"fail","id":"7.2","error":"net::ERR_FAILED","time":7}`,
+		`Page.loadEventFired {"n":2}`}
 	if !slices.Equal(got, want) {
-		t.Fatalf("events seen %q; want %q", got, want)
+		t.Fatalf("events seen\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, e := range got {
 		if strings.Contains(e, "CANARY") {
 			t.Fatalf("an event with the canary reached a subscriber: %s", e)
 		}
+	}
+}
+
+// TestConsoleEvents: a console call reaches the host as its level and one line of text (the
+// arguments' values or the browser's descriptions, a format string applied), an uncaught
+// exception as an error; an object's preview never.
+func TestConsoleEvents(t *testing.T) {
+	b, w := pipeBrowser(t)
+	var mu sync.Mutex
+	var got []string
+	b.Subscribe(func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev.Method+" "+string(ev.Params))
+	})
+	go b.read()
+	for _, m := range []string{
+		`{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":"string","value":"hello"},{"type":"number","value":42,"description":"42"},{"type":"object","className":"Object","description":"Object","objectId":"1","preview":{"properties":[{"name":"pw","value":"CANARY"}]}},{"type":"object","subtype":"null","value":null},{"type":"undefined"},{"type":"bigint","unserializableValue":"1n","description":"1n"},{"type":"function","description":"function f() {\n return 'CANARY' }"}],"executionContextId":2,"timestamp":1000.5,"stackTrace":{"callFrames":[{"url":"CANARY"}]}},"sessionId":"S"}`,
+		`{"method":"Runtime.consoleAPICalled","params":{"type":"warning","args":[{"type":"string","value":"%s and %d%% of %c%o"},{"type":"string","value":"fmt"},{"type":"number","value":5.7,"description":"5.7"},{"type":"string","value":"color: red"},{"type":"object","description":"Array(2)"},{"type":"string","value":"extra"}],"timestamp":1},"sessionId":"S"}`,
+		`{"method":"Runtime.consoleAPICalled","params":{"type":"assert","args":[],"timestamp":2},"sessionId":"S"}`,
+		`{"method":"Runtime.exceptionThrown","params":{"timestamp":3,"exceptionDetails":{"text":"Uncaught","exception":{"type":"object","subtype":"error","description":"Error: boom\n    at x.js:1"}}},"sessionId":"S"}`,
+		`{"method":"Runtime.executionContextCreated","params":{"context":{"id":3}},"sessionId":"S"}`,
+	} {
+		if _, err := w.Write(append([]byte(m), 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	<-b.done
+	want := []string{
+		`headless.console {"level":"log","text":"hello 42 Object null undefined 1n function f() {","time":1000.5}`,
+		`headless.console {"level":"warning","text":"fmt and 5% of Array(2) extra","time":1}`,
+		`headless.console {"level":"error","time":2}`,
+		`headless.console {"level":"error","text":"Uncaught Error: boom\n    at x.js:1","time":3}`,
+		`Runtime.executionContextCreated {"context":{"id":3}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events seen\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestEventsBounded: a console message or a request event larger than MaxEvent (a page
+// logging megabytes) is read to its end without being kept — the host learns it was dropped,
+// the browser is not given up, and what follows arrives — and a text or URL under it is cut
+// at MaxEventText.
+func TestEventsBounded(t *testing.T) {
+	b, w := pipeBrowser(t)
+	var mu sync.Mutex
+	var got []Event
+	b.Subscribe(func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ev)
+	})
+	go b.read()
+	huge := strings.Repeat("x", 3*MaxEvent)
+	long := strings.Repeat("é", MaxEventText)
+	go func() {
+		for _, m := range []string{
+			`{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":"string","value":"` + huge + `"}],"timestamp":1},"sessionId":"S1"}`,
+			`{"method":"Network.requestWillBeSent","params":{"requestId":"1","request":{"url":"http://x/` + huge + `","method":"GET"}},"sessionId":"S2"}`,
+			`{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":"string","value":"` + long + `"}],"timestamp":2},"sessionId":"S1"}`,
+			`{"method":"Page.loadEventFired","params":{},"sessionId":"S1"}`,
+		} {
+			w.Write(append([]byte(m), 0))
+		}
+		w.Close()
+	}()
+	<-b.done
+	if err := b.Err(); err != nil && !strings.Contains(err.Error(), "EOF") {
+		t.Fatalf("the browser was given up: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 4 {
+		t.Fatalf("%d events, want 4", len(got))
+	}
+	if got[0].Method != ConsoleEvent || got[0].SessionID != "S1" || string(got[0].Params) != `{"dropped":true}` {
+		t.Errorf("the huge console message: %s %s %.80s", got[0].Method, got[0].SessionID, got[0].Params)
+	}
+	if got[1].Method != NetworkEvent || got[1].SessionID != "S2" || string(got[1].Params) != `{"dropped":true}` {
+		t.Errorf("the huge request: %s %s %.80s", got[1].Method, got[1].SessionID, got[1].Params)
+	}
+	var c Console
+	if err := json.Unmarshal(got[2].Params, &c); err != nil || !c.Cut || len(c.Text) > MaxEventText || !utf8.ValidString(c.Text) || len(c.Text) < MaxEventText-1 {
+		t.Errorf("the long message: cut %v, %d bytes, %v", c.Cut, len(c.Text), err)
+	}
+	if got[3].Method != "Page.loadEventFired" {
+		t.Errorf("the event after them: %s", got[3].Method)
 	}
 }
 

@@ -224,3 +224,25 @@ func (c *Client) Release(ctx context.Context, p ReleaseParams) (Released, []byte
 func (c *Client) PasskeySigned(ctx context.Context, challenge string, count uint32, uses int) error {
 	return c.Call(ctx, MethodPasskeySigned, PasskeySignedParams{Challenge: challenge, SignCount: count, Uses: uses}, nil)
 }
+
+// ApproveFile asks the person to approve a staged file for uploads (a prompt: it waits for
+// them).
+func (c *Client) ApproveFile(ctx context.Context, p FileApproveParams) (FileEntry, error) {
+	var r FileEntry
+	err := c.Call(ctx, MethodFilesApprove, p, &r)
+	return r, err
+}
+
+// Files lists the files the person approved for uploads.
+func (c *Client) Files(ctx context.Context) (FileList, error) {
+	var r FileList
+	err := c.Call(ctx, MethodFilesList, nil, &r)
+	return r, err
+}
+
+// RemoveFile forgets an approved file.
+func (c *Client) RemoveFile(ctx context.Context, name string) (FileEntry, error) {
+	var r FileEntry
+	err := c.Call(ctx, MethodFilesRemove, FileRemoveParams{Name: name}, &r)
+	return r, err
+}

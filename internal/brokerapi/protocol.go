@@ -356,3 +356,47 @@ type ProfileClearedParams struct {
 	// closed or removed. Nothing is wiped or recorded.
 	Reserve bool `json:"reserve,omitempty"`
 }
+
+// Files a person chose for uploads (package filestore). brokerd keeps, per store (its runtime
+// dir's), the name, size and SHA-256 of every file the person approved at the presence prompt;
+// the host uploads a file of the store only when it has those bytes.
+const (
+	// MethodFilesApprove asks the person to approve one file (FileApproveParams → FileEntry):
+	// the CLI of 'headless files add' staged its bytes in the store and hashed them.
+	MethodFilesApprove = "files.approve"
+	// MethodFilesList lists the approved files (→ FileList): metadata only.
+	MethodFilesList = "files.list"
+	// MethodFilesRemove forgets an approved file (FileRemoveParams → FileEntry).
+	MethodFilesRemove = "files.remove"
+)
+
+// FileApproveParams is "files.approve": the file's name in the store, its size and hex
+// SHA-256 as staged, and the path it was read from (as the requester reports it: shown in the
+// prompt, never used).
+type FileApproveParams struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	Source string `json:"source,omitempty"`
+}
+
+// MaxFileSource bounds FileApproveParams.Source (longer is cut).
+const MaxFileSource = 512
+
+// FileEntry is a file the person approved for uploads: metadata, never its contents.
+type FileEntry struct {
+	Name   string    `json:"name"`
+	Size   int64     `json:"bytes"`
+	SHA256 string    `json:"sha256"`
+	Added  time.Time `json:"added"`
+}
+
+// FileList answers "files.list", oldest first.
+type FileList struct {
+	Files []FileEntry `json:"files"`
+}
+
+// FileRemoveParams is "files.remove".
+type FileRemoveParams struct {
+	Name string `json:"name"`
+}

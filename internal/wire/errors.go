@@ -107,6 +107,15 @@ const (
 	// Files.
 	CodeNoSpace Code = "NO_SPACE" // a file could not be written: its filesystem (or the user's quota) is full
 
+	// Uploads and downloads (a person's files; pages' downloads).
+	CodeFileUnknown    Code = "FILE_UNKNOWN"              // no file of that name was added by the person (or it left the store)
+	CodeFileChanged    Code = "FILE_CHANGED"              // the stored file is not the one the person approved (other bytes, a link, not a regular file)
+	CodeFilesFull      Code = "FILES_FULL"                // the store holds as many files, or bytes, as it may
+	CodeNotAFileInput  Code = "NOT_A_FILE_INPUT"          // upload was given a ref that is not an <input type=file>
+	CodeDownloadDenied Code = "DOWNLOAD_DENIED"           // the page started a download, which headless never lets happen
+	CodeCursorStale    Code = "PAGINATION_CURSOR_STALE"   // the list changed since the cursor was given (its page navigated, entries it had not reached were dropped)
+	CodeCursorInvalid  Code = "PAGINATION_CURSOR_INVALID" // not a live cursor of this session, list and filters (expired after 5 minutes, or never given)
+
 	// Journeys (journey.run). Plan errors refuse the run; the others end it and are its report's
 	// failure (the page did not do what the plan expects) or could_not_look reason.
 	CodePlanInvalid     Code = "PLAN_INVALID"     // the journey plan is malformed, has an unknown field or is out of bounds
@@ -206,6 +215,13 @@ var hints = map[Code]string{
 		"when brokerd next starts it keeps the cut bytes beside the log (audit.jsonl.torn-*) and records the cut in the chain, and the verify lists it from then on",
 	CodeAuditUnavail:    "free space where the audit log lives ($XDG_DATA_HOME/headless/audit.jsonl) and retry; nothing is released while its record cannot be written (brokerd.log in the runtime dir names the failure)",
 	CodeNoSpace:         "free space on the filesystem of the file named (the data dir $XDG_DATA_HOME/headless holds the profile, the credentials index and the audit log) and retry; nothing half-written was kept",
+	CodeFileUnknown:     "only files the person added can be uploaded: 'headless files list' names them; ask the person to add one (headless files add PATH, approved at their prompt)",
+	CodeFileChanged:     "the file in the store is not the one the person approved (something replaced or changed it): ask the person to add it again (headless files add PATH)",
+	CodeFilesFull:       "remove files no longer needed ('headless files remove NAME'), then add again",
+	CodeNotAFileInput:   "upload works on a file input (<input type=file>) only: take a fresh 'headless snapshot' and use the ref of one",
+	CodeDownloadDenied:  "headless never saves what a page downloads; nothing was written. What the page did besides (a click) was done",
+	CodeCursorStale:     "the list changed since that page of it (the page loaded another document, or dropped entries the cursor had not reached): list it again from its first page, without a cursor",
+	CodeCursorInvalid:   "use the \"next\" of the last answer, for the same session, list and filters, within 5 minutes; or list again from the first page, without a cursor",
 	CodePlanInvalid:     "the message names the field; 'headless journey run --help' describes the plan (unknown fields, more than 20 actions and budgets over 300 s are refused)",
 	CodeUnsafeSelector:  "selectors are plain CSS resolved with a DOM query, never run: no script-like text (javascript:, =>, ;, braces, backticks, eval(, document.), no escapes or comments, no test of a field's value; prefer role and name, or text",
 	CodeTargetNotFound:  "no visible element matched within the action's timeout; compare the target with the evidence of the previous state (or a snapshot)",

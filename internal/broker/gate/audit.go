@@ -53,17 +53,19 @@ func (s *Server) record(op string, err error, peer Peer, r auditwriter.Record) e
 	if len(r.Chain) > 0 {
 		r.Exe = r.Chain[0].Exe
 	}
+	// A release and a file's approval are decisions of the person's (allow or deny).
+	approval := op == "release" || op == "file_add"
 	switch {
-	case err == nil && op == "release":
+	case err == nil && approval:
 		r.Decision = "allow"
 	case err == nil:
 		r.Decision = "ok"
-	case op == "release":
+	case approval:
 		r.Decision, r.Code = "deny", string(wire.From(err).Code)
 	default:
 		r.Decision, r.Code = "error", string(wire.From(err).Code)
 	}
-	if op == "release" {
+	if approval {
 		r.Provider = s.Presence.Name()
 	}
 	if aerr := s.Audit.Append(r); aerr != nil {

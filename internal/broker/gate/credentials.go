@@ -187,6 +187,9 @@ type unlocker interface {
 // prompts reports whether method may wait for a prompt: the keyring's (a vault locked at
 // rest), or the passphrase that seals a new credential.
 func (s *Server) prompts(method string) bool {
+	if method == brokerapi.MethodFilesApprove {
+		return true // a file's approval is the person's, under every provider
+	}
 	if _, ok := s.Presence.(sealer); ok && method == brokerapi.MethodCredentialsAdd {
 		return true
 	}

@@ -94,6 +94,9 @@ type Server struct {
 	// hardening.StateDir, which no process of the user can write). nil: this brokerd has
 	// nowhere to keep them, and every release and save is BROKER_UNTRUSTED, as without Key.
 	Paths *LoginPaths
+	// FileStore is the directory of the store of files a person adds for uploads (package
+	// filestore: its runtime dir's); the files it approved are recorded beside Paths.
+	FileStore string
 
 	isoMu sync.Mutex
 	iso   map[string]*isoStore // by session name
@@ -276,6 +279,17 @@ func (s *Server) methods() *rpc.Methods {
 		rpc.Handle(t, brokerapi.MethodEchoSeen, func(ctx context.Context, p brokerapi.EchoSeenParams) (struct{}, error) {
 			rpc.Note(ctx, "session", p.Session, "output", p.Output)
 			return s.echoSeen(rpc.ConnOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodFilesApprove, func(ctx context.Context, p brokerapi.FileApproveParams) (brokerapi.FileEntry, error) {
+			rpc.Note(ctx, "file", p.Name, "bytes", p.Size)
+			return s.approveFile(ctx, rpc.PeerOf(ctx), p)
+		})
+		rpc.Handle(t, brokerapi.MethodFilesList, func(ctx context.Context, _ struct{}) (brokerapi.FileList, error) {
+			return s.listFiles()
+		})
+		rpc.Handle(t, brokerapi.MethodFilesRemove, func(ctx context.Context, p brokerapi.FileRemoveParams) (brokerapi.FileEntry, error) {
+			rpc.Note(ctx, "file", p.Name)
+			return s.removeFile(rpc.PeerOf(ctx), p)
 		})
 		// The one reply that carries a secret: release builds its frame by hand.
 		rpc.HandleFrame(t, brokerapi.MethodRelease, func(ctx context.Context, id uint64, p brokerapi.ReleaseParams) ([]byte, error) {

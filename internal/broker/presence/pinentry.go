@@ -561,6 +561,11 @@ func promptDescription(r Request) string {
 			s.AlsoOrigins[i] = clip.Text(o, limit)
 		}
 		s.AgentSite = procstat.Proc{PID: r.AgentSite.PID, Exe: clip.Text(r.AgentSite.Exe, limit), Comm: clip.Text(r.AgentSite.Comm, limit)}
+		if r.File != nil {
+			f := *r.File
+			f.Name, f.Source = clip.Text(f.Name, limit), clip.Text(f.Source, limit)
+			s.File = &f
+		}
 		desc = escapeAssuan(s.Description())
 	}
 	return desc // with 2-byte fields the worst case (every list at its bound) fits the budget

@@ -102,6 +102,35 @@ type Request struct {
 	// agent asking started (it or one of its ancestors is in Agent): the prompt's first line
 	// says so.
 	AgentSite procstat.Proc
+	// File, when set, makes this no release: a file a person's command staged for uploads, to
+	// be approved (the prompt names it, its size and SHA-256, and the path it was read from as
+	// the requester reports it; Agent is then the requester's ancestors).
+	File *File
+}
+
+// File is a file to approve for uploads ([Request.File]).
+type File struct {
+	Name   string
+	Size   int64
+	SHA256 string
+	Source string
+}
+
+// fileDescription is the prompt's text for a file approval.
+func (r Request) fileDescription() string {
+	f := r.File
+	var b strings.Builder
+	fmt.Fprintf(&b, "Add the file %q (%d bytes, SHA-256 %s) to headless's upload store?\n"+
+		"Any agent using headless can then attach it to a file input of any page it opens, and that page's site receives it.", f.Name, f.Size, f.SHA256)
+	if f.Source != "" {
+		fmt.Fprintf(&b, "\nRead from %q (as reported by the requester).", f.Source)
+	}
+	if len(r.Agent) > 0 {
+		fmt.Fprintf(&b, "\nRun from %s.", procstat.Describe(r.Agent))
+	}
+	exe := cmp.Or(r.Exe, "unknown executable")
+	fmt.Fprintf(&b, "\nRequested by pid %d (%q).", r.PID, exe)
+	return b.String()
 }
 
 // who names r's account for a prompt: quoted, or, for a credential saved without one (a
@@ -115,6 +144,9 @@ func (r Request) who() string {
 
 // Description is the text a prompt shows for r.
 func (r Request) Description() string {
+	if r.File != nil {
+		return r.fileDescription()
+	}
 	exe := r.Exe
 	if exe == "" {
 		exe = "unknown executable"

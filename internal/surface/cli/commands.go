@@ -78,6 +78,9 @@ var groups = map[string]string{
 	"dialog":      "The page's JavaScript dialogs (alert, confirm, prompt, beforeunload): held until answered (20 s at most).",
 	"page":        "The windows a session's pages opened ('headless session pages' lists them).",
 	"journey":     "Declarative UI journeys: one call walks a plan (sign-in included) in a fresh browser context and reports what it reviewed, did not review, and could not look at.",
+	"files":       "The files a person added for uploads: only these can be attached to a page's file input.",
+	"console":     "The console messages of a session's page.",
+	"network":     "The requests of a session's page.",
 }
 
 // commands is the command table.
@@ -282,6 +285,35 @@ truncated, replaced, deleted, unanchored, malformed); brokerd keeps such a log a
 records the finding, which stays in the log. Records written before records were keyed are
 counted as "legacy" and checked as the plain chain they are.`},
 		{name: "audit list", shows: "[--since 24h]", summary: "recent releases, denials, adds and removes", setup: c.auditList},
+
+		{name: "files add", args: "PATH", nargs: [2]int{1, 1}, shows: "[--name NAME]", summary: "add a file for uploads (a person's command: approved at the presence prompt)", setup: c.filesAdd, timeout: 15 * time.Minute,
+			about: filesAbout + `
+
+Examples:
+    headless files add ~/Documents/report.pdf
+    headless files add ./avatar-2.png --name avatar.png`},
+		{name: "files list", summary: "the files added for uploads: name, size, SHA-256 (never their contents)", setup: c.filesList, about: filesAbout},
+		{name: "files remove", args: "NAME", nargs: [2]int{1, 1}, summary: "remove a file from the upload store", setup: c.filesRemove},
+		{name: "upload", args: "REF NAME", nargs: [2]int{2, 2}, summary: "attach a file a person added (files add) to the file input of REF", setup: c.upload,
+			about: `NAME is a file of the upload store ('headless files list'), never a path: only a file a person
+added with 'headless files add' and approved at the presence prompt, and only while its bytes
+are the ones they approved (FILE_UNKNOWN, FILE_CHANGED otherwise). REF is an <input type=file>
+of the last snapshot (NOT_A_FILE_INPUT otherwise).
+
+Example:
+    headless upload e7 report.pdf`},
+		{name: "console list", shows: "[--level L] [--cursor C]", summary: "the page's console messages since its document loaded: level and text", setup: c.consoleList,
+			about: listNote + `
+
+Examples:
+    headless console list --level error
+    headless console list --limit 20 --cursor c4X…`},
+		{name: "network list", shows: "[--type T] [--failed] [--cursor C]", summary: "the page's requests since its document loaded: method, URL, type, status, size, time", setup: c.networkList,
+			about: listNote + `
+
+Examples:
+    headless network list --failed
+    headless network list --type fetch --limit 100`},
 
 		{name: "doctor", summary: "read-only report: can headless work here, and which doors are open", setup: c.doctorCmd, exit: doctorExit, timeout: maxDoctorWait + 30*time.Second,
 			about: `Checks, each healthy, warning, unsupported or failed, with a short detail and a hint:

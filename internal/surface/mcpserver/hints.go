@@ -58,6 +58,10 @@ var toolHints = map[wire.Code]string{
 	wire.CodeCancelled:          "the call was cancelled: nothing was typed or changed",
 	wire.CodeConfigInvalid:      "ask the person to fix $XDG_CONFIG_HOME/headless/config.json (owned by them, not group/world-writable, documented keys only)",
 	wire.CodePresenceUnavail:    "ask the person to configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see the README); the doctor tool says what is missing",
+	wire.CodeFileUnknown:        "fill's upload takes only a file the person added (the message names them); ask the person to add one: `headless files add PATH` in a terminal",
+	wire.CodeFileChanged:        "the store's file is not the one the person approved: ask the person to add it again (`headless files add PATH` in a terminal)",
+	wire.CodeFilesFull:          "ask the person to remove files they no longer need (`headless files remove NAME` in a terminal)",
+	wire.CodeNotAFileInput:      "fill's upload goes into a file input only (input[file] in snapshot's outline): call snapshot and use its ref",
 }
 
 // ownHints are the hints of tools whose parameters do better than the code's tool hint (its
@@ -100,7 +104,7 @@ var cliFlags = map[string]string{
 	"--code-only": "code_only", "--session": "session", "--isolated": "isolated", "--alias": "alias",
 	"--origin": "origin", "--full-page": "full_page", "--keep": "keep", "--ref": "ref", "--text": "text",
 	"--gone": "gone", "--url": "url", "--by": "by", "--password-field": "password_field", "--account-field": "account_field",
-	"--submit": "submit",
+	"--submit": "submit", "--cursor": "cursor", "--limit": "limit", "--level": "level", "--type": "type", "--failed": "failed",
 }
 
 var flagRE = regexp.MustCompile(`--[a-z][a-z-]*`)

@@ -21,7 +21,7 @@ import (
 // 15).
 var ToolNames = []string{"status", "session_create", "session_list", "session_close", "visit", "back",
 	"snapshot", "click", "fill", "select", "press", "hover", "scroll", "wait", "screenshot",
-	"auth_login", "credentials_list", "journey_run", "doctor", "dialog", "pages"}
+	"auth_login", "credentials_list", "journey_run", "doctor", "dialog", "pages", "console_list", "network_list"}
 
 // Inputs. Every page tool names a session ("" or absent: default).
 
@@ -60,8 +60,19 @@ type clickIn struct {
 
 type fillIn struct {
 	sessionIn
-	Ref  string `json:"ref" jsonschema:"an input's or textarea's"`
-	Text string `json:"text" jsonschema:"never a password (auth_login signs in)"`
+	Ref    string `json:"ref" jsonschema:"an input's or textarea's"`
+	Text   string `json:"text,omitempty" jsonschema:"never a password (auth_login signs in)"`
+	Upload string `json:"upload,omitempty" jsonschema:"instead: a file the person added, for a file input"`
+}
+
+// fillOut is fill's result: with upload, the file attached (upload on control.sock).
+type fillOut struct {
+	Session string `json:"session"`
+	Ref     string `json:"ref"`
+	Filled  bool   `json:"filled"`
+	Upload  string `json:"upload,omitempty"`
+	Bytes   int64  `json:"bytes,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
 }
 
 type pressIn struct {
@@ -237,17 +248,28 @@ func (s *Server) register() {
 				return cl.Click(ctx, control.ClickParams{Session: in.Session, Ref: in.Ref, Double: in.Double, Right: in.Right})
 			})
 		})
-	addTool(s, "fill", "Fill", "Type text into an input or textarea, replacing its value; not a password field.",
-		pageIdempotent, func(ctx context.Context, c *call, in fillIn) (control.FillResult, string, error) {
+	addTool(s, "fill", "Fill", "Type text into an input or textarea, replacing its value; not a password field. Or attach a file (upload).",
+		pageIdempotent, func(ctx context.Context, c *call, in fillIn) (fillOut, string, error) {
+			if err := fillArgs(c, in); err != nil {
+				return fillOut{}, "", err
+			}
 			cl, err := c.client(ctx)
 			if err != nil {
-				return control.FillResult{}, "", err
+				return fillOut{}, "", err
+			}
+			if in.Upload != "" {
+				r, err := cl.Upload(ctx, control.UploadParams{Session: in.Session, Ref: in.Ref, Name: in.Upload})
+				if err != nil {
+					return fillOut{}, "", err
+				}
+				return fillOut{Session: r.Session, Ref: r.Ref, Filled: r.Uploaded, Upload: r.Name, Bytes: r.Bytes, SHA256: r.SHA256},
+					fmt.Sprintf("attached %s (%d bytes) to %s", quote(r.Name), r.Bytes, r.Ref), nil
 			}
 			r, err := cl.Fill(ctx, control.FillParams{Session: in.Session, Ref: in.Ref, Text: in.Text})
 			if err != nil {
-				return r, "", err
+				return fillOut{}, "", err
 			}
-			return r, fmt.Sprintf("filled %s", r.Ref), nil
+			return fillOut{Session: r.Session, Ref: r.Ref, Filled: r.Filled}, fmt.Sprintf("filled %s", r.Ref), nil
 		})
 	addTool(s, "press", "Press", "Press one key at the focused element, or at ref.",
 		pageAction, func(ctx context.Context, c *call, in pressIn) (control.PageResult, string, error) {
@@ -312,6 +334,7 @@ func (s *Server) register() {
 	s.registerPageActions()
 	s.registerJourney()
 	s.registerWindows()
+	s.registerLists()
 }
 
 // page runs a verb that answers a PageResult, with its one-line summary.
