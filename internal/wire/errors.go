@@ -81,6 +81,9 @@ const (
 	CodeOptionUnknown   Code = "OPTION_UNKNOWN"       // no option of the select has the value or label given
 	CodeNoHistory       Code = "NO_HISTORY"           // back: the session has no earlier page
 	CodeProfileClear    Code = "PROFILE_CLEAR_FAILED" // profile clear failed; the profile is whole (old or fresh)
+	CodeNoDisplay       Code = "NO_DISPLAY"           // a window was asked for and there is no display of the person's to show it on
+	CodeNoWindow        Code = "NO_WINDOW"            // a hand-over needs the session's window, and none is open
+	CodeHandedOver      Code = "HANDED_OVER"          // the person acts in the session's window: the agent's verbs wait for the hand-over's end
 
 	// Alias login.
 	CodeNoLoginForm      Code = "NO_LOGIN_FORM"            // no usable login form on the page
@@ -182,6 +185,9 @@ var hints = map[Code]string{
 	CodeOptionUnknown:    "give an option's label exactly as the snapshot lists it under \"options\", or its value (case and spaces matter)",
 	CodeNoHistory:        "the session has no earlier page to go back to; visit one with 'headless visit URL'",
 	CodeProfileClear:     "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
+	CodeNoDisplay:        "name the person's display in the config (\"presence\": {\"wayland_display\": \"wayland-0\"}, or \"display\" and \"xauthority\" under X11), or start brokerd yourself in your desktop session; then 'headless stop' and 'headless start --window'",
+	CodeNoWindow:         "a hand-over needs the session's window on the person's screen: 'headless stop', then 'headless start --window' (a closed window comes back at the session's next command)",
+	CodeHandedOver:       "the person is acting in this session's window ('headless handover'); its verbs are refused until the hand-over ends: work in another session meanwhile",
 	CodeNoLoginForm:      "visit the site's login page first; only a form in the page itself is used, never one in a frame",
 	CodeDocumentChanged:  "the page navigated or reloaded; visit the login page again and retry",
 	CodeFormCrossOrigin:  "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",
