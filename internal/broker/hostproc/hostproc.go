@@ -149,17 +149,31 @@ func (s *Supervisor) Running() (pid int, exe string) {
 // canonical): a new host gets it (--allow), and a running host whose list (its ready report's
 // "allow") differs refuses the request; the same list is a no-op. nil asks for nothing: a new
 // host takes the config's list, a running one keeps its own.
-func (s *Supervisor) Start(ctx context.Context, allow []string) (Result, error) {
+//
+// display, when not nil, asks for a browser with windows: a new host gets --window and these
+// variables (DISPLAY, WAYLAND_DISPLAY, XAUTHORITY: where the person is) besides Env; a
+// running host without windows (its ready report's "window" empty) refuses, as does one with
+// windows when display is nil.
+func (s *Supervisor) Start(ctx context.Context, allow, display []string) (Result, error) {
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
 	s.mu.Lock()
 	if p := s.cur; p != nil {
 		s.mu.Unlock()
-		if allow != nil {
-			var r struct {
-				Allow []string `json:"allow"`
+		var r struct {
+			Allow  []string `json:"allow"`
+			Window string   `json:"window"`
+		}
+		json.Unmarshal(p.ready, &r)
+		if (r.Window != "") != (display != nil) {
+			has, asked := "has no windows", "with windows"
+			if r.Window != "" {
+				has, asked = "shows windows ("+r.Window+")", "without windows"
 			}
-			json.Unmarshal(p.ready, &r)
+			return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host %s; it was asked for %s", has, asked).
+				WithHint("stop the host first ('headless stop') to start it " + asked + " ('headless start --window', or \"window\" in the config)")
+		}
+		if allow != nil {
 			if !slices.Equal(r.Allow, allow) {
 				return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host's navigation allowlist is %s, not %s",
 					listString(r.Allow), listString(allow)).WithHint("stop the host first ('headless stop') to start it with another navigation allowlist")
@@ -201,10 +215,15 @@ func (s *Supervisor) Start(ctx context.Context, allow []string) (Result, error) 
 	if allow != nil {
 		args = append(args, "--allow", strings.Join(allow, ","))
 	}
+	env := append([]string{}, s.o.Env...)
+	if display != nil {
+		args = append(args, "--window")
+		env = append(env, display...)
+	}
 	cmd := &exec.Cmd{
 		Path:        fdPath + strconv.Itoa(fd),
 		Args:        args,
-		Env:         append([]string{}, s.o.Env...),
+		Env:         env,
 		Dir:         "/",
 		ExtraFiles:  []*os.File{notifyW, lifeR},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
