@@ -48,6 +48,9 @@ type Options struct {
 	Broker func(ctx context.Context) (*brokerapi.Client, error)
 	// Allow is the navigation allowlist (navpolicy.go): empty, every host.
 	Allow allowlist.List
+	// Window is the platform of the person's display the browser shows its windows on
+	// ("wayland" or "x11"; Env names it), "" for a headless browser (window.go).
+	Window string
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
 	Loopback interface {
 		Find(origin string) (loopback.Listener, error)
@@ -154,6 +157,9 @@ type session struct {
 	basic basicState
 	// way is what was typed into the session's pages that may still be there (wayout.go).
 	way sessionWayOut
+	// handedOver: the person acts in the session's window (handover.go): every verb answers
+	// HANDED_OVER.
+	handedOver atomic.Bool
 	// frames are the frames of the session's page, for the requests the browser holds
 	// (frames.go).
 	frames frameSet
@@ -241,7 +247,7 @@ func (h *Host) Status() control.Status {
 		PID: os.Getpid(), Version: h.o.Version, Chromium: h.product,
 		Profile: h.prof.Dir(), LockOwner: h.prof.LockOwner(), Started: h.started, Sessions: len(h.sessions),
 		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
-		Allow: h.allowStrings(), QueuedVerbs: int(h.queued.Load()),
+		Allow: h.allowStrings(), QueuedVerbs: int(h.queued.Load()), Window: h.o.Window,
 	}
 	m := h.prof.Migration()
 	st.MigratedFrom, st.NotMigrated = m.From, legacyProfiles(m.NotMigrated)

@@ -7,12 +7,12 @@ import (
 
 	"github.com/headless-dev/headless/internal/broker/auditwriter"
 	"github.com/headless-dev/headless/internal/broker/presence"
+	"github.com/headless-dev/headless/internal/broker/seal"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/credential"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/rpc"
-	"github.com/headless-dev/headless/internal/broker/seal"
 	"github.com/headless-dev/headless/internal/wire"
 )
 

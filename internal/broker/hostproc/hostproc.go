@@ -152,8 +152,8 @@ func (s *Supervisor) Running() (pid int, exe string) {
 //
 // display, when not nil, asks for a browser with windows: a new host gets --window and these
 // variables (DISPLAY, WAYLAND_DISPLAY, XAUTHORITY: where the person is) besides Env; a
-// running host without windows (its ready report's "window" empty) refuses, as does one with
-// windows when display is nil.
+// running host without windows (its ready report's "window" empty) refuses it. nil asks for
+// nothing: a running host keeps its windows.
 func (s *Supervisor) Start(ctx context.Context, allow, display []string) (Result, error) {
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
@@ -165,13 +165,9 @@ func (s *Supervisor) Start(ctx context.Context, allow, display []string) (Result
 			Window string   `json:"window"`
 		}
 		json.Unmarshal(p.ready, &r)
-		if (r.Window != "") != (display != nil) {
-			has, asked := "has no windows", "with windows"
-			if r.Window != "" {
-				has, asked = "shows windows ("+r.Window+")", "without windows"
-			}
-			return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host %s; it was asked for %s", has, asked).
-				WithHint("stop the host first ('headless stop') to start it " + asked + " ('headless start --window', or \"window\" in the config)")
+		if display != nil && r.Window == "" {
+			return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host has no windows; it was asked for a browser with windows").
+				WithHint("stop the host first ('headless stop'), then 'headless start --window'")
 		}
 		if allow != nil {
 			if !slices.Equal(r.Allow, allow) {
