@@ -53,6 +53,9 @@ var toolHints = map[wire.Code]string{
 	wire.CodeEnrollUnknown:      "the save question was already answered or waited more than 2 minutes; saving a new password needs the person at a terminal",
 	wire.CodeCancelled:          "the call was cancelled: nothing was typed or changed",
 	wire.CodeConfigInvalid:      "ask the person to fix $XDG_CONFIG_HOME/headless/config.json (owned by them, not group/world-writable, documented keys only)",
+	wire.CodeNoDisplay:          "ask the person to name their display in the config (presence.wayland_display, or display and xauthority), then run `headless stop` and `headless start --window` in a terminal",
+	wire.CodeNoWindow:           "a hand-over needs the session's window: ask the person to run `headless stop` and `headless start --window` in a terminal",
+	wire.CodeHandedOver:         "the person is acting in this session's window (handover): use another session until the hand-over ends",
 	wire.CodePresenceUnavail:    "ask the person to configure presence.provider in $XDG_CONFIG_HOME/headless/config.json (see the README); the doctor tool says what is missing",
 }
 
@@ -70,6 +73,7 @@ var cliVerbs = []struct{ cli, tool string }{
 	{"headless credentials list", "credentials_list"},
 	{"headless journey run --help", "journey_run's input schema"},
 	{"headless journey run", "journey_run"},
+	{"headless handover", "handover"},
 	{"headless snapshot", "snapshot"},
 	{"headless visit URL", "visit"},
 	{"headless visit", "visit"},

@@ -21,7 +21,7 @@ import (
 // 15).
 var ToolNames = []string{"status", "session_create", "session_list", "session_close", "visit", "back",
 	"snapshot", "click", "fill", "select", "press", "hover", "scroll", "wait", "screenshot",
-	"auth_login", "credentials_list", "journey_run", "doctor"}
+	"auth_login", "credentials_list", "journey_run", "doctor", "handover"}
 
 // Inputs. Every page tool names a session ("" or absent: default).
 
@@ -70,6 +70,17 @@ type waitIn struct {
 	URL       string `json:"url,omitempty" jsonschema:"the URL contains this"`
 	Ref       string `json:"ref,omitempty" jsonschema:"this element is visible"`
 	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"default 10000, at most 300000"`
+}
+
+type handoverIn struct {
+	sessionIn
+	Reason string `json:"reason" jsonschema:"for the person"`
+}
+
+// handoverOut is handover's answer: done or declined, and where the page is now.
+type handoverOut struct {
+	Status string `json:"status"`
+	URL    string `json:"url"`
 }
 
 type authIn struct {
@@ -281,6 +292,17 @@ func (s *Server) register() {
 				return r, "", err
 			}
 			return r, fmt.Sprintf("sign-in as %q at %s: %s", r.Alias, r.Origin, r.Status), nil
+		})
+	addTool(s, "handover", "Hand over", "The person acts in the session's window until they press Done (minutes); HANDED_OVER meanwhile.",
+		pageChange, func(ctx context.Context, c *call, in handoverIn) (handoverOut, string, error) {
+			cl, err := c.client(ctx)
+			if err != nil {
+				return handoverOut{}, "", err
+			}
+			stop := c.progress(ctx, "waiting for the person to act and press Done in headless's prompt")
+			r, err := cl.Handover(ctx, control.HandoverParams{Session: in.Session, Reason: in.Reason})
+			stop()
+			return handoverOut{Status: r.Status, URL: r.URL}, "hand-over: " + r.Status, err
 		})
 	addTool(s, "doctor", "Doctor", "Whether headless can work here, check by check, with hints for the person. Read-only.",
 		readOnlyLocal, func(ctx context.Context, c *call, _ empty) (doctor.Report, string, error) {
