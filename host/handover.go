@@ -195,19 +195,25 @@ func (w *typing) count() int {
 // lookAtTyping takes one look: the secret fields holding a value now. When the main frame
 // shows another document than the last look's, the values seen in the old one are given to
 // the echo scan first (their fields are gone).
-func (h *Host) lookAtTyping(ctx context.Context, b *cdp.Browser, s *session, w *typing) (string, []snapshot.SecretField) {
+func (h *Host) lookAtTyping(ctx context.Context, b *cdp.Browser, s *session, w *typing) string {
 	doc, err := h.documentID(ctx, b, s)
 	if err != nil {
-		return "", nil
+		return ""
 	}
 	raw, err := captureSnapshot(ctx, b, s)
 	if err != nil {
-		return "", nil
+		return ""
 	}
-	fields, err := snapshot.SecretFields(raw)
+	w.mu.Lock()
+	known := map[int64]bool{}
+	for id := range w.seen {
+		known[id] = doc == w.doc
+	}
+	w.mu.Unlock()
+	fields, err := snapshot.SecretFields(raw, known)
 	clear(raw)
 	if err != nil {
-		return "", nil
+		return ""
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -218,7 +224,7 @@ func (h *Host) lookAtTyping(ctx context.Context, b *cdp.Browser, s *session, w *
 	for _, f := range fields {
 		w.seen[f.BackendNodeID] = f
 	}
-	return doc, fields
+	return doc
 }
 
 // flushTyping gives every value seen to the echo scan, once each; w.mu is held.
@@ -236,16 +242,22 @@ func (h *Host) flushTyping(w *typing) {
 }
 
 // containTyped is the end of a hand-over (s.mu held): one last look, every value seen given
-// to the echo scan, and the secret fields holding a value now tainted as if the host had
-// typed them.
+// to the echo scan, and the fields of the shown document that any look saw as secret fields
+// holding a value tainted as if the host had typed them.
 func (h *Host) containTyped(ctx context.Context, b *cdp.Browser, s *session, w *typing) {
 	ctx, cancel := context.WithTimeout(ctx, ClearWait)
 	defer cancel()
-	doc, fields := h.lookAtTyping(ctx, b, s, w)
+	doc := h.lookAtTyping(ctx, b, s, w)
 	w.mu.Lock()
+	var typed []snapshot.SecretField // every secret field of this document a look saw filled,
+	if doc != "" && doc == w.doc {   // also one the person showed in clear since (type=text)
+		for _, f := range w.seen {
+			typed = append(typed, f)
+		}
+	}
 	h.flushTyping(w)
 	w.mu.Unlock()
-	for _, f := range fields {
+	for _, f := range typed {
 		s.addTaint(doc, snapshot.Target{BackendNodeID: f.BackendNodeID, FrameID: f.FrameID})
 	}
 	if doc == "" && b.SessionErr(s.sid) == nil {

@@ -12,8 +12,10 @@ type SecretField struct {
 }
 
 // SecretFields lists the secret fields of raw (a DOMSnapshot.captureSnapshot result: the
-// page's document and its same-process frames) that hold a value. The caller zeroes raw.
-func SecretFields(raw []byte) ([]SecretField, error) {
+// page's document and its same-process frames) that hold a value, and the inputs of also
+// (backend node ids: fields seen as secret before, which the page may have turned into text
+// fields since) that do. The caller zeroes raw.
+func SecretFields(raw []byte, also map[int64]bool) ([]SecretField, error) {
 	s, err := decode(raw)
 	if err != nil {
 		return nil, err
@@ -21,7 +23,7 @@ func SecretFields(raw []byte) ([]SecretField, error) {
 	var out []SecretField
 	for _, d := range s.docs {
 		for i := 0; i < d.n; i++ {
-			if d.tag(i) != tagInput || !secretField(d, i) {
+			if d.tag(i) != tagInput || !secretField(d, i) && !also[int64(d.backend[i])] {
 				continue
 			}
 			if v, ok := d.inputValue[i]; ok && s.str(v) != "" {

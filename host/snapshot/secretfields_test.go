@@ -16,9 +16,10 @@ func TestSecretFields(t *testing.T) {
 	top.input(form, "483920", "type", "text", "autocomplete", "section-x ONE-TIME-CODE")
 	top.input(form, "shown-now", "type", "text", "autocomplete", "current-password")
 	top.input(form, "not a secret", "type", "text", "name", "nickname")
+	shown := top.input(form, "shown in clear", "type", "text", "name", "k")
 	frame := newTDoc("https://a.example/frame")
 	frame.input(body, "in-a-frame", "type", "password")
-	got, err := SecretFields(synth(t, top, frame))
+	got, err := SecretFields(synth(t, top, frame), map[int64]bool{int64(shown + 1): true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestSecretFields(t *testing.T) {
 			t.Errorf("field %+v has no node or frame", f)
 		}
 	}
-	if want := []string{"hunter2-typed", "483920", "shown-now", "in-a-frame"}; !slices.Equal(values, want) {
+	if want := []string{"hunter2-typed", "483920", "shown-now", "shown in clear", "in-a-frame"}; !slices.Equal(values, want) {
 		t.Fatalf("SecretFields = %q, want %q", values, want)
 	}
 }
