@@ -5,8 +5,8 @@
 # stray session bus).
 set -euo pipefail
 # --test: also what the test suite needs (lintian, zsh and fish for the package's checks,
-# iproute2 for the network-namespace test, Node.js 18+ and npm for the independent MCP
-# client). --plan: say what would be installed
+# iproute2 for the network-namespace test, xvfb, xdotool and weston for the browser with
+# windows on X11 and Wayland, Node.js 18+ and npm for the independent MCP client). --plan: say what would be installed
 # and where, and change nothing.
 for_tests=no plan=no
 for a in "$@"; do
@@ -57,7 +57,7 @@ node_ok() {
   [ "$v" -ge 18 ] 2>/dev/null
 }
 if [ "$for_tests" = yes ]; then
-  for p in lintian zsh fish iproute2; do
+  for p in lintian zsh fish iproute2 xvfb xdotool weston; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   if node_ok; then
