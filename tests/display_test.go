@@ -5,6 +5,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,32 @@ import (
 // Display servers for the tests of a browser with windows (issue 45): Debian's Xvfb, and
 // weston's headless backend for Wayland (scripts/install-deps.sh --test installs both). Each
 // test gets a server of its own, killed by pid at its end.
+
+// windowEnv, when HEADLESS_E2E_WINDOW=x11, runs every test that writes a config with a browser
+// with windows on an X server of its own ("window": true, presence.display): the suite's
+// hostile-agent tests keep passing with windows on (a test-only switch: it only writes the
+// person's config for them).
+const windowEnv = "HEADLESS_E2E_WINDOW"
+
+// windowConfig is body with a window on a fresh Xvfb when windowEnv asks for it (a body that
+// is not a JSON object, a test's deliberately broken config, is left as it is).
+func (e *env) windowConfig(body string) string {
+	if os.Getenv(windowEnv) != "x11" {
+		return body
+	}
+	var c map[string]any
+	if json.Unmarshal([]byte(body), &c) != nil || c == nil {
+		return body
+	}
+	p, _ := c["presence"].(map[string]any)
+	if p == nil {
+		p = map[string]any{}
+	}
+	p["display"] = e.display
+	c["presence"], c["window"] = p, true
+	b, _ := json.Marshal(c)
+	return string(b)
+}
 
 // xvfb starts a private X server and returns its display (":N"). Only local clients, no TCP.
 func xvfb(t testing.TB) string {
