@@ -73,6 +73,7 @@ func (h *Host) launch(ctx context.Context, probe <-chan error) error {
 		Args:    h.prof.ChromiumArgs(),
 		Env:     h.o.Env,
 		TempDir: h.tempDir(),
+		Window:  h.o.Window, WindowName: control.DefaultSession,
 	})
 	if err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "launch chromium: %w", err)

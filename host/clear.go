@@ -49,6 +49,12 @@ func (h *Host) ClearProfile(ctx context.Context) (control.ClearResult, error) {
 		h.mu.Unlock()
 		return control.ClearResult{}, wire.Errorf(wire.CodeBusy, "the profile is already being cleared")
 	}
+	for _, s := range h.sessions {
+		if err := s.handedOverErr(); err != nil { // the person's page is not the agent's to clear
+			h.mu.Unlock()
+			return control.ClearResult{}, err
+		}
+	}
 	h.clearing = true
 	var names []string
 	for name := range h.sessions {

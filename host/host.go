@@ -48,6 +48,9 @@ type Options struct {
 	Broker func(ctx context.Context) (*brokerapi.Client, error)
 	// Allow is the navigation allowlist (navpolicy.go): empty, every host.
 	Allow allowlist.List
+	// Window is the platform of the person's display the browser shows its windows on
+	// ("wayland" or "x11"; Env names it), "" for a headless browser (window.go).
+	Window string
 	// Loopback names the process serving a loopback origin (nil: loopback.Finder{}).
 	Loopback interface {
 		Find(origin string) (loopback.Listener, error)
@@ -171,6 +174,9 @@ type session struct {
 	// lists are its current page's console messages and requests, and its denied downloads
 	// (pagelog.go, downloads.go).
 	lists pageLists
+	// handedOver: the person acts in the session's window (handover.go): every verb answers
+	// HANDED_OVER.
+	handedOver atomic.Bool
 
 	mu verbLock // one verb at a time; guards everything below
 	// actMark is reqs' mark at the last drain: the requests after it are the action's.
@@ -264,7 +270,7 @@ func (h *Host) Status() control.Status {
 		PID: os.Getpid(), Version: h.o.Version, Chromium: h.product,
 		Profile: h.prof.Dir(), LockOwner: h.prof.LockOwner(), Started: h.started, Sessions: len(h.sessions),
 		MovedAside: h.prof.Report().MovedAside, Reason: h.prof.Report().Reason,
-		Allow: h.allowStrings(), QueuedVerbs: int(h.queued.Load()),
+		Allow: h.allowStrings(), QueuedVerbs: int(h.queued.Load()), Window: h.o.Window,
 	}
 	m := h.prof.Migration()
 	st.MigratedFrom, st.NotMigrated = m.From, legacyProfiles(m.NotMigrated)

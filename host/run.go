@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,6 +38,10 @@ type RunOptions struct {
 	// Allow is the navigation allowlist 'headless start --allow' asked for (nil: the
 	// config's "allow", if any). It may narrow the config's list, never widen it.
 	Allow []string
+	// Window: the browser shows its sessions' windows on the person's display, which
+	// brokerd put in the environment (DISPLAY, WAYLAND_DISPLAY, XAUTHORITY); NO_DISPLAY
+	// without one (window.go).
+	Window bool
 	// Lifeline, when set, is the read end of a pipe whose write end only the brokerd that
 	// started this host holds: EOF there (brokerd stopped, crashed or was killed) shuts the
 	// host down gracefully, so a host never outlives the brokerd that vouches for it.
@@ -121,9 +126,23 @@ func Run(ctx context.Context, o RunOptions) int {
 			v = ChromiumHome
 		case "XDG_CACHE_HOME":
 			continue // under ChromiumHome, like the rest
+		case "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY":
+			continue // only with a window: displayEnv
 		}
 		if v != "" {
 			env = append(env, k+"="+v)
+			names = append(names, k)
+		}
+	}
+	platform := ""
+	if o.Window {
+		var denv []string
+		if platform, denv, err = displayEnv(getenv); err != nil {
+			return fail(err)
+		}
+		for _, kv := range denv {
+			env = append(env, kv)
+			k, _, _ := strings.Cut(kv, "=")
 			names = append(names, k)
 		}
 	}
@@ -131,7 +150,7 @@ func Run(ctx context.Context, o RunOptions) int {
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	h, err := Start(sctx, Options{
 		Layout: layout, Chromium: chromium, BusAddress: bus, Env: env,
-		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version, Allow: allow,
+		AllowDirectPasswordFill: cfg.AllowDirectPasswordFill, Log: log, Version: o.Version, Allow: allow, Window: platform,
 		// Every broker connection first says how this host runs; brokerd releases nothing on
 		// a connection where that disagrees with its own config (PEER_NOT_HOST with the
 		// reason), but the rest (challenges, lists) still works, so the reason reaches the

@@ -48,7 +48,7 @@ func (s *Server) Methods() *rpc.Methods {
 		// A journey too: it may be waiting for a person's approval of its login, and its
 		// browser context is disposed of as soon as it stops.
 		CancelOnHangup: map[string]bool{control.MethodAuthLogin: true, control.MethodCredentialsAddPasskey: true, control.MethodCredentialsVerify: true, control.MethodWait: true,
-			control.MethodJourneyRun: true},
+			control.MethodJourneyRun: true, control.MethodHandover: true},
 		// A request cut short because the host is stopping (its brokerd went away, a
 		// shutdown) is HOST_UNAVAILABLE, not "its caller went away".
 		Stopping: errHostStopping,
@@ -169,6 +169,10 @@ func (s *Server) Methods() *rpc.Methods {
 	})
 	handle(t, h, control.MethodProfileClear, func(ctx context.Context, _ struct{}) (control.ClearResult, error) {
 		return h.ClearProfile(ctx)
+	})
+	handle(t, h, control.MethodHandover, func(ctx context.Context, p control.HandoverParams) (control.HandoverResult, error) {
+		session(ctx, p.Session)
+		return h.Handover(ctx, p)
 	})
 	// A sign-in (and a journey, an interactive sign-in, a passkey enrolment) holds the session
 	// for its whole course: its pages' dialogs are dismissed as they open (dialogs.go).

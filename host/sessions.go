@@ -46,7 +46,14 @@ func (h *Host) lockSession(ctx context.Context, name string) (*cdp.Browser, *ses
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := s.handedOverErr(); err != nil {
+		return nil, nil, nil, err // handover.go: at once, not after the hand-over
+	}
 	if err := s.mu.LockCtx(ctx, &h.queued, s.name); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := s.handedOverErr(); err != nil {
+		s.mu.Unlock()
 		return nil, nil, nil, err
 	}
 	for s.inWindow() && b.SessionErr(s.sid) != nil {
@@ -229,6 +236,11 @@ func disposeBrowserContext(b *cdp.Browser, id string) bool {
 // and has its requests bypass service workers.
 func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt string) error {
 	s.setTarget(adopt)
+	titled := false
+	if s.targetID == "" && h.o.Window != "" && s.contextID == "" {
+		s.setTarget(h.titledWindow(ctx, b, s.name)) // window.go
+		titled = s.targetID != ""
+	}
 	if s.targetID == "" {
 		// A window of its own: a background tab of a shared window is hidden, and input
 		// events to hidden pages stall (mouseMoved waits about 5 s for a frame that never
@@ -288,6 +300,10 @@ func (h *Host) openPage(ctx context.Context, b *cdp.Browser, s *session, adopt s
 		h.routes.Delete(s.sid)
 		closePage()
 		return err
+	}
+	if titled {
+		// From its marker page to where every session starts.
+		return b.Call(ctx, s.sid, "Page.navigate", map[string]any{"url": "about:blank"}, nil)
 	}
 	return nil
 }
@@ -424,6 +440,10 @@ func (h *Host) CloseSession(ctx context.Context, name string) error {
 	}
 	h.mu.Lock()
 	s, ok := h.sessions[name]
+	if ok && s.handedOver.Load() {
+		h.mu.Unlock()
+		return errHandedOver(name)
+	}
 	if ok {
 		delete(h.sessions, name)
 		s.owner.Unpin() // nil-safe: an unowned session pinned nothing
@@ -470,8 +490,10 @@ func (h *Host) Sessions(ctx context.Context) (control.SessionList, error) {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].name < ss[j].name })
 	out := control.SessionList{Sessions: make([]control.SessionInfo, 0, len(ss))}
 	for _, s := range ss {
-		info := control.SessionInfo{Name: s.name, Isolated: s.isolated, Fresh: s.fresh, Owned: s.owner != nil, Responsive: true}
-		if u, t, err := h.pageInfo(ctx, b, s); err == nil {
+		info := control.SessionInfo{Name: s.name, Isolated: s.isolated, Fresh: s.fresh, Owned: s.owner != nil, Responsive: true, HandedOver: s.handedOver.Load()}
+		if info.HandedOver {
+			// What the person's page shows is theirs until they are done.
+		} else if u, t, err := h.pageInfo(ctx, b, s); err == nil {
 			info.URL, info.Title = u, t
 		} else {
 			info.Responsive = false

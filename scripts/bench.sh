@@ -72,7 +72,7 @@ step ./tests/ '^Benchmark(Release|ReleaseInProcess|BaselineGetSecret|BaselinePin
 step ./internal/broker/presence/ 'SecretService(Release|BaselineUnlock)' "${BENCH_SS_N:-100}"
 step ./tests/ '^Benchmark(ChallengeIssue|BrokerdIdleRSS)$' "${BENCH_CH_N:-2000}"
 step ./tests/ '^BenchmarkBrokerLoad$' "${BENCH_LOAD_N:-3}"
-step ./tests/ '^Benchmark(HostStart|BareChromiumPipe|SessionCreate|IsolatedCreateClose)$' "${BENCH_HOST_N:-8}"
+step ./tests/ '^Benchmark(HostStart|HostStartWindow|BareChromiumPipe|SessionCreate|IsolatedCreateClose)$' "${BENCH_HOST_N:-8}"
 step ./tests/ '^Benchmark(ProfileClear|BaselineStopStart)$' "${BENCH_HOST_N:-8}"
 step ./tests/ '^BenchmarkHostIdleRSS$' "${BENCH_RSS_N:-20}"
 step ./tests/ '^Benchmark(AliasLogin|PlaywrightLogin)$' "${BENCH_LOGIN_N:-20}"

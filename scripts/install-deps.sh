@@ -5,9 +5,10 @@
 # stray session bus).
 set -euo pipefail
 # --test: also what the test suite needs (lintian, zsh and fish for the package's checks,
-# iproute2 for the network-namespace test, stress-ng for test.sh --load, Node.js 18+ and npm
-# for the independent MCP client and the npm applications, and the real applications from
-# Debian's archive that the alias sign-in is tried on: python3-django for Django's admin,
+# iproute2 for the network-namespace test, stress-ng for test.sh --load, xvfb, xdotool and
+# weston for the browser with windows on X11 and Wayland, Node.js 18+ and npm for the
+# independent MCP client and the npm applications, and the real applications from Debian's
+# archive that the alias sign-in is tried on: python3-django for Django's admin,
 # python3-jupyter-server for a sign-in by password alone, apache2-utils for the htpasswd
 # Verdaccio's users are made with; none of them ships a service). --plan: say what would be
 # installed and where, and change nothing.
@@ -60,7 +61,7 @@ node_ok() {
   [ "$v" -ge 18 ] 2>/dev/null
 }
 if [ "$for_tests" = yes ]; then
-  for p in lintian zsh fish iproute2 stress-ng python3-django python3-jupyter-server apache2-utils; do
+  for p in lintian zsh fish iproute2 stress-ng python3-django python3-jupyter-server apache2-utils xvfb xdotool weston; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   if node_ok; then

@@ -278,7 +278,7 @@ func BenchmarkReleaseInProcess(b *testing.B) {
 // selfHost is a host supervisor for which this test process is the genuine host.
 type selfHost struct{}
 
-func (selfHost) Start(context.Context, []string) (hostproc.Result, error) {
+func (selfHost) Start(context.Context, []string, []string) (hostproc.Result, error) {
 	return hostproc.Result{}, nil
 }
 func (selfHost) Genuine(pid, _ int, _ time.Time) bool { return pid == os.Getpid() }

@@ -165,6 +165,8 @@ type env struct {
 	// netns, when set, is the network namespace every command of the env runs in (root's
 	// envs only: 'ip netns exec' enters it).
 	netns string
+	// display is the X server of a run with windows (display_test.go's windowConfig).
+	display string
 }
 
 // own gives path to the env's user (nothing for root's envs).
@@ -198,6 +200,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, root: root, outputs: &bytes.Buffer{}}
+	if os.Getenv(windowEnv) == "x11" {
+		e.display = xvfb(t) // before the env's clean-up: the browser goes before its display
+	}
 	worlds.mu.Lock()
 	worlds.roots = append(worlds.roots, root)
 	worlds.mu.Unlock()
@@ -347,6 +352,7 @@ func (e *env) runs(pid int) bool {
 func isZombie(pid int) bool { return !procstat.Alive(pid) }
 
 func (e *env) writeConfig(body string) string {
+	body = e.windowConfig(body) // display_test.go: HEADLESS_E2E_WINDOW
 	dir := filepath.Join(e.root, "config", "headless")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		e.t.Fatal(err)

@@ -60,6 +60,64 @@ func BenchmarkHostStart(b *testing.B) {
 	bare.reportAs(b, "bare-")
 }
 
+// BenchmarkHostStartWindow is BenchmarkHostStart with a window ('headless start --window' on an
+// X display of its own, Xvfb): start to ready against bare Chromium showing a window on the same
+// display (bare-p50-ms), launched before or after the start in turn, the same iterations.
+func BenchmarkHostStartWindow(b *testing.B) {
+	display := xvfb(b)
+	e := newEnv(b, envOptions{})
+	e.writeConfig(`{"presence":{"display":"` + display + `"}}`)
+	var s, bare samples
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 1 {
+			b.StopTimer()
+			bare = append(bare, bareChromiumWindow(b, display))
+			b.StartTimer()
+		}
+		start := time.Now()
+		r := e.run("", "headless", "start", "--window", "--json")
+		s = append(s, time.Since(start))
+		if r.code != 0 || !strings.Contains(r.stdout, `"window":"x11"`) {
+			b.Fatalf("start --window: %+v", r)
+		}
+		b.StopTimer()
+		if r := e.run("", "headless", "stop", "--json"); r.code != 0 {
+			b.Fatalf("stop: %+v", r)
+		}
+		if i%2 == 0 {
+			bare = append(bare, bareChromiumWindow(b, display))
+		}
+		b.StartTimer()
+	}
+	var r []float64
+	for i := range min(len(s), len(bare)) {
+		r = append(r, float64(s[i])/float64(bare[i]))
+	}
+	slices.Sort(r)
+	if len(r) > 0 {
+		b.ReportMetric(r[(len(r)-1)/2], "paired-ratio-p50")
+	}
+	s.report(b)
+	bare.reportAs(b, "bare-")
+}
+
+// bareChromiumWindow is bareChromium with a window on display.
+func bareChromiumWindow(b *testing.B, display string) time.Duration {
+	dir := b.TempDir()
+	start := time.Now()
+	br, err := cdp.Launch(context.Background(), cdp.Options{
+		Path: host.DefaultChromium, Args: []string{"--user-data-dir=" + filepath.Join(dir, "p")},
+		Env: []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "DISPLAY=" + display}, TempDir: filepath.Join(dir, "tmp"),
+		Window: "x11", WindowName: "bare",
+	})
+	d := time.Since(start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	br.Kill()
+	return d
+}
+
 // BenchmarkBareChromiumPipe is the baseline on its own: Chromium launched over a pipe with the
 // same flags until its first Browser.getVersion answer.
 func BenchmarkBareChromiumPipe(b *testing.B) {

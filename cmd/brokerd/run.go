@@ -74,7 +74,8 @@ Where presence prompts appear: "presence.display", "presence.wayland_display" an
 "presence.xauthority" in the config. A brokerd you start yourself falls back to its own
 environment and terminal; one started by headless (--auto, perhaps for an agent's verb)
 never passes its environment's DISPLAY, WAYLAND_DISPLAY, XAUTHORITY or bus address to the
-pinentry, nor uses a terminal.
+pinentry, nor uses a terminal. The browser's windows ('headless start --window', or "window":
+true in the config) appear on that same display; without one the start fails NO_DISPLAY.
 
 Presence (who approves each release) is chosen only in $XDG_CONFIG_HOME/headless/config.json:
     {"presence": {"provider": "secret-service"}}
@@ -308,6 +309,9 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		Untrusted: untrusted,
 		Paths:     paths,
 		FileStore: filestore.Store{Runtime: layout.Runtime}.Path(),
+		// The browser's windows appear where the prompts do, never where an agent says.
+		Window:          gate.WindowSetup{Default: cfg.Window, Display: windowDisplay(getenv, cfg.Presence, *auto)},
+		HandoverTimeout: cfg.HandoverTimeout(),
 	}
 	if look != nil {
 		go func() {
@@ -443,13 +447,27 @@ func pinentryEnv(getenv func(string) string, p config.Presence, auto bool) []str
 			env = append(env, k+"="+v)
 		}
 	}
-	for _, d := range []struct{ key, config string }{
-		{"DISPLAY", p.Display}, {"WAYLAND_DISPLAY", p.WaylandDisplay}, {"XAUTHORITY", p.XAuthority}, {"DBUS_SESSION_BUS_ADDRESS", ""},
-	} {
+	env = append(env, displayEnv(getenv, p, auto)...)
+	switch v := getenv("DBUS_SESSION_BUS_ADDRESS"); {
+	case auto || v == "":
+	case keyprobe.CheckAddress(v) != nil:
+		// Not a single unix address: a unixexec: entry would start a program with the
+		// pinentry's group (keyprobe.CheckAddress).
+	default:
+		env = append(env, "DBUS_SESSION_BUS_ADDRESS="+v)
+	}
+	return env
+}
+
+// displayEnv is where the person is: each of DISPLAY, WAYLAND_DISPLAY and XAUTHORITY from the
+// config's presence keys, else, for a brokerd the person started, from its own environment; a
+// brokerd headless started (auto: perhaps for an agent's verb, in the agent's environment)
+// takes none from its environment. The pinentry is shown there, and so are the browser's
+// windows ('headless start --window').
+func displayEnv(getenv func(string) string, p config.Presence, auto bool) []string {
+	var env []string
+	for _, d := range []struct{ key, config string }{{"DISPLAY", p.Display}, {"WAYLAND_DISPLAY", p.WaylandDisplay}, {"XAUTHORITY", p.XAuthority}} {
 		switch v := getenv(d.key); {
-		case d.key == "DBUS_SESSION_BUS_ADDRESS" && v != "" && keyprobe.CheckAddress(v) != nil:
-			// Not a single unix address: a unixexec: entry would start a program with the
-			// pinentry's group (keyprobe.CheckAddress).
 		case d.config != "":
 			env = append(env, d.key+"="+d.config)
 		case !auto && v != "":
@@ -457,6 +475,18 @@ func pinentryEnv(getenv func(string) string, p config.Presence, auto bool) []str
 		}
 	}
 	return env
+}
+
+// windowDisplay is displayEnv when it names a display (X11 or Wayland), else nil: the
+// browser's windows need one.
+func windowDisplay(getenv func(string) string, p config.Presence, auto bool) []string {
+	env := displayEnv(getenv, p, auto)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "DISPLAY=") || strings.HasPrefix(kv, "WAYLAND_DISPLAY=") {
+			return env
+		}
+	}
+	return nil
 }
 
 // hostEnv is the complete environment of the browser host: what it needs to find its dirs,

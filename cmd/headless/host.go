@@ -21,11 +21,12 @@ func hostMain(ctx context.Context, args []string, getenv func(string) string, la
 	fd := fs.Int("notify-fd", -1, "write one ready/error JSON line to this fd")
 	lfd := fs.Int("lifeline-fd", -1, "shut down at EOF on this fd (brokerd holds its other end)")
 	allow := fs.String("allow", "", "the navigation allowlist, comma-separated (default: the config's)")
+	window := fs.Bool("window", false, "show the browser's windows on the display in the environment (brokerd's choice)")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N] [--allow HOST,…]")
+		fmt.Fprintln(stderr, "usage: headless host [--notify-fd N] [--lifeline-fd N] [--allow HOST,…] [--window]")
 		return 2
 	}
-	o := host.RunOptions{Getenv: getenv, Layout: layout, Stderr: stderr, Version: version.String()}
+	o := host.RunOptions{Getenv: getenv, Layout: layout, Stderr: stderr, Version: version.String(), Window: *window}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "allow" {
 			o.Allow = []string{*allow}

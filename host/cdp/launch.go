@@ -21,13 +21,24 @@ type Options struct {
 	Env     []string // the browser's whole environment
 	TempDir string   // TMPDIR for the browser; created 0700
 	Stderr  io.Writer
+	// Window, when set, is the platform of the person's display ("wayland" or "x11", from
+	// Env's WAYLAND_DISPLAY or DISPLAY): the browser shows windows there instead of running
+	// headless, and its first window is titled WindowName. Everything else is the same.
+	Window     string
+	WindowName string
 }
 
-// baseFlags are always passed. They keep Chromium headless, off the network except for what
-// pages load, and on the pipe.
-func baseFlags() []string {
-	f := []string{
-		"--headless",
+// baseFlags are always passed. They keep Chromium headless (or, with o.Window, on the person's
+// display), off the network except for what pages load, and on the pipe.
+func baseFlags(o Options) []string {
+	f := []string{"--headless"}
+	if o.Window != "" {
+		// No Wayland-or-X11 guess of Chromium's: the platform whose display Env names (X11 only
+		// where that is all there is). The first window carries the default session's name
+		// (a user title: Chromium shows it as the window's whole title).
+		f = []string{"--ozone-platform=" + o.Window, "--window-name=" + o.WindowName}
+	}
+	f = append(f,
 		"--remote-debugging-pipe",
 		"--no-first-run",
 		"--no-default-browser-check",
@@ -52,8 +63,8 @@ func baseFlags() []string {
 		// and content-autofill.googleapis.com; tests/netns_e2e_test.go counts every packet):
 		// autofill's server, translation, media routing, optimization hints, the certificate
 		// transparency and other component updaters.
-		"--disable-features=BackForwardCache,AutofillServerCommunication,Translate,MediaRouter,DialMediaRouteProvider," +
-			"OptimizationHints,OptimizationHintsFetching,OptimizationGuideModelDownloading,CertificateTransparencyComponentUpdater," +
+		"--disable-features=BackForwardCache,AutofillServerCommunication,Translate,MediaRouter,DialMediaRouteProvider,"+
+			"OptimizationHints,OptimizationHintsFetching,OptimizationGuideModelDownloading,CertificateTransparencyComponentUpdater,"+
 			"InterestFeedContentSuggestions,SafeBrowsingEnhancedProtection,NetworkTimeServiceQuerying,PrivacySandboxSettings4",
 		// No sign-in to a Google account, no pings, no domain reliability uploads, no
 		// phishing-model fetches, no field trials, no metrics upload.
@@ -85,7 +96,7 @@ func baseFlags() []string {
 		// No disk cache: a response planted in the profile's cache (a sign-in page with a
 		// script of the agent's, say) would be served as the site's own.
 		"--disk-cache-size=1",
-	}
+	)
 	if os.Geteuid() == 0 {
 		f = append(f, "--no-sandbox") // Chromium refuses to run as root with its sandbox
 	} else {
@@ -120,7 +131,7 @@ func Launch(ctx context.Context, o Options) (*Browser, error) {
 		toW.Close()
 		return nil, err
 	}
-	args := append(baseFlags(), o.Args...)
+	args := append(baseFlags(o), o.Args...)
 	args = append(args, "about:blank")
 	cmd := exec.Command(o.Path, args...)
 	// XDG_CONFIG_HOME is a path under /proc, where nobody can create anything: Chromium has no

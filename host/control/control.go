@@ -254,6 +254,12 @@ func (c *Client) AuthLogin(ctx context.Context, p AuthParams) (AuthResult, error
 	return call[AuthResult](ctx, c, MethodAuthLogin, p)
 }
 
+// Handover asks the person to act in the session's window, and returns when they are done,
+// declined, or the prompt's bound passed.
+func (c *Client) Handover(ctx context.Context, p HandoverParams) (HandoverResult, error) {
+	return call[HandoverResult](ctx, c, MethodHandover, p)
+}
+
 // EnrollSave saves the password an authenticated interactive login holds under token.
 func (c *Client) EnrollSave(ctx context.Context, p EnrollSaveParams) (EnrollSaved, error) {
 	return call[EnrollSaved](ctx, c, MethodAuthEnrollSave, p)

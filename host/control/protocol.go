@@ -36,6 +36,7 @@ const (
 	MethodDialog        = "dialog"         // DialogParams → PageResult
 	MethodSessionPages  = "session.pages"  // SessionParams → PageList
 	MethodPageSelect    = "page.select"    // PageSelectParams → PageResult
+	MethodHandover      = "handover"       // HandoverParams → HandoverResult: the person acts in the session's window
 
 	MethodAuthLogin         = "auth.login"          // AuthParams → AuthResult
 	MethodAuthEnroll        = "auth.enroll"         // EnrollParams (a hand-built frame) → EnrollResult
@@ -102,6 +103,26 @@ type SessionInfo struct {
 	URL        string `json:"url"`
 	Title      string `json:"title"`
 	Responsive bool   `json:"responsive"`
+	// HandedOver: the person acts in the session's window (handover); its URL and title are
+	// not shown meanwhile.
+	HandedOver bool `json:"handed_over,omitempty"`
+}
+
+// HandoverParams is handover: the agent asks the person to act in the session's window, for
+// Reason (its own words, shown to the person quoted; one line of at most 512 bytes).
+type HandoverParams struct {
+	Session string `json:"session,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// HandoverResult answers handover: the person pressed Done ("done") or declined ("declined");
+// the session's page is the agent's again, and where it is now. A prompt nobody answered is
+// PRESENCE_TIMEOUT.
+type HandoverResult struct {
+	Session string `json:"session"`
+	Status  string `json:"status"`
+	URL     string `json:"url"`
+	Title   string `json:"title"`
 }
 
 // SessionList answers session.list, sorted by name.
@@ -405,6 +426,10 @@ type Status struct {
 	// QueuedVerbs counts the commands waiting for their session's running one (at most 32;
 	// beyond, BUSY).
 	QueuedVerbs int `json:"queued_verbs"`
+
+	// Window is the platform of the person's display the browser shows its windows on
+	// ("wayland" or "x11"; absent: headless).
+	Window string `json:"window,omitempty"`
 }
 
 // Ready is the one JSON line the host writes to its notify file when it is serving (or
@@ -419,13 +444,14 @@ type Ready struct {
 	MigratedFrom string          `json:"profile_migrated_from,omitempty"`
 	NotMigrated  []LegacyProfile `json:"profile_not_migrated,omitempty"`
 
-	Allow []string `json:"allow,omitempty"` // the navigation allowlist (absent: every host)
+	Allow  []string `json:"allow,omitempty"`  // the navigation allowlist (absent: every host)
+	Window string   `json:"window,omitempty"` // "wayland" or "x11": the browser's windows are on the person's display
 }
 
 // Ready is what 'headless start' reports about a running host.
 func (st Status) Ready() Ready {
 	return Ready{PID: st.PID, Profile: st.Profile, Chromium: st.Chromium, MovedAside: st.MovedAside, Reason: st.Reason,
-		MigratedFrom: st.MigratedFrom, NotMigrated: st.NotMigrated, Allow: st.Allow}
+		MigratedFrom: st.MigratedFrom, NotMigrated: st.NotMigrated, Allow: st.Allow, Window: st.Window}
 }
 
 // ClearResult answers profile.clear. SessionsClosed counts every session that was open, the

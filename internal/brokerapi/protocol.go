@@ -65,6 +65,10 @@ const (
 	// MethodPasskeySigned is the host telling brokerd the sign count a passkey's authenticator
 	// reached in the ceremony of a release (named by its challenge), for the next release.
 	MethodPasskeySigned = "passkey.signed"
+	// MethodHandover is the host asking brokerd to have the person act in a session's
+	// window (or, with no window, elsewhere) and say when they are done, at a presence prompt
+	// the agent cannot answer; audited.
+	MethodHandover = "handover"
 )
 
 // Proc is a process of a chain (pid, executable when readable, comm).
@@ -72,9 +76,11 @@ type Proc = procstat.Proc
 
 // ChromiumEnv is the environment allowlist for Chromium: the only variable names the host
 // passes to the browser (TMPDIR points into the host's private temp dir, XDG_CONFIG_HOME under /proc).
-// The host reports the names it used in host.hello; any other name is refused.
+// The host reports the names it used in host.hello; any other name is refused. The display
+// names are given only to a host started with a window, by brokerd, from where its prompts
+// appear ([HostStartParams]).
 var ChromiumEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
-	"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "TMPDIR"}
+	"XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "TMPDIR", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"}
 
 // Release purposes.
 const (
@@ -108,8 +114,14 @@ type HelloParams struct {
 // HostStartParams is "host.start". Allow, when not null, is the navigation allowlist asked
 // for ('headless start --allow', package allowlist): a new host gets it; a running host with
 // another list refuses (INVALID_ARGUMENT), with the same list it is a no-op.
+//
+// Window asks for a browser with windows on the person's display: the display brokerd's
+// prompts appear on (the config's, or the environment of a brokerd the person started; never
+// that of one headless started), NO_DISPLAY without one. The config's "window" asks the same.
+// A running host with the other mode refuses (INVALID_ARGUMENT).
 type HostStartParams struct {
-	Allow []string `json:"allow,omitempty"`
+	Allow  []string `json:"allow,omitempty"`
+	Window bool     `json:"window,omitempty"`
 }
 
 // HostStartResult answers "host.start". Ready is the host's own one-line report (package
@@ -399,4 +411,39 @@ type FileList struct {
 // FileRemoveParams is "files.remove".
 type FileRemoveParams struct {
 	Name string `json:"name"`
+}
+
+// Bounds of a hand-over's report.
+const (
+	MaxReason = 512  // bytes of HandoverParams.Reason
+	MaxURL    = 2048 // bytes of HandoverParams.URL
+	MaxTitle  = 256  // bytes of HandoverParams.Title
+)
+
+// HandoverParams is "handover": the session the agent hands to the person, the agent's
+// reason (its own words, shown quoted), and what the host reports of the page (its URL
+// without query or fragment, its title), of the agent behind the request (as in a release),
+// and whether the session's window is open on the person's display and was brought to the
+// front. Without a window brokerd asks only where no window could be shown (it has no
+// display); else NO_WINDOW.
+type HandoverParams struct {
+	Session string `json:"session"`
+	Reason  string `json:"reason"`
+	URL     string `json:"url,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Window  bool   `json:"window,omitempty"`
+	Agent   []Proc `json:"agent,omitempty"`
+	Client  string `json:"client,omitempty"`
+}
+
+// Hand-over outcomes (HandoverResult.Status): the person pressed Done, or declined. A prompt
+// nobody answered is PRESENCE_TIMEOUT.
+const (
+	HandoverDone     = "done"
+	HandoverDeclined = "declined"
+)
+
+// HandoverResult answers "handover".
+type HandoverResult struct {
+	Status string `json:"status"`
 }

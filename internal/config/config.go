@@ -63,6 +63,11 @@ const (
 	MinPresenceTimeoutSeconds     = 1
 	MaxPresenceTimeoutSeconds     = 600
 
+	// A hand-over waits for a person to do something in the page (a CAPTCHA, an SSO page, a
+	// second factor) and then press Done: longer than a release's yes, and at least that.
+	DefaultHandoverTimeoutSeconds = 300
+	MaxHandoverTimeoutSeconds     = 3600
+
 	DefaultChallengeTTLSeconds = 120
 	MinChallengeTTLSeconds     = 10
 	MaxChallengeTTLSeconds     = 3600
@@ -91,8 +96,10 @@ var (
 //	    "timeout_seconds": 45,           // 1..600, default 45
 //	    "display": ":0",                 // optional: DISPLAY for the pinentry
 //	    "wayland_display": "wayland-0",  // optional: WAYLAND_DISPLAY for the pinentry
-//	    "xauthority": "/home/me/.Xauthority" // optional, absolute: XAUTHORITY for the pinentry
+//	    "xauthority": "/home/me/.Xauthority", // optional, absolute: XAUTHORITY for the pinentry
+//	    "handover_timeout_seconds": 300  // longer than timeout_seconds, at most 3600, default 300
 //	  },
+//	  "window": false,                   // true: the browser shows windows on the display above
 //	  "challenge_ttl_seconds": 120,      // 10..3600, default 120
 //	  "allow_direct_password_fill": false,
 //	  "chromium": "/usr/lib/chromium/chromium", // absolute; the browser the host launches
@@ -102,7 +109,8 @@ var (
 // An unset provider ([ProviderAuto]) is "secret-service" when the session has a Secret Service
 // with a system prompter, else "none", which refuses every release. The display keys say where
 // the person sees presence prompts: brokerd started by the person falls back to its own
-// environment, brokerd auto-started by headless (an agent's verb may do that) uses only them.
+// environment, brokerd auto-started by headless (an agent's verb may do that) uses only them;
+// with "window" (or 'headless start --window') the browser's windows appear there too.
 // [Parse] checks everything that needs no file system; [Load] also checks that a pinentry
 // program is a regular executable not writable by group or others. brokerd checks the
 // chromium file itself when it uses it.
@@ -118,6 +126,10 @@ type Config struct {
 	// Allow is the navigation allowlist (canonical; nil: no allowlist): the hosts the browser
 	// may show documents of. 'headless start --allow' may narrow it, never widen it.
 	Allow []string `json:"allow,omitempty"`
+	// Window: the browser shows its sessions' windows on the person's display (the
+	// presence keys' display), as 'headless start --window' asks. Only the person's file
+	// chooses it, never an environment variable.
+	Window bool `json:"window"`
 }
 
 // Presence chooses how brokerd asks the person at the machine, and where.
@@ -128,6 +140,8 @@ type Presence struct {
 	Display        string `json:"display"`
 	WaylandDisplay string `json:"wayland_display"`
 	XAuthority     string `json:"xauthority"`
+	// HandoverTimeoutSeconds bounds the wait for the person to finish a hand-over (Done).
+	HandoverTimeoutSeconds int `json:"handover_timeout_seconds"`
 }
 
 // UsesProgram reports whether the provider runs a pinentry program ("pinentry",
@@ -162,6 +176,16 @@ func (c Config) PresenceTimeout() time.Duration {
 		s = DefaultPresenceTimeoutSeconds
 	}
 	return time.Duration(s) * time.Second
+}
+
+// HandoverTimeout returns how long a hand-over's prompt may wait: the config's, else the
+// default, and always longer than a release's prompt.
+func (c Config) HandoverTimeout() time.Duration {
+	s := c.Presence.HandoverTimeoutSeconds
+	if s <= 0 {
+		s = DefaultHandoverTimeoutSeconds
+	}
+	return max(time.Duration(s)*time.Second, c.PresenceTimeout()+time.Second)
 }
 
 // ChallengeTTL returns the lifetime of a challenge; the default for a zero Config.
@@ -378,6 +402,10 @@ func (c *Config) validate() error {
 	if err := defaultRange("presence.timeout_seconds", &p.TimeoutSeconds,
 		DefaultPresenceTimeoutSeconds, MinPresenceTimeoutSeconds, MaxPresenceTimeoutSeconds); err != nil {
 		return err
+	}
+	if h := p.HandoverTimeoutSeconds; h != 0 && (h <= p.TimeoutSeconds || h > MaxHandoverTimeoutSeconds) {
+		return invalid("presence.handover_timeout_seconds", "must be longer than presence.timeout_seconds (%d) and at most %d (or 0 for the default), got %d",
+			p.TimeoutSeconds, MaxHandoverTimeoutSeconds, h)
 	}
 	return defaultRange("challenge_ttl_seconds", &c.ChallengeTTLSeconds,
 		DefaultChallengeTTLSeconds, MinChallengeTTLSeconds, MaxChallengeTTLSeconds)

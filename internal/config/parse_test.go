@@ -44,6 +44,8 @@ func TestParseAccepts(t *testing.T) {
 		{"escaped key", `{"allow_direct_password_fill":false, "presence":{"provid\u0065r":"none"}}`,
 			with(func(c *Config) { c.Presence.Provider = "none" })},
 		{"full", full, Config{Presence: Presence{Provider: "secret-service", TimeoutSeconds: 30}, ChallengeTTLSeconds: 300, AllowDirectPasswordFill: true}},
+		{"window and hand-over", `{"window":true,"presence":{"timeout_seconds":20,"handover_timeout_seconds":21}}`,
+			with(func(c *Config) { c.Window, c.Presence.TimeoutSeconds, c.Presence.HandoverTimeoutSeconds = true, 20, 21 })},
 		{"where and what", `{"presence":{"display":":1","wayland_display":"wayland-0","xauthority":"/home/a/.Xauthority"},"chromium":"/opt/chromium/chrome"}`,
 			with(func(c *Config) {
 				c.Presence.Display, c.Presence.WaylandDisplay, c.Presence.XAuthority = ":1", "wayland-0", "/home/a/.Xauthority"
@@ -91,6 +93,9 @@ func TestParseRejects(t *testing.T) {
 		{"wayland control char", `{"presence":{"wayland_display":"w\n"}}`, "presence.wayland_display"},
 		{"relative xauthority", `{"presence":{"xauthority":".Xauthority"}}`, "presence.xauthority"},
 		{"chromium not a string", `{"chromium":1}`, "chromium: want a string"},
+		{"window not a bool", `{"window":"yes"}`, "window: want true or false"},
+		{"hand-over no longer than a release", `{"presence":{"timeout_seconds":60,"handover_timeout_seconds":60}}`, "presence.handover_timeout_seconds: must be longer than presence.timeout_seconds (60)"},
+		{"hand-over too long", `{"presence":{"handover_timeout_seconds":3601}}`, "at most 3600"},
 		// Keys.
 		{"unknown top-level key", `{"presense":{}}`, "presense: unknown key"},
 		{"unknown nested key", `{"presence":{"provider":"none","prog":"/x"}}`, "presence.prog: unknown key"},
@@ -207,4 +212,20 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip: %+v became %+v (via %s)", c, c2, out)
 		}
 	})
+}
+
+// A hand-over always waits longer than a release's prompt: the default, or the config's.
+func TestHandoverTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{{`{}`, 300}, {`{"presence":{"timeout_seconds":600}}`, 601}, {`{"presence":{"handover_timeout_seconds":90}}`, 90}} {
+		c, err := Parse([]byte(tt.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.HandoverTimeout().Seconds(); got != float64(tt.want) {
+			t.Errorf("%s: HandoverTimeout = %vs, want %ds", tt.in, got, tt.want)
+		}
+	}
 }

@@ -85,6 +85,9 @@ const (
 	CodeNoDialog        Code = "NO_DIALOG"            // dialog accept/dismiss with no dialog open
 	CodePageUnknown     Code = "PAGE_UNKNOWN"         // page select: the session has no such page (or it closed)
 	CodeNetUntracked    Code = "NETWORK_UNTRACKED"    // wait --network-idle: the page has more requests in flight than the host follows
+	CodeNoDisplay       Code = "NO_DISPLAY"           // a window was asked for and there is no display of the person's to show it on
+	CodeNoWindow        Code = "NO_WINDOW"            // a hand-over needs the session's window, and none is open
+	CodeHandedOver      Code = "HANDED_OVER"          // the person acts in the session's window: the agent's verbs wait for the hand-over's end
 
 	// Alias login.
 	CodeNoLoginForm      Code = "NO_LOGIN_FORM"            // no usable login form on the page
@@ -200,6 +203,9 @@ var hints = map[Code]string{
 	CodePageUnknown:      "'headless session pages' lists the session's pages and their numbers",
 	CodeNetUntracked:     "the page started more requests at once than the host follows (1024), so whether its network is idle cannot be told until it loads another document: wait for a text or an element instead ('headless wait --text T', 'headless wait --ref REF')",
 	CodeProfileClear:     "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
+	CodeNoDisplay:        "name the person's display in the config (\"presence\": {\"wayland_display\": \"wayland-0\"}, or \"display\" and \"xauthority\" under X11), or start brokerd yourself in your desktop session; then 'headless stop' and 'headless start --window'",
+	CodeNoWindow:         "a hand-over needs the session's window on the person's screen: 'headless stop', then 'headless start --window' (a closed window comes back at the session's next command)",
+	CodeHandedOver:       "the person is acting in this session's window ('headless handover'); its verbs are refused until the hand-over ends: work in another session meanwhile",
 	CodeNoLoginForm:      "visit the site's login page first; only a form in the page itself is used, never one in a frame",
 	CodeDocumentChanged:  "the page navigated or reloaded; visit the login page again and retry",
 	CodeFormCrossOrigin:  "the form, or one of its submit buttons, posts to another origin than the saved credential's; nothing was typed",

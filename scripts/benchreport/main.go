@@ -238,6 +238,8 @@ var specs = []spec{
 		base: [][2]string{{"BenchmarkBrokerLoad", "1conn-requests/s"}}, baseLabel: "the same 10,000 over 1 connection, interleaved", goalRatio: 2},
 	{id: "host_start_p50", label: "headless start to ready, p50", unit: "ms", better: "lower", bench: "BenchmarkHostStart", metric: "p50-ms",
 		base: [][2]string{{"BenchmarkHostStart", "bare-p50-ms"}}, baseLabel: "bare Chromium over a pipe to getVersion, same iterations", goalRatio: 1.10},
+	{id: "host_start_window_p50", label: "headless start --window to ready, p50", unit: "ms", better: "lower", bench: "BenchmarkHostStartWindow", metric: "p50-ms",
+		base: [][2]string{{"BenchmarkHostStartWindow", "bare-p50-ms"}}, baseLabel: "bare Chromium with a window on the same X display, same iterations", goalRatio: 1.10},
 	{id: "profile_clear_p50", label: "profile clear, p50", unit: "ms", better: "lower", bench: "BenchmarkProfileClear", metric: "p50-ms",
 		base: [][2]string{{"BenchmarkBaselineStopStart", "p50-ms"}}, baseLabel: "stop + start"},
 	{id: "alias_login_p50", label: "alias login, p50", unit: "ms", better: "lower", bench: "BenchmarkAliasLogin", metric: "p50-ms",

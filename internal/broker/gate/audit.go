@@ -58,6 +58,8 @@ func (s *Server) record(op string, err error, peer Peer, r auditwriter.Record) e
 	switch {
 	case err == nil && approval:
 		r.Decision = "allow"
+	case err == nil && op == "handover":
+		// r.Decision says what the person answered: done or declined.
 	case err == nil:
 		r.Decision = "ok"
 	case approval:
@@ -65,7 +67,7 @@ func (s *Server) record(op string, err error, peer Peer, r auditwriter.Record) e
 	default:
 		r.Decision, r.Code = "error", string(wire.From(err).Code)
 	}
-	if approval {
+	if approval || op == "handover" {
 		r.Provider = s.Presence.Name()
 	}
 	if aerr := s.Audit.Append(r); aerr != nil {

@@ -19,8 +19,9 @@ import (
 // HostSupervisor starts the browser host and knows its process (package hostproc).
 type HostSupervisor interface {
 	// Start starts the host unless the one it started still runs; allow (nil: not asked
-	// for) is the navigation allowlist 'headless start --allow' asks for.
-	Start(ctx context.Context, allow []string) (hostproc.Result, error)
+	// for) is the navigation allowlist 'headless start --allow' asks for, display (nil: no
+	// window) where the person sees the browser's windows.
+	Start(ctx context.Context, allow, display []string) (hostproc.Result, error)
 	// Genuine reports whether pid, of effective gid gid, is the running host it started,
 	// for a connection accepted at accepted.
 	Genuine(pid, gid int, accepted time.Time) bool
@@ -166,7 +167,15 @@ func (s *Server) startHost(ctx context.Context, p brokerapi.HostStartParams) (br
 		}
 		allow = l.Strings()
 	}
-	r, err := s.Hosts.Start(ctx, allow)
+	var display []string
+	if p.Window || s.Window.Default {
+		if len(s.Window.Display) == 0 {
+			return brokerapi.HostStartResult{}, wire.Errorf(wire.CodeNoDisplay,
+				"a browser with windows was asked for (--window, or \"window\" in the config), and brokerd knows no display of yours to show it on (the config names none, and brokerd was started by headless, so it takes none from the environment); the host was not started")
+		}
+		display = s.Window.Display
+	}
+	r, err := s.Hosts.Start(ctx, allow, display)
 	if err != nil {
 		return brokerapi.HostStartResult{}, err
 	}

@@ -97,6 +97,10 @@ type Server struct {
 	// FileStore is the directory of the store of files a person adds for uploads (package
 	// filestore: its runtime dir's); the files it approved are recorded beside Paths.
 	FileStore string
+	// Window is how a host with windows is started (handover.go); HandoverTimeout bounds a
+	// hand-over's prompt (default DefaultHandoverTimeout).
+	Window          WindowSetup
+	HandoverTimeout time.Duration
 
 	isoMu sync.Mutex
 	iso   map[string]*isoStore // by session name
@@ -174,7 +178,7 @@ func (s *Server) methods() *rpc.Methods {
 			Context:  s.requestContext,
 			// A release whose requester hung up has no one to type for: its prompt is
 			// withdrawn at once, not after the connection's drain grace.
-			CancelOnHangup: map[string]bool{brokerapi.MethodRelease: true},
+			CancelOnHangup: map[string]bool{brokerapi.MethodRelease: true, brokerapi.MethodHandover: true},
 			Stopping:       errStopping,
 		}
 		rpc.Handle(t, brokerapi.MethodVersion, func(ctx context.Context, _ struct{}) (brokerapi.VersionResult, error) {
@@ -291,6 +295,10 @@ func (s *Server) methods() *rpc.Methods {
 			rpc.Note(ctx, "file", p.Name)
 			return s.removeFile(rpc.PeerOf(ctx), p)
 		})
+		rpc.Handle(t, brokerapi.MethodHandover, func(ctx context.Context, p brokerapi.HandoverParams) (brokerapi.HandoverResult, error) {
+			rpc.Note(ctx, "session", p.Session)
+			return s.handover(ctx, rpc.PeerOf(ctx), p)
+		})
 		// The one reply that carries a secret: release builds its frame by hand.
 		rpc.HandleFrame(t, brokerapi.MethodRelease, func(ctx context.Context, id uint64, p brokerapi.ReleaseParams) ([]byte, error) {
 			rpc.Note(ctx, "alias", p.Alias, "session", p.Session)
@@ -317,7 +325,7 @@ func (s *Server) requestContext(ctx context.Context, method string) (context.Con
 			<-s.Pending // the Secret Service's look ends within its own bound
 		}
 	}
-	if method == brokerapi.MethodRelease || method == brokerapi.MethodHostStart || s.prompts(method) {
+	if method == brokerapi.MethodRelease || method == brokerapi.MethodHandover || method == brokerapi.MethodHostStart || s.prompts(method) {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, VaultTimeout)

@@ -96,9 +96,13 @@ func (m *memAudit) records() []auditwriter.Record {
 }
 
 // fakeHosts plays the host supervisor: pid 777 (every fixture connection's peer) is the host.
-type fakeHosts struct{ pid int }
+type fakeHosts struct {
+	pid     int
+	display []string // what the last Start was given
+}
 
-func (h *fakeHosts) Start(ctx context.Context, allow []string) (hostproc.Result, error) {
+func (h *fakeHosts) Start(ctx context.Context, allow, display []string) (hostproc.Result, error) {
+	h.display = display
 	return hostproc.Result{Status: "running", PID: h.pid, Ready: json.RawMessage(`{"pid":777}`)}, nil
 }
 func (h *fakeHosts) Genuine(pid, gid int, accepted time.Time) bool { return pid == h.pid }

@@ -149,17 +149,27 @@ func (s *Supervisor) Running() (pid int, exe string) {
 // canonical): a new host gets it (--allow), and a running host whose list (its ready report's
 // "allow") differs refuses the request; the same list is a no-op. nil asks for nothing: a new
 // host takes the config's list, a running one keeps its own.
-func (s *Supervisor) Start(ctx context.Context, allow []string) (Result, error) {
+//
+// display, when not nil, asks for a browser with windows: a new host gets --window and these
+// variables (DISPLAY, WAYLAND_DISPLAY, XAUTHORITY: where the person is) besides Env; a
+// running host without windows (its ready report's "window" empty) refuses it. nil asks for
+// nothing: a running host keeps its windows.
+func (s *Supervisor) Start(ctx context.Context, allow, display []string) (Result, error) {
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
 	s.mu.Lock()
 	if p := s.cur; p != nil {
 		s.mu.Unlock()
+		var r struct {
+			Allow  []string `json:"allow"`
+			Window string   `json:"window"`
+		}
+		json.Unmarshal(p.ready, &r)
+		if display != nil && r.Window == "" {
+			return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host has no windows; it was asked for a browser with windows").
+				WithHint("stop the host first ('headless stop'), then 'headless start --window'")
+		}
 		if allow != nil {
-			var r struct {
-				Allow []string `json:"allow"`
-			}
-			json.Unmarshal(p.ready, &r)
 			if !slices.Equal(r.Allow, allow) {
 				return Result{}, wire.Errorf(wire.CodeInvalidArgument, "the running host's navigation allowlist is %s, not %s",
 					listString(r.Allow), listString(allow)).WithHint("stop the host first ('headless stop') to start it with another navigation allowlist")
@@ -201,10 +211,15 @@ func (s *Supervisor) Start(ctx context.Context, allow []string) (Result, error) 
 	if allow != nil {
 		args = append(args, "--allow", strings.Join(allow, ","))
 	}
+	env := append([]string{}, s.o.Env...)
+	if display != nil {
+		args = append(args, "--window")
+		env = append(env, display...)
+	}
 	cmd := &exec.Cmd{
 		Path:        fdPath + strconv.Itoa(fd),
 		Args:        args,
-		Env:         append([]string{}, s.o.Env...),
+		Env:         env,
 		Dir:         "/",
 		ExtraFiles:  []*os.File{notifyW, lifeR},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},

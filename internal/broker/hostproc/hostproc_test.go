@@ -53,7 +53,7 @@ func stub(t *testing.T, mode string) *Supervisor {
 func TestStartOwnsAndForgetsTheHost(t *testing.T) {
 	s := stub(t, "ready")
 	before := time.Now()
-	r, err := s.Start(context.Background(), nil)
+	r, err := s.Start(context.Background(), nil, nil)
 	if err != nil || r.Status != "started" {
 		t.Fatalf("Start = %+v, %v", r, err)
 	}
@@ -72,7 +72,7 @@ func TestStartOwnsAndForgetsTheHost(t *testing.T) {
 	if !s.Genuine(r.PID, 0, time.Now()) || s.Genuine(r.PID, 0, before.Add(-time.Second)) || s.Genuine(os.Getpid(), 0, time.Now()) || s.Genuine(0, 0, time.Now()) {
 		t.Fatal("Genuine is wrong about the host, an earlier connection, another pid or pid 0")
 	}
-	if again, err := s.Start(context.Background(), nil); err != nil || again.Status != "running" || again.PID != r.PID || string(again.Ready) != string(r.Ready) {
+	if again, err := s.Start(context.Background(), nil, nil); err != nil || again.Status != "running" || again.PID != r.PID || string(again.Ready) != string(r.Ready) {
 		t.Fatalf("second Start = %+v, %v", again, err)
 	}
 	// SIGKILL: the exit is seen, the host forgotten, and a new start makes a new one.
@@ -87,7 +87,7 @@ func TestStartOwnsAndForgetsTheHost(t *testing.T) {
 	if pid, _ := s.Running(); pid != 0 {
 		t.Fatalf("Running = %d after the host died", pid)
 	}
-	r2, err := s.Start(context.Background(), nil)
+	r2, err := s.Start(context.Background(), nil, nil)
 	if err != nil || r2.Status != "started" || r2.PID == r.PID {
 		t.Fatalf("Start after the kill = %+v, %v", r2, err)
 	}
@@ -99,12 +99,12 @@ func TestStartOwnsAndForgetsTheHost(t *testing.T) {
 }
 
 func TestStartReportsTheHostsFailure(t *testing.T) {
-	_, err := stub(t, "error").Start(context.Background(), nil)
+	_, err := stub(t, "error").Start(context.Background(), nil, nil)
 	var we *wire.Error
 	if !errors.As(err, &we) || we.Code != wire.CodeProfileLocked {
 		t.Fatalf("Start = %v, want the host's PROFILE_LOCKED", err)
 	}
-	_, err = stub(t, "silent").Start(context.Background(), nil)
+	_, err = stub(t, "silent").Start(context.Background(), nil, nil)
 	if wire.CodeOf(err) != wire.CodeHostUnavail || !strings.Contains(err.Error(), "exited during start-up") {
 		t.Fatalf("Start of a host that says nothing = %v", err)
 	}

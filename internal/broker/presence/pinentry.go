@@ -241,11 +241,14 @@ func contextError(err error) error {
 // CONFIRM; in every case the program's process group is killed and the program reaped before
 // prompt returns.
 func (p *Pinentry) prompt(ctx context.Context, r Request) error {
-	question := "Release the password?"
-	if r.Passkey {
+	question, ok := "Release the password?", "Allow"
+	switch {
+	case r.Passkey:
 		question = "Use the passkey?"
+	case r.Handover:
+		question, ok = "Done?", "Done"
 	}
-	d, err := p.open(ctx, r, question, "Allow", false)
+	d, err := p.open(ctx, r, question, ok, false)
 	if err != nil {
 		return err
 	}
@@ -274,7 +277,11 @@ type dialog struct {
 // the allowing button's label. With wipe, what the program answers passes through a reader
 // whose buffer close zeroes (a passphrase does).
 func (p *Pinentry) open(ctx context.Context, r Request, prompt, ok string, wipe bool) (*dialog, error) {
-	pctx, cancel := context.WithTimeout(ctx, p.timeout)
+	timeout := p.timeout
+	if r.Wait > 0 {
+		timeout = r.Wait
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	proc, err := startPinentry(p.via, p.program, p.env)
 	if err != nil {
 		cancel()
@@ -320,7 +327,7 @@ func (p *Pinentry) open(ctx context.Context, r Request, prompt, ok string, wipe 
 		"SETDESC "+promptDescription(r),
 		"SETPROMPT "+prompt,
 		"SETOK "+ok,
-		"SETCANCEL Deny",
+		"SETCANCEL "+cancelLabel(r),
 		"SETTIMEOUT "+strconv.FormatInt(seconds, 10),
 	)
 	return &dialog{pctx: pctx, proc: proc, c: &assuanConn{r: rd, w: proc.conn}, cmds: cmds, close: func() {
@@ -333,6 +340,14 @@ func (p *Pinentry) open(ctx context.Context, r Request, prompt, ok string, wipe 
 		}
 		cancel()
 	}}, nil
+}
+
+// cancelLabel is the label of the button that says no.
+func cancelLabel(r Request) string {
+	if r.Handover {
+		return "Decline"
+	}
+	return "Deny"
 }
 
 // assuanConn is the client side of an Assuan conversation with a pinentry.
@@ -548,6 +563,8 @@ func promptDescription(r Request) string {
 		s.Field = clip.Text(s.Field, limit)
 		s.Listener = clip.Text(s.Listener, limit)
 		s.Client = clip.Text(s.Client, limit)
+		s.Reason = clip.Text(s.Reason, limit)
+		s.Title = clip.Text(s.Title, limit)
 		s.Agent = make([]procstat.Proc, len(r.Agent))
 		for i, p := range r.Agent {
 			s.Agent[i] = procstat.Proc{PID: p.PID, Exe: clip.Text(p.Exe, limit), Comm: clip.Text(p.Comm, limit)}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -963,4 +964,54 @@ func TestPromptDescriptionKeepsTheWarnings(t *testing.T) {
 		!strings.Contains(text, "Requested by pid 77 (") {
 		t.Fatalf("shortened prompt lost a warning or the requester: %q", text)
 	}
+}
+
+// A hand-over's prompt asks "Done?" with its own buttons and bound, says what the agent asked
+// for in its own words (quoted) and where, and never speaks of releasing a password.
+func TestPinentryHandover(t *testing.T) {
+	p, logFile := newFake(t, "approve", PinentryOptions{Timeout: 10 * time.Second})
+	r := Request{Handover: true, Session: "s-1", Reason: "solve the CAPTCHA\nthen press Done", Path: "https://example.com/login",
+		Title: "Sign in", PID: 4242, Exe: "/usr/bin/headless", Host: true, Wait: 90 * time.Second,
+		Agent: []procstat.Proc{{PID: 7, Comm: "claude"}}}
+	if err := p.Do(context.Background(), r, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	evs := readLog(t, logFile)
+	got := received(evs, pidsOf(evs, "start", "approve")[0])
+	for _, want := range []string{"SETPROMPT Done?", "SETOK Done", "SETCANCEL Decline", "SETTIMEOUT 88"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("conversation %q has no %q", got, want)
+		}
+	}
+	prompt := presencetest.Prompts(t, logFile)[0]
+	for _, part := range []string{`browser session "s-1"`, `"solve the CAPTCHA\nthen press Done"`, `titled "s-1"`, `Page "https://example.com/login", titled "Sign in"`,
+		"claude", "Press Done when you are done", "pid 4242"} {
+		if !strings.Contains(prompt, part) {
+			t.Errorf("prompt %q does not say %q", prompt, part)
+		}
+	}
+	if strings.Contains(prompt, "assword") || strings.Contains(prompt, "Release") {
+		t.Errorf("a hand-over's prompt speaks of a release: %q", prompt)
+	}
+	r.NoWindow = true
+	if d := r.Description(); !strings.Contains(d, "has no window here") || !strings.Contains(d, "elsewhere") {
+		t.Errorf("a hand-over without a window does not say so: %q", d)
+	}
+}
+
+// Wait bounds a prompt in place of the provider's own timeout.
+func TestPinentryWaitBoundsThePrompt(t *testing.T) {
+	p, logFile := newFake(t, "hang", PinentryOptions{Timeout: 10 * time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a bound, not the subject
+	defer cancel()
+	r := testRequest
+	r.Handover, r.Wait = true, 300*time.Millisecond
+	err := p.Do(ctx, r, func(context.Context) error { return nil })
+	if s := sentinels(err); len(s) != 1 || s[0] != ErrTimeout {
+		t.Fatalf("Do = %v, want ErrTimeout only", err)
+	}
+	for _, pid := range pidsOf(readLog(t, logFile), "start", "hang") {
+		assertReaped(t, pid)
+	}
+	assertDescendantsDie(t, readLog(t, logFile))
 }

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/wire"
@@ -102,6 +103,17 @@ type Request struct {
 	// agent asking started (it or one of its ancestors is in Agent): the prompt's first line
 	// says so.
 	AgentSite procstat.Proc
+	// Handover: not a release but the agent asking the person to act in browser session
+	// Session (Reason: the agent's words; Path and Title: the page's URL and title, as the
+	// host reports them) and to say when they are done. NoWindow: the browser shows no
+	// window, so the person can act only elsewhere (another device). Allow is Done.
+	Handover bool
+	Reason   string
+	Title    string
+	NoWindow bool
+	// Wait, when set, bounds the prompt instead of the provider's own timeout (a
+	// hand-over's is longer than a release's).
+	Wait time.Duration
 	// File, when set, makes this no release: a file a person's command staged for uploads, to
 	// be approved (the prompt names it, its size and SHA-256, and the path it was read from as
 	// the requester reports it; Agent is then the requester's ancestors).
@@ -152,6 +164,11 @@ func (r Request) Description() string {
 		exe = "unknown executable"
 	}
 	var b strings.Builder
+	if r.Handover {
+		r.handover(&b)
+		fmt.Fprintf(&b, "\nRequested by pid %d (%q), the browser host.", r.PID, exe)
+		return b.String()
+	}
 	// The warnings come first: what the person must not miss.
 	if len(r.KnownPaths) > 0 {
 		fmt.Fprintf(&b, "NOT WHERE YOU SIGNED IN BEFORE: this sign-in form is at %q; alias %q signed in at %s before.\n", r.Path, r.Alias, QuoteList(r.KnownPaths))
@@ -217,6 +234,25 @@ func (r Request) Description() string {
 	}
 	fmt.Fprintf(&b, "\nRequested by pid %d (%q)%s.", r.PID, exe, role)
 	return b.String()
+}
+
+// handover is the text of a hand-over's prompt: what the agent asks, in its own words (quoted:
+// they are the agent's, not headless's), where, and who asks.
+func (r Request) handover(b *strings.Builder) {
+	if r.NoWindow {
+		fmt.Fprintf(b, "The agent asks you to act for browser session %q, which has no window here (the browser runs without a display): %q.\n"+
+			"Do it elsewhere (on another device, say), then press Done; Decline if you will not.", r.Session, r.Reason)
+	} else {
+		fmt.Fprintf(b, "The agent asks you to act in browser session %q (its window is in front, titled %q): %q.\n"+
+			"Press Done when you are done; Decline if you will not. Until then the agent cannot use that session.", r.Session, r.Session, r.Reason)
+	}
+	fmt.Fprintf(b, "\nPage %q, titled %q (as reported by the host).", r.Path, r.Title)
+	if len(r.Agent) > 0 {
+		fmt.Fprintf(b, "\nAsked by %s (as reported by the host).", procstat.Describe(r.Agent))
+	}
+	if r.Client != "" {
+		fmt.Fprintf(b, "\nThe agent's client calls itself %q (self-reported, not verified).", r.Client)
+	}
 }
 
 // QuoteList lists items quoted (Go syntax), for a prompt or a message: "a"; "a" or "b";

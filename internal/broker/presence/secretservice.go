@@ -85,6 +85,12 @@ func (p *SecretService) Name() string { return "secret-service" }
 
 // Do implements Provider: use runs only while the collection is unlocked by the person.
 func (p *SecretService) Do(ctx context.Context, r Request, use func(context.Context) error) error {
+	if r.Wait > 0 {
+		// A hand-over's prompt: the person types the keyring's password to say Done.
+		q := *p
+		q.o.Timeout = r.Wait
+		return q.unlocked(ctx, false, use)
+	}
 	return p.unlocked(ctx, false, use)
 }
 

@@ -100,8 +100,15 @@ a ceiling --allow can only narrow. It is a navigation policy, not a network fire
 on the list can still load scripts, images and requests from anywhere. With a host running,
 the same list is a no-op and another list is refused (stop first).
 
-Example:
-    headless start --allow staging.example.com,127.0.0.1:8080`},
+--window (or "window": true in the config) shows the browser on your display, a window per
+session titled with its name: Wayland first, X11 only where that is all there is (any X client
+can then read and type into the windows). The display is where presence prompts appear: the
+config's presence.wayland_display (or display and xauthority), or the environment of a brokerd
+you started; never that of a command an agent runs. NO_DISPLAY without one.
+
+Examples:
+    headless start --allow staging.example.com,127.0.0.1:8080
+    headless start --window`},
 		{name: "stop", summary: "close the browser gracefully and stop the host (and a brokerd headless started)", setup: c.stop,
 			about: `Closes Chromium with Browser.close (cookies and storage are committed), stops the host, and
 stops brokerd if headless started it; a brokerd you started yourself is left running, and stop
@@ -228,6 +235,9 @@ store).
 Examples:
     headless auth login --alias staging-admin --session checkout
     headless auth login --interactive`},
+
+		{name: "handover", args: "SESSION", nargs: [2]int{1, 1}, shows: "--reason TEXT", summary: "the person acts in the session's window; returns done or declined", setup: c.handover,
+			timeout: 65 * time.Minute, about: handoverAbout},
 
 		{name: "journey run", args: "PLAN.json|-", nargs: [2]int{1, 1}, shows: "[--out DIR]", summary: "walk a journey plan; report passed, failed, could_not_look or nothing_to_report", setup: c.journeyRun,
 			timeout: control.JourneyWait + time.Minute, about: journeyAbout},

@@ -32,6 +32,7 @@ type startResult struct {
 func (c *cmd) start(fs *flag.FlagSet) run {
 	var allow listFlag
 	fs.Var(&allow, "allow", "confine navigation to `HOST[:PORT][,…]` (repeatable; *.example.com: its subdomains; at most 32)")
+	window := fs.Bool("window", false, "show the browser's windows on your display (where presence prompts appear), one per session")
 	return func(ctx context.Context, args []string, dash int) (any, func(io.Writer), error) {
 		var list []string
 		if allow != nil {
@@ -41,7 +42,7 @@ func (c *cmd) start(fs *flag.FlagSet) run {
 			}
 			list = l.Strings()
 		}
-		res, err := c.ensureStarted(ctx, c.env.StderrIsTerminal() && !c.json, list)
+		res, err := c.ensureStarted(ctx, c.env.StderrIsTerminal() && !c.json, list, *window)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -56,6 +57,12 @@ func (c *cmd) start(fs *flag.FlagSet) run {
 			}
 			migrationHuman(w, res.Host.MigratedFrom, res.Host.NotMigrated)
 			allowHuman(w, res.Host.Allow)
+			switch res.Host.Window {
+			case "wayland":
+				fmt.Fprintln(w, "windows: on your Wayland display, one per session, titled with its name")
+			case "x11":
+				fmt.Fprintln(w, "windows: on your X11 display, one per session, titled with its name\nwarning: under X11 any X client of yours can read these windows and type into them (SECURITY.md)")
+			}
 		}, nil
 	}
 }
@@ -79,8 +86,8 @@ func allowHuman(w io.Writer, allow []string) {
 // ensureStarted starts brokerd (if needed) and has it start the host (if needed); progress
 // says so on stderr when the host has to start.
 // allow (nil: not asked for) is the navigation allowlist 'start --allow' asks for: a running
-// host with another list refuses it.
-func (c *cmd) ensureStarted(ctx context.Context, progress bool, allow []string) (startResult, error) {
+// host with another list refuses it; window asks for a browser with windows ('start --window').
+func (c *cmd) ensureStarted(ctx context.Context, progress bool, allow []string, window bool) (startResult, error) {
 	b, err := c.env.Broker(ctx)
 	if err != nil {
 		return startResult{}, err
@@ -102,7 +109,7 @@ func (c *cmd) ensureStarted(ctx context.Context, progress bool, allow []string) 
 		defer func() { close(done); <-said }()
 	}
 	var hs brokerapi.HostStartResult
-	if err := b.Call(ctx, brokerapi.MethodHostStart, brokerapi.HostStartParams{Allow: allow}, &hs); err != nil {
+	if err := b.Call(ctx, brokerapi.MethodHostStart, brokerapi.HostStartParams{Allow: allow, Window: window}, &hs); err != nil {
 		return startResult{}, err
 	}
 	v, err := b.Version(ctx)

@@ -32,7 +32,7 @@ func (c *cmd) mcp(fs *flag.FlagSet) run {
 			Version: version.String(),
 			Dial:    c.env.DialControl,
 			Ensure: func(ctx context.Context) error {
-				_, err := c.ensureStarted(ctx, false, nil)
+				_, err := c.ensureStarted(ctx, false, nil, false)
 				return err
 			},
 			Status:       c.mcpStatus,

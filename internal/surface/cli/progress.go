@@ -53,7 +53,14 @@ func (c *cmd) progressLine(what func(elapsed time.Duration) string) (stop func()
 // on a terminal (a pinentry program for terminals, or one with no display configured): a line
 // rewritten every second there would garble it.
 func (c *cmd) presence() (timeout time.Duration, onTerminal bool) {
-	cfg := config.Defaults()
+	cfg, onTerminal := c.promptConfig()
+	return cfg.PresenceTimeout(), onTerminal
+}
+
+// promptConfig is the config (its defaults when it cannot be read) and whether the prompt
+// may be on a terminal, as presence says.
+func (c *cmd) promptConfig() (cfg config.Config, onTerminal bool) {
+	cfg = config.Defaults()
 	if p, err := c.env.Layout.Config(); err == nil {
 		if loaded, err := config.Load(p); err == nil {
 			cfg = loaded
@@ -62,7 +69,7 @@ func (c *cmd) presence() (timeout time.Duration, onTerminal bool) {
 	pr := cfg.Presence
 	onTerminal = (pr.Provider == "pinentry" || pr.Provider == "passphrase") &&
 		(strings.Contains(pr.Program, "tty") || strings.Contains(pr.Program, "curses") || pr.Display == "" && pr.WaylandDisplay == "")
-	return cfg.PresenceTimeout(), onTerminal
+	return cfg, onTerminal
 }
 
 // waitPresence shows, while the returned stop is not called, how long the person has been
@@ -70,6 +77,11 @@ func (c *cmd) presence() (timeout time.Duration, onTerminal bool) {
 // this terminal.
 func (c *cmd) waitPresence(what string) (stop func()) {
 	limit, onTerminal := c.presence()
+	return c.waitPrompt(what, limit, onTerminal)
+}
+
+// waitPrompt is waitPresence for a prompt bounded by limit.
+func (c *cmd) waitPrompt(what string, limit time.Duration, onTerminal bool) (stop func()) {
 	if onTerminal {
 		if !c.json && c.env.StderrIsTerminal != nil && c.env.StderrIsTerminal() {
 			fmt.Fprintf(c.env.Stderr, "%s (the prompt times out after %s)…\n", what, limit)

@@ -63,7 +63,7 @@ func classifyExec(err error) string {
 
 // checkX11 warns of an X11 session: every X client of the user (an agent's shell with
 // DISPLAY among them) can read the keys typed into a prompt and send it clicks and keys of its
-// own, which no group keeps out. The session is taken as X11 when DISPLAY is set and
+// own, which no group keeps out; and the pixels of a browser with windows, and its input. The session is taken as X11 when DISPLAY is set and
 // WAYLAND_DISPLAY is not (a Wayland session with Xwayland sets both, and its native clients'
 // input is not shared); the config's presence.display without presence.wayland_display sends
 // the prompts to an X display whatever the session.
@@ -73,11 +73,14 @@ func (d *run) checkX11() {
 		return
 	}
 	hint := "log in to a Wayland session (GNOME or Plasma on Wayland), or use a terminal pinentry (pinentry-tty) in a terminal you watch; on X11 any program of yours can read and type into a prompt"
+	// A browser with windows ('start --window', "window" in the config) is on that display
+	// too: every X client can read its windows' pixels and type into them.
+	windows := " and with 'headless start --window' (or \"window\" in the config) any X client can also read the browser's windows (a page, what you type there) and type into them"
 	switch {
 	case d.cfgErr == nil && d.cfg.Presence.Display != "" && d.cfg.Presence.WaylandDisplay == "":
-		d.set(CheckX11, Warning, hint, "the config's presence.display sends prompts to an X11 display: any X client of yours can read what you type into them and click their buttons")
+		d.set(CheckX11, Warning, hint, "the config's presence.display sends prompts to an X11 display: any X client of yours can read what you type into them and click their buttons,%s", windows)
 	case d.p.Display && !d.p.Wayland:
-		d.set(CheckX11, Warning, hint, "this session uses X11 (DISPLAY is set, WAYLAND_DISPLAY is not): any X client of yours can read what you type into a prompt and click its buttons")
+		d.set(CheckX11, Warning, hint, "this session uses X11 (DISPLAY is set, WAYLAND_DISPLAY is not): any X client of yours can read what you type into a prompt and click its buttons,%s", windows)
 	case d.p.Wayland:
 		d.set(CheckX11, Healthy, "", "this session uses Wayland (WAYLAND_DISPLAY is set): other clients cannot read or send a prompt's input")
 	default:

@@ -281,3 +281,15 @@ func TestBusyIsNotBroken(t *testing.T) {
 		t.Fatalf("a brokerd holding its lock and not answering: %s, want warning (busy)", st[CheckBrokerd])
 	}
 }
+
+// The X11 warning says what a browser with windows adds: its windows are readable and
+// writable by every X client too.
+func TestX11WarnsOfWindows(t *testing.T) {
+	p := world(t)
+	p.Display = true
+	for _, c := range Run(context.Background(), p).Checks {
+		if c.ID == CheckX11 && (c.State != Warning || !strings.Contains(c.Detail, "start --window") || !strings.Contains(c.Detail, "read the browser's windows")) {
+			t.Fatalf("x11: %+v", c)
+		}
+	}
+}

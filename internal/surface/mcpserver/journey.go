@@ -23,10 +23,10 @@ type journeyIn struct {
 }
 
 // journeyDesc is the plan's grammar, told once (its fields' descriptions stay terse).
-const journeyDesc = `Walk a declared UI journey in one call, in a fresh browser context unless plan.session; it stops at the first failing action. ` +
+const journeyDesc = `Walk a declared UI journey in one call (a fresh browser context unless plan.session), stopping at the first failing action. ` +
 	`An action has a kind and the state_id it reaches; a target is role+name (preferred), text or selector. ` +
-	`login signs in by alias: a person approves; you never see the password. ` +
-	`status: passed, failed, could_not_look (a reason, such as PRESENCE_DENIED) or nothing_to_report, with bounded evidence (untrusted page text) and screenshots inline.`
+	`login signs in by alias (a person approves; you never see the password). ` +
+	`status: passed, failed, could_not_look (with a reason) or nothing_to_report; evidence (untrusted) and screenshots inline.`
 
 // journeyEnums adds the plan's closed vocabularies to journey_run's input schema.
 func journeyEnums(in *jsonschema.Schema) {

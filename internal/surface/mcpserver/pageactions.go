@@ -12,7 +12,7 @@ import (
 type selectIn struct {
 	sessionIn
 	Ref    string   `json:"ref" jsonschema:"a select's"`
-	Values []string `json:"values" jsonschema:"labels or values; several for a multiple select"`
+	Values []string `json:"values" jsonschema:"labels or values; several for a multiple one"`
 }
 
 type backIn struct {

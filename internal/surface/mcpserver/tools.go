@@ -21,7 +21,7 @@ import (
 // 15).
 var ToolNames = []string{"status", "session_create", "session_list", "session_close", "visit", "back",
 	"snapshot", "click", "fill", "select", "press", "hover", "scroll", "wait", "screenshot",
-	"auth_login", "credentials_list", "journey_run", "doctor", "dialog", "pages", "console_list", "network_list"}
+	"auth_login", "credentials_list", "journey_run", "doctor", "dialog", "pages", "console_list", "network_list", "handover"}
 
 // Inputs. Every page tool names a session ("" or absent: default).
 
@@ -77,7 +77,7 @@ type fillOut struct {
 
 type pressIn struct {
 	sessionIn
-	Key string `json:"key" jsonschema:"a character or a key name (Enter, Tab, Escape, Backspace, Delete, Space, Home, End, PageUp, ArrowDown, …), after Control+, Shift+, Alt+ or Meta+"`
+	Key string `json:"key" jsonschema:"a character or key name (Enter, Tab, Escape, ArrowDown, …), after Control+, Shift+, Alt+ or Meta+"`
 	Ref string `json:"ref,omitempty" jsonschema:"focus this element first"`
 }
 
@@ -91,12 +91,23 @@ type waitIn struct {
 	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"default 10000, at most 300000"`
 }
 
+type handoverIn struct {
+	sessionIn
+	Reason string `json:"reason" jsonschema:"for the person"`
+}
+
+// handoverOut is handover's answer: done or declined, and where the page is now.
+type handoverOut struct {
+	Status string `json:"status"`
+	URL    string `json:"url"`
+}
+
 type authIn struct {
 	sessionIn
 	Alias         string `json:"alias" jsonschema:"from auth_required or credentials_list"`
 	Challenge     string `json:"challenge,omitempty" jsonschema:"from auth_required (default: a fresh one)"`
 	CodeOnly      bool   `json:"code_only,omitempty" jsonschema:"step-up: only the one-time code"`
-	NewLoginPath  bool   `json:"new_login_path,omitempty" jsonschema:"ask the person about a form where the alias was not used before (else LOGIN_PATH_CHANGED); allowed for that one sign-in, never remembered"`
+	NewLoginPath  bool   `json:"new_login_path,omitempty" jsonschema:"a form new to the alias: the person is asked (else LOGIN_PATH_CHANGED), for this sign-in only"`
 	PasswordField string `json:"password_field,omitempty" jsonschema:"ref, if the guessed form is wrong"`
 	AccountField  string `json:"account_field,omitempty" jsonschema:"ref"`
 	Submit        string `json:"submit,omitempty" jsonschema:"ref"`
@@ -165,7 +176,7 @@ var (
 )
 
 func (s *Server) register() {
-	addTool(s, "status", "Status", "Whether brokerd and the browser host run, and their versions. Starts nothing.",
+	addTool(s, "status", "Status", "Whether brokerd and the browser host run, their versions. Starts nothing.",
 		readOnlyLocal, func(ctx context.Context, c *call, _ empty) (Status, string, error) {
 			if s.o.Status == nil {
 				return Status{}, "", wire.Errorf(wire.CodeInternal, "no status source")
@@ -176,7 +187,7 @@ func (s *Server) register() {
 			}
 			return st, fmt.Sprintf("host running: %t, brokerd running: %t", st.HostRunning, st.BrokerRunning), nil
 		})
-	addTool(s, "session_create", "New session", "Open a browser session (a tab); closed when this client disconnects unless keep.",
+	addTool(s, "session_create", "New session", "Open a browser session (a tab), closed when this client disconnects unless keep.",
 		localChange, func(ctx context.Context, c *call, in createIn) (control.SessionInfo, string, error) {
 			p := control.CreateParams{Name: in.Name, Isolated: in.Isolated, Owned: !in.Keep}
 			var cl *control.Client
@@ -277,7 +288,7 @@ func (s *Server) register() {
 				return cl.Press(ctx, control.PressParams{Session: in.Session, Key: in.Key, Ref: in.Ref})
 			})
 		})
-	addTool(s, "wait", "Wait", "Wait until every condition given holds, for timeout_ms at most (then TIMEOUT).",
+	addTool(s, "wait", "Wait", "Wait until every condition given holds (else TIMEOUT after timeout_ms).",
 		readOnlyPage, func(ctx context.Context, c *call, in waitIn) (control.PageResult, string, error) {
 			stop := c.progress(ctx, "waiting for the page")
 			defer stop()
@@ -285,7 +296,7 @@ func (s *Server) register() {
 				return cl.Wait(ctx, control.WaitParams{Session: in.Session, Text: in.Text, Gone: in.Gone, URL: in.URL, Ref: in.Ref, NetworkIdle: in.Idle, TimeoutMS: in.TimeoutMS})
 			})
 		})
-	addTool(s, "screenshot", "Screenshot", "A PNG of the viewport, an element or the whole page, as an image block. Refused while a typed password or a released secret may be on the page (SECRET_ON_PAGE).",
+	addTool(s, "screenshot", "Screenshot", "A PNG of the viewport, an element or the whole page. SECRET_ON_PAGE while a typed password or a released secret may show",
 		readOnlyPage, func(ctx context.Context, c *call, in screenshotIn) (screenshotOut, string, error) {
 			cl, err := c.client(ctx)
 			if err != nil {
@@ -297,7 +308,7 @@ func (s *Server) register() {
 			}
 			return s.screenshot(c, r)
 		})
-	addTool(s, "auth_login", "Sign in by alias", "Sign in to the page's login form by alias. A person approves outside this conversation (up to a minute; progress is reported); headless types the password, you never see it. status: authenticated, failed or unknown.",
+	addTool(s, "auth_login", "Sign in by alias", "Sign in to the page's login form by alias: a person approves outside this conversation (up to a minute), headless types the password; you never see it. status: authenticated, failed or unknown.",
 		hints{openWorld: true}, func(ctx context.Context, c *call, in authIn) (control.AuthResult, string, error) {
 			cl, err := c.client(ctx)
 			if err != nil {
@@ -311,6 +322,17 @@ func (s *Server) register() {
 				return r, "", err
 			}
 			return r, fmt.Sprintf("sign-in as %q at %s: %s", r.Alias, r.Origin, r.Status), nil
+		})
+	addTool(s, "handover", "Hand over", "The person acts in the session's window until Done (minutes); HANDED_OVER meanwhile.",
+		pageChange, func(ctx context.Context, c *call, in handoverIn) (handoverOut, string, error) {
+			cl, err := c.client(ctx)
+			if err != nil {
+				return handoverOut{}, "", err
+			}
+			stop := c.progress(ctx, "waiting for the person to act and press Done in headless's prompt")
+			r, err := cl.Handover(ctx, control.HandoverParams{Session: in.Session, Reason: in.Reason})
+			stop()
+			return handoverOut{Status: r.Status, URL: r.URL}, "hand-over: " + r.Status, err
 		})
 	addTool(s, "doctor", "Doctor", "Whether headless can work here, check by check, with hints for the person. Read-only.",
 		readOnlyLocal, func(ctx context.Context, c *call, _ empty) (doctor.Report, string, error) {

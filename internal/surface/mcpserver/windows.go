@@ -28,7 +28,7 @@ func (s *Server) registerWindows() {
 				return cl.Dialog(ctx, control.DialogParams{Session: in.Session, Accept: in.Accept, Text: in.Text})
 			})
 		})
-	addTool(s, "pages", "Pages", "The session's pages: its own and the windows they opened (untrusted); select makes one current.",
+	addTool(s, "pages", "Pages", "The session's pages and the windows they opened (untrusted); select makes one current.",
 		hints{idempotent: true}, func(ctx context.Context, c *call, in pagesIn) (control.PageList, string, error) {
 			cl, err := c.client(ctx)
 			if err != nil {
