@@ -41,6 +41,14 @@ func TestLoginFormsClasses(t *testing.T) {
 		els                       []Element
 		password, account, submit string // "" password and account: nothing offered
 	}{
+		{"a server's settings beside the sign-in (Socket.IO's Admin UI: its advanced options open)", "", "", []Element{heading("h", "Connection"), form("f"),
+			in("s", "f", "text", both(label("Server URL"), func(e *Element) { e.Placeholder = "https://example.com" })),
+			in("u", "f", "text", label("Username")), in("pw", "f", "password", label("Password")),
+			in("ws", "f", "checkbox", label("WebSocket only?")),
+			in("p", "f", "text", both(label("Path"), func(e *Element) { e.Value = "/socket.io" })),
+			in("ns", "f", "text", both(label("Admin namespace"), func(e *Element) { e.Value = "/admin" })),
+			button("b", "f", "submit", "Connect")},
+			"pw", "u", "b"},
 		{"account named accessid, submit type=button", "", "", []Element{form("f"),
 			in("u", "f", "text", named("accessid")), in("pw", "f", "password", nil), button("b", "f", "button", "Log in")},
 			"pw", "u", "b"},

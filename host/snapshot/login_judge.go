@@ -184,7 +184,10 @@ func (ix *index) judge(pg page, g group, i int) judgment {
 				j.score[signUp] += wTerms
 			}
 		case x.Kind == "input" || x.Kind == "select":
-			if textLike(x) && !x.Disabled && accountCandidate(x) {
+			// A field with a value already (a default the page set: a server's path, a
+			// namespace) or one asking for a web address is a setting, not a new account's
+			// personal field: a sign-up's extra fields start empty.
+			if textLike(x) && !x.Disabled && accountCandidate(x) && (k == j.account || x.Value == "" && !addressField(x)) {
 				texts++
 			}
 			// The account field is the account's, whatever else its label says ("WWU ID or
@@ -310,4 +313,9 @@ func actionPath(action string) string {
 		return ""
 	}
 	return strings.ReplaceAll(u.Path, "/", " ")
+}
+
+// addressField is a field asking for a web address (a server to connect to), not a person's.
+func addressField(x Element) bool {
+	return x.Type == "url" || strings.HasPrefix(x.Placeholder, "https://") || strings.HasPrefix(x.Placeholder, "http://")
 }
