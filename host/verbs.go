@@ -251,7 +251,7 @@ func (h *Host) acted(ctx context.Context, b *cdp.Browser, s *session, action fun
 // (p.Double: a double click) or with the right button (p.Right: a context menu).
 func (h *Host) Click(ctx context.Context, p control.ClickParams) (page control.PageResult, err error) {
 	if p.Double && p.Right {
-		return page, wire.Errorf(wire.CodeInvalidArgument, "click takes --double or --right, not both")
+		return page, wire.Errorf(wire.CodeInvalidArgument, "a click is a double click or a right click, not both")
 	}
 	how := click{button: "left", count: 1}
 	if p.Double {
