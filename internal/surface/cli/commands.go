@@ -200,11 +200,17 @@ Examples:
 			about: `NO_HISTORY on the session's first page. The page is loaded afresh (the back/forward cache is
 off), so it never comes back with what its fields held.`},
 		{name: "forward", summary: "go one page forward in the session's history", setup: c.forward,
-			about: `NO_HISTORY on the session's last page; as back otherwise.`},
+			about: `NO_HISTORY on the session's last page; as back otherwise.
+
+Example:
+    headless back && headless forward`},
 		{name: "reload", summary: "load the session's page again", setup: c.reload,
 			about: `Refused as back is while a field the host typed a password into holds a value
 (SECRET_ON_PAGE). A beforeunload dialog it opens is in the result: 'headless dialog accept'
-leaves the page.`},
+leaves the page.
+
+Example:
+    headless reload --session checkout`},
 		{name: "dialog accept", shows: "[--text T]", summary: "accept the page's open dialog (OK; a prompt's answer with --text)", setup: c.dialogAccept,
 			about: `A dialog (alert, confirm, prompt, beforeunload) is held until answered, 20 s at most; then
 the host dismisses it and the next result says so ("dismissed": "unanswered"). Its type and
@@ -216,11 +222,21 @@ Examples:
     headless click e4            # {"…","dialog":{"type":"confirm","message":"Delete?","open":true}}
     headless dialog accept
     headless dialog accept --text "new name"`},
-		{name: "dialog dismiss", summary: "dismiss the page's open dialog (Cancel; a beforeunload: stay)", setup: c.dialogDismiss},
+		{name: "dialog dismiss", summary: "dismiss the page's open dialog (Cancel; a beforeunload: stay)", setup: c.dialogDismiss,
+			about: `A confirm() or prompt() gets Cancel, a beforeunload keeps the page. Allowed too while the page
+shows the document a password was typed into, where accept is refused (dismissing is what the
+host does itself after 20 s).
+
+Example:
+    headless dialog dismiss`},
 		{name: "screenshot", shows: "[--ref REF | --full-page]", summary: "PNG in the private artifact store: path, SHA-256, width and height", setup: c.screenshot,
 			about: `Of the viewport, of an element's box (--ref) or of the whole page (--full-page); at most
 4096×16384 CSS pixels: a larger page or element is cut to that ("truncated": true).
-SECRET_ON_PAGE while a field the host typed a password into still holds a value.`},
+SECRET_ON_PAGE while a field the host typed a password into still holds a value.
+
+Examples:
+    headless screenshot --ref e5
+    headless screenshot --full-page --json`},
 
 		{name: "auth login", shows: "--alias NAME | --interactive", summary: "sign the session in: by alias (a presence prompt asks you), or typed here", setup: c.authLogin, timeout: 15 * time.Minute,
 			about: `With --alias, brokerd asks you at a presence prompt, and the password is typed into the verified
@@ -302,8 +318,19 @@ counted as "legacy" and checked as the plain chain they are.`},
 Examples:
     headless files add ~/Documents/report.pdf
     headless files add ./avatar-2.png --name avatar.png`},
-		{name: "files list", summary: "the files added for uploads: name, size, SHA-256 (never their contents)", setup: c.filesList, about: filesAbout},
-		{name: "files remove", args: "NAME", nargs: [2]int{1, 1}, summary: "remove a file from the upload store", setup: c.filesRemove},
+		{name: "files list", summary: "the files added for uploads: name, size, SHA-256 (never their contents)", setup: c.filesList, about: filesAbout + `
+
+"IN STORE" (JSON "present") says whether the store still holds a regular file of that name and
+size; an upload also checks its SHA-256.
+
+Example:
+    headless files list --json`},
+		{name: "files remove", args: "NAME", nargs: [2]int{1, 1}, summary: "remove a file from the upload store", setup: c.filesRemove,
+			about: `brokerd forgets your approval of NAME (audited) and the store's copy is removed; nobody is
+asked. A file of that name that brokerd never approved goes too.
+
+Example:
+    headless files remove report.pdf`},
 		{name: "upload", args: "REF NAME", nargs: [2]int{2, 2}, summary: "attach a file a person added (files add) to the file input of REF", setup: c.upload,
 			about: `NAME is a file of the upload store ('headless files list'), never a path: only a file a person
 added with 'headless files add' and approved at the presence prompt, and only while its bytes
