@@ -72,7 +72,9 @@ func errDownload(s *session, verb string) error {
 // downloadVerbs are the methods that answer DOWNLOAD_DENIED when their session's page began a
 // download while they ran (visit answers it from the navigation itself).
 var downloadVerbs = map[string]string{control.MethodClick: "click", control.MethodPress: "key press",
-	control.MethodSelect: "selection", control.MethodBack: "step back", control.MethodUpload: "upload"}
+	control.MethodSelect: "selection", control.MethodBack: "step back", control.MethodUpload: "upload",
+	control.MethodForward: "step forward", control.MethodReload: "reload", control.MethodDialog: "dialog's answer",
+	control.MethodPageSelect: "page selection"}
 
 // downloadMark is how many downloads the session a request names had begun before it ran
 // (-1: not a verb that answers them).

@@ -37,6 +37,9 @@ func (h *Host) ConsoleList(ctx context.Context, p control.ConsoleParams) (contro
 		return control.ConsoleList{}, err
 	}
 	_, s, err := h.session(ctx, p.Session)
+	if err == nil {
+		err = s.handedOverErr() // what the person's actions load is not the agent's to list
+	}
 	if err != nil {
 		return control.ConsoleList{}, err
 	}
@@ -93,6 +96,9 @@ func (h *Host) NetworkList(ctx context.Context, p control.NetworkParams) (contro
 		return control.NetworkList{}, err
 	}
 	_, s, err := h.session(ctx, p.Session)
+	if err == nil {
+		err = s.handedOverErr() // what the person's actions load is not the agent's to list
+	}
 	if err != nil {
 		return control.NetworkList{}, err
 	}

@@ -121,7 +121,7 @@ func TestWindowX11(t *testing.T) {
 		}
 	}
 	for _, verb := range [][]string{{"snapshot"}, {"screenshot"}, {"wait", "--text", "Sign in", "--timeout", "2s"}, {"click", "e1"},
-		{"visit", srv.URL + "/echoing"}, {"auth", "login", "--alias", "x"}} {
+		{"visit", srv.URL + "/echoing"}, {"auth", "login", "--alias", "x"}, {"console", "list"}, {"network", "list"}, {"session", "pages"}} {
 		e.fails(t, "HANDED_OVER", append(verb, "--session", "shop")...)
 	}
 	e.fails(t, "HANDED_OVER", "handover", "shop", "--reason", "again")

@@ -243,7 +243,7 @@ func (r Request) handover(b *strings.Builder) {
 		fmt.Fprintf(b, "The agent asks you to act for browser session %q, which has no window here (the browser runs without a display): %q.\n"+
 			"Do it elsewhere (on another device, say), then press Done; Decline if you will not.", r.Session, r.Reason)
 	} else {
-		fmt.Fprintf(b, "The agent asks you to act in browser session %q (its window is in front, titled %q): %q.\n"+
+		fmt.Fprintf(b, "The agent asks you to act in browser session %q (its window is in front, titled %q or, isolated, with the page's title below): %q.\n"+
 			"Press Done when you are done; Decline if you will not. Until then the agent cannot use that session.", r.Session, r.Session, r.Reason)
 	}
 	fmt.Fprintf(b, "\nPage %q, titled %q (as reported by the host).", r.Path, r.Title)
