@@ -128,6 +128,13 @@ func (h *Host) release(ctx context.Context, intact *intactCheck, p brokerapi.Rel
 	if h.o.Broker == nil {
 		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeBrokerUnavail, "no broker configured")
 	}
+	if h.o.Window == "x11" && (p.Purpose == brokerapi.PurposeLogin || p.Purpose == brokerapi.PurposeCode) {
+		// Any X client of the person's can type into the browser's windows, its address bar
+		// included: a javascript: URL typed there runs in the sign-in page and reads the field
+		// (a hostile review of issue 45 did). Nothing is asked or typed.
+		return brokerapi.Released{}, nil, wire.Errorf(wire.CodeX11Window,
+			"the browser shows its windows on X11, where any program of yours can script the sign-in page through them: a password or code is never typed there")
+	}
 	if err := intact.result(h); err != nil {
 		return brokerapi.Released{}, nil, err
 	}

@@ -87,6 +87,7 @@ const (
 	CodeNetUntracked    Code = "NETWORK_UNTRACKED"    // wait --network-idle: the page has more requests in flight than the host follows
 	CodeNoDisplay       Code = "NO_DISPLAY"           // a window was asked for and there is no display of the person's to show it on
 	CodeNoWindow        Code = "NO_WINDOW"            // a hand-over needs the session's window, and none is open
+	CodeX11Window       Code = "X11_WINDOW"           // a password or code is never typed into a browser whose windows are on X11 (any X client can script them)
 	CodeHandedOver      Code = "HANDED_OVER"          // the person acts in the session's window: the agent's verbs wait for the hand-over's end
 
 	// Alias login.
@@ -204,6 +205,7 @@ var hints = map[Code]string{
 	CodeNetUntracked:     "the page started more requests at once than the host follows (1024), so whether its network is idle cannot be told until it loads another document: wait for a text or an element instead ('headless wait --text T', 'headless wait --ref REF')",
 	CodeProfileClear:     "the profile is whole (the message says whether it is the old or a fresh one); read host.log in the runtime dir and retry 'headless profile clear'",
 	CodeNoDisplay:        "name the person's display in the config (\"presence\": {\"wayland_display\": \"wayland-0\"}, or \"display\" and \"xauthority\" under X11), or start brokerd yourself in your desktop session; then 'headless stop' and 'headless start --window'",
+	CodeX11Window:        "sign in with a browser without windows ('headless stop', then 'headless start'), or show the windows on Wayland (\"presence\": {\"wayland_display\": …}); under X11 any program of yours can type into the browser's windows, its address bar included",
 	CodeNoWindow:         "a hand-over needs the session's window on the person's screen: 'headless stop', then 'headless start --window' (a closed window comes back at the session's next command)",
 	CodeHandedOver:       "the person is acting in this session's window ('headless handover'); its verbs are refused until the hand-over ends: work in another session meanwhile",
 	CodeNoLoginForm:      "visit the site's login page first; only a form in the page itself is used, never one in a frame",

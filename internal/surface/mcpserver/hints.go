@@ -57,6 +57,7 @@ var toolHints = map[wire.Code]string{
 	wire.CodeEnrollUnknown:      "the save question was already answered or waited more than 2 minutes; saving a new password needs the person at a terminal",
 	wire.CodeCancelled:          "the call was cancelled: nothing was typed or changed",
 	wire.CodeConfigInvalid:      "ask the person to fix $XDG_CONFIG_HOME/headless/config.json (owned by them, not group/world-writable, documented keys only)",
+	wire.CodeX11Window:          "ask the person to run `headless stop` and `headless start` (no windows), or to show the windows on Wayland; the sign-in is refused while the browser's windows are on X11",
 	wire.CodeNoDisplay:          "ask the person to name their display in the config (presence.wayland_display, or display and xauthority), then run `headless stop` and `headless start --window` in a terminal",
 	wire.CodeNoWindow:           "a hand-over needs the session's window: ask the person to run `headless stop` and `headless start --window` in a terminal",
 	wire.CodeHandedOver:         "the person is acting in this session's window (handover): use another session until the hand-over ends",
