@@ -28,6 +28,12 @@ func handoverSite(t testing.TB) *httptest.Server {
 <label><input id="show" type="checkbox" onchange="document.getElementById('k').type = this.checked ? 'text' : 'password'"> Show</label>
 <button id="go" type="button">Continue</button>`)
 	})
+	mux.HandleFunc("/login", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Log in</title><h1>Log in</h1><form method="post" action="/login">
+<label>Username <input name="username" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button>Log in</button></form>`)
+	})
 	mux.HandleFunc("/echoing", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><title>Echoing</title><h1>Code</h1>
 <label>Code <input id="k" name="k" type="password" autofocus oninput="document.getElementById('said').textContent = this.value.length >= 12 ? 'you typed ' + this.value : ''"></label>
@@ -196,6 +202,20 @@ func TestWindowX11(t *testing.T) {
 	}
 	if out := e.allOutput(); strings.Contains(out, canary) || strings.Contains(out, code) {
 		t.Fatal("an output of the agent's holds what the person typed")
+	}
+
+	// No password is typed into a window on X11, where any X client can type a javascript: URL
+	// into its address bar and read the field: X11_WINDOW before anyone is asked.
+	const saved = "X11-Saved-Canary-pw-31"
+	lsEnroll(t, e, srv.URL, "x11", "alice", saved)
+	asked := len(presencetest.Prompts(t, logFile))
+	e.ok(t, nil, "visit", srv.URL+"/login", "--session", "shop")
+	e.fails(t, "X11_WINDOW", "auth", "login", "--alias", "x11", "--session", "shop")
+	if n := len(presencetest.Prompts(t, logFile)); n != asked {
+		t.Errorf("the person was asked %d more time(s) for a sign-in that could not be typed", n-asked)
+	}
+	if out := e.allOutput(); strings.Contains(out, saved) {
+		t.Fatal("an output holds the saved password")
 	}
 }
 
