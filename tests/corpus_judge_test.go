@@ -264,16 +264,15 @@ func corpusJudge(r *corpusRun) corpusResult {
 	}
 	res.Code = loginCode
 	if !p.Login {
-		// A page not named for signing in that holds a sign-in box all the same (a field
-		// DuckDuckGo labelled a current password: a sign-up page with "Already a member? Sign
-		// in" beside it): offering that box is right, and strings that went only into its
-		// form's fields are no defect. Anything else is.
-		box := p.currentPasswordForm()
-		inBox := box != noBox
+		// A page not named for signing in that holds a sign-in box all the same
+		// (signInBoxes: a sign-up page with "Already a member? Sign in" beside it):
+		// offering it is right, and strings that went only into a box's fields are no
+		// defect. Anything else is.
+		inBox := len(p.signIn) > 0
 		for _, h := range hits {
-			inBox = inBox && h.OK && h.Form == box
+			inBox = inBox && h.OK && p.signIn[h.Form]
 		}
-		if r.Offered && box == noBox {
+		if r.Offered && len(p.signIn) == 0 {
 			defects[defOffered] = true
 		}
 		if (typedAny || len(hits) > 0) && !inBox {

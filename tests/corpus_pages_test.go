@@ -72,18 +72,49 @@ type corpusInput struct {
 	InputMode string
 }
 
-// noBox: a page with no field labelled a current password (currentPasswordForm).
-const noBox = -2
-
-// currentPasswordForm is the form index (-1 outside any) of the page's field labelled
-// password.current — a sign-in box — or noBox.
-func (p *corpusPage) currentPasswordForm() int {
+// signInBoxes are the forms (-1: the fields outside any) of a page not named for signing in
+// that hold a sign-in box all the same, by DuckDuckGo's labels: a field labelled
+// password.current, or exactly one labelled password beside an account field, with no new
+// password and no field of a person's (a name, an address, a card) in that form — the
+// "Already a member? Sign in" box of a sign-up page, a site's page with its log-in form. A
+// form whose labels hold more (a sign-in and a sign-up in one form) is none.
+func (p *corpusPage) signInBoxes() map[int]bool {
+	type tally struct{ current, password, account, other int }
+	forms := map[int]*tally{}
 	for _, in := range p.Inputs {
-		if in.Label == "password.current" {
-			return in.Form
+		t := forms[in.Form]
+		if t == nil {
+			t = &tally{}
+			forms[in.Form] = t
+		}
+		switch l := in.Label; {
+		case l == "password.current":
+			t.current++
+		case l == "password":
+			t.password++
+		case isAccountLabel(l):
+			t.account++
+		case l != "":
+			t.other++
 		}
 	}
-	return noBox
+	boxes := map[int]bool{}
+	for f, t := range forms {
+		if t.other == 0 && (t.current == 1 && t.password == 0 || t.current == 0 && t.password == 1 && t.account > 0) {
+			boxes[f] = true
+		}
+	}
+	return boxes
+}
+
+// labelCorrections are fields DuckDuckGo left unlabelled on pages it labelled otherwise, where
+// what they are is not in doubt (the page's own words say it), by page and then field name.
+// Without them a string typed where it belonged would count as typed into an unknown field.
+var labelCorrections = map[string]map[string]string{
+	// A "Log In" form (Email, Password, Remember me, Log In) of the sign-up page's header.
+	"www_singaporeair_com_signup.html": {"loginID": "username", "password": "password"},
+	// The sign-in's password field (aria-label "password", beside the labelled e-mail).
+	"customer_globeandmail_ca_login.html": {"password": "password"},
 }
 
 // Labels of the corpus the judgement uses.
@@ -174,6 +205,9 @@ func parseCorpusPage(file string, src []byte) (*corpusPage, error) {
 				if in.Tag == "input" && in.Type == "" {
 					in.Type = "text"
 				}
+				if l, ok := labelCorrections[file][in.Name]; ok && in.Label == "" {
+					in.Label = l
+				}
 				in.MaxLength, _ = strconv.Atoi(strings.TrimSpace(attr(n, "maxlength")))
 				p.Inputs = append(p.Inputs, in)
 				formAttr = append(formAttr, attr(n, "form"))
@@ -216,6 +250,9 @@ func parseCorpusPage(file string, src []byte) (*corpusPage, error) {
 	}
 	p.FirstStep = p.Login && !slices.ContainsFunc(p.Inputs, func(in corpusInput) bool { return in.Type == "password" })
 	p.signIn = map[int]bool{}
+	if !p.Login {
+		p.signIn = p.signInBoxes()
+	}
 	if p.Login {
 		for _, in := range p.Inputs {
 			if isPasswordLabel(in.Label) {
