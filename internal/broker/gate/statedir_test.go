@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/test/realtest"
@@ -206,5 +207,72 @@ func TestLoginPathsReadAfterEveryChange(t *testing.T) {
 	os.Remove(file)
 	if es, err := lp.entries(); err != nil || len(es) != 0 {
 		t.Fatalf("the file gone: %+v, %v", es, err)
+	}
+}
+
+// TestLoginPathsSettledFileIsNotReadAgain: a file whose times are older than settleAge is read
+// once and answered from memory while stat says it is the same file; a rewrite in place of the
+// same size with its old mtime put back (its ctime moves), a replacement by rename of the same
+// size, and a mode opened to others are each seen at once.
+func TestLoginPathsSettledFileIsNotReadAgain(t *testing.T) {
+	lp, err := OpenLoginPaths(t.TempDir(), os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := lp.Path()
+	body := func(alias string) []byte {
+		return fmt.Appendf(nil, `{"version":1,"credentials":[{"origin":"https://a.example","alias":%q,"set":["/login"]}]}`, alias)
+	}
+	if err := os.WriteFile(file, body("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	alias := func() string {
+		t.Helper()
+		es, err := lp.entries()
+		if err != nil || len(es) != 1 {
+			t.Fatalf("entries: %+v, %v", es, err)
+		}
+		return es[0].Alias
+	}
+	alias() // unsettled: read every time
+	alias()
+	if lp.reads < 2 {
+		t.Fatalf("a file written just now was read %d times for 2 loads", lp.reads)
+	}
+	time.Sleep(settleAge + 100*time.Millisecond)
+	n := lp.reads
+	for range 3 {
+		if got := alias(); got != "one" {
+			t.Fatalf("settled: %q", got)
+		}
+	}
+	if lp.reads != n+1 {
+		t.Fatalf("a settled file was read %d times for 3 loads, want 1", lp.reads-n)
+	}
+	fi, _ := os.Stat(file)
+	if err := os.WriteFile(file, body("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(file, fi.ModTime(), fi.ModTime())
+	if got := alias(); got != "two" {
+		t.Fatalf("after a rewrite in place with the old mtime: %q", got)
+	}
+	time.Sleep(settleAge + 100*time.Millisecond)
+	alias()
+	tmp := file + ".new"
+	if err := os.WriteFile(tmp, body("tri"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+	if got := alias(); got != "tri" {
+		t.Fatalf("after a replacement: %q", got)
+	}
+	time.Sleep(settleAge + 100*time.Millisecond)
+	alias()
+	os.Chmod(file, 0o640)
+	if _, err := lp.entries(); code(err) != wire.CodeBrokerUntrusted {
+		t.Fatalf("a settled file opened to its group: %v", err)
 	}
 }
