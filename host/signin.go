@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
@@ -104,15 +105,18 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 // sign-in page was looked at; listener the loopback listener brokerd saw at the release ("" when
 // there is none, or the secret came from the person's terminal).
 type signIn struct {
-	h        *Host
-	b        *cdp.Browser
-	s        *session
-	look     *lookBound
-	ev       *control.Evidence
-	origin   string
-	also     []string // the other origins the person named for the credential (rel.AlsoOrigins)
-	listener string
-	named    *namedFields // the fields the agent named (named.go), nil: the host's guess
+	h      *Host
+	b      *cdp.Browser
+	s      *session
+	look   *lookBound
+	ev     *control.Evidence
+	origin string
+	also   []string // the other origins the person named for the credential (rel.AlsoOrigins)
+	// codePaths are where the one-time code released with the password may be typed
+	// (rel.CodePaths: the sign-in page's path and the credential's known sign-in paths).
+	codePaths []string
+	listener  string
+	named     *namedFields // the fields the agent named (named.go), nil: the host's guess
 }
 
 // formLogin is the sign-in into a form of the page (one page, or a two-step login), si.look
@@ -220,7 +224,7 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	if rel.Origin != si.origin {
 		return wire.Errorf(wire.CodeOriginMismatch, "the credential is for %s, the page is %s", rel.Origin, si.origin)
 	}
-	si.listener, si.also = rel.Listener, rel.AlsoOrigins
+	si.listener, si.also, si.codePaths = rel.Listener, rel.AlsoOrigins, rel.CodePaths
 	tctx, tcancel := context.WithTimeout(ctx, TypeWait)
 	typed, err := si.fillVerified(tctx, st, form, rel.Account, secret, page)
 	tcancel()
@@ -409,6 +413,13 @@ func (si *signIn) codeStep(ctx context.Context, before pageState, code []byte) (
 				}
 				if err := checkForm(st, f, si.origin); err != nil {
 					return st, false, err
+				}
+				// The person approved the code for the sign-in page: a code page elsewhere
+				// on the origin (one a redirect the agent steered led to, such as
+				// /login?next=/their/page) gets it only when they are asked about it.
+				if p := pathOf(st.outline.URL); !slices.Contains(si.codePaths, p) {
+					return st, false, wire.Errorf(wire.CodeCodePathUnknown,
+						"the site asks for the one-time code at %s, which is not this credential's sign-in page: the password was sent, the code was not typed", clip.Text(p, 200))
 				}
 				st.forms = snapshot.CodeForms(st.outline)
 				if _, err := h.closeOpened(ctx, b, s); err != nil {

@@ -175,7 +175,7 @@ func TestSiteEchoes(t *testing.T) {
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
 	lsPresence(e, approve, 5)
 	lsEnroll(t, e, site.URL, "main", account, pw)
-	mfaEnroll(t, e, site.URL, "mfa", mfaAccount, mfaPW, seedB32)
+	mfaEnroll(t, e, site.URL, "mfa", mfaAccount, mfaPW, seedB32, "--login-path", "/login", "--login-path", "/verify")
 	e.start(t)
 
 	var needles []lsNeedle

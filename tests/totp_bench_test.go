@@ -30,7 +30,7 @@ func BenchmarkTOTPStep(b *testing.B) {
 	site.mu.Unlock()
 	program, _ := presencetest.FakePinentry(b, "approve")
 	lsPresence(e, program, 30)
-	mfaEnroll(b, e, site.URL, "otp", "otp@example.test", otpPW, "otpauth://totp/Example:otp@example.test?secret="+seedB32+"&issuer=Example")
+	mfaEnroll(b, e, site.URL, "otp", "otp@example.test", otpPW, "otpauth://totp/Example:otp@example.test?secret="+seedB32+"&issuer=Example", "--login-path", "/login", "--login-path", "/verify")
 	mfaEnroll(b, e, site.URL, "plain", "plain@example.test", plainPW, "")
 	if r := e.run("", "headless", "start", "--json"); r.code != 0 {
 		b.Fatalf("start: %+v", r)

@@ -285,10 +285,10 @@ func newSeed(t testing.TB) (*totp.Key, string) {
 }
 
 // mfaEnroll enrolls through the CLI on a real pty: the password twice, then (with uri) the seed.
-func mfaEnroll(t testing.TB, e *env, origin, alias, account, password, uri string) {
+func mfaEnroll(t testing.TB, e *env, origin, alias, account, password, uri string, extra ...string) {
 	t.Helper()
 	steps := []step{{"Password for", password + "\n"}, {"Repeat the password", password + "\n"}}
-	args := []string{"credentials", "add", "--origin", origin, "--account", account, "--alias", alias, "--json"}
+	args := append([]string{"credentials", "add", "--origin", origin, "--account", account, "--alias", alias, "--json"}, extra...)
 	if uri != "" {
 		steps = append(steps, step{"TOTP seed", uri + "\n"})
 		args = append(args, "--totp")
@@ -319,14 +319,18 @@ func TestTOTPLogin(t *testing.T) {
 	approve, approveLog := presencetest.FakePinentry(t, "approve")
 	deny, denyLog := presencetest.FakePinentry(t, "deny")
 	lsPresence(e, approve, 5)
-	mfaEnroll(t, e, site.URL, "otp", "otp@example.test", otpPW, "otpauth://totp/Example:otp@example.test?secret="+seedB32+"&issuer=Example")
-	mfaEnroll(t, e, site.URL, "badseed", "otp@example.test", otpPW, wrongB32)
+	// The site's code page is one of the credential's sign-in paths: the code released with
+	// the password is typed there without asking again (elsewhere: CODE_PATH_UNKNOWN, below).
+	paths := []string{"--login-path", "/login", "--login-path", "/verify", "--login-path", "/spa"}
+	mfaEnroll(t, e, site.URL, "otp", "otp@example.test", otpPW, "otpauth://totp/Example:otp@example.test?secret="+seedB32+"&issuer=Example", paths...)
+	mfaEnroll(t, e, site.URL, "badseed", "otp@example.test", otpPW, wrongB32, paths...)
+	mfaEnroll(t, e, site.URL, "nocodepath", "otp@example.test", otpPW, seedB32)
 	mfaEnroll(t, e, site.URL, "plain", "plain@example.test", plainPW, "")
 	e.start(t)
 
 	// credentials list: that a second factor exists, nothing more.
 	r := e.run("", "headless", "credentials", "list", "--origin", site.URL)
-	if r.code != 0 || !strings.Contains(r.stdout, "KIND") || strings.Count(r.stdout, "totp") != 2 {
+	if r.code != 0 || !strings.Contains(r.stdout, "KIND") || strings.Count(r.stdout, "totp") != 3 {
 		t.Fatalf("credentials list: %+v", r)
 	}
 
@@ -465,6 +469,27 @@ func TestTOTPLogin(t *testing.T) {
 		// An alias without a seed: refused before anyone is asked.
 		lsVisit(t, e, site.URL+"/stepup")
 		lsLoginFails(t, e, []string{"INVALID_ARGUMENT"}, "--alias", "plain", "--code-only")
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+	})
+	// A code page the person was not asked about (not a sign-in path of the credential: a
+	// redirect after the sign-in may be the agent's to steer, /login?next=…): the password is
+	// sent, the code is not typed; --code-only types it there, the prompt naming the page.
+	t.Run("code page elsewhere", func(t *testing.T) {
+		before := len(site.stepupCodes())
+		codes0, _, _ := site.received()
+		p := lsVisit(t, e, site.URL+"/login")
+		lsLoginFails(t, e, []string{"CODE_PATH_UNKNOWN"}, "--challenge", p.AuthRequired.Challenge, "--alias", "nocodepath")
+		if codes, _, _ := site.received(); len(codes) != len(codes0) || len(site.stepupCodes()) != before {
+			t.Fatalf("a code reached the site: %d codes before, %d after", len(codes0), len(codes))
+		}
+		n := len(presencetest.Prompts(t, approveLog))
+		a := lsLoginOK(t, e, "authenticated", "--alias", "nocodepath", "--code-only")
+		if a.Evidence["code_typed"] != true {
+			t.Fatalf("evidence %v", a.Evidence)
+		}
+		if prompts := presencetest.Prompts(t, approveLog); len(prompts) != n+1 || !strings.Contains(prompts[n], "/verify") {
+			t.Fatalf("the code's own prompt does not name the page: %v", prompts[n:])
+		}
 		e.run("", "headless", "visit", site.URL+"/logout", "--json")
 	})
 	// The code step on the same document (a single-page app): typed under the same approval

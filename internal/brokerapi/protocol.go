@@ -355,6 +355,11 @@ type Released struct {
 	// Code says the secret is the password, a NUL byte and the current one-time code
 	// (credential.SplitFactor), released under the same approval.
 	Code bool `json:"code,omitempty"`
+	// CodePaths, with Code, are the paths of Origin where the host may type that code without
+	// asking again: the sign-in page's and the credential's known sign-in paths. A code page
+	// elsewhere (a page the agent steered the sign-in's redirect to) is asked for by itself
+	// (PurposeCode, whose prompt names the page).
+	CodePaths []string `json:"code_paths,omitempty"`
 	// SignCount is, for a passkey, the highest sign count brokerd knows of it: the host gives
 	// the authenticator that count, so the site sees it grow.
 	SignCount uint32 `json:"sign_count,omitempty"`

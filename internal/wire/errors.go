@@ -96,6 +96,7 @@ const (
 	CodeFormCrossOrigin  Code = "FORM_ACTION_CROSS_ORIGIN" // the form would send the password elsewhere
 	CodeFormMethodGet    Code = "FORM_METHOD_GET"          // the form (or a submitter) would not POST it: it would land in a URL
 	CodeSecretOnPage     Code = "SECRET_ON_PAGE"           // a field the host typed a password into still holds a value, or the page shows a released secret
+	CodeCodePathUnknown  Code = "CODE_PATH_UNKNOWN"        // the site asks for the one-time code on a page that is not a sign-in path of the credential: typed only with --code-only, the person asked
 	CodeLoginPathChanged Code = "LOGIN_PATH_CHANGED"       // the sign-in form is at another path of the origin than the credential's known sign-in pages
 	CodeSecretEgress     Code = "SECRET_EGRESS"            // a page tried to send a typed secret elsewhere than its credential's origin, or in a URL: stopped, the page discarded
 
@@ -214,6 +215,7 @@ var hints = map[Code]string{
 	CodeFormMethodGet:    "the form, or one of its submit buttons, submits with GET (the password would land in a URL, the history and logs); only POST sign-in forms are used; nothing was typed",
 	CodeSecretOnPage:     "navigate the session elsewhere ('headless visit URL') first; screenshots, and every verb that could edit the page or run its handlers (click, fill, press, select, hover, scroll, back), are refused while a typed password is on the page, and every output of a page that shows a secret released into the browser is refused (the page is discarded)",
 	CodeSecretEgress:     "the page tried to send the password (or code) somewhere it may not go: another origin, a URL, or a channel that cannot be checked; nothing left the browser and the page was discarded. Tell the person (the audit log records it); if the site really signs in through another origin, the person can name it at enrolment (headless credentials add --also-origin ORIGIN)",
+	CodeCodePathUnknown:  "the password was sent; if this page is the site's own code page, type the code with 'headless auth login --alias ALIAS --code-only' (the person is asked, the prompt naming this page); to have it typed without asking, the person enrols the credential with its code page as a sign-in path: headless credentials add --login-path PATH",
 	CodeLoginPathChanged: "sign in on the page where the credential was used before (the message names it); if the site moved its sign-in page, retry 'headless auth login' with --new-login-path (the person's prompt then says it is not where they signed in before; allowed once, never remembered), or, to make it the sign-in page, have the person add it: headless credentials add --login-path PATH",
 	CodeAuditTampered: "the audit log is not as brokerd wrote it, at the record named; the word after it says how (dropped, edited, reordered, inserted, rechained, truncated, replaced, deleted, unanchored): keep a copy of the files. " +
 		"brokerd never continues such a log: it moves the files aside (audit.jsonl*.tampered-*) and starts the chain again with a record of what it found, which `headless audit verify` reports while it is kept (SECURITY.md, the audit log)",

@@ -267,6 +267,9 @@ func (s *Server) release(ctx context.Context, peer Peer, id uint64, p brokerapi.
 	// (password, NUL, digits: credential.SplitFactor on the host). The seed is checked before
 	// the release is audited, so that an allowed record says exactly what was sent.
 	rel := brokerapi.Released{Origin: got.Origin, Account: got.Account, Alias: got.Alias, Listener: listenerKey, AlsoOrigins: also}
+	if login {
+		rel.CodePaths = append([]string{path}, known...)
+	}
 	if passkey {
 		return s.releasePasskey(peer, id, p, ch.Session, meta.store, path, newPath, rel, secret, &ar)
 	}
