@@ -148,12 +148,17 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 	}{
 		{page: "/storm", visit: "PAGE_STOPPED"},
 		{page: "/topstorm"},
-		// A page of dialog loops is stopped (each dialog costs its budget): no navigation
-		// away from it finished. Its visit may answer before it is.
-		{page: "/dialogs", either: true},
-		// Stopped with a dialog open: Chromium 156 ended in SIGSEGV (every session with it)
-		// before the host quieted a page before it goes (cdp.Quiet).
-		{page: "/stormdialogs", visit: "PAGE_STOPPED"},
+		// A page of dialog loops: its first dialog is held for the agent (issue 44), which
+		// holds the page's script with it (nothing loops while it is open; a page that
+		// opens one again right after one the host dismissed is stopped:
+		// TestDialogUnansweredAndLooping); the visit and the snapshot answer with the
+		// dialog, and a visit away dismisses it and leaves.
+		{page: "/dialogs"},
+		// The storm with a dialog: the dialog holds the page's script, and the storm with
+		// it, or the storm's budget stops the page first (Chromium 156 ended in SIGSEGV,
+		// every session with it, when a page was stopped with a dialog waiting, before the
+		// host quieted a page before it goes: cdp.Quiet).
+		{page: "/stormdialogs", either: true},
 		// Stopped at its verb's deadline: the snapshot's, or, on a loaded machine, the
 		// visit's own when the script starts before the visit has read the page.
 		{page: "/spin", either: true},

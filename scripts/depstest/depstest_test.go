@@ -21,7 +21,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, root: t.TempDir(), bin: t.TempDir(), installed: map[string]bool{}}
-	for _, p := range []string{"gnome-keyring", "libsecret-tools", "dbus", "chromium", "chromium-sandbox", "pinentry-curses", "pinentry-tty", "util-linux", "procps", "systemd", "lintian", "zsh", "fish", "iproute2", "stress-ng"} {
+	for _, p := range []string{"gnome-keyring", "libsecret-tools", "dbus", "chromium", "chromium-sandbox", "pinentry-curses", "pinentry-tty", "util-linux", "procps", "systemd", "lintian", "zsh", "fish", "iproute2", "stress-ng", "python3-django", "python3-jupyter-server", "apache2-utils", "xvfb", "xdotool", "weston"} {
 		w.installed[p] = true
 	}
 	return w
