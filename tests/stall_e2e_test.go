@@ -145,6 +145,10 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 		// either: the page is stopped during its visit or before the snapshot after it:
 		// one of them answers PAGE_STOPPED, the other success.
 		either bool
+		// held: a dialog holds the page (issue 44): each answers with it, or PAGE_STOPPED
+		// once the page opened one again right after the host dismissed one unanswered
+		// (20 s: how far the rounds beside it got decides which).
+		held bool
 	}{
 		{page: "/storm", visit: "PAGE_STOPPED"},
 		{page: "/topstorm"},
@@ -153,12 +157,12 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 		// opens one again right after one the host dismissed is stopped:
 		// TestDialogUnansweredAndLooping); the visit and the snapshot answer with the
 		// dialog, and a visit away dismisses it and leaves.
-		{page: "/dialogs"},
+		{page: "/dialogs", held: true},
 		// The storm with a dialog: the dialog holds the page's script, and the storm with
 		// it, or the storm's budget stops the page first (Chromium 156 ended in SIGSEGV,
 		// every session with it, when a page was stopped with a dialog waiting, before the
 		// host quieted a page before it goes: cdp.Quiet).
-		{page: "/stormdialogs", either: true},
+		{page: "/stormdialogs", held: true},
 		// Stopped at its verb's deadline: the snapshot's, or, on a loaded machine, the
 		// visit's own when the script starts before the visit has read the page.
 		{page: "/spin", either: true},
@@ -189,6 +193,9 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 			} else if c.either {
 				c.visit = "PAGE_STOPPED"
 			}
+			if c.held && visitCode == "PAGE_STOPPED" {
+				c.visit, c.snapshot = visitCode, ""
+			}
 			if visitCode != c.visit {
 				t.Errorf("visit %s answered %q, want %q", page, visitCode, c.visit)
 			}
@@ -217,7 +224,7 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 			}
 			r, d = e.bounded(t, own, "snapshot", "--session", bad)
 			t.Logf("snapshot of %s: exit %d in %v: %.300s%.300s", page, r.code, d.Round(time.Millisecond), r.stdout, r.stderr)
-			if got := codeOf(t, r); got != c.snapshot {
+			if got := codeOf(t, r); got != c.snapshot && !(c.held && got == "PAGE_STOPPED" && c.visit == "") {
 				t.Errorf("snapshot of %s answered %q, want %q", page, got, c.snapshot)
 			}
 			// The hostile session can leave its page: a visit elsewhere loads (after
