@@ -132,12 +132,20 @@ type Report struct {
 	Anchored uint64 `json:"anchored"`
 	// Recovered lists the torn ends brokerd recovered (the newest MaxRecoveries).
 	Recovered []Recovery `json:"recovered"`
-	// Elsewhere are the user's newest important records that went to other logs than this
-	// one (a brokerd started with another data dir), as brokerd placed them.
+	// RotatedOut is the seqs before the oldest record the log holds (rotated out, or moved
+	// aside with a tampered log); nil when it holds record 1.
+	RotatedOut *Span `json:"rotated_out,omitempty"`
+	// Decided are the person's decisions ([DecidedKind]) brokerd keeps in its state directory
+	// that the log no longer holds (rotated out, or taken from it), oldest first: at most
+	// MaxDecided of each kind, which no record an agent can make displaces.
+	Decided []Record `json:"decided"`
+	// Elsewhere are the person's decisions that went to other logs than this one (a brokerd
+	// started with another data dir), as brokerd keeps them for each log: at most MaxDecided
+	// of each kind per log, which no record of this log displaces.
 	Elsewhere []Placed `json:"elsewhere"`
 }
 
-// Placed is an important record and the log it was written to.
+// Placed is a person's decision and the log it was written to.
 type Placed struct {
 	Log    string `json:"log"`
 	Record Record `json:"record"`
@@ -158,6 +166,9 @@ func Check(path string, key []byte, anchors []Anchor) (Report, error) {
 	rep := Report{Path: path, Records: len(es), Legacy: legacy, Keyed: true, Anchored: newest(anchors), Recovered: recoveries(es)}
 	if len(es) > 0 {
 		rep.First, rep.Last = es[0].rec.Seq, es[len(es)-1].rec.Seq
+		if rep.First > 1 {
+			rep.RotatedOut = &Span{From: 1, To: rep.First - 1}
+		}
 	}
 	if err != nil {
 		return rep, withMissing(err, path, key, anchors)
@@ -241,8 +252,9 @@ func Summary(r Record) string {
 }
 
 // Important reports whether r is a record the person would want kept when its generation is
-// rotated out, or its log moved aside: a decision that released or changed something (which
-// takes the person, so an agent cannot make many), a finding, or a copy of one of these.
+// rotated out, or its log moved aside: a decision that released or changed something, a
+// finding, or a copy of one of these. An agent can make many of them without the person (adds
+// and removes): what only the person makes is [DecidedKind]'s, kept apart.
 func Important(r Record) bool {
 	switch {
 	case r.Decision == "allow", r.Op == "tamper", r.Op == "kept", r.Op == "migrate":

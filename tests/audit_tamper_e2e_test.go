@@ -423,4 +423,29 @@ func testAuditElsewhere(t *testing.T) {
 	if _, st, r := doctorReport(t, e); st["audit"] != "healthy" || !strings.Contains(r.stdout, "went to other audit logs") {
 		t.Fatalf("doctor: audit %s, not naming the other logs\n%s", st["audit"], r.stdout)
 	}
+	// F2 of the hostile review of issue 46: 16 records in the person's own log (8 adds and 8
+	// removes, which the agent can make without the person) and the agent's log deleted used
+	// to clear the list; the person's verify still names the release.
+	for i := range 8 {
+		alias := fmt.Sprintf("flood%d", i)
+		if r := e.addCredential(alias, "f@example.test", newCanary()); r.code != 0 {
+			t.Fatalf("add %s: %+v", alias, r)
+		}
+		if r := e.runTTY([]step{{"[y/N]", "y\n"}}, "headless", "credentials", "remove", "--origin", origin, "--alias", alias, "--json"); r.code != 0 {
+			t.Fatalf("remove %s: %+v", alias, r)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(other, "data", "headless")); err != nil {
+		t.Fatal(err)
+	}
+	v.Elsewhere = nil
+	e.ok(t, &v, "audit", "verify")
+	if !v.Intact || !slices.ContainsFunc(v.Elsewhere, func(p struct {
+		Log    string
+		Record struct{ Op, Decision, Alias string }
+	}) bool {
+		return p.Log == want && p.Record.Op == "release" && p.Record.Decision == "allow" && p.Record.Alias == "audited"
+	}) {
+		t.Fatalf("audit verify after 16 adds and removes and the other log deleted: %+v; want the release in %s still named", v, want)
+	}
 }

@@ -26,6 +26,30 @@ import (
 // write and two fsyncs.
 const verifyLockWait = 10 * time.Second
 
+// auditUsage is the help of 'brokerd audit'.
+const auditUsage = `usage: brokerd audit verify [--json]
+
+Checks the audit log of the data dir ($XDG_DATA_HOME/headless/audit.jsonl) with the user's
+audit key and brokerd's anchors, and writes nothing. 'headless audit verify' runs it and
+believes it only when the kernel says it has brokerd's group.
+
+Exit status: 0 when the log is intact; 1 when it is not, or could not be checked; 2 on a
+usage error.
+`
+
+// auditCommand is 'brokerd audit …': its one command, verify, or its help.
+func auditCommand(args []string, stdout, stderr io.Writer, layout xdg.Layout) int {
+	switch {
+	case len(args) > 0 && args[0] == "verify":
+		return auditVerify(args[1:], stdout, stderr, layout)
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprint(stdout, auditUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "brokerd: error: usage: brokerd audit verify [--json]\nhint: run 'brokerd audit --help'\n")
+	return 2
+}
+
 // auditVerify is 'brokerd audit verify [--json]': it checks the audit log of the data dir with
 // the user's audit key and brokerd's anchors, and writes nothing. With --json it prints an
 // audit.Outcome; when its stdout is a socket it sends it as one message that carries its
@@ -35,8 +59,11 @@ func auditVerify(args []string, stdout, stderr io.Writer, layout xdg.Layout) int
 	fs := flag.NewFlagSet("brokerd audit verify", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print the outcome as JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "brokerd: error: usage: brokerd audit verify [--json]\nhint: run 'brokerd --help'\n")
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, auditUsage)
+		return 0
+	} else if err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "brokerd: error: usage: brokerd audit verify [--json]\nhint: run 'brokerd audit --help'\n")
 		return 2
 	}
 	rep, err := verifyLog(layout)
@@ -49,6 +76,15 @@ func auditVerify(args []string, stdout, stderr io.Writer, layout xdg.Layout) int
 		fmt.Fprintf(stdout, "audit log intact: %d records (%d written before records were keyed)\n", rep.Records, rep.Legacy)
 		for _, r := range rep.Recovered {
 			fmt.Fprintf(stdout, "  torn end recovered, record %d: %s\n", r.Seq, r.Detail)
+		}
+		if ro := rep.RotatedOut; ro != nil {
+			fmt.Fprintf(stdout, "records %d-%d rotated out\n", ro.From, ro.To)
+		}
+		for _, r := range rep.Decided {
+			fmt.Fprintf(stdout, "  the person's decision, no longer in the log, record %d: %s\n", r.Seq, audit.Summary(r))
+		}
+		for _, p := range rep.Elsewhere {
+			fmt.Fprintf(stdout, "  in another audit log, %s, record %d: %s\n", p.Log, p.Record.Seq, audit.Summary(p.Record))
 		}
 		return 0
 	}
@@ -78,7 +114,7 @@ func verifyLog(layout xdg.Layout) (audit.Report, error) {
 	if err != nil {
 		return audit.Report{}, wire.Errorf(wire.CodeConfigInvalid, "%w", err)
 	}
-	rep := audit.Report{Path: path, Recovered: []audit.Recovery{}, Elsewhere: []audit.Placed{}}
+	rep := audit.Report{Path: path, Recovered: []audit.Recovery{}, Decided: []audit.Record{}, Elsewhere: []audit.Placed{}}
 	key, _, untrusted := trust()
 	if untrusted != "" {
 		return rep, wire.Errorf(wire.CodeAuditUnverified, "brokerd cannot check the audit log with its key: %s", untrusted)
@@ -102,7 +138,8 @@ func verifyLog(layout xdg.Layout) (audit.Report, error) {
 		var held *lockfile.HeldError
 		switch {
 		case errors.As(err, &held):
-			return rep, wire.Errorf(wire.CodeAuditUnverified, "the audit log's writers' lock (%s) is held by another process for over %v", held.Path, verifyLockWait)
+			return rep, wire.Errorf(wire.CodeAuditUnverified, "the audit log's writers' lock (%s) is held by another process for over %v", held.Path, verifyLockWait).
+				WithHint("brokerd holds that lock for one append at a time; a process that holds it longer (fuser names it) is stuck or keeps the log from being checked: stop it and run 'headless audit verify' again (nothing was checked)")
 		case err == nil:
 			defer unlock()
 		case !errors.Is(err, fs.ErrNotExist):

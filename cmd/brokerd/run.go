@@ -91,8 +91,9 @@ Files:
     broker.sock, broker.lock, brokerd.log (bounded: 1 MiB + one rotated generation)
     in the runtime dir; audit.jsonl and, with secret-service presence, credentials.json
     (the locked keyring's record metadata, never a password) in $XDG_DATA_HOME/headless/;
-    login-paths.json (each credential's known sign-in paths) and audit/log-*.anchor (the
-    newest and oldest record of each audit log) in /var/lib/headless/UID/, which only
+    login-paths.json (each credential's known sign-in paths), audit/log-*.anchor (the
+    newest and oldest record of each audit log) and audit/log-*.decided (the person's
+    decisions in it, 64 of each kind) in /var/lib/headless/UID/, which only
     brokerd's group can reach (the install makes /var/lib/headless; a brokerd that cannot
     use it releases and saves nothing). Every audit record carries a MAC under a key derived
     from the seal key; a brokerd without the key keeps no audit log.
@@ -118,8 +119,8 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		fmt.Fprintf(stderr, "brokerd: error: %v\nhint: run 'brokerd --help'\n", err)
 		return 2
 	}
-	if fs.NArg() >= 2 && fs.Arg(0) == "audit" && fs.Arg(1) == "verify" {
-		return auditVerify(fs.Args()[2:], stdout, stderr, layout)
+	if fs.NArg() >= 1 && fs.Arg(0) == "audit" {
+		return auditCommand(fs.Args()[1:], stdout, stderr, layout)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "brokerd: error: unexpected argument %q\nhint: run 'brokerd --help'\n", fs.Arg(0))
@@ -418,10 +419,11 @@ func newProvider(cfg config.Config, stdin *os.File, getenv func(string) string, 
 		}
 		// The program the person answers — and, under passphrase, types the passphrase
 		// into — must be one no program of the user's can replace with a wrapper.
-		if err := hardening.NotReplaceable(cfg.Presence.Program); err != nil {
+		if err := hardening.CheckPinentry(cfg.Presence.Program); err != nil {
 			why := "the pinentry program is refused: " + err.Error() +
-				" (a program of yours could put a wrapper in its place that answers, or reads what is typed; name a root-owned pinentry in a directory only root can write)"
-			return refused(cfg.Presence.Provider, cfg.Presence.Provider, why), nil
+				" (the shim starts only a root-owned program named pinentry* in a directory only root can write: a program of yours could put a wrapper in its place that answers, or reads what is typed)"
+			return refused(cfg.Presence.Provider, cfg.Presence.Provider, why,
+				`name a root-owned pinentry in a directory only root can write as "program" in the config's "presence" (e.g. /usr/bin/pinentry-gnome3 or /usr/bin/pinentry-curses); 'headless doctor' checks it`), nil
 		}
 		if cfg.Presence.Provider == config.ProviderPassphrase {
 			return presence.NewPassphrase(o)
@@ -572,9 +574,10 @@ const noGroup = 1 << 30
 // refused is the provider that stands for the configured one when it may not ask: every
 // prompt is ErrUnavailable with why. Under the passphrase provider it still has Ask, so that
 // nothing is saved unsealed for want of a prompt.
-func refused(provider, name, why string) presence.Provider {
+func refused(provider, name, why string, hint ...string) presence.Provider {
+	h := strings.Join(hint, " ")
 	if provider == config.ProviderPassphrase {
-		return presence.UnavailablePassphrase{Reason: why}
+		return presence.UnavailablePassphrase{Reason: why, Hint: h}
 	}
-	return presence.Unavailable{Provider: name, Reason: why}
+	return presence.Unavailable{Provider: name, Reason: why, Hint: h}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/headless-dev/headless/internal/hardening"
@@ -50,10 +48,7 @@ func pinentryExec(args []string) int {
 		return fail("%s takes one argument, the pinentry program", hardening.PinentryShim)
 	}
 	prog := args[0]
-	if !filepath.IsAbs(prog) || !strings.HasPrefix(filepath.Base(prog), "pinentry") {
-		return fail("%q is not an absolute path to a pinentry program", prog)
-	}
-	if err := hardening.NotReplaceable(prog); err != nil {
+	if err := hardening.CheckPinentry(prog); err != nil {
 		return fail("%v", err)
 	}
 	env := []string{"PATH=" + hardening.SystemPath} // never the user's: see hardening.SystemPath

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -113,4 +115,18 @@ func CheckStateDir(dir string, gid int) error {
 		return fmt.Errorf("%s has mode %04o, not 1770 (sticky, nothing for others): install headless (scripts/install.sh or the .deb)", dir, mode&0o7777)
 	}
 	return nil
+}
+
+// CheckPinentry is the rule a pinentry program must meet for the shim to start it (and brokerd
+// to configure it): an absolute path, a name that starts with "pinentry" (so that the shim,
+// which runs with the host group, execs nothing else), and a file no process of the user's
+// could replace ([NotReplaceable]). The error says which part failed.
+func CheckPinentry(path string) error {
+	switch {
+	case !filepath.IsAbs(path):
+		return fmt.Errorf("the pinentry program %q is not an absolute path", path)
+	case !strings.HasPrefix(filepath.Base(path), "pinentry"):
+		return fmt.Errorf("the pinentry program %q is not named pinentry* (only a program whose name starts with \"pinentry\" is started, with the headless group)", path)
+	}
+	return NotReplaceable(path)
 }

@@ -15,6 +15,7 @@ package auditwriter
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,6 +25,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -256,8 +258,8 @@ func (a *Anchors) make(name, path string, first audit.Anchor) error {
 	return nil
 }
 
-// prune removes the anchors of logs whose directory no longer exists, and returns the names
-// left.
+// prune removes the anchors of logs whose directory no longer exists and that keep no
+// decision of the person's, and returns the names left.
 func (a *Anchors) prune(names []string) []string {
 	var left []string
 	for _, n := range names {
@@ -269,8 +271,12 @@ func (a *Anchors) prune(names []string) []string {
 		}
 		s, err := readSlots(f, "")
 		f.Close()
-		if err == nil {
+		// The anchor of a log that keeps a decision of the person's stays, its directory gone
+		// or not: an agent that deleted the log it released through, then made new logs,
+		// would otherwise take the decision out of every other log's check (Elsewhere).
+		if err == nil && !a.holdsDecided(n) {
 			if _, err := os.Lstat(filepath.Dir(s.Anchor.Path)); errors.Is(err, fs.ErrNotExist) {
+				os.Remove(filepath.Join(a.dir, strings.TrimSuffix(n, anchorSuffix)+decidedSuffix))
 				if os.Remove(p) == nil {
 					continue
 				}
@@ -319,11 +325,10 @@ func (af *anchorFile) close() { af.f.Close() }
 // slot is one slot of an anchor file: the anchor, the slot counter, and the SHA-256 of the
 // slot's JSON without Sum.
 type slot struct {
-	Format int            `json:"format"`
-	N      uint64         `json:"n"`
-	Anchor audit.Anchor   `json:"anchor"`
-	Placed []audit.Placed `json:"placed,omitempty"` // the placed file's (placed.go)
-	Sum    string         `json:"sum,omitempty"`
+	Format int          `json:"format"`
+	N      uint64       `json:"n"`
+	Anchor audit.Anchor `json:"anchor"`
+	Sum    string       `json:"sum,omitempty"`
 }
 
 func encodeSlot(s slot) ([]byte, error) {
@@ -338,13 +343,9 @@ func encodeSlot(s slot) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(b)+1 > anchorSlot && len(s.Anchor.Recent)+len(s.Placed) > 0 {
+	if len(b)+1 > anchorSlot && len(s.Anchor.Recent) > 0 {
 		// The copies of recent records make room for the anchor itself (the oldest first).
-		if len(s.Anchor.Recent) > 0 {
-			s.Anchor.Recent = s.Anchor.Recent[1:]
-		} else {
-			s.Placed = s.Placed[1:]
-		}
+		s.Anchor.Recent = s.Anchor.Recent[1:]
 		return encodeSlot(s)
 	}
 	if len(b)+1 > anchorSlot {
@@ -473,7 +474,26 @@ func Check(path string, key []byte, a *Anchors) (audit.Report, error) {
 	}
 	rep, err := audit.Check(real, key, anchors)
 	rep.Path = path
-	if els, perr := a.elsewhere(key, real, path); perr == nil {
+	rep.Decided = []audit.Record{}
+	// The person's decisions the log no longer holds: before its oldest record (rotated out),
+	// or all of them when it holds none.
+	paths := []string{real}
+	if path != real {
+		paths = append(paths, path)
+	}
+	for _, p := range paths {
+		kept, derr := a.Decided(p)
+		if derr != nil && err == nil {
+			err = derr
+		}
+		for _, r := range kept {
+			if (rep.Records == 0 || r.Seq < rep.First) && !slices.ContainsFunc(rep.Decided, func(d audit.Record) bool { return d.Seq == r.Seq }) {
+				rep.Decided = append(rep.Decided, r)
+			}
+		}
+	}
+	slices.SortFunc(rep.Decided, func(x, y audit.Record) int { return cmp.Compare(x.Seq, y.Seq) })
+	if els, perr := a.elsewhere(real, path); perr == nil {
 		rep.Elsewhere = els
 	} else if err == nil {
 		err = perr

@@ -50,6 +50,16 @@
 // the anchor names the new oldest record. The chain continues across files, so the checks cover
 // the whole kept window.
 //
+// # The person's decisions
+//
+// What only the person's answer makes ([audit.DecidedKind]: a release or a file approval
+// answered or left to time out at the prompt, a hand-over's answer) is also kept, in brief,
+// beside the log's anchor (decided.go): the newest audit.MaxDecided (64) of each of its eight
+// kinds, apart from every record an agent can make without the person (adds, removes,
+// refusals), so that none of those displaces them. [Check] names those the log no longer holds
+// (rotated out) and those of the user's other logs; the anchor of a log that keeps one is never
+// pruned.
+//
 // # Not guaranteed
 //
 // Without a key the chain is not a signature: any process of the same user can rewrite it
@@ -321,9 +331,9 @@ func (l *Log) write(r Record) error {
 		return err
 	}
 	if l.size > 0 && l.size+int64(len(line))+1 > l.maxBytes {
-		// The important records of the generation about to go are copied first (kept.go): a
-		// flood of records then rotates out what it cannot copy, never a release or a
-		// finding.
+		// The important records of the generation about to go are copied first (the newest
+		// audit.MaxKept, which an agent's adds can displace); the person's decisions are kept
+		// apart beside the anchor (decided.go), which nothing an agent makes displaces.
 		for _, k := range l.keepersOfDropped() {
 			if err := l.writeOne(audit.Kept(k)); err != nil {
 				return err
@@ -359,7 +369,9 @@ func (l *Log) writeOne(r Record) error {
 		recent := l.recent
 		if l.keyed && audit.Important(r) {
 			l.recent = append(slices.Clone(l.recent[max(len(l.recent)-audit.MaxRecent+1, 0):]), r)
-			err = l.anchors.Place(l.path, r)
+		}
+		if l.keyed && audit.DecidedKind(r) != "" {
+			err = l.anchors.decide(l.path, r)
 		}
 		if err == nil {
 			err = l.anchorTo(r.Seq, audit.Hash(line))

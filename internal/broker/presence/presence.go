@@ -279,34 +279,43 @@ type Provider interface {
 }
 
 // Unavailable is a provider that cannot ask anyone, for a stated reason (for example a provider
-// this build does not have). Every request is ErrUnavailable.
-type Unavailable struct{ Provider, Reason string }
+// this build does not have). Every request is ErrUnavailable, with Hint when set (what to do about
+// Reason, instead of the code's general hint).
+type Unavailable struct{ Provider, Reason, Hint string }
 
 var _ Provider = Unavailable{}
 
 func (u Unavailable) Name() string { return u.Provider }
 
 func (u Unavailable) Do(context.Context, Request, func(context.Context) error) error {
-	return fmt.Errorf("%w: %s", ErrUnavailable, u.Reason)
+	return unavailable(u.Reason, u.Hint)
+}
+
+// unavailable is ErrUnavailable for reason, with hint when there is one.
+func unavailable(reason, hint string) error {
+	if hint == "" {
+		return fmt.Errorf("%w: %s", ErrUnavailable, reason)
+	}
+	return wire.Errorf(wire.CodePresenceUnavail, "%w: %s", ErrUnavailable, reason).WithHint(hint)
 }
 
 // UnavailablePassphrase stands for a passphrase provider that cannot ask (its program was
 // refused): every request and every passphrase prompt is ErrUnavailable with Reason. Unlike
 // [Unavailable] it has [Passphrase]'s Ask, so that a credential is never saved unsealed for
 // want of a prompt.
-type UnavailablePassphrase struct{ Reason string }
+type UnavailablePassphrase struct{ Reason, Hint string }
 
 var _ Provider = UnavailablePassphrase{}
 
 func (u UnavailablePassphrase) Name() string { return "passphrase" }
 
 func (u UnavailablePassphrase) Do(context.Context, Request, func(context.Context) error) error {
-	return fmt.Errorf("%w: %s", ErrUnavailable, u.Reason)
+	return unavailable(u.Reason, u.Hint)
 }
 
 // Ask refuses, calling nothing.
 func (u UnavailablePassphrase) Ask(context.Context, Request, bool, func([]byte) error) error {
-	return fmt.Errorf("%w: %s", ErrUnavailable, u.Reason)
+	return unavailable(u.Reason, u.Hint)
 }
 
 // None is the provider used when none is configured: every request is ErrUnavailable.

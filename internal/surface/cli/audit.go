@@ -44,6 +44,9 @@ func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 		if rep.Elsewhere == nil {
 			rep.Elsewhere = []audit.Placed{}
 		}
+		if rep.Decided == nil {
+			rep.Decided = []audit.Record{}
+		}
 		return rep, func(w io.Writer) {
 			fmt.Fprintf(w, "audit log intact: %d records, checked with brokerd's key\n", rep.Records)
 			switch {
@@ -58,8 +61,17 @@ func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 			for _, r := range rep.Recovered {
 				fmt.Fprintf(w, "  record %d, %s: %s\n", r.Seq, r.Time.Local().Format(time.DateTime), r.Detail)
 			}
+			if ro := rep.RotatedOut; ro != nil {
+				fmt.Fprintf(w, "records %d-%d (%d) are no longer in the log: rotated out\n", ro.From, ro.To, ro.To-ro.From+1)
+			}
+			if len(rep.Decided) > 0 {
+				fmt.Fprintf(w, "the person's decisions among records the log no longer holds, as brokerd keeps them (the newest %d of each kind): %d\n", audit.MaxDecided, len(rep.Decided))
+			}
+			for _, r := range rep.Decided {
+				fmt.Fprintf(w, "  record %d: %s\n", r.Seq, procstat.Clean(audit.Summary(r), 512))
+			}
 			if len(rep.Elsewhere) > 0 {
-				fmt.Fprintf(w, "warning: recent releases, adds or findings went to other audit logs of yours (a brokerd started with another XDG_DATA_HOME): %d\n", len(rep.Elsewhere))
+				fmt.Fprintf(w, "warning: decisions of the person's went to other audit logs of yours (a brokerd started with another XDG_DATA_HOME): %d\n", len(rep.Elsewhere))
 			}
 			for _, p := range rep.Elsewhere {
 				fmt.Fprintf(w, "  %s, record %d: %s\n", procstat.Clean(p.Log, 256), p.Record.Seq, procstat.Clean(audit.Summary(p.Record), 512))

@@ -212,6 +212,16 @@ func TestParseArgs(t *testing.T) {
 	if p, _ := parseArgs(fs, []string{"x", "-h"}); !p.help || p.dash != -1 {
 		t.Fatalf("%+v", p)
 	}
+	// --help=false asks for no help (a hostile review of issue 46 found it printed the help).
+	if p, err := parseArgs(fs, []string{"--help=false"}); err != nil || p.help {
+		t.Fatalf("--help=false: %+v %v; want no help", p, err)
+	}
+	if p, err := parseArgs(fs, []string{"--help=true"}); err != nil || !p.help {
+		t.Fatalf("--help=true: %+v %v; want help", p, err)
+	}
+	if _, err := parseArgs(fs, []string{"--help=maybe"}); err == nil {
+		t.Fatal("--help=maybe parsed")
+	}
 }
 
 // TestErrorPrinting: an error prints its code, message and hint, as the README promises, or

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -306,10 +307,13 @@ reaches this process. Needs a running host ('headless start').`},
 (a key only brokerd can derive), the hash chain, and the log's ends against brokerd's anchor
 (kept where no program of yours can reach). The answer is believed only when the kernel says
 it came from brokerd with its group (headless-broker): otherwise AUDIT_UNVERIFIED. A change is
-AUDIT_TAMPERED naming the record and how (dropped, edited, reordered, inserted, rechained,
-truncated, replaced, deleted, unanchored, malformed); brokerd keeps such a log aside and
+AUDIT_TAMPERED naming the record and how (dropped, edited, reordered, inserted, replayed,
+rechained, truncated, replaced, deleted, unanchored, malformed); brokerd keeps such a log aside and
 records the finding, which stays in the log. Records written before records were keyed are
-counted as "legacy" and checked as the plain chain they are.`},
+counted as "legacy" and checked as the plain chain they are. It says which records rotated out
+of the log, and names the person's decisions among them (releases and file approvals answered
+at the prompt, hand-overs' answers), which brokerd keeps apart, the newest 64 of each kind, and
+those that went to another audit log of yours (a brokerd started with another XDG_DATA_HOME).`},
 		{name: "audit list", shows: "[--since 24h]", summary: "recent releases, denials, adds and removes", setup: c.auditList},
 
 		{name: "files add", args: "PATH", nargs: [2]int{1, 1}, shows: "[--name NAME]", summary: "add a file for uploads (a person's command: approved at the presence prompt)", setup: c.filesAdd, timeout: 15 * time.Minute,
@@ -468,6 +472,15 @@ func parseArgs(fs *flag.FlagSet, args []string) (parsed, error) {
 			name, value, hasValue = k, v, true
 		}
 		if name == "h" || name == "help" {
+			// --help=false asks for no help, as any bool flag set false does.
+			if hasValue {
+				want, err := strconv.ParseBool(value)
+				if err != nil {
+					return p, usagef("invalid value %q for --%s: a bool (true or false)", clip.Text(value, 64), name)
+				}
+				p.help = p.help || want
+				continue
+			}
 			p.help = true
 			continue
 		}

@@ -164,9 +164,9 @@ func (d *run) checkPresence() {
 		base := prog[strings.LastIndexByte(prog, '/')+1:]
 		terminal := strings.Contains(base, "tty") || strings.Contains(base, "curses")
 		switch {
-		case d.linux() && hardening.NotReplaceable(prog) != nil:
-			d.set(CheckPresence, Failed, "name a root-owned pinentry in a directory only root can write (e.g. /usr/bin/pinentry-curses)",
-				"%s: brokerd refuses it, every prompt is PRESENCE_UNAVAILABLE", hardening.NotReplaceable(prog))
+		case d.linux() && hardening.CheckPinentry(prog) != nil:
+			d.set(CheckPresence, Failed, "name a root-owned program named pinentry* in a directory only root can write (e.g. /usr/bin/pinentry-curses)",
+				"%s: brokerd refuses it, every prompt is PRESENCE_UNAVAILABLE", hardening.CheckPinentry(prog))
 		case d.p.GOOS == "darwin" && !strings.Contains(base, "mac"):
 			d.set(CheckPresence, Warning, "use pinentry-mac (brew install pinentry-mac; README, macOS)", "pinentry %s: on macOS the prompt that works today is pinentry-mac", base)
 		case d.p.GOOS == "darwin":
