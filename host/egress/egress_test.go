@@ -104,3 +104,22 @@ func TestChannelRules(t *testing.T) {
 		t.Fatalf("offline marks wrong: %v", rules)
 	}
 }
+
+// BenchmarkCheck1MiB is one request with a 1 MiB form body to another origin, checked for
+// four secrets (each secret's Set reads the whole body).
+func BenchmarkCheck1MiB(b *testing.B) {
+	var g Guard
+	for i := 0; i < 4; i++ {
+		g.Add([]byte(pw+strings.Repeat("z", i)), "alice", "s", []string{"https://a.example"})
+	}
+	unit := `q=Search+Terms%20and%2Fmore&t=caf&#233; &amp; co&j={"a":"\u00e9"}&img=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==&`
+	body := []byte(strings.Repeat(unit, (1<<20)/len(unit)+1)[:1<<20])
+	r := Request{URL: "https://evil.example/collect?x=1%202", Headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Cookie": "a=b%20c"}, Body: body}
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if g.Check(r) != nil {
+			b.Fatal("refused")
+		}
+	}
+}
