@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Text is what a scan reads: the bytes as given and, when they hold escapes, the decoded
@@ -23,6 +24,11 @@ func Prepare(b []byte) *Text {
 		t.decoded(b, false)
 	}
 	return t
+}
+
+// PrepareString is Prepare for a string (not copied).
+func PrepareString(s string) *Text {
+	return Prepare(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // PrepareJSON readies b, JSON as encoding/json writes it, for scans of the strings in it: its
