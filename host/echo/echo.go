@@ -10,20 +10,29 @@
 //     never leaving the process), and a keyed 64-bit fingerprint of the form's first four
 //     bytes. The plaintext forms exist only inside [Set.Add] and [Set.AddCode], in buffers
 //     they zero before they return.
-//   - The forms (see forms): the secret as typed, upper-cased, lower-cased and reversed; URL-encoded as browsers submit forms and as
-//     encodeURIComponent, Go and PHP encode it (upper- and lower-case hex); HTML-escaped as
-//     Go, PHP and Python escape it; JSON-escaped as Go (with and without HTML escaping), PHP
-//     (escaped slashes) and Python (ASCII-only) write it; base64 (standard and URL alphabet,
-//     padding ignored) of the password and of "account:password" (an Authorization: Basic
-//     header); and a one-time code as typed. Each form also in its JSON-string encoding as
-//     encoding/json writes it ([Set.MatchJSON]), for scanning the host's own answers.
-//   - A match is exact bytes of a whole form anywhere in the text scanned. Forms shorter than
-//     [MinLen] bytes are not kept (a three-character password would match everywhere), and a
-//     transformation not listed (upper-casing, another encoding, an image of the text) is not
-//     found: package host says what it does on a match and SECURITY.md what is not covered.
-//   - Cost is bounded: a scan reads each byte once (a keyed hash of the four bytes at each
-//     position, then a 2^16-bit filter; an HMAC only where a form's fingerprint matches), and
-//     a Set keeps at most [MaxSecrets] secrets (the oldest is dropped).
+//   - The forms (see forms): the secret as typed and reversed; URL-encoded as browsers submit
+//     forms and as encodeURIComponent, Go and PHP encode it; HTML-escaped as Go, PHP and Python
+//     escape it; JSON-escaped as Go, PHP and Python write it — each found in any case of its
+//     ASCII letters (a folded form); base64 (standard and URL alphabet, padding ignored) of the
+//     password, of "account:password" (a Basic header), and of the password inside a longer
+//     text at each of the three alignments (the characters that depend on the password alone,
+//     at least [MinBase64] of them: a secret of five bytes or more), found as exact bytes; and
+//     a one-time code as typed (folded).
+//   - A scan reads the text ([Prepare]) and, when it holds escapes, a decoded view of it: one
+//     layer of %XX, HTML numeric references (decimal or hex, ';' optional, as browsers read
+//     them) and &amp; &lt; &gt; &quot; &apos;, JSON's \uXXXX and short escapes undone, hex in
+//     either case — so a secret with every character escaped, or some, is found. JSON as
+//     encoding/json writes it ([PrepareJSON]) is read with its JSON escapes undone first.
+//   - A match is a whole form anywhere in a view. Forms shorter than [MinLen] bytes are not
+//     kept (a three-character password would match everywhere), and a transformation not
+//     listed (hex, gzip, UTF-16, two layers of escapes, non-ASCII case, an image of the text)
+//     is not found: package host says what it does on a match and SECURITY.md what is not
+//     covered.
+//   - Cost is bounded: a scan reads each byte of each view once (a keyed hash of the four
+//     bytes at each position, and of them lower-cased when they hold a capital, then a
+//     2^16-bit filter; an HMAC only where a form's fingerprint matches); a view is at most as
+//     long as the text (no escape decodes longer than it is written) and is zeroed after
+//     the scan; a Set keeps at most [MaxSecrets] secrets (the oldest is dropped).
 package echo
 
 import (
@@ -60,21 +69,20 @@ type Set struct {
 	// per low 16 bits of a fingerprint in index.
 	index  map[uint64][]entry
 	filter [1 << 10]uint64
-	// wire is the same for the forms in their JSON-string encoding.
-	wire       map[uint64][]entry
-	wireFilter [1 << 10]uint64
 }
 
+// entry is one form: folded, found in any case of its ASCII letters (its MAC is of the form
+// lower-cased, and so is a window's before it is hashed); else found as exact bytes.
 type entry struct {
-	fp   uint64
-	n    int
-	mac  [32]byte
-	json bool // a form's JSON-string encoding (index wire)
+	fp     uint64
+	n      int
+	mac    [32]byte
+	folded bool
 }
 
 // New returns an empty Set with fresh keys.
 func New() *Set {
-	s := &Set{index: map[uint64][]entry{}, wire: map[uint64][]entry{}}
+	s := &Set{index: map[uint64][]entry{}}
 	var k [48]byte
 	if _, err := rand.Read(k[:]); err != nil {
 		panic("echo: no randomness: " + err.Error()) // crypto/rand does not fail on Linux
@@ -96,35 +104,32 @@ func (s *Set) Empty() bool {
 // Add records a released password (account, when not "", makes the Basic header's form
 // "account:password" too). The caller keeps and zeroes secret.
 func (s *Set) Add(secret []byte, account string) {
-	s.add(forms(secret, account))
+	folded, exact := forms(secret, account)
+	s.add(folded, exact)
 }
 
-// AddCode records a released one-time code (found as typed only).
+// AddCode records a released one-time code (found as typed, and in the decoded views).
 func (s *Set) AddCode(code []byte) {
-	s.add([][]byte{append([]byte(nil), code...)})
+	s.add([][]byte{foldASCII(code)}, nil)
 }
 
-func (s *Set) add(fs [][]byte) {
-	defer func() {
-		for _, f := range fs {
-			clear(f)
-		}
-	}()
+// add records a secret's forms (zeroing them): folded ones (lower-cased already) first, so
+// that an exact form that one of them finds in any case is not kept twice.
+func (s *Set) add(folded, exact [][]byte) {
 	var es []entry
-	seen := map[seenKey]bool{}
-	for _, f := range fs {
-		for _, asJSON := range []bool{false, true} {
-			var b []byte
-			if asJSON {
-				b = jsonString(f, true)
-				if hb := jsonString(f, false); string(hb) != string(b) {
-					es = s.entry(es, seen, hb, true)
-				}
-			} else {
-				b = append([]byte(nil), f...)
-			}
-			es = s.entry(es, seen, b, asJSON)
+	seen := map[[32]byte]bool{}
+	for _, f := range folded {
+		es = s.entry(es, seen, f, true)
+	}
+	for _, f := range exact {
+		lf := foldASCII(f)
+		m := s.mac(lf)
+		clear(lf)
+		if seen[m] {
+			clear(f)
+			continue
 		}
+		es = s.entry(es, seen, f, false)
 	}
 	if len(es) == 0 {
 		return
@@ -141,29 +146,22 @@ func (s *Set) add(fs [][]byte) {
 }
 
 // entry appends b's entry (b is zeroed) unless it is too short, too long or known.
-type seenKey struct {
-	mac  [32]byte
-	json bool
-}
-
-func (s *Set) entry(es []entry, seen map[seenKey]bool, b []byte, asJSON bool) []entry {
+func (s *Set) entry(es []entry, seen map[[32]byte]bool, b []byte, folded bool) []entry {
 	defer clear(b)
 	if len(b) < MinLen || len(b) > maxForm {
 		return es
 	}
-	e := entry{fp: s.fingerprint(binary.LittleEndian.Uint32(b)), n: len(b), mac: s.mac(b), json: asJSON}
-	k := seenKey{e.mac, asJSON}
-	if seen[k] {
+	e := entry{fp: s.fingerprint(binary.LittleEndian.Uint32(b)), n: len(b), mac: s.mac(b), folded: folded}
+	if seen[e.mac] {
 		return es
 	}
-	seen[k] = true
+	seen[e.mac] = true
 	return append(es, e)
 }
 
 func (s *Set) rebuild() {
-	s.index, s.wire = map[uint64][]entry{}, map[uint64][]entry{}
+	s.index = map[uint64][]entry{}
 	clear(s.filter[:])
-	clear(s.wireFilter[:])
 	for _, es := range s.secrets {
 		s.insert(es)
 	}
@@ -171,12 +169,8 @@ func (s *Set) rebuild() {
 
 func (s *Set) insert(es []entry) {
 	for _, e := range es {
-		idx, filter := s.index, &s.filter
-		if e.json {
-			idx, filter = s.wire, &s.wireFilter
-		}
-		idx[e.fp] = append(idx[e.fp], e)
-		filter[uint16(e.fp)>>6] |= 1 << (e.fp & 63)
+		s.index[e.fp] = append(s.index[e.fp], e)
+		s.filter[uint16(e.fp)>>6] |= 1 << (e.fp & 63)
 	}
 }
 
@@ -197,58 +191,126 @@ func (s *Set) mac(b []byte) [32]byte {
 	return out
 }
 
+// macFolded is the MAC of b lower-cased, without a copy of b.
+func (s *Set) macFolded(b []byte) [32]byte {
+	m := hmac.New(sha256.New, s.key[:])
+	var chunk [64]byte
+	for len(b) > 0 {
+		n := copy(chunk[:], b)
+		for i, c := range chunk[:n] {
+			if 'A' <= c && c <= 'Z' {
+				chunk[i] = c | 0x20
+			}
+		}
+		m.Write(chunk[:n])
+		b = b[n:]
+	}
+	clear(chunk[:])
+	var out [32]byte
+	m.Sum(out[:0])
+	return out
+}
+
 // Match reports whether b holds any form of a secret of the Set.
-func (s *Set) Match(b []byte) bool { return s.scan(b, false) }
+func (s *Set) Match(b []byte) bool {
+	t := Prepare(b)
+	defer t.Release()
+	return s.MatchText(t)
+}
 
 // MatchString is Match for a string (not copied).
 func (s *Set) MatchString(t string) bool {
-	return s.scan(unsafe.Slice(unsafe.StringData(t), len(t)), false)
+	return s.Match(unsafe.Slice(unsafe.StringData(t), len(t)))
 }
 
 // MatchJSON reports whether b, JSON as encoding/json writes it, holds a form of a secret of
-// the Set inside a string (the form's JSON-string encoding, with or without HTML escaping).
-func (s *Set) MatchJSON(b []byte) bool { return s.scan(b, true) }
+// the Set inside a string.
+func (s *Set) MatchJSON(b []byte) bool {
+	t := PrepareJSON(b)
+	defer t.Release()
+	return s.MatchText(t)
+}
 
-func (s *Set) scan(b []byte, asJSON bool) bool {
+// MatchText reports whether t holds any form of a secret of the Set, in its bytes or in one
+// of its decoded views.
+func (s *Set) MatchText(t *Text) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if len(s.secrets) == 0 || len(b) < MinLen {
+	if len(s.secrets) == 0 {
 		return false
 	}
-	idx, filter := s.index, &s.filter
-	if asJSON {
-		idx, filter = s.wire, &s.wireFilter
+	for _, v := range t.views {
+		if s.scan(v) {
+			return true
+		}
 	}
+	return false
+}
+
+// scan looks for every form at every position of b: the fingerprint of the four bytes there
+// for the exact forms (and the folded ones when they hold no capital), and of the four bytes
+// lower-cased for the folded forms when they do.
+func (s *Set) scan(b []byte) bool {
 	for i := 0; i+MinLen <= len(b); i++ {
-		fp := s.fingerprint(binary.LittleEndian.Uint32(b[i:]))
-		if filter[uint16(fp)>>6]&(1<<(fp&63)) == 0 {
+		w := binary.LittleEndian.Uint32(b[i:])
+		f := fold4(w)
+		if fp := s.fingerprint(w); s.filter[uint16(fp)>>6]&(1<<(fp&63)) != 0 && s.at(b, i, fp, true, f == w) {
+			return true
+		}
+		if f == w {
 			continue
 		}
-		for _, e := range idx[fp] {
-			if i+e.n <= len(b) {
-				if m := s.mac(b[i : i+e.n]); hmac.Equal(m[:], e.mac[:]) {
-					return true
-				}
-			}
+		if fp := s.fingerprint(f); s.filter[uint16(fp)>>6]&(1<<(fp&63)) != 0 && s.at(b, i, fp, false, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// at checks the forms of fingerprint fp at position i of b: the exact ones when exact, the
+// folded ones when folded (fp is then of the four bytes there lower-cased).
+func (s *Set) at(b []byte, i int, fp uint64, exact, folded bool) bool {
+	for _, e := range s.index[fp] {
+		if i+e.n > len(b) || e.folded && !folded || !e.folded && !exact {
+			continue
+		}
+		var m [32]byte
+		if e.folded {
+			m = s.macFolded(b[i : i+e.n])
+		} else {
+			m = s.mac(b[i : i+e.n])
+		}
+		if hmac.Equal(m[:], e.mac[:]) {
+			return true
 		}
 	}
 	return false
 }
 
 // forms returns the forms in which a server echoes password (and the Basic header's
-// "account:password"), each in a buffer of its own that the caller zeroes.
-func forms(pw []byte, account string) [][]byte {
-	var out [][]byte
-	add := func(b []byte) { out = append(out, b) }
+// "account:password"), each in a buffer of its own that the caller zeroes: folded, those of
+// text (lower-cased: they are found in any case), and exact, the base64 ones.
+func forms(pw []byte, account string) (folded, exact [][]byte) {
+	var text [][]byte
+	add := func(b []byte) { text = append(text, b) }
 	add(append([]byte(nil), pw...))
-	// Upper- and lower-cased (a page's CSS shows either), and reversed (red-team round 12).
-	add(bytes.ToLower(pw))
-	add(bytes.ToUpper(pw))
+	// Reversed (red-team round 12); any case of it and of the password is found, as a page's
+	// CSS or script shows it (hostile review A42: alternating case).
 	rev := []rune(string(pw))
 	slices.Reverse(rev)
 	add([]byte(string(rev)))
 	clear(rev)
-	// URL encodings: what is kept unescaped, and how a space is written.
+	// What the decoded views show of the password when it holds an escape itself (a
+	// password "a%41" echoed as typed reads "aA" there).
+	for _, f := range text[:2] {
+		if d := unescape(make([]byte, len(f)), f, false); !bytes.Equal(d, f) {
+			add(d)
+		} else {
+			clear(d)
+		}
+	}
+	// URL encodings: what is kept unescaped, and how a space is written (the hex case is
+	// folded; a password escaped otherwise is in the decoded view).
 	for _, u := range []struct {
 		keep  string
 		space string
@@ -259,9 +321,7 @@ func forms(pw []byte, account string) [][]byte {
 		{"-_.!~*'()", "%20"},            // encodeURIComponent
 		{"-_.!~*'();/?:@&=+$,#", "%20"}, // encodeURI
 	} {
-		for _, hex := range []string{"0123456789ABCDEF", "0123456789abcdef"} {
-			add(urlEncode(pw, u.keep, u.space, hex))
-		}
+		add(urlEncode(pw, u.keep, u.space, "0123456789abcdef"))
 	}
 	// HTML escapes: & < > always; the quotes as Go, PHP and Python write them.
 	for _, q := range [][2]string{{"&#34;", "&#39;"}, {"&quot;", "&#039;"}, {"&quot;", "&#x27;"}, {"&quot;", "'"}, {"\"", "'"}} {
@@ -272,21 +332,57 @@ func forms(pw []byte, account string) [][]byte {
 	add(jsonString(pw, false))
 	add(jsonSlashes(pw))
 	add(jsonASCII(pw))
+	for _, f := range text {
+		folded = append(folded, foldASCII(f))
+		clear(f)
+	}
 	// base64 of the password and of the Basic header's credentials, padding left off (an
-	// encoding with padding holds the one without).
+	// encoding with padding holds the one without), and the password inside any base64 text
+	// (hostile review A40).
 	b64 := func(v []byte) {
 		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 			d := make([]byte, enc.EncodedLen(len(v)))
 			enc.Encode(d, v)
-			add(d)
+			exact = append(exact, d)
 		}
 	}
 	b64(pw)
+	exact = append(exact, base64Inner(pw)...)
 	if account != "" {
 		up := make([]byte, 0, len(account)+1+len(pw))
 		up = append(append(append(up, account...), ':'), pw...)
 		b64(up)
 		clear(up)
+	}
+	return folded, exact
+}
+
+// MinBase64 is the length of the shortest base64 run kept for a secret inside a longer text
+// (36 bits: a secret of five bytes or more has one at each of the three alignments).
+const MinBase64 = 6
+
+// base64Inner returns, for each of the three alignments of v in a base64-encoded text (0, 1
+// or 2 bytes before it in its group of three) and both alphabets, the characters of the
+// encoding that depend on v's bytes alone: those touched by the bytes before it or after it
+// are left off. Runs shorter than MinBase64 are not kept.
+func base64Inner(v []byte) [][]byte {
+	var out [][]byte
+	for k := 0; k < 3; k++ {
+		m := k + len(v)
+		buf := make([]byte, m)
+		copy(buf[k:], v)
+		// Character c holds bits [6c, 6c+6) of the text; v's are bits [8k, 8m).
+		lo, hi := (8*k+5)/6, 8*m/6
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			if hi-lo < MinBase64 {
+				continue
+			}
+			d := make([]byte, enc.EncodedLen(m))
+			enc.Encode(d, buf)
+			out = append(out, append([]byte(nil), d[lo:hi]...))
+			clear(d)
+		}
+		clear(buf)
 	}
 	return out
 }

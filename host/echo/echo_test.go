@@ -64,14 +64,14 @@ func TestNoFalseMatch(t *testing.T) {
 	s.Add([]byte("correct-horse-battery"), "alice")
 	s.AddCode([]byte("426089"))
 	for _, page := range []string{
-		"", "abc", "correct-horse-batter", "orrect-horse-battery", "correct horse battery", "Correct-Horse-Battery",
+		"", "abc", "correct-horse-batter", "orrect-horse-battery", "correct horse battery", "Correct-Horse-Batter", "c0rrect-horse-battery",
 		"426088", "42608", "The code 4260 89 is not valid", strings.Repeat("correct-horse-", 1000),
 	} {
 		if s.MatchString(page) {
 			t.Errorf("%q matched", page)
 		}
 	}
-	for _, v := range []string{"CORRECT-HORSE-BATTERY", "correct-horse-battery", "yrettab-esroh-tcerroc"} {
+	for _, v := range []string{"CORRECT-HORSE-BATTERY", "correct-horse-battery", "yrettab-esroh-tcerroc", "Correct-Horse-Battery", "YRETTAB-esroh-tcerroc"} {
 		if !s.MatchString("title: " + v) {
 			t.Errorf("%q not found", v)
 		}

