@@ -165,8 +165,8 @@ type fileKey struct {
 const settleAge = time.Second
 
 func keyOf(st *syscall.Stat_t) fileKey {
-	return fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino), size: uint64(st.Size),
-		mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano()}
+	mtime, ctime := statTimes(st) // stat_linux.go, stat_darwin.go
+	return fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino), size: uint64(st.Size), mtimeNs: mtime, ctimeNs: ctime}
 }
 
 // OpenLoginPaths opens the known sign-in paths of uid under root (hardening.StateDir, which
