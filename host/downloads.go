@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
@@ -63,6 +64,11 @@ func downloadOrigin(raw string) string {
 // errDownload answers a verb during which a page of s began a download.
 func errDownload(s *session, verb string) error {
 	what := "a file"
+	// A visit learns of the download from its navigation's end, which may come before the
+	// browser's report of the download names it: that report is waited for, briefly.
+	for deadline := time.Now().Add(time.Second); s.lists.lastDown.Load() == nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if w := s.lists.lastDown.Load(); w != nil {
 		what = *w
 	}

@@ -49,12 +49,14 @@ function outlineElements(outline) {
 }
 
 
-// The tool surface of issue 13, exactly, journey_run of issue 14 and the read-only doctor of
-// issue 15.
+// The tool surface of issue 13, exactly, journey_run of issue 14, the read-only doctor of
+// issue 15, and what issues 44 and 45 added.
 const expectedTools = [
   'status', 'session_create', 'session_list', 'session_close', 'visit', 'back', 'snapshot',
   'click', 'fill', 'select', 'press', 'hover', 'scroll', 'wait', 'screenshot', 'auth_login',
   'credentials_list', 'journey_run', 'doctor',
+  // issue 44's dialogs, windows and lists, issue 45's hand-over
+  'dialog', 'pages', 'console_list', 'network_list', 'handover',
 ];
 const hints = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'];
 // What the issue says of the annotations' values, where it says it.

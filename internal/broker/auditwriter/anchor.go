@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/atomicfile"
@@ -245,6 +246,9 @@ func (a *Anchors) make(name, path string, first audit.Anchor) error {
 		names = a.prune(names)
 	}
 	if len(names) >= maxAnchors {
+		names = a.evict(names)
+	}
+	if len(names) >= maxAnchors {
 		return errAnchorsFull
 	}
 	first.Path = path
@@ -285,6 +289,55 @@ func (a *Anchors) prune(names []string) []string {
 		left = append(left, n)
 	}
 	return left
+}
+
+// evict makes room for one more anchor when prune could not: first the oldest anchor of a log
+// that keeps no decision of the person's (any process of the user can make such logs, by
+// starting brokerd with other directories: they must not crowd out what the person decided;
+// that log, if it is still used, then verifies as unanchored, which says so), else the oldest
+// of a log whose directory is gone (only the person's own decisions, in 64 logs, can bring
+// that about). The anchors of logs still there that keep decisions are never evicted: then
+// nothing is, and the caller refuses a new log.
+func (a *Anchors) evict(names []string) []string {
+	type cand struct {
+		name string
+		mod  time.Time
+	}
+	var bare, gone []cand
+	for _, n := range names {
+		p := filepath.Join(a.dir, n)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		c := cand{n, fi.ModTime()}
+		if !a.holdsDecided(n) {
+			bare = append(bare, c)
+			continue
+		}
+		f, err := openAnchor(p, a.uid, os.O_RDONLY)
+		if err != nil {
+			continue
+		}
+		s, err := readSlots(f, "")
+		f.Close()
+		if err == nil {
+			if _, err := os.Lstat(filepath.Dir(s.Anchor.Path)); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, c)
+			}
+		}
+	}
+	for _, cs := range [][]cand{bare, gone} {
+		if len(cs) == 0 {
+			continue
+		}
+		oldest := slices.MinFunc(cs, func(x, y cand) int { return x.mod.Compare(y.mod) })
+		os.Remove(filepath.Join(a.dir, strings.TrimSuffix(oldest.name, anchorSuffix)+decidedSuffix))
+		if os.Remove(filepath.Join(a.dir, oldest.name)) == nil {
+			return slices.DeleteFunc(names, func(n string) bool { return n == oldest.name })
+		}
+	}
+	return names
 }
 
 // store writes an as the file's next slot and makes it durable.

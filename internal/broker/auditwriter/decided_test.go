@@ -185,3 +185,42 @@ func TestDecidedKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestAnchorsMakeRoom: with every anchor taken, a new log still opens when a log that keeps no
+// decision of the person's can lose its anchor (any process can make such logs), and then when
+// the oldest log whose directory is gone can (only the person's own decisions fill 64 logs);
+// never by taking the anchor of a log still there that keeps a decision.
+func TestAnchorsMakeRoom(t *testing.T) {
+	w := newKeyedWorld(t)
+	l := openT(t, w.opts())
+	if err := l.Append(Record{Op: "release", Decision: "allow", Alias: "kept", PID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	var gone []string
+	for i := 1; i < maxAnchors; i++ { // logs with a decision, then deleted (tests' worlds)
+		x := keyedWorld{data: filepath.Join(t.TempDir(), "d"), anchors: w.anchors}
+		lx := openT(t, x.opts())
+		if err := lx.Append(Record{Op: "release", Decision: "allow", Alias: "x", PID: 7}); err != nil {
+			t.Fatal(err)
+		}
+		lx.Close()
+		os.RemoveAll(x.data)
+		gone = append(gone, x.data)
+	}
+	for i := 0; i < 3; i++ { // full: the oldest deleted one goes, each time
+		x := keyedWorld{data: filepath.Join(t.TempDir(), "d"), anchors: w.anchors}
+		lx, err := Open(x.opts())
+		if err != nil {
+			t.Fatalf("new log %d with every anchor taken by deleted logs: %v", i, err)
+		}
+		if err := lx.Append(Record{Op: "release", Decision: "allow", Alias: "y", PID: 7}); err != nil {
+			t.Fatal(err)
+		}
+		lx.Close()
+	}
+	kept, err := w.anchors.Decided(logPath(w.data))
+	if err != nil || len(kept) != 1 {
+		t.Fatalf("the person's own log, still there, lost its decisions: %v %v", kept, err)
+	}
+}
