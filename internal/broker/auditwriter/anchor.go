@@ -43,7 +43,7 @@ const (
 	anchorPrefix = "log-"         // then 32 hex digits of the path's SHA-256
 	anchorSuffix = ".anchor"      //
 	anchorsLock  = "anchors.lock" // taken to make or prune a file
-	maxAnchors   = 64
+	maxAnchors   = 1024
 	maxPath      = 3 << 10 // a log path longer than this is not anchored (nor the log opened)
 	anchorFormat = 1
 )
@@ -55,7 +55,7 @@ var (
 		"it is brokerd's own file in /var/lib/headless/UID/audit, which no program of yours can write: as root, move it away (the next verify then reports the log as unanchored) and restart brokerd")
 	// errAnchorsFull: no room for another log's anchor.
 	errAnchorsFull = wire.SentinelHint(wire.CodeAuditUnavail, "brokerd anchors no more audit logs of yours",
-		"brokerd keeps the anchors of at most 64 audit logs per user (one per data dir): remove data dirs ($XDG_DATA_HOME/headless) you no longer use; their anchors go when their directory is gone")
+		"brokerd keeps the anchors of at most 1024 audit logs per user (one per data dir): remove data dirs ($XDG_DATA_HOME/headless) you no longer use; their anchors go when their directory is gone")
 )
 
 // Anchors keeps the anchors of one user's logs in dir (root/UID/audit).
@@ -295,7 +295,7 @@ func (a *Anchors) prune(names []string) []string {
 // that keeps no decision of the person's (any process of the user can make such logs, by
 // starting brokerd with other directories: they must not crowd out what the person decided;
 // that log, if it is still used, then verifies as unanchored, which says so), else the oldest
-// of a log whose directory is gone (only the person's own decisions, in 64 logs, can bring
+// of a log whose directory is gone (only the person's own decisions, in 1024 logs, can bring
 // that about). The anchors of logs still there that keep decisions are never evicted: then
 // nothing is, and the caller refuses a new log.
 func (a *Anchors) evict(names []string) []string {

@@ -188,7 +188,7 @@ func TestDecidedKinds(t *testing.T) {
 
 // TestAnchorsMakeRoom: with every anchor taken, a new log still opens when a log that keeps no
 // decision of the person's can lose its anchor (any process can make such logs), and then when
-// the oldest log whose directory is gone can (only the person's own decisions fill 64 logs);
+// the oldest log whose directory is gone can (only the person's own decisions fill every slot);
 // never by taking the anchor of a log still there that keeps a decision.
 func TestAnchorsMakeRoom(t *testing.T) {
 	w := newKeyedWorld(t)
