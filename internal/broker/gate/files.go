@@ -19,12 +19,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 
 	"github.com/headless-dev/headless/internal/atomicfile"
 	"github.com/headless-dev/headless/internal/broker/auditwriter"
@@ -76,24 +74,9 @@ func loadFiles(lp *LoginPaths) ([]fileRecord, error) {
 		return nil, err
 	}
 	path := filepath.Join(lp.dir, filesName)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errFilesUnusable, path, err)
-	}
-	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errFilesUnusable, path, err)
-	}
-	if uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != lp.uid || uint32(st.Mode)&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s is not a regular file of uid %d, mode 0600", errFilesUnusable, path, lp.uid)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxFilesFile+1))
-	if err != nil || len(b) > maxFilesFile {
-		return nil, fmt.Errorf("%w: %s: over %d bytes, or unreadable (%v)", errFilesUnusable, path, maxFilesFile, err)
+	b, _, ok, err := readStateFile(path, lp.uid, maxFilesFile, errFilesUnusable)
+	if err != nil || !ok {
+		return nil, err
 	}
 	var file struct {
 		Version int          `json:"version"`

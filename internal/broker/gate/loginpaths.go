@@ -237,14 +237,47 @@ func (lp *LoginPaths) entries() ([]pathEntry, error) {
 // checkFile refuses a file that is not as brokerd writes it: a regular file of the user,
 // mode 0600 (no group or other bits).
 func (lp *LoginPaths) checkFile(st *syscall.Stat_t) error {
-	path := lp.Path()
+	return checkStateFile(lp.Path(), st, lp.uid, errPathsUnusable)
+}
+
+// checkStateFile refuses a file of brokerd's state directory that is not as brokerd writes it:
+// a regular file of uid, mode 0600 (unusable wraps the error).
+func checkStateFile(path string, st *syscall.Stat_t, uid int, unusable error) error {
 	switch {
 	case uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG:
-		return fmt.Errorf("%w: %s is not a regular file", errPathsUnusable, path)
-	case int(st.Uid) != lp.uid || uint32(st.Mode)&0o077 != 0:
-		return fmt.Errorf("%w: %s is uid %d, mode %04o, not uid %d, 0600", errPathsUnusable, path, st.Uid, uint32(st.Mode)&0o7777, lp.uid)
+		return fmt.Errorf("%w: %s is not a regular file", unusable, path)
+	case int(st.Uid) != uid || uint32(st.Mode)&0o077 != 0:
+		return fmt.Errorf("%w: %s is uid %d, mode %04o, not uid %d, 0600", unusable, path, st.Uid, uint32(st.Mode)&0o7777, uid)
 	}
 	return nil
+}
+
+// readStateFile reads a file of brokerd's state directory, at most max bytes, without
+// following a link and only when checkStateFile accepts it; a missing file is (nil, false).
+// st is what fstat said of the file read.
+func readStateFile(path string, uid, max int, unusable error) (b []byte, st syscall.Stat_t, ok bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, st, false, nil
+	}
+	if err != nil {
+		return nil, st, false, fmt.Errorf("%w: %s: %w", unusable, path, err)
+	}
+	defer f.Close()
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, st, false, fmt.Errorf("%w: %s: %w", unusable, path, err)
+	}
+	if err := checkStateFile(path, &st, uid, unusable); err != nil {
+		return nil, st, false, err
+	}
+	b, err = io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, st, false, fmt.Errorf("%w: %s: %w", unusable, path, err)
+	}
+	if len(b) > max {
+		return nil, st, false, fmt.Errorf("%w: %s is over %d bytes", unusable, path, max)
+	}
+	return b, st, true, nil
 }
 
 func (lp *LoginPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
@@ -292,31 +325,13 @@ func (lp *LoginPaths) load() ([]pathEntry, error) {
 	}
 	path := lp.Path()
 	readAt := time.Now()
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
-	}
-	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
-	}
-	if err := lp.checkFile(&st); err != nil {
+	b, st, ok, err := readStateFile(path, lp.uid, maxPathsFile, errPathsUnusable)
+	if err != nil || !ok {
 		return nil, err
 	}
 	lp.reads++
 	key := keyOf(&st)
 	settled := readAt.Sub(time.Unix(0, max(key.mtimeNs, key.ctimeNs))) >= settleAge
-	b, err := io.ReadAll(io.LimitReader(f, maxPathsFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
-	}
-	if len(b) > maxPathsFile {
-		return nil, fmt.Errorf("%w: %s is over %d bytes", errPathsUnusable, path, maxPathsFile)
-	}
 	if lp.raw != nil && bytes.Equal(b, lp.raw) {
 		lp.key, lp.settled = key, settled
 		return cloneEntries(lp.parsed), nil
