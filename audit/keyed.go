@@ -140,10 +140,19 @@ type Report struct {
 	// MaxDecided of each kind, which no record an agent can make displaces.
 	Decided []Record `json:"decided"`
 	// Elsewhere are the person's decisions that went to other logs than this one (a brokerd
-	// started with another data dir), as brokerd keeps them for each log: at most MaxDecided
-	// of each kind per log, which no record of this log displaces.
+	// started with another data dir), as brokerd keeps them for each log (at most MaxDecided
+	// of each kind per log, which no record of this log displaces): the newest MaxElsewhere,
+	// oldest first.
 	Elsewhere []Placed `json:"elsewhere"`
+	// ElsewhereLogs counts the other logs brokerd keeps decisions of; ElsewhereOmitted the
+	// decisions of theirs beyond MaxElsewhere that Elsewhere does not list ('brokerd audit
+	// verify' run with that log's XDG_DATA_HOME lists a log's own).
+	ElsewhereLogs    int `json:"elsewhere_logs"`
+	ElsewhereOmitted int `json:"elsewhere_omitted"`
 }
+
+// MaxElsewhere bounds the decisions of other logs a [Report] lists (the newest).
+const MaxElsewhere = 64
 
 // Placed is a person's decision and the log it was written to.
 type Placed struct {

@@ -52,8 +52,8 @@ func auditCommand(args []string, stdout, stderr io.Writer, layout xdg.Layout) in
 
 // auditVerify is 'brokerd audit verify [--json]': it checks the audit log of the data dir with
 // the user's audit key and brokerd's anchors, and writes nothing. With --json it prints an
-// audit.Outcome; when its stdout is a socket it sends it as one message that carries its
-// credentials (peercred.SendAs), so that the CLI, which runs it, learns from the kernel that
+// audit.Outcome; when its stdout is a socket it sends it as messages that each carry its
+// credentials (peercred.SendAllAs), so that the CLI, which runs it, learns from the kernel that
 // this brokerd has its group — and so the key — before it takes a word of it.
 func auditVerify(args []string, stdout, stderr io.Writer, layout xdg.Layout) int {
 	fs := flag.NewFlagSet("brokerd audit verify", flag.ContinueOnError)
@@ -94,7 +94,7 @@ func auditVerify(args []string, stdout, stderr io.Writer, layout xdg.Layout) int
 		return 1
 	}
 	if f, ok := stdout.(*os.File); ok && peercred.IsSocket(f) {
-		if err := peercred.SendAs(f, b); err != nil {
+		if err := peercred.SendAllAs(f, b); err != nil {
 			fmt.Fprintf(stderr, "brokerd: error: %v\n", err)
 			return 1
 		}

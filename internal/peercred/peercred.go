@@ -10,7 +10,8 @@
 // and still owns (package hostproc), where pid reuse cannot happen unnoticed.
 //
 // [SendAs] and [Receive] (Linux) carry the sender's credentials with one message
-// (SCM_CREDENTIALS), which the kernel checks: a process may name only its own pid and uids and
+// (SCM_CREDENTIALS), [SendAllAs] and [ReceiveAll] with every chunk of a longer one, which the
+// kernel checks: a process may name only its own pid and uids and
 // gids it has. The CLI takes brokerd's answer to 'brokerd audit verify' only with brokerd's
 // group on it (whatever brokerd's socket is, systemd's included, whose SO_PEERCRED is systemd's).
 package peercred

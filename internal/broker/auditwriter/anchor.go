@@ -546,8 +546,8 @@ func Check(path string, key []byte, a *Anchors) (audit.Report, error) {
 		}
 	}
 	slices.SortFunc(rep.Decided, func(x, y audit.Record) int { return cmp.Compare(x.Seq, y.Seq) })
-	if els, perr := a.elsewhere(real, path); perr == nil {
-		rep.Elsewhere = els
+	if els, logs, omitted, perr := a.elsewhere(real, path); perr == nil {
+		rep.Elsewhere, rep.ElsewhereLogs, rep.ElsewhereOmitted = els, logs, omitted
 	} else if err == nil {
 		err = perr
 	}

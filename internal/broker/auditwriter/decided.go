@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -113,29 +114,46 @@ func (a *Anchors) holdsDecided(anchorName string) bool {
 	return err != nil || len(d.Records) > 0
 }
 
-// elsewhere returns the person's decisions kept for other logs than the one at paths, by log,
-// each log's oldest first.
-func (a *Anchors) elsewhere(paths ...string) ([]audit.Placed, error) {
+// elsewhere returns the person's decisions kept for other logs than the one at paths: at most
+// audit.MaxElsewhere, the newest allowed ones before the newest others, oldest first, the number of those logs and the number of
+// decisions left out.
+func (a *Anchors) elsewhere(paths ...string) (out []audit.Placed, logs, omitted int, err error) {
 	names, err := a.names()
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	out := []audit.Placed{}
+	out = []audit.Placed{}
 	for _, n := range names {
 		d, err := a.readDecided(filepath.Join(a.dir, strings.TrimSuffix(n, anchorSuffix)+decidedSuffix), "")
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
-		mine := false
-		for _, q := range paths {
-			mine = mine || d.Log == q
-		}
-		if mine {
+		if len(d.Records) == 0 || slices.Contains(paths, d.Log) {
 			continue
 		}
+		logs++
 		for _, r := range d.Records {
 			out = append(out, audit.Placed{Log: d.Log, Record: r})
 		}
 	}
-	return out, nil
+	// Past the bound, what was allowed before what was refused or timed out: an agent can
+	// cause timeouts (a prompt left unanswered) in a log of its own, never an allow.
+	if len(out) > audit.MaxElsewhere {
+		slices.SortStableFunc(out, func(x, y audit.Placed) int {
+			if ax, ay := allowed(x.Record), allowed(y.Record); ax != ay {
+				return map[bool]int{true: 1, false: -1}[ax]
+			}
+			return x.Record.Time.Compare(y.Record.Time)
+		})
+		omitted = len(out) - audit.MaxElsewhere
+		out = slices.Delete(out, 0, omitted)
+	}
+	slices.SortStableFunc(out, func(x, y audit.Placed) int { return x.Record.Time.Compare(y.Record.Time) })
+	return out, logs, omitted, nil
+}
+
+// allowed reports whether r is a decision that let something happen (a release or a file
+// allowed, a handover done).
+func allowed(r audit.Record) bool {
+	return r.Decision == "allow" || r.Decision == "done"
 }

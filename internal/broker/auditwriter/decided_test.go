@@ -1,6 +1,7 @@
 package auditwriter
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -223,4 +224,47 @@ func TestAnchorsMakeRoom(t *testing.T) {
 	if err != nil || len(kept) != 1 {
 		t.Fatalf("the person's own log, still there, lost its decisions: %v %v", kept, err)
 	}
+}
+
+// TestElsewhereBounded: the check lists at most audit.MaxElsewhere decisions of other logs,
+// and counts the logs and those it leaves out; an agent's flood of prompts it let time out, in
+// logs of its own made after the release, does not push the release out of the list.
+func TestElsewhereBounded(t *testing.T) {
+	w := newKeyedWorld(t)
+	l := openT(t, w.opts())
+	appendN(t, l, 1)
+	l.Close()
+	other := keyedWorld{data: t.TempDir(), anchors: w.anchors}
+	lo := openT(t, other.opts())
+	if err := lo.Append(Record{Op: "release", Decision: "allow", Alias: "released", PID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	lo.Close()
+	const logs, each = 5, audit.MaxDecided
+	for range logs {
+		x := keyedWorld{data: t.TempDir(), anchors: w.anchors}
+		lx := openT(t, x.opts())
+		for range each {
+			if err := lx.Append(Record{Op: "release", Decision: "deny", Code: "PRESENCE_TIMEOUT", Alias: "timeout", PID: 66}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lx.Close()
+	}
+	rep, err := w.check(t)
+	if err != nil || !rep.Intact {
+		t.Fatalf("Check = %+v, %v", rep, err)
+	}
+	if len(rep.Elsewhere) != audit.MaxElsewhere || rep.ElsewhereLogs != logs+1 || rep.ElsewhereOmitted != logs*each+1-audit.MaxElsewhere {
+		t.Fatalf("Elsewhere: %d listed, %d logs, %d omitted; want %d, %d, %d", len(rep.Elsewhere), rep.ElsewhereLogs, rep.ElsewhereOmitted,
+			audit.MaxElsewhere, logs+1, logs*each+1-audit.MaxElsewhere)
+	}
+	if !slices.ContainsFunc(rep.Elsewhere, func(p audit.Placed) bool { return p.Record.Alias == "released" && p.Log == logPath(other.data) }) {
+		t.Fatalf("the release in the other log is not listed: %+v", rep.Elsewhere)
+	}
+	if !slices.IsSortedFunc(rep.Elsewhere, func(x, y audit.Placed) int { return x.Record.Time.Compare(y.Record.Time) }) {
+		t.Fatal("Elsewhere is not oldest first")
+	}
+	b, _ := json.Marshal(audit.Outcome{Report: rep})
+	t.Logf("the report: %d bytes", len(b))
 }

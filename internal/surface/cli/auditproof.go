@@ -17,9 +17,11 @@ import (
 	"github.com/headless-dev/headless/internal/xdg"
 )
 
-// maxOutcome bounds brokerd's answer to 'brokerd audit verify --json' (a report with at most
-// audit.MaxRecoveries recoveries is far smaller).
-const maxOutcome = 128 << 10
+// maxOutcome bounds brokerd's answer to 'brokerd audit verify --json', which it sends in
+// chunks (peercred.SendAllAs): a report lists at most audit.MaxRecoveries recoveries,
+// audit.MaxDecided of each kind of the person's decisions, and audit.MaxElsewhere of those
+// that went to other logs, each cut to a bound.
+const maxOutcome = 1 << 20
 
 // verifyWait bounds the whole check: brokerd waits at most 10 s for the writers' lock, and
 // checks at most 5 files of 1 MiB.
@@ -70,7 +72,7 @@ func BrokerdAudit(layout xdg.Layout) func(ctx context.Context) (audit.Outcome, e
 		if d, ok := ctx.Deadline(); ok {
 			mine.SetReadDeadline(d)
 		}
-		b, cred, rerr := peercred.Receive(mine, maxOutcome)
+		b, cred, rerr := peercred.ReceiveAll(mine, maxOutcome)
 		werr := cmd.Wait()
 		why := firstLine(stderr.String())
 		switch {
