@@ -76,6 +76,7 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 			}
 			idle = quiet >= control.NetworkIdleQuiet
 		}
+		looked := s.cur
 		res, err := h.result(wctx, b, s)
 		if closed(err) {
 			continue
@@ -86,7 +87,7 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 		if d, _ := s.openDialog(); d != nil {
 			return control.PageResult{}, dialogOpen(d)
 		}
-		if err == nil && idle && strings.Contains(res.URL, p.URL) {
+		if err == nil && idle && res.URL != "" && strings.Contains(res.URL, p.URL) {
 			if p.Text == "" && p.Gone == "" && p.Ref == "" {
 				res.Dialog, res.Pages = s.reportDialog(), s.pageCount()
 				return res, nil
@@ -98,12 +99,17 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 			if wire.CodeOf(err) == wire.CodeBrowserCrashed || errors.Is(err, errEchoed) {
 				return control.PageResult{}, err
 			}
-			if err == nil {
+			if err == nil && s.cur == looked {
 				met, cut := waitMet(out, p)
 				unsure = cut
 				if met && (p.Ref == "" || h.refVisible(wctx, b, s, ref, refs)) {
-					res.Dialog, res.Pages = s.reportDialog(), s.pageCount()
-					return res, nil
+					// The URL and title of the document the outline is of: the first look
+					// may have been of the one it replaced (a reload, the browser says ""
+					// while it commits).
+					if res, err = h.result(wctx, b, s); err == nil && res.URL != "" && strings.Contains(res.URL, p.URL) {
+						res.Dialog, res.Pages = s.reportDialog(), s.pageCount()
+						return res, nil
+					}
 				}
 			}
 		}
