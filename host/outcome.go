@@ -93,8 +93,13 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 		// Not definite yet: wait for a navigation to start (then for its load), or poll again.
 		select {
 		case e := <-s.events:
-			if e.Method == "Page.frameStartedLoading" || e.Method == "Page.frameNavigated" {
+			switch e.Method {
+			case "Page.frameNavigated":
 				s.waitLoad(ctx, "")
+			case "Page.frameStartedLoading":
+				// A load that may never fire one (a frame that stops at once, as a step
+				// within the document does): until the frame stops loading, or loads.
+				s.waitStopped(ctx, NavigationWait)
 			}
 		case <-time.After(200 * time.Millisecond):
 		case <-ctx.Done():

@@ -454,8 +454,11 @@ func (si *signIn) codeStep(ctx context.Context, before pageState, code []byte) (
 		}
 		select {
 		case e := <-s.events:
-			if e.Method == "Page.frameStartedLoading" || e.Method == "Page.frameNavigated" {
+			switch e.Method {
+			case "Page.frameNavigated":
 				s.waitLoad(wctx, "")
+			case "Page.frameStartedLoading":
+				s.waitStopped(wctx, NavigationWait) // a load that may never fire one (outcome.go)
 			}
 		case <-time.After(200 * time.Millisecond):
 		case <-wctx.Done():
