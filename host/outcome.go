@@ -58,8 +58,11 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 	s.settle(ctx)
 	seen := map[string]int{}
 	for {
+		if si.refused() {
+			return status, nil
+		}
 		after, lerr := h.look(ctx, b, s)
-		if errors.Is(lerr, errEchoed) {
+		if errors.Is(lerr, errEchoed) || si.refused() {
 			return status, lerr // the page was discarded: the outcome is not told
 		}
 		if lerr == nil {

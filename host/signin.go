@@ -85,7 +85,7 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 		}
 		return err
 	}
-	si := &signIn{h: h, b: b, s: s, look: look, ev: &res.Evidence, named: named}
+	si := &signIn{h: h, b: b, s: s, look: look, ev: &res.Evidence, named: named, begun: begun}
 	if p.CodeOnly {
 		return res, done(si.stepUp(ctx, p, &res))
 	}
@@ -117,6 +117,16 @@ type signIn struct {
 	codePaths []string
 	listener  string
 	named     *namedFields // the fields the agent named (named.go), nil: the host's guess
+	// begun is when the sign-in began: a refusal of the network guard's since then ends it
+	// (refused).
+	begun time.Time
+}
+
+// refused reports whether the network guard refused a request of the session's (or one
+// carrying its secret) since the sign-in began: the page is being discarded, and the
+// sign-in's answer is SECRET_EGRESS (authLogin's done), with no more looks at it.
+func (si *signIn) refused() bool {
+	return !si.begun.IsZero() && si.s.way.refusedSince(si.begun) != nil
 }
 
 // formLogin is the sign-in into a form of the page (one page, or a two-step login), si.look
@@ -397,6 +407,9 @@ func (si *signIn) codeStep(ctx context.Context, before pageState, code []byte) (
 	s.settle(wctx)
 	seen := map[string]int{}
 	for {
+		if si.refused() {
+			return before, false, nil
+		}
 		st, err := h.look(wctx, b, s)
 		if err == nil {
 			sameDoc := st.document == before.document
