@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -184,6 +185,13 @@ func (h *Host) dispatch(b *cdp.Browser, ev cdp.Event) {
 		return
 	}
 	h.pageEvent(s, t, ev) // pageguard.go
+	if ev.Method == "Network.webSocketCreated" {
+		var p struct {
+			URL string `json:"url"`
+		}
+		json.Unmarshal(ev.Params, &p)
+		t.reqs.socketOpened(p.URL)
+	}
 	if t != s.cur {
 		s.parkedEvent(t, ev)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/clip"
 	"github.com/headless-dev/headless/internal/origin"
+	"github.com/headless-dev/headless/internal/wire"
 )
 
 // withoutQuery cuts the query string and fragment off a URL (a result after a login must not
@@ -53,6 +54,7 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 			ev.Navigated = doc != before.document
 		}
 	}()
+	submitted := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
 	defer cancel()
 	s.settle(ctx)
@@ -91,6 +93,10 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 				// so the outline alone cannot say), and no step of it either (a one-time-code
 				// field still asks for something).
 				return "authenticated", nil
+			case anyForm && si.notSent(ctx, submitted):
+				return status, wire.Errorf(wire.CodeSigninNotSent,
+					"the page did not send the sign-in: %s after the submit it still shows the sign-in form, and nothing that could carry the password went to %s (no navigation, no request with a body, no WebSocket)",
+					time.Since(submitted).Round(100*time.Millisecond), si.origin)
 			}
 		}
 		// Not definite yet: wait for a navigation to start (then for its load), or poll again.
@@ -109,6 +115,33 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 			return status, nil
 		}
 	}
+}
+
+// The page kept the sign-in (si.notSent) once, notSentAfter after the submit, its network has
+// been quiet for notSentQuiet: a page whose script sends the sign-in late (after a captcha's
+// token, say) sends other requests first.
+const (
+	notSentAfter = 3 * time.Second
+	notSentQuiet = 1500 * time.Millisecond
+)
+
+// notSent reports whether the page, in the same document since the submit, kept the sign-in to
+// itself: no navigation under way, a field the host typed into still shown, nothing that may
+// carry the password let go to the credential's origins (egress.Secret.MayHaveLeft; the guard
+// refuses any other way out), no WebSocket opened by the document to those origins (the guard
+// does not see its messages; one to another origin is shut while the secret is in the page),
+// no target of its own under the page (a worker, another site's frame: one may hold a
+// WebSocket opened before the guard attached it, whose messages are not seen either), and the
+// page's network quiet for notSentQuiet, notSentAfter after the submit.
+func (si *signIn) notSent(ctx context.Context, submitted time.Time) bool {
+	s := si.s
+	if len(si.secrets) == 0 || time.Since(submitted) < notSentAfter || s.navPending.Load() || si.mayHaveLeft() || si.h.way.hasChild(s) {
+		return false
+	}
+	if quiet, told := s.requests().idle(time.Now()); !told || quiet < notSentQuiet || s.requests().socketTo(append([]string{si.origin}, si.also...)) {
+		return false
+	}
+	return !si.typedGone(ctx)
 }
 
 // settledLooks counts the looks at document with the sign-in no longer shown; the second one

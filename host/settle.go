@@ -2,10 +2,13 @@ package host
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/headless-dev/headless/host/cdp"
+	"github.com/headless-dev/headless/internal/origin"
 )
 
 // An action (click, key, select, a sign-in's submit, a journey's step) settles on what it
@@ -42,6 +45,37 @@ type requestTrack struct {
 	// navMark is seq when the main frame last started a navigation to another document: the
 	// requests started before are the old document's.
 	navMark uint64
+	// sockets are the origins (ws: and wss: as http: and https:) of the WebSockets the
+	// document opened (Network.webSocketCreated), whose messages the network guard does not
+	// see; socketsCut: more than maxSocketOrigins, or one whose URL could not be read.
+	sockets    map[string]bool
+	socketsCut bool
+}
+
+// maxSocketOrigins bounds the WebSocket origins a document's tracker keeps.
+const maxSocketOrigins = 16
+
+// socketOpened notes that the page opened a WebSocket to URL u (called on the event reader).
+func (r *requestTrack) socketOpened(u string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o, err := origin.Canonical(strings.Replace(strings.Replace(u, "wss://", "https://", 1), "ws://", "http://", 1))
+	switch {
+	case err != nil || len(r.sockets) >= maxSocketOrigins:
+		r.socketsCut = true
+	case r.sockets == nil:
+		r.sockets = map[string]bool{o: true}
+	default:
+		r.sockets[o] = true
+	}
+}
+
+// socketTo reports whether the document opened a WebSocket to one of origins (canonical), or
+// may have (socketsCut).
+func (r *requestTrack) socketTo(origins []string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.socketsCut || slices.ContainsFunc(origins, func(o string) bool { return r.sockets[o] })
 }
 
 func newRequestTrack() *requestTrack {
@@ -68,6 +102,7 @@ func (r *requestTrack) newDocument() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.overflow = false
+	r.sockets, r.socketsCut = nil, false
 	for id, seq := range r.open {
 		if seq <= r.navMark {
 			delete(r.open, id)

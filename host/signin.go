@@ -9,6 +9,7 @@ import (
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/control"
+	"github.com/headless-dev/headless/host/egress"
 	"github.com/headless-dev/headless/host/snapshot"
 	"github.com/headless-dev/headless/internal/brokerapi"
 	"github.com/headless-dev/headless/internal/clip"
@@ -120,6 +121,14 @@ type signIn struct {
 	// begun is when the sign-in began: a refusal of the network guard's since then ends it
 	// (refused).
 	begun time.Time
+	// secrets are those the sign-in typed (guardSecret), as the network guard knows them.
+	secrets []*egress.Secret
+}
+
+// mayHaveLeft reports whether a request that may carry a secret the sign-in typed went to
+// its origins (egress.Secret.MayHaveLeft).
+func (si *signIn) mayHaveLeft() bool {
+	return slices.ContainsFunc(si.secrets, (*egress.Secret).MayHaveLeft)
 }
 
 // refused reports whether the network guard refused a request of the session's (or one

@@ -48,6 +48,19 @@ type wayOut struct {
 	shared map[string]bool
 }
 
+// hasChild reports whether a target of its own runs under session s's page (a frame of
+// another site, a worker, its service worker) or under the browser (a shared worker), as the
+// guard attached them.
+func (w *wayOut) hasChild(s *session) bool {
+	found := false
+	w.children.Range(func(_, v any) bool {
+		c := v.(child)
+		found = c.s == nil || c.s == s
+		return !found
+	})
+	return found
+}
+
 // typedSecret is a secret typed into a session's page, with the document it is in.
 type typedSecret struct {
 	sec      *egress.Secret
@@ -166,6 +179,7 @@ func (si *signIn) guardSecret(ctx context.Context, document string, account stri
 	s.way.mu.Lock()
 	s.way.typed = append(s.way.typed, typedSecret{sec: sec, document: document})
 	s.way.mu.Unlock()
+	si.secrets = append(si.secrets, sec)
 	if err := h.holdAll(ctx, b); err != nil {
 		return h.browserErr(err)
 	}
@@ -338,7 +352,7 @@ type pausedRequest struct {
 // postData, and withheld when an entry has no bytes (a file, a stream) or a body was announced
 // and none handed over.
 func (p *pausedRequest) egressRequest() egress.Request {
-	r := egress.Request{URL: p.Request.URL, Headers: p.Request.Headers}
+	r := egress.Request{Method: p.Request.Method, URL: p.Request.URL, Headers: p.Request.Headers}
 	switch {
 	case len(p.Request.Entries) > 0:
 		for _, e := range p.Request.Entries {

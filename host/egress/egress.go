@@ -54,7 +54,16 @@ type Secret struct {
 	Session string
 	Origin  string
 	inPage  atomic.Bool
+	// left: a request that may carry the secret went to an allowed origin (MayHaveLeft).
+	left atomic.Bool
 }
+
+// MayHaveLeft reports whether a request that may have carried the secret was let go to an
+// origin it may be sent to, while it was in the page: one with a body (shown or withheld) or
+// an Authorization header. A page whose script encrypts the password before sending it sends
+// such a request too; one without either (a GET, an empty beacon) cannot carry it past Check,
+// which checks its URL and its other headers.
+func (s *Secret) MayHaveLeft() bool { return s.left.Load() }
 
 // SetInPage says whether the secret may still be in a page (from typing until the document it
 // was typed into is gone): a body the browser did not hand over counts as carrying it then,
@@ -169,6 +178,7 @@ func (g *Guard) InPageOrigins() []string {
 
 // Request is what the browser handed over of one request about to be sent.
 type Request struct {
+	Method  string
 	URL     string
 	Headers map[string]string
 	Body    []byte
@@ -203,7 +213,26 @@ func (g *Guard) Check(r Request) *Refusal {
 			return &Refusal{Secret: s, Where: where(r.URL, secrets), Why: why}
 		}
 	}
+	for _, s := range secrets {
+		if s.InPage() && dest != "" && s.Allowed(dest) && mayCarry(r) {
+			s.left.Store(true)
+		}
+	}
 	return nil
+}
+
+// mayCarry reports whether r, let go to an origin a secret may be sent to, may carry it
+// (Secret.MayHaveLeft).
+func mayCarry(r Request) bool {
+	if len(r.Body) > 0 || r.Withheld {
+		return true
+	}
+	for name := range r.Headers {
+		if strings.EqualFold(name, "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 // prepared is a request's parts ready for the scans of every secret (their decoded views

@@ -178,3 +178,37 @@ func TestEncodedForms(t *testing.T) {
 		}
 	}
 }
+
+// TestMayHaveLeft: only a request let go to an allowed origin that could carry the secret (a
+// body, shown or withheld, an Authorization header, a method other than GET or HEAD), while it
+// is in the page, says it may have left; a GET, an empty POST, a request elsewhere, or one
+// after the page is gone does not.
+func TestMayHaveLeft(t *testing.T) {
+	cred := "http://127.0.0.1:8080"
+	for _, c := range []struct {
+		name   string
+		r      Request
+		inPage bool
+		left   bool
+	}{
+		{"a GET of the credential's origin", Request{Method: "GET", URL: cred + "/app.js"}, true, false},
+		{"a HEAD", Request{Method: "HEAD", URL: cred + "/"}, true, false},
+		{"a POST elsewhere without it", Request{Method: "POST", URL: "https://cdn.example.net/beacon", Body: []byte("x=1")}, true, false},
+		{"a POST with the password", Request{Method: "POST", URL: cred + "/login", Body: []byte("p=" + url.QueryEscape(pw))}, true, true},
+		{"a POST with it encrypted", Request{Method: "POST", URL: cred + "/login", Body: []byte("blob=5f3a9c")}, true, true},
+		{"a body withheld", Request{Method: "POST", URL: cred + "/upload", Withheld: true}, true, true},
+		{"an empty beacon", Request{Method: "POST", URL: cred + "/__corpus/typed?n=8"}, true, false},
+		{"a GET with an Authorization header", Request{Method: "GET", URL: cred + "/api", Headers: map[string]string{"authorization": "Bearer x"}}, true, true},
+		{"a POST after the page is gone", Request{Method: "POST", URL: cred + "/login", Body: []byte("x")}, false, false},
+	} {
+		var g Guard
+		s := g.Add([]byte(pw), "alice", "default", []string{cred})
+		s.SetInPage(c.inPage)
+		if r := g.Check(c.r); r != nil {
+			t.Fatalf("%s: refused: %+v", c.name, r)
+		}
+		if s.MayHaveLeft() != c.left {
+			t.Errorf("%s: MayHaveLeft = %v; want %v", c.name, s.MayHaveLeft(), c.left)
+		}
+	}
+}
