@@ -207,7 +207,7 @@ func (d *run) checkAudit() {
 	case err == nil && len(rep.Elsewhere) > 0:
 		// Not a door left open (each of those logs is keyed and anchored too), but where to
 		// look: a brokerd was started with another XDG_DATA_HOME.
-		d.set(CheckAudit, Healthy, "", "%s: %d records, checked with brokerd's key and anchor; %d decision(s) of the person's went to %d other audit log(s) ('headless audit verify' names them)",
+		d.set(CheckAudit, Healthy, "", "%s: %d records, checked with brokerd's key and anchor; %d decision(s) of the person's went to other audit logs, %d of them ('headless audit verify' names them)",
 			path, rep.Records, len(rep.Elsewhere)+rep.ElsewhereOmitted, rep.ElsewhereLogs)
 	case err == nil:
 		d.set(CheckAudit, Healthy, "", "%s: %d records, checked with brokerd's key and anchor (%d written before keying)", path, rep.Records, rep.Legacy)
