@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+	"golang.org/x/net/publicsuffix"
 )
 
 // corpusDirDefault is the vendored corpus, relative to this package (go test's working dir).
@@ -50,12 +52,17 @@ type corpusPage struct {
 	// first step, those holding the data-manual-submit control, else an account field. A
 	// page that is not a sign-in page has none.
 	signIn map[int]bool
+	// SiblingSignIn: a sign-in form's action, or a formaction of one of its controls, is on
+	// another host of the page's site (siblingHost): what the product answers
+	// FORM_ACTION_CROSS_ORIGIN for until the person names that origin at enrolment.
+	SiblingSignIn bool
 }
 
 type corpusForm struct {
 	Index          int // among the page's forms, in document order (document.forms)
 	ID             string
 	Action, Method string
+	FormActions    []string // its controls' formaction attributes
 }
 
 // corpusInput is an input, select or textarea, in document order (the index the live page's
@@ -184,6 +191,11 @@ func parseCorpusPage(file string, src []byte) (*corpusPage, error) {
 	var firstHost string
 	formIDs := map[string]int{}
 	var formAttr []string // per input: its form="" attribute
+	type formAction struct {
+		form           int
+		formAttr, link string
+	}
+	var formActions []formAction // buttons' and inputs' formaction attributes
 	submits := map[int]bool{}
 	var walk func(n *html.Node, form int)
 	walk = func(n *html.Node, form int) {
@@ -219,6 +231,9 @@ func parseCorpusPage(file string, src []byte) (*corpusPage, error) {
 					}
 				}
 			}
+			if (n.DataAtom == atom.Button || n.DataAtom == atom.Input) && hasAttr(n, "formaction") {
+				formActions = append(formActions, formAction{form, attr(n, "form"), attr(n, "formaction")})
+			}
 			if hasAttr(n, "data-manual-submit") {
 				submits[form] = true
 			}
@@ -231,6 +246,14 @@ func parseCorpusPage(file string, src []byte) (*corpusPage, error) {
 	for i, id := range formAttr {
 		if f, ok := formIDs[id]; ok && id != "" {
 			p.Inputs[i].Form = f
+		}
+	}
+	for _, fa := range formActions {
+		if f, ok := formIDs[fa.formAttr]; ok && fa.formAttr != "" {
+			fa.form = f
+		}
+		if fa.form >= 0 {
+			p.Forms[fa.form].FormActions = append(p.Forms[fa.form].FormActions, fa.link)
 		}
 	}
 	if !p.URLKnown {
@@ -270,7 +293,25 @@ func parseCorpusPage(file string, src []byte) (*corpusPage, error) {
 			}
 		}
 	}
+	p.SiblingSignIn = p.postsToSibling()
 	return p, nil
+}
+
+// postsToSibling reports whether one of the page's sign-in forms posts to a sibling host of
+// the page's (its action, or a formaction of one of its controls). Only the sign-in's forms
+// count: the product asks about the form it fills, and the person names no more than it asks.
+func (p *corpusPage) postsToSibling() bool {
+	for f := range p.signIn {
+		if f < 0 {
+			continue
+		}
+		for _, a := range append([]string{p.Forms[f].Action}, p.Forms[f].FormActions...) {
+			if u, err := p.Orig.Parse(strings.TrimSpace(a)); err == nil && siblingHost(u.Hostname(), p.Orig.Hostname()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // signInActionHost is the host the page's sign-in form posts to (the first form holding a
@@ -324,16 +365,22 @@ func (p *corpusPage) input(i int) *corpusInput {
 // corpusRewriter makes a page servable here. Every URL the page names (links, form actions,
 // formactions, scripts, styles, images, frames, srcset, CSS url() and @import, a meta
 // refresh) is made local: one on the page's own origin (same scheme and host) goes to the
-// page's local origin, path and query kept; any other goes to the world's "elsewhere" origin
-// at /HOST/PATH, another origin here, which records the request and answers an empty page.
-// Another site's form action so stays another origin (a sibling of the same site,
-// signin.example.com → www.example.com, is another origin too), and no subresource reaches
-// for the internet (there is none here: Chromium must not wait on it). Everything else of the
-// page is kept byte for byte; scripts are appended at the end (the input reporter, and in live
-// mode the page's script).
+// page's local origin, path and query kept; one on a sibling host of the page's site (another
+// host under the page's registrable domain, publicsuffix.EffectiveTLDPlusOne: signin.ebay.com's
+// www.ebay.com) goes to the page's sibling origin, path and query kept; any other goes to the
+// world's "elsewhere" origin at /HOST/PATH, another origin here, which records the request and
+// answers an empty page. Every sibling host of a page (www., static., auth., …) maps to its one
+// sibling origin: the test tells apart the site's own origin, the rest of the site, and other
+// sites, not one sibling from another. An IP address, or a host with no registrable domain, is
+// no one's sibling. Another site's form action so stays another origin, a sibling's is the one
+// origin the person may name at enrolment (--also-origin), and no subresource reaches for the
+// internet (there is none here: Chromium must not wait on it). Everything else of the page is
+// kept byte for byte; scripts are appended at the end (the input reporter, and in live mode the
+// page's script).
 type corpusRewriter struct {
 	page      *url.URL // where the page was captured
 	own       string   // the page's local origin, http://127.0.0.1:PORT
+	sibling   string   // the page's sibling origin, the rest of its site ("": none, they go elsewhere)
 	elsewhere string   // the world's other origin
 }
 
@@ -380,10 +427,29 @@ func (rw corpusRewriter) local(raw string) string {
 	if u.Fragment != "" {
 		rest += "#" + u.EscapedFragment()
 	}
-	if sameOrigin(u, rw.page) {
+	switch {
+	case sameOrigin(u, rw.page):
 		return rw.own + rest
+	case rw.sibling != "" && siblingHost(u.Hostname(), rw.page.Hostname()):
+		return rw.sibling + rest
 	}
 	return rw.elsewhere + "/" + strings.ToLower(u.Host) + rest
+}
+
+// siblingHost reports whether host a is another host of b's site: not b, and under the same
+// registrable domain (eTLD+1). IP addresses and hosts whose registrable domain cannot be told
+// (a public suffix itself, "localhost") are no one's sibling.
+func siblingHost(a, b string) bool {
+	a, b = strings.ToLower(strings.TrimSuffix(a, ".")), strings.ToLower(strings.TrimSuffix(b, "."))
+	if a == b || net.ParseIP(a) != nil || net.ParseIP(b) != nil {
+		return false
+	}
+	da, err := publicsuffix.EffectiveTLDPlusOne(a)
+	if err != nil {
+		return false
+	}
+	db, err := publicsuffix.EffectiveTLDPlusOne(b)
+	return err == nil && da == db
 }
 
 // sameOrigin compares scheme, host and port (the default one when none is written).
@@ -480,22 +546,26 @@ func (p *corpusPage) String() string {
 }
 
 // TestCorpusServable checks the harness's own rewriting, without a browser: every page of the
-// corpus, rewritten, names no URL but the two local origins in any attribute a browser fetches
+// corpus, rewritten, names no URL but the three local origins in any attribute a browser fetches
 // or navigates to, and keeps every form and input the page had.
 func TestCorpusServable(t *testing.T) {
 	parallel(t)
 	_, pages := corpusPages(t)
-	const own, elsewhere = "http://127.0.0.1:1", "http://127.0.0.1:2"
+	const own, elsewhere, sibling = "http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"
 	checked := 0
+	var named []string
 	for _, p := range pages {
-		rw := corpusRewriter{page: p.Orig, own: own, elsewhere: elsewhere}
+		rw := corpusRewriter{page: p.Orig, own: own, sibling: sibling, elsewhere: elsewhere}
 		out := rw.rewrite(p.Src, "")
+		if p.SiblingSignIn {
+			named = append(named, p.File)
+		}
 		z := html.NewTokenizer(bytes.NewReader(out))
 		inStyle := false
 		for tt := z.Next(); tt != html.ErrorToken; tt = z.Next() {
 			check := func(what, u string) {
 				checked++
-				if !strings.HasPrefix(u, own+"/") && !strings.HasPrefix(u, elsewhere+"/") && u != own && u != elsewhere {
+				if !slices.ContainsFunc([]string{own, elsewhere, sibling}, func(o string) bool { return u == o || strings.HasPrefix(u, o+"/") }) {
 					t.Errorf("%s: %s still names %q", p.File, what, u)
 				}
 			}
@@ -537,6 +607,7 @@ func TestCorpusServable(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no absolute URL in the whole corpus: this check proves nothing")
 	}
+	t.Logf("%d pages' sign-in posts to a sibling host of their site (the person names it): %s", len(named), strings.Join(named, " "))
 }
 
 // formTags counts the form, input, select and textarea start tags of src.

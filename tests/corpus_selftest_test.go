@@ -116,6 +116,58 @@ func TestCorpusJudge(t *testing.T) {
 	}
 }
 
+// TestCorpusSibling checks the rewriter's sibling rule, without a browser: another host under
+// the page's registrable domain goes to the page's sibling origin, path and query kept; the
+// page's own host on another scheme, another site, a host under a public suffix of its own
+// (github.io) and an IP address go elsewhere. A page's sign-in form posting to a sibling (its
+// action, or a control's formaction) is what the person names; a link, or another form, is not.
+func TestCorpusSibling(t *testing.T) {
+	parallel(t)
+	const own, sibling, elsewhere = "http://127.0.0.1:1", "http://127.0.0.1:3", "http://127.0.0.1:2"
+	rw := func(page string) corpusRewriter {
+		u, err := url.Parse(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return corpusRewriter{page: u, own: own, sibling: sibling, elsewhere: elsewhere}
+	}
+	for _, c := range []struct{ page, raw, want string }{
+		{"https://signin.ebay.com/ws/x?y", "https://www.ebay.com/signin/s?a=1", sibling + "/signin/s?a=1"},
+		{"https://signin.ebay.com/ws/x?y", "//static.ebay.com/a.js", sibling + "/a.js"},
+		{"https://signin.ebay.com/ws/x?y", "https://EBAY.com", sibling + "/"},
+		{"https://signin.ebay.com/ws/x?y", "https://signin.ebay.com/p", own + "/p"},
+		{"https://signin.ebay.com/ws/x?y", "http://signin.ebay.com/p", elsewhere + "/signin.ebay.com/p"},
+		{"https://signin.ebay.com/ws/x?y", "https://www.ebay.co.uk/", elsewhere + "/www.ebay.co.uk/"},
+		{"https://www.bbc.co.uk/login", "https://www.other.co.uk/", elsewhere + "/www.other.co.uk/"},
+		{"https://www.bbc.co.uk/login", "https://account.bbc.co.uk:443/in", sibling + "/in"},
+		{"https://a.github.io/login", "https://b.github.io/x", elsewhere + "/b.github.io/x"},
+		{"https://10.0.0.1/login", "https://10.0.0.2/x", elsewhere + "/10.0.0.2/x"},
+	} {
+		if got := rw(c.page).local(c.raw); got != c.want {
+			t.Errorf("on %s, %s → %s, want %s", c.page, c.raw, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		src  string
+		want bool
+	}{
+		{`<form action="https://www.ebay.com/signin/s" method="post"><input type="password" name="p" data-manual-scoring="password"></form>`, true},
+		{`<form action="/in"><input type="password" name="p" data-manual-scoring="password"><button formaction="//auth.ebay.com/x">Go</button></form>`, true},
+		{`<form id="f" action="/in"><input type="password" name="p" data-manual-scoring="password"></form><button form="f" formaction="https://auth.ebay.com/x">Go</button>`, true},
+		{`<a href="https://www.ebay.com/">Home</a><form action="/in"><input type="password" name="p" data-manual-scoring="password"></form>`, false},
+		{`<form action="https://www.ebay.com/search"><input name="q"></form><form action="/in"><input type="password" name="p" data-manual-scoring="password"></form>`, false},
+		{`<form action="https://login.other.example/in"><input type="password" name="p" data-manual-scoring="password"></form>`, false},
+	} {
+		p, err := parseCorpusPage("x_login.html", []byte("<!-- https://signin.ebay.com/ws/x -->\n"+c.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.SiblingSignIn != c.want {
+			t.Errorf("%s: the sign-in posts to a sibling: %v, want %v", c.src, p.SiblingSignIn, c.want)
+		}
+	}
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

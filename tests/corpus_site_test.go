@@ -2,10 +2,12 @@
 
 package tests
 
-// The local servers of the corpus test (TestCorpusSignIn): each page on an origin of its own,
-// and one "elsewhere" origin per world for every other site a page names. Every server
-// records every request it gets (method, URL, headers, body), so the judgement
-// (corpus_judge_test.go) can tell where each string went.
+// The local servers of the corpus test (TestCorpusSignIn): each page on an origin of its own
+// with a "sibling" origin of its own for the rest of its site (every other host under its
+// registrable domain: corpusRewriter), and one "elsewhere" origin per world for every other
+// site a page names. Every server records every request it gets (method, URL, headers, body),
+// so the judgement (corpus_judge_test.go) can tell where each string went. The sibling and
+// elsewhere origins answer every request with an empty page.
 //
 // A page's origin (http://127.0.0.1:PORT: loopback http may hold credentials) answers:
 //
@@ -52,14 +54,15 @@ const (
 
 // corpusRequest is one request a corpus server received.
 type corpusRequest struct {
-	At     time.Time
-	Own    bool   // the page's own origin (else the world's elsewhere origin)
-	Mode   string // the mode of the page it is counted for when it arrived
-	Site   *corpusSite
-	Method string
-	URL    string // as sent: path and query
-	Header http.Header
-	Body   []byte
+	At      time.Time
+	Own     bool   // the page's own origin
+	Sibling bool   // the page's sibling origin (neither: the world's elsewhere origin)
+	Mode    string // the mode of the page it is counted for when it arrived
+	Site    *corpusSite
+	Method  string
+	URL     string // as sent: path and query
+	Header  http.Header
+	Body    []byte
 }
 
 // corpusSite is one page served on its own origin, with its own credential's strings.
@@ -70,6 +73,10 @@ type corpusSite struct {
 	account   string
 	password  string
 	elsewhere *corpusElsewhere
+	sibling   *httptest.Server // the rest of the page's site
+	// namesSibling: the page's sign-in posts to a sibling host (corpusPage.SiblingSignIn),
+	// so the person names the sibling origin at enrolment (credentials add --also-origin).
+	namesSibling bool
 
 	mu     sync.Mutex
 	mode   string
@@ -124,7 +131,10 @@ func newCorpusSite(t testing.TB, p *corpusPage, el *corpusElsewhere) *corpusSite
 	s.account, s.password = corpusStrings(p)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
-	s.rw = corpusRewriter{page: p.Orig, own: s.srv.URL, elsewhere: el.srv.URL}
+	s.sibling = httptest.NewServer(http.HandlerFunc(s.serveSibling))
+	t.Cleanup(s.sibling.Close)
+	s.rw = corpusRewriter{page: p.Orig, own: s.srv.URL, sibling: s.sibling.URL, elsewhere: el.srv.URL}
+	s.namesSibling = p.SiblingSignIn
 	body := s.rw.rewrite(p.Src, "")
 	for _, m := range []string{modeCaptured, modeLive} {
 		tail := fmt.Sprintf(corpusReporter, m)
@@ -149,6 +159,22 @@ func (s *corpusSite) URL() string {
 }
 
 func (s *corpusSite) Origin() string { return s.srv.URL }
+
+// SiblingOrigin is the local origin of the rest of the page's site.
+func (s *corpusSite) SiblingOrigin() string { return s.sibling.URL }
+
+// serveSibling records a request to the page's sibling origin, counted for the page's mode
+// when it arrived, and answers an empty page, as the elsewhere origin does: a sign-in posted
+// there is judged by what arrived, not by what the site would answer.
+func (s *corpusSite) serveSibling(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	s.mu.Lock()
+	s.reqs = append(s.reqs, corpusRequest{At: time.Now(), Sibling: true, Mode: s.mode, Site: s, Method: r.Method,
+		URL: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body})
+	s.mu.Unlock()
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+}
 
 func (s *corpusSite) setMode(m string) {
 	s.mu.Lock()
