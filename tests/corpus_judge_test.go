@@ -7,13 +7,14 @@ package tests
 // headless says of itself.
 //
 // A sign-in page is signed in correctly when its password arrived, in a posted body at the
-// credential's origin, only in fields labelled password or password.current (or in the
+// credential's origins (the page's own; and its sibling origin, the rest of its site, when the
+// person named it at enrolment: corpusSite.namesSibling), only in fields labelled password or password.current (or in the
 // password step the site answers a first step with: a two-step sign-in's identifier page is
 // judged on its first step, where the account must go into the labelled field, and the
 // password may go only to the password step on the same origin), and its account arrived only
 // in fields labelled username, emailAddress or "username OR emailAddress" of the page's
 // sign-in form — at least once when that form has such a field (a page with none: the password
-// only). Typed strings count as arrivals too: one typed into a field where it does not belong
+// only); the account too counts only at the credential's origins. Typed strings count as arrivals too: one typed into a field where it does not belong
 // is judged as if submitted. Otherwise the page is
 //
 //   - refused before typing (auth login's code), when nothing was typed and nothing arrived;
@@ -22,7 +23,8 @@ package tests
 //   - an error without a code (no JSON error from auth login).
 //
 // The defects, which must never happen: the password in a field not labelled password, in any
-// URL (a Referer included), in a header, at an origin not the credential's, or in headless's
+// URL (a Referer included), in a header, at an origin not the credential's (the elsewhere
+// origin; the sibling origin of a page whose credential did not name it), or in headless's
 // output; the account submitted to a form that is not a sign-in form; and, on a page that is
 // not a sign-in page, a sign-in offered by visit (auth_required) or anything typed or sent.
 
@@ -113,16 +115,20 @@ type corpusResult struct {
 	Fields    []corpusHit `json:"fields"`
 	Defects   []string    `json:"defects"`
 	Seconds   float64     `json:"seconds"`
-	// Requests the page's origin and the elsewhere origin got (the input reports left out).
+	// Requests the page's origin, its sibling origin and the elsewhere origin got (the input
+	// reports left out).
 	RequestsOwn       int `json:"requests_own"`
+	RequestsSibling   int `json:"requests_sibling"`
 	RequestsElsewhere int `json:"requests_elsewhere"`
+	// NamedSibling: the person named the page's sibling origin at enrolment.
+	NamedSibling bool `json:"named_sibling,omitempty"`
 }
 
 // corpusHit is one place one of the page's strings went.
 type corpusHit struct {
 	String string `json:"string"`          // account, password, unknown (typed: neither's length)
 	How    string `json:"how"`             // typed, posted, url, header
-	Origin string `json:"origin"`          // own (the credential's), elsewhere
+	Origin string `json:"origin"`          // own (the credential's), sibling, elsewhere
 	Path   string `json:"path,omitempty"`  // the request's path
 	Field  string `json:"field,omitempty"` // the field's name (or id), a header's name
 	Label  string `json:"label,omitempty"` // its data-manual-scoring; "(password step)"
@@ -135,7 +141,7 @@ type corpusHit struct {
 func corpusJudge(r *corpusRun) corpusResult {
 	s, p := r.Site, r.Site.page
 	res := corpusResult{Page: p.File, Mode: r.Mode, SignIn: p.Login, FirstStep: p.FirstStep, URL: p.Orig.String(),
-		Offered: r.Offered, Asked: r.Asked, Seconds: r.Elapsed.Seconds(), Fields: []corpusHit{}, Defects: []string{}}
+		Offered: r.Offered, Asked: r.Asked, Seconds: r.Elapsed.Seconds(), Fields: []corpusHit{}, Defects: []string{}, NamedSibling: s.namesSibling}
 	defects := map[string]bool{}
 	pwNeedles := corpusNeedles("password", s.password)
 	acctNeedles := []lsNeedle{{"account", []byte(s.account)}, {"account url", []byte(url.QueryEscape(s.account))},
@@ -149,13 +155,16 @@ func corpusJudge(r *corpusRun) corpusResult {
 		if u != nil {
 			path = u.Path
 		}
-		origin := "elsewhere"
-		if req.Own {
+		// cred: the request went to one of the credential's origins.
+		origin, cred := "elsewhere", req.Own || req.Sibling && s.namesSibling
+		switch {
+		case req.Own:
 			origin = "own"
-		}
-		if req.Own {
 			res.RequestsOwn++
-		} else {
+		case req.Sibling:
+			origin = "sibling"
+			res.RequestsSibling++
+		default:
 			res.RequestsElsewhere++
 		}
 		if ev, ok := typedEvent(req); ok {
@@ -219,7 +228,7 @@ func corpusJudge(r *corpusRun) corpusResult {
 					h.Label, h.OK = "(password step)", true
 				} else if in, note := resolveField(p, req, vals, v.Key); in != nil {
 					h.Label, h.Form, h.Note = in.Label, in.Form, note
-					h.OK = req.Own && isPasswordLabel(in.Label)
+					h.OK = cred && isPasswordLabel(in.Label)
 				}
 				add(h)
 			}
@@ -227,7 +236,7 @@ func corpusJudge(r *corpusRun) corpusResult {
 				add(corpusHit{String: "password", How: "posted", Origin: origin, Path: path, Field: "(the body, not as a field)", Form: -1})
 			}
 		}
-		if !req.Own && (findNeedle(pwNeedles, req.Body) != "" || findNeedle(pwNeedles, []byte(req.URL)) != "") {
+		if !cred && (findNeedle(pwNeedles, req.Body) != "" || findNeedle(pwNeedles, []byte(req.URL)) != "") {
 			defects[defPasswordOrigin] = true
 		}
 		// The account: in a field of the query or the body.
@@ -240,7 +249,7 @@ func corpusJudge(r *corpusRun) corpusResult {
 				how = "url"
 			}
 			h := corpusHit{String: "account", How: how, Origin: origin, Path: path, Field: v.Key, Form: -1}
-			if in, note := resolveField(p, req, vals, v.Key); in != nil && req.Own && path != corpusPassword {
+			if in, note := resolveField(p, req, vals, v.Key); in != nil && cred && !(req.Own && path == corpusPassword) {
 				h.Label, h.Form, h.Note = in.Label, in.Form, note
 				h.OK = isAccountLabel(in.Label) && p.signIn[in.Form]
 				if !p.signIn[in.Form] {

@@ -114,6 +114,42 @@ func TestCorpusJudge(t *testing.T) {
 			}
 		})
 	}
+	// A sign-in posted to the rest of the site (the page's sibling origin): at the credential's
+	// origins when the person named it at enrolment, at another origin when not.
+	sib := func(path string, kv ...string) corpusRequest {
+		r := form(path, kv...)
+		r.Own, r.Sibling = false, true
+		return r
+	}
+	for _, c := range []struct {
+		name    string
+		named   bool
+		reqs    []corpusRequest
+		outcome string
+		defects []string
+	}{
+		{"signed in at the sibling the person named", true,
+			[]corpusRequest{typed(0, units(acct), "username", 0), typed(1, units(pw), "password", 0), sib("/session", "user", acct, "pw", pw)}, outSignedIn, nil},
+		{"at a sibling nobody named", false, []corpusRequest{sib("/session", "user", acct, "pw", pw)}, outNotSignedIn, []string{defPasswordOrigin, defPasswordField}},
+		{"at the named sibling, in the wrong fields", true, []corpusRequest{sib("/session", "user", pw, "pw", acct)}, outNotSignedIn, []string{defPasswordField}},
+		{"the named sibling, and another site", true,
+			[]corpusRequest{sib("/session", "user", acct, "pw", pw), {Method: http.MethodPost, URL: "/www.other.example/collect", Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("pw=" + pw)}},
+			outNotSignedIn, []string{defPasswordOrigin, defPasswordField}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := page(t, "x_login.html", judgePage)
+			s.namesSibling = c.named
+			for i := range c.reqs {
+				c.reqs[i].Site, c.reqs[i].Mode = s, modeCaptured
+			}
+			got := corpusJudge(&corpusRun{Site: s, Mode: modeCaptured, Visit: result{stdout: "{}"}, Login: ok, Offered: true, Reqs: c.reqs})
+			want := slices.Sorted(slices.Values(c.defects))
+			if got.Outcome != c.outcome || !slices.Equal(got.Defects, append([]string{}, want...)) || got.RequestsSibling != 1 {
+				b, _ := json.MarshalIndent(got, "", " ")
+				t.Errorf("outcome %s defects %v, want %s %v\n%s", got.Outcome, got.Defects, c.outcome, want, b)
+			}
+		})
+	}
 }
 
 // TestCorpusSibling checks the rewriter's sibling rule, without a browser: another host under
