@@ -11,9 +11,14 @@ package tests
 // captured, and live, with the one generic script a single-page site has
 // (corpus_live_test.go). For each page the person enrolls one credential for the page's
 // origin — an account and a password of the page's own, so whatever arrives anywhere names
-// its page — with 'headless credentials add' on a terminal; then, in each mode, the agent runs
-// 'headless visit URL' and 'headless auth login --alias corpus --new-login-path', with no
-// hint, and the scripted pinentry approves whatever the person is asked. The servers' records
+// its page — with 'headless credentials add' on a terminal. When the page's sign-in form (its
+// action, or a formaction of one of its buttons, as captured) posts to another host of the
+// page's own site (signin.ebay.com's form to www.ebay.com: one registrable domain), the person
+// also names that sibling's local origin (--also-origin; every sibling host of a page is one
+// local origin: corpusRewriter), as the product's FORM_ACTION_CROSS_ORIGIN asks; a form
+// posting to another site is left as it is, never named. Then, in each mode, the
+// agent runs 'headless visit URL' and 'headless auth login --alias corpus --new-login-path',
+// with no hint, and the scripted pinentry approves whatever the person is asked. The servers' records
 // are then judged against the labels (corpus_judge_test.go): signed in correctly, refused
 // before or after typing (with the code), or not, and the defects that must never happen.
 //
@@ -271,7 +276,13 @@ func corpusWorld(t *testing.T, next func() *corpusPage) []*corpusRun {
 		sites = append(sites, site)
 		el.showing(site)
 		t0 := time.Now()
-		lsEnroll(t, e, site.Origin(), corpusAlias, site.account, site.password)
+		var also []string
+		if site.namesSibling {
+			// The person names the rest of the site the sign-in posts to, as the
+			// product's FORM_ACTION_CROSS_ORIGIN asks; never another site.
+			also = []string{"--also-origin", site.SiblingOrigin()}
+		}
+		lsEnroll(t, e, site.Origin(), corpusAlias, site.account, site.password, also...)
 		enrolled += time.Since(t0)
 		for _, mode := range []string{modeCaptured, modeLive} {
 			site.setMode(mode)
@@ -311,9 +322,10 @@ func corpusWorld(t *testing.T, next func() *corpusPage) []*corpusRun {
 		len(sites), enrolled.Seconds(), visited.Seconds(), loggedIn.Seconds(), removed.Seconds(), time.Since(worldBegan).Seconds(), cpu.Seconds())
 	el.showing(nil)
 	e.ok(t, nil, "stop")
-	// Every request, counted for its page and mode: the page's own origin's, and the
-	// elsewhere origin's counted for the page the world showed when it arrived — or for the
-	// page whose password it carries, whenever that arrived.
+	// Every request, counted for its page and mode: the page's own and sibling origins'
+	// (each page's own: counted for it, in the mode it was in when the request arrived),
+	// and the elsewhere origin's counted for the page the world showed when it arrived — or
+	// for the page whose password it carries, whenever that arrived.
 	byRun := map[*corpusSite]map[string]*corpusRun{}
 	for _, r := range runs {
 		if byRun[r.Site] == nil {

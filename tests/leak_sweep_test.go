@@ -278,13 +278,14 @@ type lsPageResult struct {
 	} `json:"auth_required"`
 }
 
-// lsEnroll enrolls a credential for origin through the CLI on a real pty, as a person would.
-func lsEnroll(t *testing.T, e *env, origin, alias, account, password string) {
+// lsEnroll enrolls a credential for origin through the CLI on a real pty, as a person would;
+// extra are more flags of credentials add (--also-origin ORIGIN).
+func lsEnroll(t *testing.T, e *env, origin, alias, account, password string, extra ...string) {
 	t.Helper()
 	r := e.runTTY([]step{
 		{"Password for", password + "\n"},
 		{"Repeat the password", password + "\n"},
-	}, "headless", "credentials", "add", "--origin", origin, "--account", account, "--alias", alias, "--json")
+	}, "headless", append([]string{"credentials", "add", "--origin", origin, "--account", account, "--alias", alias, "--json"}, extra...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, `"alias":"`+alias+`"`) {
 		t.Fatalf("credentials add %s at %s: %+v", alias, origin, r)
 	}
