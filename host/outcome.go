@@ -55,6 +55,14 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 		}
 	}()
 	submitted := time.Now()
+	// An error text the page showed before the submit (a template the page keeps, the answer
+	// to an earlier attempt) is not the answer to this one while the document stays.
+	shownBefore := map[string]bool{}
+	for _, e := range before.outline.Elements {
+		if e.Kind == "text" && looksLikeLoginError(e.Text) {
+			shownBefore[e.Text] = true
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
 	defer cancel()
 	s.settle(ctx)
@@ -72,7 +80,10 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 			ev.URLAfter = clip.Text(withoutQuery(after.outline.URL), 512)
 			ev.Navigated = after.document != before.document
 			ev.LoginFormPresent = hasPasswordForm(after)
-			ev.ErrorText = clip.Text(loginErrorText(after.outline), 200)
+			if ev.Navigated {
+				clear(shownBefore)
+			}
+			ev.ErrorText = clip.Text(loginErrorText(after.outline, shownBefore), 200)
 			afterOrigin, _ := origin.Canonical(after.outline.Origin)
 			// A sign-in still shown: a sign-in form (a first step counts too) or any password
 			// field; what the detection judged a sign-up, a search box or a newsletter is not one.
@@ -168,10 +179,11 @@ func (si *signIn) typedGone(ctx context.Context) bool {
 // VerifyWait bounds how long auth login watches the page for its outcome.
 const VerifyWait = 10 * time.Second
 
-// loginErrorText is the first text of o that reads like a failed sign-in ("" if none).
-func loginErrorText(o snapshot.Outline) string {
+// loginErrorText is the first text of o that reads like a failed sign-in ("" if none), but
+// for those in except.
+func loginErrorText(o snapshot.Outline, except map[string]bool) string {
 	for _, e := range o.Elements {
-		if e.Kind == "text" && looksLikeLoginError(e.Text) {
+		if e.Kind == "text" && looksLikeLoginError(e.Text) && !except[e.Text] {
 			return e.Text
 		}
 	}

@@ -390,7 +390,7 @@ func (si *signIn) firstStep(ctx context.Context, st pageState, form snapshot.Log
 		if f, ok := usable(st, secondPage); ok {
 			return st, f, nil
 		}
-		if loginErrorText(st.outline) != "" {
+		if loginErrorText(st.outline, nil) != "" {
 			return st, form, wire.Errorf(wire.CodeNoLoginForm, "the site answered the first login step with an error, and shows no password field")
 		}
 		select {
@@ -468,7 +468,7 @@ func (si *signIn) codeStep(ctx context.Context, before pageState, code []byte) (
 					return before, false, nil
 				}
 			case s.navPending.Load():
-			case loginErrorText(st.outline) != "":
+			case loginErrorText(st.outline, nil) != "":
 				return before, false, nil
 			case !hasPasswordForm(st) && looksSettled(&seen, st):
 				return before, false, nil
