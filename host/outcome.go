@@ -106,8 +106,8 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 				return "authenticated", nil
 			case anyForm && si.notSent(ctx, submitted):
 				return status, wire.Errorf(wire.CodeSigninNotSent,
-					"the page did not send the sign-in: %s after the submit it still shows the sign-in form, and nothing that could carry the password went to %s (no navigation, no request with a body, no WebSocket)",
-					time.Since(submitted).Round(100*time.Millisecond), si.origin)
+					"the page did not send the sign-in: it still shows the sign-in form, quiet since the submit, and nothing that could carry the password went to %s (no navigation, no request with a body, no WebSocket)",
+					si.origin)
 			}
 		}
 		// Not definite yet: wait for a navigation to start (then for its load), or poll again.
