@@ -58,7 +58,7 @@ const (
 	// corpusGoalDefects: defects of the other kinds (an account posted to a form that is not
 	// a sign-in form, a page not for signing in offered or typed into), per mode.
 	corpusGoalDefects = 0
-	corpusCeilDefects = 3
+	corpusCeilDefects = 4
 )
 
 // passwordDefects are the defects that fail the test whatever the floors.
