@@ -106,8 +106,8 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 				return "authenticated", nil
 			case anyForm && si.notSent(ctx, submitted):
 				return status, wire.Errorf(wire.CodeSigninNotSent,
-					"the page did not send the sign-in: it still shows the sign-in form, quiet since the submit, and nothing that could carry the password went to %s (no navigation, no request with a body, no WebSocket)",
-					si.origin)
+					"the page showed no sign of sending the sign-in within %v of the submit: it still shows the sign-in form, and nothing the host saw could carry the password to %s (no navigation, no request with a body, no WebSocket, no worker)",
+					notSentAfter, si.origin)
 			}
 		}
 		// Not definite yet: wait for a navigation to start (then for its load), or poll again.
@@ -136,17 +136,21 @@ const (
 	notSentQuiet = 1500 * time.Millisecond
 )
 
-// notSent reports whether the page, in the same document since the submit, kept the sign-in to
-// itself: no navigation under way, a field the host typed into still shown, nothing that may
-// carry the password let go to the credential's origins (egress.Secret.MayHaveLeft; the guard
-// refuses any other way out), no WebSocket opened by the document to those origins (the guard
-// does not see its messages; one to another origin is shut while the secret is in the page),
-// no target of its own under the page (a worker, another site's frame: one may hold a
-// WebSocket opened before the guard attached it, whose messages are not seen either), and the
-// page's network quiet for notSentQuiet, notSentAfter after the submit.
+// notSent reports whether the page, in the same document since the submit, showed no sign of
+// sending the sign-in, as far as the host sees: no navigation under way, a field the host
+// typed into still shown, no request that may carry the password let go while it was in the
+// page (egress.Secret.MayHaveLeft), no WebSocket opened by the document to the credential's
+// origins (the guard does not see its messages; one elsewhere is shut while the secret is in
+// the page), no target of its own attached since the typing or running under the page (a
+// worker, another site's frame: its WebSocket is not seen either), no other window of the
+// session (it may read this one), and the page's network quiet for notSentQuiet,
+// notSentAfter after the submit. A script that disguises the password in a request the guard
+// lets go (a query, an unusual encoding) is not seen: SIGNIN_NOT_SENT is a label for the
+// agent, not a guarantee (SECURITY.md).
 func (si *signIn) notSent(ctx context.Context, submitted time.Time) bool {
 	s := si.s
-	if len(si.secrets) == 0 || time.Since(submitted) < notSentAfter || s.navPending.Load() || si.mayHaveLeft() || si.h.way.hasChild(s) {
+	if len(si.secrets) == 0 || time.Since(submitted) < notSentAfter || s.navPending.Load() || si.mayHaveLeft() ||
+		si.h.way.attachedSince(si.childMark, s) || s.pageCount() > 1 {
 		return false
 	}
 	if quiet, told := s.requests().idle(time.Now()); !told || quiet < notSentQuiet || s.requests().socketTo(append([]string{si.origin}, si.also...)) {

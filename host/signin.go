@@ -121,8 +121,10 @@ type signIn struct {
 	// begun is when the sign-in began: a refusal of the network guard's since then ends it
 	// (refused).
 	begun time.Time
-	// secrets are those the sign-in typed (guardSecret), as the network guard knows them.
-	secrets []*egress.Secret
+	// secrets are those the sign-in typed (guardSecret), as the network guard knows them;
+	// childMark is the guard's count of targets attached once the page was held for them.
+	secrets   []*egress.Secret
+	childMark int64
 }
 
 // mayHaveLeft reports whether a request that may carry a secret the sign-in typed went to

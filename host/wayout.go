@@ -46,6 +46,16 @@ type wayOut struct {
 	pending  sync.WaitGroup
 	// shared are the shared workers attached (guarded by mu).
 	shared map[string]bool
+	// attachedEver counts the targets of their own ever attached (coverChild).
+	attachedEver atomic.Int64
+}
+
+// attachedSince reports whether a target of its own was attached under any page (or the
+// browser) since mark (attachedEver's value then), or runs under session s's page now: one
+// may have taken a secret and sent it where its messages are not seen (a WebSocket), and
+// have gone since.
+func (w *wayOut) attachedSince(mark int64, s *session) bool {
+	return w.attachedEver.Load() != mark || w.hasChild(s)
 }
 
 // hasChild reports whether a target of its own runs under session s's page (a frame of
@@ -197,7 +207,11 @@ func (si *signIn) guardSecret(ctx context.Context, document string, account stri
 	if err := b.Call(ctx, s.sid, "Target.setAutoAttach", autoAttach(), nil); err != nil {
 		return wire.Errorf(wire.CodeBrowserFailed, "the page's frames and workers could not be held (%v); nothing was typed", err)
 	}
-	return h.way.covered(ctx)
+	if err := h.way.covered(ctx); err != nil {
+		return err
+	}
+	si.childMark = h.way.attachedEver.Load()
+	return nil
 }
 
 // covered waits until every target attached so far has its rules (coverChild).
@@ -252,6 +266,7 @@ func (h *Host) coverChild(b *cdp.Browser, s *session, params json.RawMessage) {
 		return
 	}
 	h.way.children.Store(p.SessionID, child{s: s, b: b})
+	h.way.attachedEver.Add(1)
 	h.way.pending.Add(1)
 	go func() {
 		defer h.way.pending.Done()

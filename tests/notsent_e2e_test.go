@@ -6,7 +6,8 @@ package tests
 // captured page without its scripts, a captcha not solved, a button the host did not press)
 // answers SIGNIN_NOT_SENT in a few seconds, with the typed password cleared from the page,
 // rather than "unknown" after VerifyWait; one whose script posts what the network guard cannot
-// read as the password (as a script that encrypts it does) is never said to be unsent.
+// read as the password (as a script that encrypts it does), or that hands it to a worker, is
+// never said to be unsent.
 
 import (
 	"net/http"
@@ -28,8 +29,13 @@ func TestSigninNotSent(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
 		onSubmit := `ev.preventDefault();`
-		if r.URL.Query().Get("how") == "sealed" {
+		switch r.URL.Query().Get("how") {
+		case "sealed":
 			onSubmit = `ev.preventDefault(); fetch("/api/session", {method: "POST", body: btoa(String(pw.value.length))});`
+		case "courier":
+			// A worker takes the password and goes (as one that sends it over a WebSocket,
+			// whose messages the guard does not see, would): never said to be unsent.
+			onSubmit = `ev.preventDefault(); new Worker("/w.js").postMessage(pw.value.length);`
 		}
 		htmlPage(w, "Sign in", "", `<h1>Sign in to Example</h1>
 <form id="f" method="post" action="/login">
@@ -41,6 +47,10 @@ func TestSigninNotSent(t *testing.T) {
 var f = document.getElementById("f"), pw = document.getElementById("p");
 f.addEventListener("submit", function (ev) { `+onSubmit+` });
 </script>`)
+	})
+	mux.HandleFunc("GET /w.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		w.Write([]byte(`onmessage = function () { close(); };`))
 	})
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -59,6 +69,7 @@ f.addEventListener("submit", function (ev) { `+onSubmit+` });
 	for _, c := range []struct{ how, code, status, posted string }{
 		{"kept", "SIGNIN_NOT_SENT", "", ""},
 		{"sealed", "", "unknown", "/api/session"},
+		{"courier", "", "unknown", ""},
 	} {
 		if r := e.run("", "headless", "visit", site.URL+"/login?how="+c.how, "--json"); r.code != 0 {
 			t.Fatalf("visit: %+v", r)

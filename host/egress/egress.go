@@ -58,11 +58,8 @@ type Secret struct {
 	left atomic.Bool
 }
 
-// MayHaveLeft reports whether a request that may have carried the secret was let go to an
-// origin it may be sent to, while it was in the page: one with a body (shown or withheld) or
-// an Authorization header. A page whose script encrypts the password before sending it sends
-// such a request too; one without either (a GET, an empty beacon) cannot carry it past Check,
-// which checks its URL and its other headers.
+// MayHaveLeft reports whether a request that may have carried the secret in a form Check does
+// not know (encrypted, say) was let go, to any origin, while it was in the page (mayCarry).
 func (s *Secret) MayHaveLeft() bool { return s.left.Load() }
 
 // SetInPage says whether the secret may still be in a page (from typing until the document it
@@ -214,21 +211,28 @@ func (g *Guard) Check(r Request) *Refusal {
 		}
 	}
 	for _, s := range secrets {
-		if s.InPage() && dest != "" && s.Allowed(dest) && mayCarry(r) {
+		if s.InPage() && mayCarry(r) {
 			s.left.Store(true)
 		}
 	}
 	return nil
 }
 
-// mayCarry reports whether r, let go to an origin a secret may be sent to, may carry it
-// (Secret.MayHaveLeft).
+// mayCarry reports whether r, let go to any origin, may carry a secret in a form the scan
+// does not know (Secret.MayHaveLeft): a body, shown or withheld, a method other than GET,
+// HEAD or POST, or a header a page's script sets (Authorization, X-…). A GET's query or path
+// is not counted (pages send them all the time); a secret disguised there is not seen.
 func mayCarry(r Request) bool {
 	if len(r.Body) > 0 || r.Withheld {
 		return true
 	}
+	switch strings.ToUpper(r.Method) {
+	case "", "GET", "HEAD", "POST":
+	default:
+		return true
+	}
 	for name := range r.Headers {
-		if strings.EqualFold(name, "Authorization") {
+		if n := strings.ToLower(name); n == "authorization" || strings.HasPrefix(n, "x-") {
 			return true
 		}
 	}

@@ -181,8 +181,8 @@ func TestEncodedForms(t *testing.T) {
 
 // TestMayHaveLeft: only a request let go to an allowed origin that could carry the secret (a
 // body, shown or withheld, an Authorization header, a method other than GET or HEAD), while it
-// is in the page, says it may have left; a GET, an empty POST, a request elsewhere, or one
-// after the page is gone does not.
+// is in the page, to any origin, says it may have left; a GET, an empty POST, or one after
+// the page is gone does not.
 func TestMayHaveLeft(t *testing.T) {
 	cred := "http://127.0.0.1:8080"
 	for _, c := range []struct {
@@ -193,7 +193,10 @@ func TestMayHaveLeft(t *testing.T) {
 	}{
 		{"a GET of the credential's origin", Request{Method: "GET", URL: cred + "/app.js"}, true, false},
 		{"a HEAD", Request{Method: "HEAD", URL: cred + "/"}, true, false},
-		{"a POST elsewhere without it", Request{Method: "POST", URL: "https://cdn.example.net/beacon", Body: []byte("x=1")}, true, false},
+		{"a POST elsewhere with a body", Request{Method: "POST", URL: "https://cdn.example.net/beacon", Body: []byte("x=1")}, true, true},
+		{"a GET elsewhere with a query", Request{Method: "GET", URL: "https://cdn.example.net/p.gif?v=1"}, true, false},
+		{"a PUT without a body", Request{Method: "PUT", URL: cred + "/session"}, true, true},
+		{"a GET with a script's header", Request{Method: "GET", URL: cred + "/api", Headers: map[string]string{"X-Token": "5f3a"}}, true, true},
 		{"a POST with the password", Request{Method: "POST", URL: cred + "/login", Body: []byte("p=" + url.QueryEscape(pw))}, true, true},
 		{"a POST with it encrypted", Request{Method: "POST", URL: cred + "/login", Body: []byte("blob=5f3a9c")}, true, true},
 		{"a body withheld", Request{Method: "POST", URL: cred + "/upload", Withheld: true}, true, true},

@@ -74,7 +74,7 @@ func (c *cmd) auditVerify(fs *flag.FlagSet) run {
 				fmt.Fprintf(w, "warning: decisions of the person's went to other audit logs of yours (a brokerd started with another XDG_DATA_HOME): %d, in %d log(s)\n", len(rep.Elsewhere)+rep.ElsewhereOmitted, rep.ElsewhereLogs)
 			}
 			if rep.ElsewhereOmitted > 0 {
-				fmt.Fprintf(w, "  the newest %d follow; 'headless audit verify' with that log's XDG_DATA_HOME lists the others\n", len(rep.Elsewhere))
+				fmt.Fprintf(w, "  %d follow, the newest allowed ones first; 'headless audit verify' with that log's XDG_DATA_HOME lists the others\n", len(rep.Elsewhere))
 			}
 			for _, p := range rep.Elsewhere {
 				fmt.Fprintf(w, "  %s, record %d: %s\n", procstat.Clean(p.Log, 256), p.Record.Seq, procstat.Clean(audit.Summary(p.Record), 512))

@@ -18,10 +18,10 @@ import (
 )
 
 // maxOutcome bounds brokerd's answer to 'brokerd audit verify --json', which it sends in
-// chunks (peercred.SendAllAs): a report lists at most audit.MaxRecoveries recoveries,
-// audit.MaxDecided of each kind of the person's decisions, and audit.MaxElsewhere of those
-// that went to other logs, each cut to a bound.
-const maxOutcome = 1 << 20
+// chunks (peercred.SendAllAs): a report lists at most audit.MaxRecoveries recoveries, this
+// log's kept decisions (a decided file of at most 1 MiB), and audit.MaxElsewhere of those
+// that went to other logs, each cut to a bound: 4 MiB holds them with room.
+const maxOutcome = 4 << 20
 
 // verifyWait bounds the whole check: brokerd waits at most 10 s for the writers' lock, and
 // checks at most 5 files of 1 MiB.
