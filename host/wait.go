@@ -92,7 +92,7 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 				res.Dialog, res.Pages = s.reportDialog(), s.pageCount()
 				return res, nil
 			}
-			_, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
+			doc, out, refs, err := h.captureWith(wctx, b, s, waitOutline)
 			if closed(err) {
 				continue
 			}
@@ -105,8 +105,9 @@ func (h *Host) Wait(ctx context.Context, p control.WaitParams) (control.PageResu
 				if met && (p.Ref == "" || h.refVisible(wctx, b, s, ref, refs)) {
 					// The URL and title of the document the outline is of: the first look
 					// may have been of the one it replaced (a reload, the browser says ""
-					// while it commits).
-					if res, err = h.result(wctx, b, s); err == nil && res.URL != "" && strings.Contains(res.URL, p.URL) {
+					// while it commits); a look after another document came is no answer.
+					res, err = h.result(wctx, b, s)
+					if now, derr := h.documentID(wctx, b, s); err == nil && derr == nil && now == doc && res.URL != "" && strings.Contains(res.URL, p.URL) {
 						res.Dialog, res.Pages = s.reportDialog(), s.pageCount()
 						return res, nil
 					}
