@@ -467,7 +467,8 @@ func (r *jrun) login(ctx context.Context, a journey.Action, ev *journey.Evidence
 	res, err := r.h.authLogin(ctx, r.b, r.s, control.AuthParams{Session: r.s.name, Alias: a.Alias})
 	if res.Origin != "" || res.Status != "" {
 		ev.Login = &journey.Login{Alias: a.Alias, Origin: res.Origin, Status: res.Status, Steps: res.Evidence.Steps, Navigated: res.Evidence.Navigated,
-			URLAfter: res.Evidence.URLAfter, Cleared: res.Evidence.Cleared, PageDiscarded: res.Evidence.PageDiscarded}
+			URLAfter: res.Evidence.URLAfter, Cleared: res.Evidence.Cleared, PageDiscarded: res.Evidence.PageDiscarded,
+			PageLost: res.Evidence.PageLost}
 	}
 	if err != nil {
 		if errors.Is(err, errWithdrawn) && ctx.Err() != nil {

@@ -96,7 +96,15 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 			return res, done(h.basicLogin(ctx, look, b, s, p, seen, &res))
 		}
 	}
-	return res, done(si.formLogin(ctx, p, &res))
+	err = done(si.formLogin(ctx, p, &res))
+	// The page died under the attempt after its outcome was seen (a renderer the machine ran
+	// out of memory for): the agent's next look would find a blank page unannounced.
+	// (A window of the page's that closed itself, as an OAuth popup does, is no loss: the
+	// session is back on its opener.)
+	if why := b.SessionErr(s.sid); why != nil {
+		res.Evidence.PageLost = !s.inWindow() || !errors.Is(why, cdp.ErrDetached)
+	}
+	return res, err
 }
 
 // signIn is one sign-in in session s of browser b (auth login's, a journey's login, an

@@ -196,6 +196,7 @@ const (
 func (h *Host) clearTyped(ctx context.Context, b *cdp.Browser, s *session) clearOutcome {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClearWait)
 	defer cancel()
+	began := time.Now()
 	if b.SessionErr(s.sid) != nil || len(s.taint) == 0 {
 		return nothingLeft // the renderer died with the page
 	}
@@ -215,7 +216,7 @@ func (h *Host) clearTyped(ctx context.Context, b *cdp.Browser, s *session) clear
 	if left, err := h.secretOnPage(ctx, b, s); err != nil || left {
 		out = notEmptied
 	}
-	h.o.Log.Info("typed fields cleared", "session", s.name, "fields", len(s.taint), "empty", out == emptied)
+	h.o.Log.Info("typed fields cleared", "session", s.name, "fields", len(s.taint), "empty", out == emptied, "ms", time.Since(began).Milliseconds())
 	return out
 }
 

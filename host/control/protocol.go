@@ -510,6 +510,11 @@ type Evidence struct {
 	// PageDiscarded: as Cleared, but the page would not let the host empty the fields in time
 	// (or kept a value), so the host destroyed it: the session now shows a blank page.
 	PageDiscarded bool `json:"page_discarded,omitempty"`
+	// PageLost: the page's renderer crashed (or its tab went) before the sign-in answered,
+	// after what its status says was seen: the session's next command finds a fresh blank
+	// page. What the site set (cookies, storage) stays in the session's profile: visit it
+	// again.
+	PageLost bool `json:"page_lost,omitempty"`
 	// CodeTyped: the credential's one-time code (released with the password under the same
 	// approval) was typed into the same origin's code step and submitted. Never the code.
 	CodeTyped bool `json:"code_typed,omitempty"`

@@ -151,6 +151,7 @@ type Login struct {
 	URLAfter      string `json:"url_after,omitempty"` // no query or fragment
 	Cleared       bool   `json:"cleared,omitempty"`
 	PageDiscarded bool   `json:"page_discarded,omitempty"`
+	PageLost      bool   `json:"page_lost,omitempty"`
 }
 
 // Artifact is one screenshot of a run.

@@ -49,7 +49,19 @@ func (c *cmd) authLogin(fs *flag.FlagSet) run {
 		return r, func(w io.Writer) {
 			fmt.Fprintf(w, "%s: %s as alias %s at %s\n", r.Session, r.Status, r.Alias, r.Origin)
 			fmt.Fprintf(w, "evidence: navigated=%v login_form_present=%v url=%s\n", r.Evidence.Navigated, r.Evidence.LoginFormPresent, r.Evidence.URLAfter)
+			pageGone(w, r.Evidence)
 		}, nil
+	}
+}
+
+// pageGone tells the person at the terminal that the session no longer shows the page the
+// sign-in ended on (the JSON has it as page_discarded and page_lost).
+func pageGone(w io.Writer, ev control.Evidence) {
+	switch {
+	case ev.PageDiscarded:
+		fmt.Fprintln(w, "the page would not let the typed password be cleared in time, so it was discarded: the session shows a blank page (run headless visit URL)")
+	case ev.PageLost:
+		fmt.Fprintln(w, "the page's renderer crashed before the answer: the session shows a blank page; what the site set stays (run headless visit URL)")
 	}
 }
 

@@ -787,3 +787,36 @@ func TestProgressOnTerminal(t *testing.T) {
 		t.Errorf("no terminal: exit %d, stderr %q", code, w.stderr.String())
 	}
 }
+
+// TestSignInPageGone: a sign-in that answered with the session's page gone says so to the
+// person at the terminal (and in --json as page_lost / page_discarded), with the way back.
+func TestSignInPageGone(t *testing.T) {
+	for _, c := range []struct {
+		ev   control.Evidence
+		key  string
+		want string
+	}{
+		{control.Evidence{PageLost: true}, `"page_lost":true`, "renderer crashed before the answer"},
+		{control.Evidence{PageDiscarded: true}, `"page_discarded":true`, "it was discarded"},
+		{control.Evidence{}, "", ""},
+	} {
+		w := newWorld(t)
+		w.host = fakeHost()
+		rpc.Handle(w.host, control.MethodAuthLogin, func(ctx context.Context, p control.AuthParams) (control.AuthResult, error) {
+			return control.AuthResult{Status: "authenticated", Alias: p.Alias, Session: "default", Origin: "https://a.example", Evidence: c.ev}, nil
+		})
+		if code := w.run("auth", "login", "--alias", "a"); code != 0 {
+			t.Fatalf("exit %d: %s", code, w.stderr.String())
+		}
+		out := w.stdout.String()
+		if gone := strings.Contains(out, "blank page"); gone != (c.want != "") || !strings.Contains(out, c.want) {
+			t.Fatalf("%+v: %q, want %q", c.ev, out, c.want)
+		}
+		if code := w.run("auth", "login", "--alias", "a", "--json"); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		if js := w.stdout.String(); c.key != "" && !strings.Contains(js, c.key) || c.key == "" && strings.Contains(js, "page_") {
+			t.Fatalf("%+v: %s", c.ev, js)
+		}
+	}
+}
