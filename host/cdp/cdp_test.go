@@ -118,6 +118,11 @@ func TestCloseLeavesNothing(t *testing.T) {
 	if !errors.Is(b.Err(), ErrClosed) {
 		t.Fatalf("Err after Close = %v", b.Err())
 	}
+	// Close returns once its process group is gone (the stragglers it killed too), so that
+	// `headless stop` leaves nothing running when it answers.
+	if groupAlive(b.PID()) {
+		t.Errorf("a process of the browser's group is alive when Close returned (it waits up to %v for them)", groupWait)
+	}
 	// Chromium's helpers exit on their own once the browser is gone; on a loaded machine that
 	// takes a moment. A process still there after 10 s was left behind.
 	alive := func() []int {

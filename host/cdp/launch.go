@@ -221,11 +221,43 @@ func (b *Browser) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		b.kill()
 		<-b.exited
+		b.waitGroupGone()
 		return fmt.Errorf("browser did not exit after Browser.close: %w", ctx.Err())
 	}
 	b.kill() // stragglers of the group (renderers, zygotes)
+	b.waitGroupGone()
 	b.markClosed()
 	return nil
+}
+
+// groupWait bounds how long a close or kill waits for the killed stragglers of the browser's
+// process group to be gone.
+const groupWait = 5 * time.Second
+
+// waitGroupGone waits, at most groupWait, until no live process is left in the browser's
+// process group. A SIGKILL is delivered when the process next runs, and on a busy machine a
+// renderer killed lingers a moment: a caller that stopped the browser must find nothing of it
+// running when Close or Kill returns. (A zombie has exited: its reaping is its parent's.)
+func (b *Browser) waitGroupGone() {
+	pgid := b.PID()
+	for deadline := time.Now().Add(groupWait); groupAlive(pgid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a live process is in process group pgid.
+func groupAlive(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procstat.Read(p); ok && st.PGRP == pgid && st.State != "Z" && st.State != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 // markClosed records ErrClosed once the process is gone, even if the pipe reader has not yet
@@ -245,6 +277,7 @@ func (b *Browser) Kill() {
 	b.mu.Unlock()
 	b.kill()
 	<-b.exited
+	b.waitGroupGone()
 	b.markClosed()
 }
 

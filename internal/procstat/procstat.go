@@ -36,6 +36,7 @@ const (
 type Stat struct {
 	State string // "R", "S", "Z", …
 	PPID  int
+	PGRP  int    // its process group
 	TTY   int    // tty_nr: 0 when the process has no controlling terminal
 	Comm  string // the process's name as the kernel keeps it (15 bytes at most)
 }
@@ -68,6 +69,7 @@ func parse(b []byte) (st Stat, ok bool) {
 	}
 	st.State = string(f[0])
 	st.PPID, _ = strconv.Atoi(string(f[1]))
+	st.PGRP, _ = strconv.Atoi(string(f[2]))
 	st.TTY, _ = strconv.Atoi(string(f[4]))
 	return st, true
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,9 +16,9 @@ func TestParse(t *testing.T) {
 		want Stat
 		ok   bool
 	}{
-		{"42 (chromium) S 1 42 42 34816 42 4194560", Stat{"S", 1, 34816, "chromium"}, true},
-		{"7 (a) b) (c) Z 3 7 7 0 -1", Stat{"Z", 3, 0, "a) b) (c"}, true},
-		{"8 (evil\x1b[2J) S 1 8 8 0 -1", Stat{"S", 1, 0, "evil?[2J"}, true},
+		{"42 (chromium) S 1 42 42 34816 42 4194560", Stat{"S", 1, 42, 34816, "chromium"}, true},
+		{"7 (a) b) (c) Z 3 7 7 0 -1", Stat{"Z", 3, 7, 0, "a) b) (c"}, true},
+		{"8 (evil\x1b[2J) S 1 8 8 0 -1", Stat{"S", 1, 8, 0, "evil?[2J"}, true},
 		{"9 (x) R 1", Stat{}, false},
 		{"garbage", Stat{}, false},
 	} {
@@ -33,7 +34,7 @@ func TestReadAndAlive(t *testing.T) {
 		t.Skip("no /proc")
 	}
 	st, ok := Read(os.Getpid())
-	if !ok || st.PPID != os.Getppid() || !Alive(os.Getpid()) {
+	if !ok || st.PPID != os.Getppid() || st.PGRP != syscall.Getpgrp() || !Alive(os.Getpid()) {
 		t.Fatalf("Read(self) = %+v, %v", st, ok)
 	}
 	cmd := exec.Command("true")
