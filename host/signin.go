@@ -87,16 +87,21 @@ func (h *Host) authLogin(ctx context.Context, b *cdp.Browser, s *session, p cont
 		return err
 	}
 	si := &signIn{h: h, b: b, s: s, look: look, ev: &res.Evidence, named: named, begun: begun}
-	if p.CodeOnly {
-		return res, done(si.stepUp(ctx, p, &res))
-	}
 	// The page is the 401 answer of a Basic challenge of its server: answer that (basicauth.go).
-	if u, _, err := h.pageInfo(look.ctx, b, s); err == nil {
-		if seen := s.basicPending(u); seen != nil {
-			return res, done(h.basicLogin(ctx, look, b, s, p, seen, &res))
+	var seen *basicSeen
+	if !p.CodeOnly {
+		if u, _, err := h.pageInfo(look.ctx, b, s); err == nil {
+			seen = s.basicPending(u)
 		}
 	}
-	err = done(si.formLogin(ctx, p, &res))
+	switch {
+	case p.CodeOnly:
+		err = done(si.stepUp(ctx, p, &res))
+	case seen != nil:
+		err = done(h.basicLogin(ctx, look, b, s, p, seen, &res))
+	default:
+		err = done(si.formLogin(ctx, p, &res))
+	}
 	// The page died under the attempt after its outcome was seen (a renderer the machine ran
 	// out of memory for): the agent's next look would find a blank page unannounced.
 	// (A window of the page's that closed itself, as an OAuth popup does, is no loss: the

@@ -247,17 +247,27 @@ func (b *Browser) waitGroupGone() {
 
 // groupAlive reports whether a live process is in process group pgid.
 func groupAlive(pgid int) bool {
+	alive := false
+	liveProcs(func(_ int, st procstat.Stat) bool {
+		alive = st.PGRP == pgid
+		return !alive
+	})
+	return alive
+}
+
+// liveProcs calls f with every process in /proc that has not exited (neither zombie nor dead),
+// until f returns false.
+func liveProcs(f func(pid int, st procstat.Stat) bool) {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if st, ok := procstat.Read(p); ok && st.PGRP == pgid && st.State != "Z" && st.State != "X" {
-			return true
+		if st, ok := procstat.Read(p); ok && st.State != "Z" && st.State != "X" && !f(p, st) {
+			return
 		}
 	}
-	return false
 }
 
 // markClosed records ErrClosed once the process is gone, even if the pipe reader has not yet
@@ -302,16 +312,10 @@ func (b *Browser) Pids() []int {
 // Descendants returns pid and all its live descendants.
 func Descendants(pid int) []int {
 	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := procstat.Read(p); ok && st.State != "Z" {
-			children[st.PPID] = append(children[st.PPID], p)
-		}
-	}
+	liveProcs(func(p int, st procstat.Stat) bool {
+		children[st.PPID] = append(children[st.PPID], p)
+		return true
+	})
 	out := []int{pid}
 	for i := 0; i < len(out); i++ {
 		out = append(out, children[out[i]]...)
