@@ -558,9 +558,38 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 }
 
 // waitLoadFor is waitLoad for at most d.
+//
+// A document that starts a navigation of its own before its load (a script's redirect or
+// reload: a sign-in page's bounce, a 401 page that reloads) never fires that load: Chromium
+// holds it while the navigation is pending. Once loaderID's document has committed, the wait
+// follows the main frame to each document that replaces it, and ends at the load of the
+// last one; d bounds it all. A commit seen before loaderID's is an earlier document's, never
+// followed.
 func (s *session) waitLoadFor(ctx context.Context, loaderID string, d time.Duration) error {
+	return s.loadAfter(ctx, loaderID, false, d)
+}
+
+// loadAfter is waitLoadFor; committed says loaderID's document has committed already (its
+// Page.frameNavigated was read).
+func (s *session) loadAfter(ctx context.Context, loaderID string, committed bool, d time.Duration) error {
 	return s.await(ctx, d, "finish loading", func(ev cdp.Event) (bool, error) {
 		switch ev.Method {
+		case "Page.frameNavigated":
+			var p struct {
+				Frame struct {
+					ParentID string `json:"parentId"`
+					LoaderID string `json:"loaderId"`
+				} `json:"frame"`
+			}
+			json.Unmarshal(ev.Params, &p)
+			if loaderID == "" || p.Frame.ParentID != "" || p.Frame.LoaderID == "" {
+				return false, nil
+			}
+			if p.Frame.LoaderID == loaderID {
+				committed = true
+			} else if committed {
+				loaderID = p.Frame.LoaderID
+			}
 		case "Page.lifecycleEvent":
 			var p struct {
 				Name     string `json:"name"`
@@ -606,7 +635,7 @@ func (s *session) waitHistory(ctx context.Context, frame, late string) error {
 			}
 			json.Unmarshal(ev.Params, &p)
 			if p.Frame.ParentID == "" {
-				return true, s.waitLoad(ctx, p.Frame.LoaderID)
+				return true, s.loadAfter(ctx, p.Frame.LoaderID, true, NavigationWait)
 			}
 		}
 		return false, nil

@@ -490,6 +490,12 @@ func TestSmallVerbs(t *testing.T) {
 	s := newBrowseSite(t)
 	e.start(t)
 
+	// A page that leaves itself before its load is followed to where it goes (the load of
+	// the page visited never fires: visit answered TIMEOUT after its 30 s).
+	if p := e.page(t, "visit", s.App()+"/bounce", "--timeout", "20s"); !strings.HasSuffix(p.URL, "/bounced") || p.Title != "Bounced" {
+		t.Errorf("visit of a page that bounces: %+v", p)
+	}
+
 	// reload loads the page again.
 	e.ok(t, nil, "visit", s.App()+"/count")
 	if got := e.snap(t).texts(); !strings.Contains(got, "loaded 1 times") {

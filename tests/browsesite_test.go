@@ -121,6 +121,14 @@ window.addEventListener("message", function (e) {
 	mux.HandleFunc("GET /alert-loop", func(w http.ResponseWriter, r *http.Request) {
 		htmlPage(w, "Alert loop", "", `<h1>Alert loop</h1><script>setTimeout(function () { for (;;) { alert("again"); } }, 300);</script>`)
 	})
+	// /bounce leaves itself by script before its load, as a sign-in page bouncing to its
+	// identity provider does: its image never loads, so its own load never fires.
+	mux.HandleFunc("GET /bounce", func(w http.ResponseWriter, r *http.Request) {
+		htmlPage(w, "Bounce", "", `<script>location.replace("/bounced")</script><img src="/hang" alt="">`)
+	})
+	mux.HandleFunc("GET /bounced", func(w http.ResponseWriter, r *http.Request) {
+		htmlPage(w, "Bounced", "", `<h1>Bounced</h1>`)
+	})
 	mux.HandleFunc("GET /count", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.count++

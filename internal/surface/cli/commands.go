@@ -47,8 +47,11 @@ type command struct {
 	hints map[wire.Code]string
 }
 
-// timeoutHint is TIMEOUT's hint on a command with --timeout.
-const timeoutHint = "increase --timeout (at most 5m) or check the condition"
+// timeoutHint is TIMEOUT's hint on wait, visitTimeoutHint on visit (MCP's, in flags).
+const (
+	timeoutHint      = "increase --timeout (at most 5m) or check the condition"
+	visitTimeoutHint = "increase --timeout (at most 5m) or check the URL and the site"
+)
 
 // hinted gives err the command's own hint for its code when it carries the code's default.
 func (cmd *command) hinted(err error) error {
@@ -144,7 +147,7 @@ Example:
     headless page select 2 && headless auth login --alias idp-admin`},
 
 		{name: "visit", args: "URL", nargs: [2]int{1, 1}, summary: "navigate the session (http and https only)", setup: c.visit, timeout: 6 * time.Minute,
-			hints: map[wire.Code]string{wire.CodeTimeout: timeoutHint},
+			hints: map[wire.Code]string{wire.CodeTimeout: visitTimeoutHint},
 			about: `Waits for the page to load (--timeout, 30s by default; TIMEOUT after it). On a login page the
 result names its origin, the aliases saved for it and a challenge for 'headless auth login'.
 

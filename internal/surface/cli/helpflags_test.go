@@ -544,7 +544,7 @@ func TestTimeoutHintNamesOnlyItsCommandsFlag(t *testing.T) {
 		args []string
 		hint string
 	}{
-		{[]string{"visit", "https://a.example/", "--json"}, timeoutHint},
+		{[]string{"visit", "https://a.example/", "--json"}, visitTimeoutHint},
 		{[]string{"wait", "--text", "x", "--json"}, timeoutHint},
 		{[]string{"back", "--json"}, wire.Hint(wire.CodeTimeout)},
 	} {
