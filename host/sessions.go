@@ -561,42 +561,40 @@ func (s *session) waitLoad(ctx context.Context, loaderID string) error {
 //
 // A document that starts a navigation of its own before its load (a script's redirect or
 // reload: a sign-in page's bounce, a 401 page that reloads) never fires that load: Chromium
-// holds it while the navigation is pending. Once loaderID's document has committed, the wait
-// follows the main frame to each document that replaces it, and ends at the load of the
-// last one; d bounds it all. A commit seen before loaderID's is an earlier document's, never
-// followed.
+// holds it while the navigation is pending. Once loaderID's document has committed in the
+// main frame, the wait follows that frame: it ends at the first load of the frame from then
+// on, its document's or that of a document that replaced it (events come in order, so it is
+// never an earlier document's); d bounds it all. A commit seen before loaderID's is an earlier
+// document's, never followed.
 func (s *session) waitLoadFor(ctx context.Context, loaderID string, d time.Duration) error {
-	return s.loadAfter(ctx, loaderID, false, d)
+	return s.loadAfter(ctx, loaderID, "", d)
 }
 
-// loadAfter is waitLoadFor; committed says loaderID's document has committed already (its
-// Page.frameNavigated was read).
-func (s *session) loadAfter(ctx context.Context, loaderID string, committed bool, d time.Duration) error {
+// loadAfter is waitLoadFor; frame is the main frame's id when loaderID's document has
+// committed in it already (its Page.frameNavigated was read), else "".
+func (s *session) loadAfter(ctx context.Context, loaderID, frame string, d time.Duration) error {
 	return s.await(ctx, d, "finish loading", func(ev cdp.Event) (bool, error) {
 		switch ev.Method {
 		case "Page.frameNavigated":
 			var p struct {
 				Frame struct {
+					ID       string `json:"id"`
 					ParentID string `json:"parentId"`
 					LoaderID string `json:"loaderId"`
 				} `json:"frame"`
 			}
 			json.Unmarshal(ev.Params, &p)
-			if loaderID == "" || p.Frame.ParentID != "" || p.Frame.LoaderID == "" {
-				return false, nil
-			}
-			if p.Frame.LoaderID == loaderID {
-				committed = true
-			} else if committed {
-				loaderID = p.Frame.LoaderID
+			if loaderID != "" && frame == "" && p.Frame.ParentID == "" && p.Frame.LoaderID == loaderID {
+				frame = p.Frame.ID
 			}
 		case "Page.lifecycleEvent":
 			var p struct {
 				Name     string `json:"name"`
 				LoaderID string `json:"loaderId"`
+				FrameID  string `json:"frameId"`
 			}
 			json.Unmarshal(ev.Params, &p)
-			return p.Name == "load" && (loaderID == "" || p.LoaderID == loaderID), nil
+			return p.Name == "load" && (loaderID == "" || p.LoaderID == loaderID || (frame != "" && p.FrameID == frame)), nil
 		case "Page.loadEventFired":
 			return loaderID == "", nil
 		}
@@ -635,7 +633,7 @@ func (s *session) waitHistory(ctx context.Context, frame, late string) error {
 			}
 			json.Unmarshal(ev.Params, &p)
 			if p.Frame.ParentID == "" {
-				return true, s.loadAfter(ctx, p.Frame.LoaderID, true, NavigationWait)
+				return true, s.loadAfter(ctx, p.Frame.LoaderID, frame, NavigationWait)
 			}
 		}
 		return false, nil

@@ -119,7 +119,7 @@ func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target 
 		return wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(r.ErrorText, 200))
 	}
 	if r.LoaderID != "" {
-		return s.waitLoadFor(ctx, r.LoaderID, wait)
+		return s.waitLoadFor(nctx, r.LoaderID, wait) // within the one bound: Page.navigate spent some of it
 	}
 	return nil
 }

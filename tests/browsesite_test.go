@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -121,10 +122,15 @@ window.addEventListener("message", function (e) {
 	mux.HandleFunc("GET /alert-loop", func(w http.ResponseWriter, r *http.Request) {
 		htmlPage(w, "Alert loop", "", `<h1>Alert loop</h1><script>setTimeout(function () { for (;;) { alert("again"); } }, 300);</script>`)
 	})
-	// /bounce leaves itself by script before its load, as a sign-in page bouncing to its
-	// identity provider does: its image never loads, so its own load never fires.
+	// /bounce?n=N leaves itself by script before its load, as a sign-in page bouncing to its
+	// identity provider does, for /bounce?n=N-1, and /bounce?n=0 for /bounced: their images
+	// never load, so their own loads never fire.
 	mux.HandleFunc("GET /bounce", func(w http.ResponseWriter, r *http.Request) {
-		htmlPage(w, "Bounce", "", `<script>location.replace("/bounced")</script><img src="/hang" alt="">`)
+		next := "/bounced"
+		if n, _ := strconv.Atoi(r.URL.Query().Get("n")); n > 0 {
+			next = fmt.Sprintf("/bounce?n=%d", n-1)
+		}
+		htmlPage(w, "Bounce", "", `<script>location.replace("`+next+`")</script><img src="/hang" alt="">`)
 	})
 	mux.HandleFunc("GET /bounced", func(w http.ResponseWriter, r *http.Request) {
 		htmlPage(w, "Bounced", "", `<h1>Bounced</h1>`)

@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/headless-dev/headless/internal/clip"
 )
 
 // TestRun: output is copied in order, lines that are not events pass through, the top-level
@@ -40,47 +44,73 @@ not json: a build error
 	}
 }
 
-// TestWhy: a failed test's first lines printed through its testing.T come last, in its own
-// order, at most whyLines of them, each clipped; a passing test's and other lines do not.
+// TestWhy: a failed test's messages printed through its testing.T come last: its first and
+// last whyMsgs, each with at most whyCont more lines, clipped as valid UTF-8; a passing
+// test's, other lines and a log's long tail do not; a test that never ended (its package's
+// timeout) is reported as not finished.
 func TestWhy(t *testing.T) {
 	var in strings.Builder
-	ev := func(action, test, output string) {
-		b, _ := json.Marshal(event{Action: action, Package: "p", Test: test, Output: output})
+	ev := func(action, pkg, test, output string) {
+		b, _ := json.Marshal(event{Action: action, Package: pkg, Test: test, Output: output})
 		in.Write(append(b, '\n'))
 	}
-	ev("output", "TestA", "=== RUN   TestA\n")
-	ev("output", "TestA", "    a_test.go:10: passing noise\n")
-	ev("output", "TestB/sub", "    b_test.go:200: visit answered \"TIMEOUT\", want \"\"\n")
-	ev("output", "TestB/sub", "        time=2026 level=INFO msg=x (a log's second line)\n")
-	ev("output", "TestB/sub", "    b_test.go:201: "+strings.Repeat("x", 400)+"\n")
-	for i := 0; i < 20; i++ {
-		ev("output", "TestB/sub", "    b_test.go:9: more\n")
+	ev("output", "p", "TestA", "=== RUN   TestA\n")
+	ev("output", "p", "TestA", "    a_test.go:10: passing noise\n")
+	ev("output", "p", "TestB/sub", "        b_test.go:200: visit answered \"TIMEOUT\", want \"\"\n")
+	ev("output", "p", "TestB/sub", "            its second line\n")
+	ev("output", "p", "TestB/sub", "        b_test.go:201: "+strings.Repeat("é", 400)+"\n")
+	ev("output", "p", "TestB/sub", "        b_test.go:202:\n")
+	for i := 0; i < 10; i++ {
+		ev("output", "p", "TestB/sub", "            log line\n")
 	}
-	ev("pass", "TestA", "")
-	ev("fail", "TestB/sub", "")
-	ev("fail", "TestB", "")
+	ev("output", "p", "TestB/sub", "        time=2026 level=INFO msg=x (not a message)\n")
+	for i := 0; i < 20; i++ {
+		ev("output", "p", "TestB/sub", fmt.Sprintf("        b_test.go:9: more %d\n", i))
+	}
+	ev("output", "p", "TestB/sub", "        b_test.go:300: the reason, at the end\n")
+	ev("pass", "p", "TestA", "")
+	ev("fail", "p", "TestB/sub", "")
+	ev("fail", "p", "TestB", "")
+	ev("fail", "p", "", "")
+	ev("output", "q", "TestHang", "    h_test.go:5: waiting\n")
+	ev("output", "q", "TestHang", "panic: test timed out after 45m0s\n")
+	ev("fail", "q", "", "")
 	var out strings.Builder
 	sum, err := run(strings.NewReader(in.String()), &out)
-	if err != nil || !sum.failed || len(sum.why) != 1 {
+	if err != nil || !sum.failed || len(sum.why) != 2 {
 		t.Fatalf("sum %+v err %v", sum, err)
 	}
 	var r strings.Builder
 	report(&r, sum, 0)
-	_, why, ok := strings.Cut(r.String(), "== the failed tests' first lines")
-	if !ok || strings.Contains(why, "passing noise") || strings.Contains(why, "time=") {
+	_, why, ok := strings.Cut(r.String(), "== what the failed tests said")
+	if !ok || strings.Contains(why, "passing noise") || strings.Contains(why, "time=") || !utf8.ValidString(why) {
 		t.Fatalf("report:\n%s", r.String())
 	}
-	lines := strings.Split(strings.TrimSpace(why), "\n")
-	if len(lines) != 1+1+whyLines || lines[1] != "--- p TestB/sub" || lines[2] != `    b_test.go:200: visit answered "TIMEOUT", want ""` ||
-		len(lines[3]) != 4+whyLen+len("…") {
-		t.Fatalf("why:\n%s", why)
+	lines := strings.Split(strings.TrimSpace(why), "\n")[1:]
+	want := []string{
+		"--- p TestB/sub",
+		`    b_test.go:200: visit answered "TIMEOUT", want ""`,
+		"        its second line",
+		"    " + clip.Text("b_test.go:201: "+strings.Repeat("é", 400), whyLen),
+		"    b_test.go:202:",
+		"        log line", "        log line", "        log line",
+		"    b_test.go:9: more 0", "    b_test.go:9: more 1", "    b_test.go:9: more 2",
+		"    (12 messages left out)",
+		"    b_test.go:9: more 15", "    b_test.go:9: more 16", "    b_test.go:9: more 17",
+		"    b_test.go:9: more 18", "    b_test.go:9: more 19",
+		"    b_test.go:300: the reason, at the end",
+		"--- q TestHang (did not finish)",
+		"    h_test.go:5: waiting",
 	}
-	for _, l := range []string{"x_test.go:1: a", "a/b_test.go:22: b"} {
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("why:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	for _, l := range []string{"x_test.go:1: a", "a/b_test.go:22: b", "x_test.go:3:"} {
 		if !testLine(l) {
 			t.Errorf("testLine(%q) false", l)
 		}
 	}
-	for _, l := range []string{"x.go:1: a", "x_test.go:a: b", "x_test.go:1 b", "time=1 x_test.go:1: a", "x_test.go::"} {
+	for _, l := range []string{"x.go:1: a", "x_test.go:a: b", "x_test.go:1 b", "time=1 x_test.go:1: a", "x_test.go::", "x_test.go:1:x"} {
 		if testLine(l) {
 			t.Errorf("testLine(%q) true", l)
 		}
