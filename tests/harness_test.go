@@ -25,6 +25,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/headless-dev/headless/internal/broker/auditwriter"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
 	"github.com/headless-dev/headless/internal/test/realtest"
@@ -248,9 +249,35 @@ func newEnv(t testing.TB, o envOptions) *env {
 				syscall.Kill(p, syscall.SIGKILL)
 			}
 		}
+		e.forgetAnchors()
 		os.RemoveAll(root)
 	})
 	return e
+}
+
+// forgetAnchors removes what brokerd keeps of the world's audit logs in its state directory
+// (their anchors and decisions, auditwriter.FilesOf): the world is the suite's and goes now,
+// and a machine that runs the suite again and again filled the 1024 anchors of its user with
+// them, which then had brokerd evict the anchors of the logs in use (AUDIT_TAMPERED,
+// "unanchored", in every audit test). The logs are the world's audit.jsonl files, wherever a
+// test put its data dir in the world.
+func (e *env) forgetAnchors() {
+	uid := os.Getuid()
+	if e.cred != nil {
+		uid = int(e.cred.Uid)
+	}
+	logs := map[string]bool{filepath.Join(e.root, "data", "headless", "audit.jsonl"): true}
+	filepath.WalkDir(e.root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "audit.jsonl" {
+			logs[p] = true
+		}
+		return nil
+	})
+	for p := range logs {
+		for _, f := range auditwriter.FilesOf(hardening.StateDir, uid, p) {
+			os.Remove(f)
+		}
+	}
 }
 
 // logTails logs the last lines of the env's brokerd.log and host.log (a failed test's world

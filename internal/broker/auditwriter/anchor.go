@@ -115,6 +115,16 @@ func checkOwnDir(dir string, uid int) error {
 	return nil
 }
 
+// FilesOf names the files brokerd keeps under root for uid of the log at path: its anchor and
+// its decisions. For the end-to-end suite, which removes its own worlds' at their end: a
+// machine that runs it again and again would otherwise fill the maxAnchors of its user with
+// the anchors of worlds long gone, kept on purpose (see evict), and then have the anchors of
+// the logs in use evicted.
+func FilesOf(root string, uid int, path string) []string {
+	a := &Anchors{dir: filepath.Join(root, strconv.Itoa(uid), anchorSub), uid: uid}
+	return []string{a.fileOf(path), a.decidedOf(path)}
+}
+
 // fileOf is the anchor file of the log at path.
 func (a *Anchors) fileOf(path string) string {
 	h := sha256.Sum256([]byte(path))

@@ -268,3 +268,26 @@ func TestElsewhereBounded(t *testing.T) {
 	b, _ := json.Marshal(audit.Outcome{Report: rep})
 	t.Logf("the report: %d bytes", len(b))
 }
+
+// TestFilesOf: the files FilesOf names are the anchor and the decisions brokerd made for the
+// log, and all it made for it (the end-to-end suite removes its worlds' by them).
+func TestFilesOf(t *testing.T) {
+	root := t.TempDir()
+	a, err := OpenAnchors(root, os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	o := Options{Path: logPath(data), Key: testKey, Anchors: a, Now: clock()}
+	l := openT(t, o)
+	if err := l.Append(Record{Op: "release", Decision: "allow", Alias: "site", Origin: "http://127.0.0.1:18462", Provider: "pinentry", PID: 42}); err != nil {
+		t.Fatal(err)
+	}
+	files := FilesOf(root, os.Getuid(), logPath(data))
+	made, _ := filepath.Glob(filepath.Join(root, fmt.Sprint(os.Getuid()), "audit", "log-*"))
+	slices.Sort(files)
+	slices.Sort(made)
+	if len(files) != 2 || !slices.Equal(files, made) {
+		t.Fatalf("FilesOf = %q; brokerd made %q", files, made)
+	}
+}
