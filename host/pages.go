@@ -489,6 +489,47 @@ func (h *Host) followClose(ctx context.Context, b *cdp.Browser, s *session, answ
 	}
 }
 
+// fnClosed says whether the node's window is closing: window.close() was called (closed is
+// true at once) and the browser has not destroyed the window yet, which it does a moment
+// later. Read in an isolated world, where the page cannot shadow it.
+const fnClosed = `function() {
+  var d = this.ownerDocument || this;
+  return !!(d.defaultView && d.defaultView.closed);
+}`
+
+// ClosingWait bounds how long an action waits for a window that is closing to be gone.
+const ClosingWait = 5 * time.Second
+
+// awaitClosing waits, after an action in a window of the session's (s.mu held), for the
+// window to be gone when the action closed it (the site's window.close() after its sign-in, a
+// "Close" button): its close is asynchronous, and the action's answer read the closing window
+// before it went (a click answered with the window it closed, on a busy machine). The answer
+// then comes from the window's opener (pageResult, followClose). ctx ends the wait when a
+// dialog opens (a beforeunload the close asks).
+func (h *Host) awaitClosing(ctx context.Context, b *cdp.Browser, s *session) {
+	if !s.inWindow() || b.SessionErr(s.sid) != nil {
+		return
+	}
+	var d struct {
+		Root struct {
+			BackendID int64 `json:"backendNodeId"`
+		} `json:"root"`
+	}
+	if b.Call(ctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, &d) != nil {
+		return
+	}
+	if closed, err := h.callFixed(ctx, b, s, d.Root.BackendID, "", fnClosed); err != nil || !closed {
+		return
+	}
+	t := time.NewTimer(ClosingWait)
+	defer t.Stop()
+	select {
+	case <-b.SessionDone(s.sid):
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // freezeOpeners freezes the windows that opened the session's current window, up to its own
 // page (Page.setWebLifecycleState: no task of theirs runs), for a sign-in in the window; s.mu
 // held. They are thawed when the verb ends (thaw). An opener with a navigation under way is

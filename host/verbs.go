@@ -244,6 +244,7 @@ func (h *Host) acted(ctx context.Context, b *cdp.Browser, s *session, action fun
 	if err := h.navErr(s, t0); err != nil {
 		return control.PageResult{}, err
 	}
+	h.awaitClosing(dctx, b, s)
 	return h.pageResult(ctx, b, s)
 }
 

@@ -346,6 +346,15 @@ func TestWindowsOfASession(t *testing.T) {
 	if l = e.pages(t); len(l.Pages) != 1 || !l.Pages[0].Current {
 		t.Fatalf("session pages after the window closed: %+v", l)
 	}
+	// A window whose close comes late (its renderer busy right after window.close(), as on a
+	// busy machine: CI's TestMCPDialogsAndWindows was answered with the closing window).
+	e.ok(t, nil, "click", e.snap(t).ref(t, "link", "New tab"))
+	e.untilPages(t, 2)
+	e.ok(t, nil, "page", "select", "2")
+	p = e.page(t, "click", e.snap(t).ref(t, "button", "Close slowly"))
+	if !strings.HasSuffix(p.URL, "/agent/opens") || p.Pages != 0 {
+		t.Fatalf("the window closed itself late; the session answered %+v", p)
+	}
 	// At most 16 pages: a window the session's pages open beyond is closed as it opens.
 	e.ok(t, nil, "visit", s.App()+"/agent/many")
 	for i := 2; i <= 17; i++ {

@@ -231,7 +231,10 @@ ws.onopen = function () { document.title = "Net (socket open)"; };
 <button onclick="n = (window.n || 0) + 1; window.open('/a?w=' + n, 'w' + n)">Open</button>`)
 	})
 	mux.HandleFunc("GET /agent/closer", func(w http.ResponseWriter, r *http.Request) {
+		// "Close slowly" closes the window right after the click and keeps its renderer busy
+		// for 1.5 s then: the window goes only after, as on a busy machine.
 		htmlPage(w, "Closer", "", `<h1>Closer</h1><button onclick="window.close()">Close me</button>
+<button onclick="setTimeout(function () { window.close(); var t = Date.now() + 1500; while (Date.now() < t) {} }, 0)">Close slowly</button>
 <button onclick="alert('from the pop-up')">Say</button>`)
 	})
 	mux.HandleFunc("GET /agent/opens", func(w http.ResponseWriter, r *http.Request) {
