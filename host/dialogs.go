@@ -260,6 +260,7 @@ func (h *Host) Dialog(ctx context.Context, p control.DialogParams) (control.Page
 		return control.PageResult{}, err
 	}
 	clear(s.refs)
+	h.awaitClosing(dctx, b, s) // a beforeunload the close asked, accepted: the window goes now
 	return h.pageResult(ctx, b, s)
 }
 

@@ -497,7 +497,8 @@ const fnClosed = `function() {
   return !!(d.defaultView && d.defaultView.closed);
 }`
 
-// ClosingWait bounds how long an action waits for a window that is closing to be gone.
+// ClosingWait bounds how long an action looks for a window that is closing and waits for it
+// to be gone.
 const ClosingWait = 5 * time.Second
 
 // awaitClosing waits, after an action in a window of the session's (s.mu held), for the
@@ -505,11 +506,14 @@ const ClosingWait = 5 * time.Second
 // "Close" button): its close is asynchronous, and the action's answer read the closing window
 // before it went (a click answered with the window it closed, on a busy machine). The answer
 // then comes from the window's opener (pageResult, followClose). ctx ends the wait when a
-// dialog opens (a beforeunload the close asks).
+// dialog opens (a beforeunload the close asks); ClosingWait bounds it all (a renderer too busy
+// to say is looked at no longer).
 func (h *Host) awaitClosing(ctx context.Context, b *cdp.Browser, s *session) {
 	if !s.inWindow() || b.SessionErr(s.sid) != nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, ClosingWait)
+	defer cancel()
 	var d struct {
 		Root struct {
 			BackendID int64 `json:"backendNodeId"`
@@ -521,11 +525,8 @@ func (h *Host) awaitClosing(ctx context.Context, b *cdp.Browser, s *session) {
 	if closed, err := h.callFixed(ctx, b, s, d.Root.BackendID, "", fnClosed); err != nil || !closed {
 		return
 	}
-	t := time.NewTimer(ClosingWait)
-	defer t.Stop()
 	select {
 	case <-b.SessionDone(s.sid):
-	case <-t.C:
 	case <-ctx.Done():
 	}
 }

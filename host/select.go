@@ -43,6 +43,7 @@ func (h *Host) Select(ctx context.Context, p control.SelectParams) (control.Sele
 		if err := h.navErr(s, t0); err != nil {
 			return err // the change handler tried to leave the allowlist
 		}
+		h.awaitClosing(dctx, b, s) // the change handler closed the window
 		page, err = h.pageResult(ctx, b, s)
 		return err
 	})

@@ -259,20 +259,34 @@ func newEnv(t testing.TB, o envOptions) *env {
 // (their anchors and decisions, auditwriter.FilesOf): the world is the suite's and goes now,
 // and a machine that runs the suite again and again filled the 1024 anchors of its user with
 // them, which then had brokerd evict the anchors of the logs in use (AUDIT_TAMPERED,
-// "unanchored", in every audit test). The logs are the world's audit.jsonl files, wherever a
-// test put its data dir in the world.
+// "unanchored", in every audit test). The logs are those brokerd anchored under the world's
+// real path (brokerd anchors a log by its directory's real path), a log a test deleted
+// included, and the world's audit.jsonl files wherever a test put its data dir (when the list
+// cannot be read: a boundary test leaves a file there that is not brokerd's).
 func (e *env) forgetAnchors() {
 	uid := os.Getuid()
 	if e.cred != nil {
 		uid = int(e.cred.Uid)
 	}
-	logs := map[string]bool{filepath.Join(e.root, "data", "headless", "audit.jsonl"): true}
-	filepath.WalkDir(e.root, func(p string, d os.DirEntry, err error) error {
+	real, err := filepath.EvalSymlinks(e.root)
+	if err != nil {
+		return
+	}
+	logs := map[string]bool{filepath.Join(real, "data", "headless", "audit.jsonl"): true}
+	filepath.WalkDir(real, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && d.Name() == "audit.jsonl" {
 			logs[p] = true
 		}
 		return nil
 	})
+	if a, err := auditwriter.ReadAnchors(hardening.StateDir, uid); err == nil {
+		list, _ := a.List()
+		for _, an := range list {
+			if strings.HasPrefix(an.Path, real+"/") {
+				logs[an.Path] = true
+			}
+		}
+	}
 	for p := range logs {
 		for _, f := range auditwriter.FilesOf(hardening.StateDir, uid, p) {
 			os.Remove(f)
