@@ -489,12 +489,11 @@ func (h *Host) followClose(ctx context.Context, b *cdp.Browser, s *session, answ
 	}
 }
 
-// fnClosed says whether the node's window is closing: window.close() was called (closed is
+// fnClosed says whether the document's window is closing: window.close() was called (closed is
 // true at once) and the browser has not destroyed the window yet, which it does a moment
 // later. Read in an isolated world, where the page cannot shadow it.
 const fnClosed = `function() {
-  var d = this.ownerDocument || this;
-  return !!(d.defaultView && d.defaultView.closed);
+  return !!(this.defaultView && this.defaultView.closed);
 }`
 
 // ClosingWait bounds how long an action looks for a window that is closing and waits for it
@@ -514,15 +513,7 @@ func (h *Host) awaitClosing(ctx context.Context, b *cdp.Browser, s *session) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, ClosingWait)
 	defer cancel()
-	var d struct {
-		Root struct {
-			BackendID int64 `json:"backendNodeId"`
-		} `json:"root"`
-	}
-	if b.Call(ctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, &d) != nil {
-		return
-	}
-	if closed, err := h.callFixed(ctx, b, s, d.Root.BackendID, "", fnClosed); err != nil || !closed {
+	if closed, err := h.callOnDocument(ctx, b, s, fnClosed); err != nil || !closed {
 		return
 	}
 	select {

@@ -335,6 +335,19 @@ func (h *Host) callFixed(ctx context.Context, b *cdp.Browser, s *session, id int
 	return v, err
 }
 
+// callOnDocument is callFixed on the main frame's document (this is the Document).
+func (h *Host) callOnDocument(ctx context.Context, b *cdp.Browser, s *session, fn string) (bool, error) {
+	var doc struct {
+		Root struct {
+			BackendNodeID int64 `json:"backendNodeId"`
+		} `json:"root"`
+	}
+	if err := b.Call(ctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, &doc); err != nil {
+		return false, h.browserErr(err)
+	}
+	return h.callFixed(ctx, b, s, doc.Root.BackendNodeID, "", fn)
+}
+
 // callFixedWith is callFixed with arguments (JSON values passed to fn as call arguments, never
 // spliced into its source) and fn's returned value decoded into out. A function that threw
 // is an error. s.mu is held.
@@ -523,15 +536,7 @@ func (h *Host) forgetSubmission(ctx context.Context, b *cdp.Browser, s *session)
 // forgetPost turns the history entry the session shows into one without a form submission's
 // body, with the host's fixed fnForgetPost on the main frame's document.
 func (h *Host) forgetPost(ctx context.Context, b *cdp.Browser, s *session) error {
-	var doc struct {
-		Root struct {
-			BackendNodeID int64 `json:"backendNodeId"`
-		} `json:"root"`
-	}
-	if err := b.Call(ctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, &doc); err != nil {
-		return h.browserErr(err)
-	}
-	ok, err := h.callFixed(ctx, b, s, doc.Root.BackendNodeID, "", fnForgetPost)
+	ok, err := h.callOnDocument(ctx, b, s, fnForgetPost)
 	if err == nil && !ok {
 		err = errors.New("the entry was not replaced")
 	}

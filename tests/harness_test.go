@@ -25,6 +25,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/headless-dev/headless/audit"
 	"github.com/headless-dev/headless/internal/broker/auditwriter"
 	"github.com/headless-dev/headless/internal/hardening"
 	"github.com/headless-dev/headless/internal/procstat"
@@ -272,20 +273,25 @@ func (e *env) forgetAnchors() {
 	if err != nil {
 		return
 	}
-	logs := map[string]bool{filepath.Join(real, "data", "headless", "audit.jsonl"): true}
-	filepath.WalkDir(real, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() == "audit.jsonl" {
-			logs[p] = true
+	logs := map[string]bool{}
+	a, err := auditwriter.ReadAnchors(hardening.StateDir, uid)
+	var list []audit.Anchor
+	if err == nil {
+		list, err = a.List()
+	}
+	for _, an := range list {
+		if strings.HasPrefix(an.Path, real+"/") {
+			logs[an.Path] = true
 		}
-		return nil
-	})
-	if a, err := auditwriter.ReadAnchors(hardening.StateDir, uid); err == nil {
-		list, _ := a.List()
-		for _, an := range list {
-			if strings.HasPrefix(an.Path, real+"/") {
-				logs[an.Path] = true
+	}
+	if err != nil {
+		logs[filepath.Join(real, "data", "headless", "audit.jsonl")] = true
+		filepath.WalkDir(real, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() == "audit.jsonl" {
+				logs[p] = true
 			}
-		}
+			return nil
+		})
 	}
 	for p := range logs {
 		for _, f := range auditwriter.FilesOf(hardening.StateDir, uid, p) {
