@@ -193,6 +193,12 @@ func corpusJudge(r *corpusRun) corpusResult {
 			h := corpusHit{String: what, How: "typed", Origin: "own", Field: cmp.Or(ev.Name, ev.ID), Label: label, Form: ev.Form, Note: note}
 			if ref, err := url.Parse(req.Header.Get("Referer")); err == nil && ref.Path == corpusPassword {
 				h.Path, h.Label = corpusPassword, "(password step)"
+			} else if in := p.input(ev.Index); in != nil {
+				// The form as the page's model has it, as for what is posted: the browser's
+				// form owner differs where the parser moved a <form> out of its table
+				// (autostrade's): its fields are the form's to the browser, outside any in
+				// the markup the labels are read from.
+				h.Form = in.Form
 			}
 			h.OK = what == "password" && (isPasswordLabel(h.Label) || h.Label == "(password step)") ||
 				what == "account" && isAccountLabel(h.Label) && p.signIn[h.Form] && h.Path == ""

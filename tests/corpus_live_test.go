@@ -12,9 +12,12 @@ package tests
 //     answer: a <button> of any type, an <input type=submit|image|button>, a role=button, a
 //     link that goes nowhere by itself (href="#…", javascript:, none) — a single-page site's
 //     sign-in button is often one of those;
-//   - a click on it, Enter in an input, or a form's submit event is taken: preventDefault, and
+//   - a click on it (or on an element of a form with an onclick of its own, a <div> the
+//     site's script made its Sign in), Enter in an input, or a form's submit event is
+//     taken: preventDefault, and
 //     the fields are collected: the form's, or, outside a form, those of the control's (or the
-//     input's) region, its highest ancestor holding no other submit control: every input,
+//     input's) region, its highest ancestor holding no other submit control (or, when that
+//     holds no field, the nearest ancestor that does): every input,
 //     select and textarea (by name, else id, else "#" and its index among the document's),
 //     checkboxes and radios when checked, buttons, files and disabled fields left out;
 //   - they are POSTed as JSON with fetch to the page's own origin (/__corpus/submit, the
@@ -22,7 +25,8 @@ package tests
 //     were); the answer names the next page (signed in, or the password step of a two-step
 //     sign-in) and the script goes there, or it says the sign-in failed and the script shows
 //     that in a role=alert;
-//   - disabled buttons are enabled as fields fill (sites keep Sign in disabled until then).
+//   - disabled buttons are enabled as fields fill (sites keep Sign in disabled until then):
+//     those of the nearest ancestor of the field (within its form) that holds one.
 
 // corpusLiveScript is appended to every page in live mode.
 const corpusLiveScript = `<script>
@@ -30,6 +34,7 @@ const corpusLiveScript = `<script>
   "use strict";
   var SUBMIT = "button:not([type=reset]), input[type=submit], input[type=image], input[type=button], [role=button], a[href^='#'], a[href^='javascript:'], a:not([href])";
   var TYPED = "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]):not([type=checkbox]):not([type=radio]):not([type=file]), textarea, select";
+  var DISABLED = "button[disabled], input[disabled][type=submit], input[disabled][type=image], [aria-disabled=true]";
   function marked() { return document.querySelectorAll("[data-manual-submit]"); }
   function controls() { return marked().length ? marked() : document.querySelectorAll(SUBMIT); }
   function control(t) {
@@ -48,7 +53,26 @@ const corpusLiveScript = `<script>
     }
     return r;
   }
-  function scope(el) { return el.form || (el.closest && el.closest("form")) || region(el); }
+  // scope: the form, else the control's region, else (a region with no field: another
+  // control right beside this one, a form the parser closed before its table's fields) the
+  // nearest ancestor holding a field: a site's own script knows its fields, whatever the layout.
+  function scope(el) {
+    var s = el.form || (el.closest && el.closest("form")) || region(el);
+    for (var n = s; n && !hasField(n); n = n.parentElement) s = n.parentElement;
+    return s || document.body;
+  }
+  // hasField: el holds a field to fill (a text input styled as a button is a control).
+  function hasField(el) {
+    return Array.prototype.some.call(el.querySelectorAll(TYPED), function (f) { return !control(f); });
+  }
+  // enabler: the nearest ancestor of a field (in its form) holding a disabled control.
+  function enabler(t) {
+    var stop = t.form || t.closest("form");
+    for (var n = t.parentElement; n; n = n.parentElement) {
+      if (n.querySelector(DISABLED) || n === stop) return n;
+    }
+    return document.body;
+  }
   function fields(root) {
     var list = root.tagName === "FORM" ? root.elements : root.querySelectorAll("input, select, textarea");
     var every = Array.prototype.slice.call(document.querySelectorAll("input, select, textarea"));
@@ -80,7 +104,13 @@ const corpusLiveScript = `<script>
     }, function () { busy = false; });
   }
   document.addEventListener("click", function (e) {
-    var c = control(e.target);
+    var c = control(e.target), t = e.target;
+    if (!c && t && t.closest) {
+      // An element of a form with its own click handler (a "Sign in" <div onclick>): the
+      // site's script submits the form from there.
+      var h = t.closest("[onclick]");
+      c = h && !h.matches("input, select, textarea, label, option, a[href]") && h.closest("form") ? h : null;
+    }
     if (!c) return;
     e.preventDefault();
     e.stopImmediatePropagation();
@@ -101,8 +131,7 @@ const corpusLiveScript = `<script>
   document.addEventListener("input", function (e) {
     var t = e.target;
     if (!t || !t.matches || !t.matches(TYPED)) return;
-    var s = scope(t);
-    Array.prototype.forEach.call(s.querySelectorAll("button[disabled], input[disabled][type=submit], input[disabled][type=image], [aria-disabled=true]"), function (b) {
+    Array.prototype.forEach.call(enabler(t).querySelectorAll(DISABLED), function (b) {
       b.removeAttribute("disabled");
       if (b.getAttribute("aria-disabled") === "true") b.setAttribute("aria-disabled", "false");
     });

@@ -77,6 +77,7 @@ type corpusInput struct {
 	MaxLength int    // 0: none
 	Pattern   string
 	InputMode string
+	Disabled  bool // the page shows it disabled: no one can type into it
 }
 
 // signInBoxes are the forms (-1: the fields outside any) of a page not named for signing in
@@ -221,6 +222,7 @@ func parseCorpusPage(file string, src []byte) (*corpusPage, error) {
 					in.Label = l
 				}
 				in.MaxLength, _ = strconv.Atoi(strings.TrimSpace(attr(n, "maxlength")))
+				in.Disabled = hasAttr(n, "disabled")
 				p.Inputs = append(p.Inputs, in)
 				formAttr = append(formAttr, attr(n, "form"))
 			case atom.A:
@@ -349,9 +351,14 @@ func hasAttr(n *html.Node, key string) bool {
 }
 
 // hasAccountField reports whether the page's sign-in forms have a field labelled as the
-// account: then a sign-in puts the account there.
+// account that takes typing: then a sign-in puts the account there. A disabled one is a
+// password step's (the site shows the account its first step took, as twitter's "Enter
+// your password" and Okta's second page do): nothing can be typed into it, and the site
+// has the account already, as on the harness's own password step.
 func (p *corpusPage) hasAccountField() bool {
-	return slices.ContainsFunc(p.Inputs, func(in corpusInput) bool { return isAccountLabel(in.Label) && p.signIn[in.Form] })
+	return slices.ContainsFunc(p.Inputs, func(in corpusInput) bool {
+		return isAccountLabel(in.Label) && p.signIn[in.Form] && !in.Disabled
+	})
 }
 
 // input is the page's input at index i, nil when there is none.

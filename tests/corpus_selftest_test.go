@@ -96,6 +96,13 @@ func TestCorpusJudge(t *testing.T) {
 			[]corpusRequest{form("/id", "login", acct), form(corpusPassword, "password", pw)}, outSignedIn, nil},
 		{"first step skipped", "y_login.html", `<form action="/id" method="post"><input type="email" name="login" data-manual-scoring="emailAddress"><button data-manual-submit>Next</button></form>`, ok, true,
 			[]corpusRequest{form(corpusPassword, "password", pw)}, outNotSignedIn, nil},
+		{"a password step showing the account disabled", "z_login.html", `<form action="/s" method="post"><input name="user" disabled value="them@example.com" data-manual-scoring="username"><input type="password" name="pw" data-manual-scoring="password.current"><button data-manual-submit>Sign in</button></form>`, ok, true,
+			[]corpusRequest{typed(1, units(pw), "password.current", 0), form("/s", "pw", pw)}, outSignedIn, nil},
+		{"a password step's account field that takes typing, left empty", "z_login.html", `<form action="/s" method="post"><input name="user" data-manual-scoring="username"><input type="password" name="pw" data-manual-scoring="password.current"><button data-manual-submit>Sign in</button></form>`, ok, true,
+			[]corpusRequest{typed(1, units(pw), "password.current", 0), form("/s", "user", "", "pw", pw)}, outNotSignedIn, nil},
+		{"a form the parser moved out of its table", "t_login.html", `<table><form name="f" method="post" action="/s"><tr><td><input name="user" data-manual-scoring="username"></td></tr><tr><td><input type="password" name="pw" data-manual-scoring="password"></td></tr><tr><td><input type="submit" value="Login" data-manual-submit></td></tr></form></table>`, ok, true,
+			// The browser's form owner (f=0), not the markup's tree (outside any form).
+			[]corpusRequest{typed(0, units(acct), "username", 0), typed(1, units(pw), "password", 0), form("/s", "user", acct, "pw", pw)}, outSignedIn, nil},
 		{"a sign-up page offered", "x_signup.html", `<form method="post"><input name="e" data-manual-scoring="emailAddress"><input type="password" name="p" data-manual-scoring="password.new"></form>`, refused, true,
 			nil, outRefusedBefore, []string{defOffered}},
 		{"a sign-up page typed into", "x_signup.html", `<form method="post"><input name="e" data-manual-scoring="emailAddress"><input type="password" name="p" data-manual-scoring="password.new"></form>`, ok, false,
@@ -236,6 +243,16 @@ func TestCorpusLiveScript(t *testing.T) {
 			[]string{"u", "Secret"}, "click Sign in", map[string]string{"u": acct, "#1": secret}},
 		{"Enter in a field outside any form", `<section><input name="u"><input name="k"><span role="button">Go</span></section>`,
 			[]string{"u", "k"}, "enter k", map[string]string{"u": acct, "k": secret}},
+		{"a control right beside another, no form (caliente's)", `<div><div><input name="u"><input name="k"><input type="submit" value="Log in"><button>Register</button></div></div><div><input name="news"><button>Subscribe</button></div>`,
+			[]string{"u", "k"}, "click Log in", map[string]string{"u": acct, "k": secret}},
+		{"a form the parser closed before its table's fields (combats')", `<table><form action="/enter" method="post"></form><tr><td><input name="u"></td></tr><tr><td><input name="k"></td></tr><tr><td><input type="submit" value="Sign In"></td><td><input type="button" value="Register"></td></tr></table>`,
+			[]string{"u", "k"}, "click Sign In", map[string]string{"u": acct, "k": secret}},
+		{"a text input styled as a button beside the submit (ettoday's)", `<table><form action="/do" method="post"></form><tr><td><input name="u"></td></tr><tr><td><input name="k"></td></tr><tr><td><input type="submit" value="Send" role="button"><input name="clear" value="Clear cookie" role="button"></td></tr></table>`,
+			[]string{"u", "k"}, "click Send", map[string]string{"u": acct, "k": secret}},
+		{"a form's sign-in made of a div with an onclick (avangard's)", `<form method="post" action="/after" onsubmit="return false"><input name="u"><input name="k"><div class="btn" onclick="LoginSubmit()">Enter</div><input type="image" width="1" height="1" alt=""></form>`,
+			[]string{"u", "k"}, "click Enter", map[string]string{"u": acct, "k": secret}},
+		{"a disabled button outside the fields' region (masterhost's)", `<div><div><input name="u"></div><div><input name="k"><button type="button">Remind me</button></div><div><button type="button" disabled>Sign in</button><button type="button">Certificate</button></div></div>`,
+			[]string{"u", "k"}, "click Sign in", map[string]string{"u": acct, "k": secret}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := parseCorpusPage("live_login.html", []byte(c.src))
