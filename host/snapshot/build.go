@@ -288,6 +288,10 @@ func (b *builder) control(el *Element, d *document, i int, t tag) {
 		if n, err := strconv.Atoi(strings.TrimSpace(d.attrVal(i, "maxlength"))); err == nil && n > 0 && n < 1<<20 {
 			el.MaxLength = n
 		}
+		if typ == "password" && d.hasAttr(i, "readonly") {
+			tab, err := strconv.Atoi(strings.TrimSpace(d.attrVal(i, "tabindex")))
+			el.Decoy = asciiLower(strings.TrimSpace(d.attrVal(i, "aria-hidden"))) == "true" || err == nil && tab < 0
+		}
 		switch {
 		case typ == "checkbox" || typ == "radio":
 			el.Checked = d.checked[i]

@@ -59,8 +59,8 @@ type LoginForm struct {
 // form, or a part of it, or for fields outside forms their nearest container
 // (login_group.go); the group is judged by weighted signals (login_judge.go, words in
 // login_words.go): it is a sign-in when its sign-in score is the highest of all purposes,
-// it has one password field (a one-time-code field or a show-password twin beside it is
-// none: ix.notPassword), and that field is not named as an API key or token. A first
+// it has one password field (a one-time-code field, a show-password twin or an autofill
+// decoy beside it is none: ix.notPassword), and that field is not named as an API key or token. A first
 // step also needs sign-in words around it (firstStepMin), and none is offered on a page
 // that has a sign-in form with a password field: an account is only ever typed into a
 // sign-in's first step, never a forgot-password, newsletter, checkout or search form.
@@ -82,7 +82,7 @@ func LoginForms(o Outline) []LoginForm {
 	seen := map[string]bool{} // first-step groups already listed
 	for i, e := range ix.els {
 		switch {
-		case ix.notPassword[i]: // a code field or a toggle's twin: its form's password field is the candidate
+		case ix.notPassword[i]: // a code field, a toggle's twin, a decoy: its form's password field is the candidate
 		case isPassword(e):
 			g := ix.groupOf(i)
 			j := ix.judge(pg, g, i)
@@ -193,7 +193,7 @@ func (ix *index) loginForm(g group, j judgment) LoginForm {
 func loneField(ix *index, g group, i int) bool {
 	for _, k := range g.members {
 		x := ix.els[k]
-		if isPassword(x) || k != i && textLike(x) && !x.Disabled || x.Kind == "textarea" {
+		if isPassword(x) && !x.Decoy || k != i && textLike(x) && !x.Disabled || x.Kind == "textarea" {
 			return false
 		}
 	}

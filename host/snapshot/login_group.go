@@ -17,7 +17,8 @@ type index struct {
 	members map[ancKey][]int // the elements (indexes, in order) under each ancestor node
 	forms   map[string][]int // the elements of each form ref, in order
 	// notPassword marks the password-typed inputs that are not a password of their own: a
-	// one-time-code field (codeFieldWords), or the twin a show-password toggle swaps in.
+	// one-time-code field (codeFieldWords), the twin a show-password toggle swaps in, or a
+	// decoy no person types into (Element.Decoy).
 	notPassword []bool
 }
 
@@ -49,7 +50,7 @@ func newIndex(o Outline) *index {
 		}
 	}
 	for i, e := range ix.els {
-		ix.notPassword[i] = isPassword(e) && (codeField(e) || ix.twin(i))
+		ix.notPassword[i] = isPassword(e) && (codeField(e) || ix.twin(i) || e.Decoy)
 	}
 	return ix
 }

@@ -194,3 +194,49 @@ func TestLoginFormsMissingForm(t *testing.T) {
 		t.Errorf("LoginForms = %+v", lfs)
 	}
 }
+
+// A read-only password input hidden from assistive technology or out of the tab order is an
+// autofill decoy (nytimes' e-mail step holds one): the page is the sign-in's first step, and
+// the decoy is never the field the password goes to. A read-only password field a person can
+// reach is the password field (sites drop readonly on focus to keep autofill out).
+func TestLoginFormsDecoyPassword(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		attrs []string
+		step  bool
+	}{
+		{"aria-hidden and tabindex -1 (nytimes')", []string{"readonly", "", "aria-hidden", "true", "tabindex", "-1"}, true},
+		{"out of the tab order", []string{"readonly", "", "tabindex", "-1"}, true},
+		{"read-only, reachable", []string{"readonly", ""}, false},
+		{"hidden from assistive technology, not read-only", []string{"aria-hidden", "true", "tabindex", "-1"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newTDoc("https://a.example/auth/login")
+			box := d.el(body, "DIV")
+			d.text(d.el(box, "H2"), "Log in or create an account")
+			d.input(box, "", "type", "email", "name", "email", "autocomplete", "username", "aria-label", "Email Address")
+			d.input(box, "", append([]string{"type", "password", "name", "hiddenPassword"}, c.attrs...)...)
+			d.text(d.el(box, "BUTTON", "type", "submit"), "Continue")
+			out, _, err := Build(synth(t, d), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lfs := LoginForms(out)
+			if len(lfs) != 1 {
+				t.Fatalf("LoginForms = %+v, want one", lfs)
+			}
+			pw := ""
+			for _, e := range out.Elements {
+				if e.Name == "hiddenPassword" {
+					pw = e.Ref
+				}
+			}
+			if step := lfs[0].Password == ""; step != c.step || !c.step && lfs[0].Password != pw {
+				t.Errorf("LoginForms = %+v (the field %s): a first step %v, want %v", lfs[0], pw, step, c.step)
+			}
+			if lfs[0].Username == "" {
+				t.Errorf("no account field: %+v", lfs[0])
+			}
+		})
+	}
+}

@@ -146,6 +146,11 @@ type Element struct {
 	// for finding one-time-code fields (CodeForms). Host only.
 	InputMode string `json:"-"`
 	MaxLength int    `json:"-"`
+	// Decoy is a password input no person is meant to type into: read-only and hidden from
+	// assistive technology or out of the tab order (a trap for browsers' autofill, as
+	// nytimes' "hiddenPassword" beside its e-mail step). Host only. (A read-only password
+	// field a person can reach is not one: sites drop readonly on focus to keep autofill out.)
+	Decoy bool `json:"-"`
 	// Class is the class attribute of a form, control or button, and Anc the backend node ids
 	// of the element's ancestors, nearest first (at most maxAncestors; shadow hosts count as
 	// parents; a text's are its block's, and Node is that block), for finding sign-in forms
