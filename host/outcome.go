@@ -57,12 +57,7 @@ func (si *signIn) verify(ctx context.Context, before pageState) (status string, 
 	submitted := time.Now()
 	// An error text the page showed before the submit (a template the page keeps, the answer
 	// to an earlier attempt) is not the answer to this one while the document stays.
-	shownBefore := map[string]bool{}
-	for _, e := range before.outline.Elements {
-		if e.Kind == "text" && looksLikeLoginError(e.Text) {
-			shownBefore[e.Text] = true
-		}
-	}
+	shownBefore := loginErrorsShown(before.outline)
 	ctx, cancel := context.WithTimeout(ctx, VerifyWait)
 	defer cancel()
 	s.settle(ctx)
@@ -182,6 +177,18 @@ func (si *signIn) typedGone(ctx context.Context) bool {
 
 // VerifyWait bounds how long auth login watches the page for its outcome.
 const VerifyWait = 10 * time.Second
+
+// loginErrorsShown is every error text o shows: what a look after a submit, on the same
+// document, does not take for the site's answer (loginErrorText's except).
+func loginErrorsShown(o snapshot.Outline) map[string]bool {
+	shown := map[string]bool{}
+	for _, e := range o.Elements {
+		if e.Kind == "text" && looksLikeLoginError(e.Text) {
+			shown[e.Text] = true
+		}
+	}
+	return shown
+}
 
 // loginErrorText is the first text of o that reads like a failed sign-in ("" if none), but
 // for those in except.

@@ -384,6 +384,9 @@ func (si *signIn) firstStep(ctx context.Context, st pageState, form snapshot.Log
 		return st, form, err
 	}
 	si.s.drain()
+	// An error the page showed before (hindustantimes' "Incorrect OTP*" template beside its
+	// e-mail step) is not the site's answer to the step while the document stays.
+	before, shownBefore := st.document, loginErrorsShown(st.outline)
 	if err := si.submit(ctx, st, form); err != nil {
 		return st, form, err
 	}
@@ -405,7 +408,10 @@ func (si *signIn) firstStep(ctx context.Context, st pageState, form snapshot.Log
 		if f, ok := usable(st, secondPage); ok {
 			return st, f, nil
 		}
-		if loginErrorText(st.outline, nil) != "" {
+		if st.document != before {
+			clear(shownBefore)
+		}
+		if loginErrorText(st.outline, shownBefore) != "" {
 			return st, form, wire.Errorf(wire.CodeNoLoginForm, "the site answered the first login step with an error, and shows no password field")
 		}
 		select {
