@@ -34,7 +34,7 @@ const corpusLiveScript = `<script>
   "use strict";
   var SUBMIT = "button:not([type=reset]), input[type=submit], input[type=image], input[type=button], [role=button], a[href^='#'], a[href^='javascript:'], a:not([href])";
   var TYPED = "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]):not([type=checkbox]):not([type=radio]):not([type=file]), textarea, select";
-  var DISABLED = "button[disabled], input[disabled][type=submit], input[disabled][type=image], [aria-disabled=true]";
+  var DISABLED = "button[disabled], input[disabled][type=submit], input[disabled][type=image], input[disabled][type=button], [aria-disabled=true]";
   function marked() { return document.querySelectorAll("[data-manual-submit]"); }
   function controls() { return marked().length ? marked() : document.querySelectorAll(SUBMIT); }
   function control(t) {
