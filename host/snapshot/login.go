@@ -130,8 +130,14 @@ func LoginForms(o Outline) []LoginForm {
 		if ra < 2 && cands[a].score != cands[b].score {
 			return cands[a].score > cands[b].score
 		}
-		// Alike otherwise, a form with a control to submit it is likelier a person's than
-		// one without (a SecurID box beside the password's).
+		// Alike otherwise, a form with a submit button of its own is likelier a person's
+		// than one a control elsewhere submits (goethe-campus' mobile form, whose fields a
+		// "Zur Anmeldung" outside it was taken to submit, before the desktop form and its
+		// Anmelden), and one with a control likelier than one without (a SecurID box
+		// beside the password's).
+		if oa, ob := cands[a].lf.SubmitBy == "button", cands[b].lf.SubmitBy == "button"; ra < 2 && oa != ob {
+			return oa
+		}
 		if sa, sb := cands[a].lf.Submit != "", cands[b].lf.Submit != ""; ra < 2 && sa != sb {
 			return sa
 		}

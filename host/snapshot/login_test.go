@@ -240,3 +240,35 @@ func TestLoginFormsDecoyPassword(t *testing.T) {
 		})
 	}
 }
+
+// Two sign-in forms alike (goethe-campus: a mobile one, hidden by the site's style sheet,
+// with no submit control of its own, a "Zur Anmeldung" button just after it, then the
+// desktop one with its Anmelden): the form with a submit button of its own comes first, so a
+// sign-in types where its submit sends the fields.
+func TestLoginFormsOwnButtonFirst(t *testing.T) {
+	d := newTDoc("https://a.example/login")
+	for k, id := range []string{"mobileLoginForm", "loginForm"} {
+		box := d.el(body, "DIV")
+		f := d.el(box, "FORM", "method", "post", "action", "/auth", "id", id)
+		d.input(f, "", "type", "text", "name", "asdf", "placeholder", "Benutzerkennung")
+		d.input(f, "", "type", "password", "name", "fdsa", "placeholder", "Passwort")
+		if k == 0 {
+			d.text(d.el(box, "BUTTON"), "Zur Anmeldung")
+		} else {
+			d.text(d.el(f, "BUTTON", "type", "submit"), "Anmelden")
+		}
+	}
+	out, _, err := Build(synth(t, d), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lfs := LoginForms(out)
+	if len(lfs) != 2 {
+		t.Fatalf("LoginForms = %+v, want both forms", lfs)
+	}
+	for _, e := range out.Elements {
+		if e.Ref == lfs[0].Form && e.ID != "loginForm" {
+			t.Errorf("the first sign-in is form %s (%+v), want loginForm's with its Anmelden", e.ID, lfs[0])
+		}
+	}
+}
