@@ -33,7 +33,10 @@ func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParam
 	}
 	var paths []pathEntry
 	if book := s.bookFor(p.Session); book != nil {
-		if paths, err = book.entries(); err != nil {
+		paths, err = book.entries(func(e pathEntry) bool {
+			return slices.ContainsFunc(recs, func(r vault.Record) bool { return e.names(r.Origin, r.Alias) })
+		})
+		if err != nil {
 			return brokerapi.ListResult{}, err
 		}
 	}

@@ -436,7 +436,7 @@ func TestIsolatedSessionPaths(t *testing.T) {
 	if got := pathsOf(t, hostc, "iso", o, "iso-admin"); !slices.Equal(got, []string{"/login"}) {
 		t.Fatalf("isolated paths %q", got)
 	}
-	if es, _ := f.srv.Paths.entries(); len(es) != 0 {
+	if es, _ := f.srv.Paths.entries(nil); len(es) != 0 {
 		t.Fatalf("the vault's file holds an isolated credential: %+v", es)
 	}
 	ch = issue()
@@ -447,7 +447,7 @@ func TestIsolatedSessionPaths(t *testing.T) {
 	if err := hostc.CloseSession(ctx, "iso"); err != nil {
 		t.Fatal(err)
 	}
-	if es, _ := st.paths.entries(); len(es) != 0 {
+	if es, _ := st.paths.entries(nil); len(es) != 0 {
 		t.Fatalf("a closed session's paths are kept: %+v", es)
 	}
 }
@@ -516,7 +516,7 @@ func TestLoginPathsTwoBrokerds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	es, err := books[0].entries()
+	es, err := books[0].entries(nil)
 	if err != nil || len(es) != 2*each {
 		t.Fatalf("%d entries after %d learned by two brokerds at once (%v), want all of them", len(es), 2*each, err)
 	}

@@ -150,7 +150,7 @@ func TestLoginPathsFileIsBounded(t *testing.T) {
 	if err != nil || !slices.Equal(cred.LoginPaths, []string{"/login"}) {
 		t.Fatalf("add with a full file of gone credentials: %+v %v", cred, err)
 	}
-	if got, _ := f.srv.Paths.entries(); len(got) != 1 {
+	if got, _ := f.srv.Paths.entries(nil); len(got) != 1 {
 		t.Fatalf("after pruning, %d entries", len(got))
 	}
 }
@@ -174,7 +174,7 @@ func TestLoginPathsReadAfterEveryChange(t *testing.T) {
 	}
 	known := func() string {
 		t.Helper()
-		es, err := lp.entries()
+		es, err := lp.entries(nil)
 		if err != nil || len(es) != 1 {
 			t.Fatalf("entries: %+v, %v", es, err)
 		}
@@ -184,7 +184,7 @@ func TestLoginPathsReadAfterEveryChange(t *testing.T) {
 	if got := known(); got != "one /login" {
 		t.Fatalf("first read: %q", got)
 	}
-	es, _ := lp.entries()
+	es, _ := lp.entries(nil)
 	es[0].Set[0], es[0].Alias = "/u/agent", "agent"
 	if got := known(); got != "one /login" {
 		t.Fatalf("after the caller changed what it got: %q", got)
@@ -194,18 +194,18 @@ func TestLoginPathsReadAfterEveryChange(t *testing.T) {
 		t.Fatalf("after a rewrite of the same size: %q", got)
 	}
 	os.Chmod(file, 0o644)
-	if _, err := lp.entries(); code(err) != wire.CodeBrokerUntrusted || !strings.Contains(err.Error(), "mode 0644") {
+	if _, err := lp.entries(nil); code(err) != wire.CodeBrokerUntrusted || !strings.Contains(err.Error(), "mode 0644") {
 		t.Fatalf("a file opened to others, read before: %v", err)
 	}
 	os.Chmod(file, 0o600)
 	if err := os.WriteFile(file, []byte(`{"version":1,"credentials":[{"origin":"https://a.example","alias":"two","set":["nope"]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lp.entries(); code(err) != wire.CodeBrokerUntrusted {
+	if _, err := lp.entries(nil); code(err) != wire.CodeBrokerUntrusted {
 		t.Fatalf("an invalid path, read valid before: %v", err)
 	}
 	os.Remove(file)
-	if es, err := lp.entries(); err != nil || len(es) != 0 {
+	if es, err := lp.entries(nil); err != nil || len(es) != 0 {
 		t.Fatalf("the file gone: %+v, %v", es, err)
 	}
 }
@@ -228,7 +228,7 @@ func TestLoginPathsSettledFileIsNotReadAgain(t *testing.T) {
 	}
 	alias := func() string {
 		t.Helper()
-		es, err := lp.entries()
+		es, err := lp.entries(nil)
 		if err != nil || len(es) != 1 {
 			t.Fatalf("entries: %+v, %v", es, err)
 		}
@@ -272,7 +272,7 @@ func TestLoginPathsSettledFileIsNotReadAgain(t *testing.T) {
 	time.Sleep(settleAge + 100*time.Millisecond)
 	alias()
 	os.Chmod(file, 0o640)
-	if _, err := lp.entries(); code(err) != wire.CodeBrokerUntrusted {
+	if _, err := lp.entries(nil); code(err) != wire.CodeBrokerUntrusted {
 		t.Fatalf("a settled file opened to its group: %v", err)
 	}
 }
