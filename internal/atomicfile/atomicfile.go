@@ -13,15 +13,17 @@
 // # Not guaranteed
 //
 // Concurrent writers of one path are not serialised: the last rename wins (callers that need
-// more hold a lock). A crash can leave a temporary file behind; callers that care remove
-// leftovers by their prefix.
+// more hold a lock). A crash can leave a temporary file behind: [RemoveLeftovers] removes
+// them, for a caller holding the lock every writer of the path holds.
 package atomicfile
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -55,6 +57,29 @@ func Write(path string, data []byte) (err error) {
 		return err
 	}
 	return SyncDir(dir)
+}
+
+// RemoveLeftovers removes the temporary files [Write] left beside path when its process died
+// mid-write (killed, the machine down), and says how many. Call it only while holding the lock
+// every writer of path holds: a write in progress has one too. Only names Write makes are
+// touched, and a directory of that name is left alone.
+func RemoveLeftovers(path string) (int, error) {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("remove leftovers of %s: %w", path, err)
+	}
+	n := 0
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), prefix) || e.IsDir() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return n, fmt.Errorf("remove leftovers of %s: %w", path, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // SyncDir fsyncs a directory so that the creations, renames and removals in it are durable.

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,5 +83,35 @@ func TestSyncDir(t *testing.T) {
 	}
 	if err := SyncDir(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Fatal("SyncDir of a missing directory succeeded")
+	}
+}
+
+// RemoveLeftovers removes what a write killed midway left (Write's temporary names of that
+// path), and nothing else: not another path's, not the target, not a directory.
+func TestRemoveLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "book.json")
+	if err := Write(path, []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".book.json.tmp-1", ".book.json.tmp-22", ".other.json.tmp-3", "book.json.tmp-4"} {
+		os.WriteFile(filepath.Join(dir, name), []byte("torn"), 0o600)
+	}
+	os.Mkdir(filepath.Join(dir, ".book.json.tmp-dir"), 0o700)
+	n, err := RemoveLeftovers(path)
+	if err != nil || n != 2 {
+		t.Fatalf("RemoveLeftovers = %d, %v; want 2", n, err)
+	}
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	want := []string{".book.json.tmp-dir", ".other.json.tmp-3", "book.json", "book.json.tmp-4"}
+	if !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "kept" {
+		t.Errorf("the file holds %q", b)
 	}
 }

@@ -301,6 +301,11 @@ func (lp *LoginPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
 		return fmt.Errorf("%w: %w", errPathsUnusable, err)
 	}
 	defer unlock()
+	// A brokerd killed while it wrote the file left its temporary file: no write is under
+	// way while the lock is held, so whatever is there is such a leftover.
+	if _, err := atomicfile.RemoveLeftovers(lp.Path()); err != nil {
+		return fmt.Errorf("%w: %w", errPathsUnusable, err)
+	}
 	es, err := lp.load()
 	if err != nil {
 		return err

@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -519,6 +521,30 @@ func TestLoginPathsTwoBrokerds(t *testing.T) {
 	es, err := books[0].entries(nil)
 	if err != nil || len(es) != 2*each {
 		t.Fatalf("%d entries after %d learned by two brokerds at once (%v), want all of them", len(es), 2*each, err)
+	}
+}
+
+// TestLoginPathsLeftoversRemoved: a brokerd killed while it wrote the file left its temporary
+// file in the state directory; the next change of the book, under the file's lock, removes it
+// (and only it: the book and its lock stay).
+func TestLoginPathsLeftoversRemoved(t *testing.T) {
+	root := t.TempDir()
+	lp, err := OpenLoginPaths(root, os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := filepath.Join(filepath.Dir(lp.Path()), "."+filepath.Base(lp.Path())+".tmp-123456")
+	if err := os.WriteFile(torn, []byte(`{"version":1,"credentials":[`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := learnPath(lp, "https://example.test", "a", "acct", "/login", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(torn); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the torn write's file is still there: %v", err)
+	}
+	if es, err := lp.entries(nil); err != nil || len(es) != 1 {
+		t.Errorf("the book after: %+v, %v", es, err)
 	}
 }
 
