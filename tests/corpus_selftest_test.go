@@ -327,3 +327,26 @@ func TestCorpusLiveScript(t *testing.T) {
 func cmpName(in *corpusInput) string {
 	return cmp.Or(in.Name, in.ID, "#"+strconv.Itoa(in.Index))
 }
+
+// TestCorpusPageURL: the page's own URL is read from its leading comment, on one line or
+// opening a comment of several (212 of the corpus's files: the URL, then rank and test ids);
+// a page without one gets the host most of its links name.
+func TestCorpusPageURL(t *testing.T) {
+	for _, c := range []struct {
+		src, want string
+		known     bool
+	}{
+		{"<!-- https://www.example.com/login -->\n<form></form>", "https://www.example.com/login", true},
+		{"<!--\n  https://identity.directv.com/login/\n  rank: 5551\n  testRunId: 67\n-->\n<form></form>", "https://identity.directv.com/login/", true},
+		{"<!--\n  https://accounts.example.com/?type=plain&cta=Home Login\n  rank: 1467\n-->", "https://accounts.example.com/?type=plain&cta=Home Login", true},
+		{"<!-- The markup is broken -->\n<a href=\"https://www.example.org/a\">a</a>", "https://www.example.org/x_login", false},
+	} {
+		p, err := parseCorpusPage("x_login.html", []byte(c.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Orig.String() != c.want || p.URLKnown != c.known {
+			t.Errorf("%q: the page's URL %q (known %v), want %q (%v)", c.src, p.Orig, p.URLKnown, c.want, c.known)
+		}
+	}
+}
