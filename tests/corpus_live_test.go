@@ -12,9 +12,9 @@ package tests
 //     answer: a <button> of any type, an <input type=submit|image|button>, a role=button, a
 //     link that goes nowhere by itself (href="#…", javascript:, none) — a single-page site's
 //     sign-in button is often one of those;
-//   - a click on it (or on an element of a form with an onclick of its own, a <div> the
-//     site's script made its Sign in), Enter in an input, or a form's submit event is
-//     taken: preventDefault, and
+//   - a click on it (or on an element of a form with an onclick of its own, holding no field
+//     and no other control: a <div> the site's script made its Sign in), Enter in an input,
+//     or a form's submit event is taken: preventDefault, and
 //     the fields are collected: the form's, or, outside a form, those of the control's (or the
 //     input's) region, its highest ancestor holding no other submit control (or, when that
 //     holds no field, the nearest ancestor that does): every input,
@@ -57,13 +57,22 @@ const corpusLiveScript = `<script>
   // control right beside this one, a form the parser closed before its table's fields) the
   // nearest ancestor holding a field: a site's own script knows its fields, whatever the layout.
   function scope(el) {
-    var s = el.form || (el.closest && el.closest("form")) || region(el);
+    var s = el.form || (el.closest && el.closest("form"));
+    if (s) return s; // its fields are the form's, wherever form= puts them
+    s = region(el);
     for (var n = s; n && !hasField(n); n = n.parentElement) s = n.parentElement;
     return s || document.body;
   }
   // hasField: el holds a field to fill (a text input styled as a button is a control).
   function hasField(el) {
     return Array.prototype.some.call(el.querySelectorAll(TYPED), function (f) { return !control(f); });
+  }
+  // handler: an element with a click handler of its own inside a form, holding no field and
+  // no other control (the snapshot's rule for a button made of a <div>): a site's Sign in.
+  function handler(t) {
+    var h = t.closest && t.closest("[onclick]");
+    if (!h || h.tagName === "FORM" || !h.closest("form") || h.matches("input, select, textarea, label, option, a[href]")) return null;
+    return hasField(h) || h.querySelector(SUBMIT) ? null : h;
   }
   // enabler: the nearest ancestor of a field (in its form) holding a disabled control.
   function enabler(t) {
@@ -104,13 +113,7 @@ const corpusLiveScript = `<script>
     }, function () { busy = false; });
   }
   document.addEventListener("click", function (e) {
-    var c = control(e.target), t = e.target;
-    if (!c && t && t.closest) {
-      // An element of a form with its own click handler (a "Sign in" <div onclick>): the
-      // site's script submits the form from there.
-      var h = t.closest("[onclick]");
-      c = h && !h.matches("input, select, textarea, label, option, a[href]") && h.closest("form") ? h : null;
-    }
+    var c = control(e.target) || handler(e.target);
     if (!c) return;
     e.preventDefault();
     e.stopImmediatePropagation();

@@ -253,6 +253,8 @@ func TestCorpusLiveScript(t *testing.T) {
 			[]string{"u", "k"}, "click Enter", map[string]string{"u": acct, "k": secret}},
 		{"a first step's disabled <input type=button> (hindustantimes')", `<div id="signInSignUp"><div class="inpSec"><div class="label">Email or mobile number<span class="errorBox">Please fill out this field*</span></div><div class="inpHolder"><input type="text" id="lmSsoinput" value="" required="" onclick="" oninput="" onkeyup="showFlag(this);"><div id="phone" type="tel"></div></div></div><div class="alignC"><input type="button" id="btSubmit" disabled="" value="Continue"></div><div><a href="javascript:void(0);" onclick="clickGoogle();">Google </a></div><div><a href="javascript:void(0);" onclick="x()">Facebook</a></div></div>`,
 			[]string{"lmSsoinput"}, "click Continue", map[string]string{"lmSsoinput": acct}},
+		{"fields a form takes by form= (another form's fields left out)", `<form id="f" method="post" action="/s"></form><div><input name="u" form="f"><input name="k" form="f"><button form="f">Sign in</button></div><form><input name="news"><button>Subscribe</button></form>`,
+			[]string{"u", "k"}, "click Sign in", map[string]string{"u": acct, "k": secret}},
 		{"a disabled button outside the fields' region (masterhost's)", `<div><div><input name="u"></div><div><input name="k"><button type="button">Remind me</button></div><div><button type="button" disabled>Sign in</button><button type="button">Certificate</button></div></div>`,
 			[]string{"u", "k"}, "click Sign in", map[string]string{"u": acct, "k": secret}},
 	} {
@@ -338,7 +340,8 @@ func TestCorpusPageURL(t *testing.T) {
 	}{
 		{"<!-- https://www.example.com/login -->\n<form></form>", "https://www.example.com/login", true},
 		{"<!--\n  https://identity.directv.com/login/\n  rank: 5551\n  testRunId: 67\n-->\n<form></form>", "https://identity.directv.com/login/", true},
-		{"<!--\n  https://accounts.example.com/?type=plain&cta=Home Login\n  rank: 1467\n-->", "https://accounts.example.com/?type=plain&cta=Home Login", true},
+		{"<!--\n  https://accounts.example.com/?type=plain&cta=Home Login\n  rank: 1467\n-->", "https://accounts.example.com/?type=plain&cta=Home", true},
+		{"<!-- https://www.example.com/s/e/ (must be connecting from an ip in the US) -->\n<form></form>", "https://www.example.com/s/e/", true},
 		{"<!-- The markup is broken -->\n<a href=\"https://www.example.org/a\">a</a>", "https://www.example.org/x_login", false},
 	} {
 		p, err := parseCorpusPage("x_login.html", []byte(c.src))
