@@ -385,7 +385,10 @@ func (si *signIn) firstStep(ctx context.Context, st pageState, form snapshot.Log
 	}
 	si.s.drain()
 	// An error the page showed before (hindustantimes' "Incorrect OTP*" template beside its
-	// e-mail step) is not the site's answer to the step while the document stays.
+	// e-mail step) is not the site's answer to the step while the document stays. (A site
+	// answering on the same document with that very text again is not told apart: the step
+	// then ends at VerifyWait, "no password field after the first login step", the same
+	// code, nothing more typed.)
 	before, shownBefore := st.document, loginErrorsShown(st.outline)
 	if err := si.submit(ctx, st, form); err != nil {
 		return st, form, err

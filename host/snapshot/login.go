@@ -60,10 +60,11 @@ type LoginForm struct {
 // (login_group.go); the group is judged by weighted signals (login_judge.go, words in
 // login_words.go): it is a sign-in when its sign-in score is the highest of all purposes,
 // it has one password field (a one-time-code field, a show-password twin or an autofill
-// decoy beside it is none: ix.notPassword), and that field is not named as an API key or token. A first
-// step also needs sign-in words around it (firstStepMin), and none is offered on a page
-// that has a sign-in form with a password field: an account is only ever typed into a
-// sign-in's first step, never a forgot-password, newsletter, checkout or search form.
+// decoy beside it is none: ix.notPassword), and that field is not named as an API key or
+// token. A first step also needs sign-in words around it (firstStepMin), and none is
+// offered on a page that has a sign-in form with a password field: an account is only
+// ever typed into a sign-in's first step, never a forgot-password, newsletter, checkout or
+// search form.
 //
 // LoginForms reads only the outline: a truncated outline may hide fields (the host builds
 // its sign-in looks with SignInOptions); and it is a guess.

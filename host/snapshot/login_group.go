@@ -87,6 +87,8 @@ func (ix *index) twin(i int) bool {
 	for j := i - 1; j >= 0 && i-j < 4; j-- {
 		x := ix.els[j]
 		switch {
+		case x.Decoy:
+			continue // no one types into it: it is no field's twin
 		case isPassword(x):
 			return x.Frame == e.Frame && len(x.Anc) > 0 && x.Anc[0] == e.Anc[0] && x.Form == e.Form &&
 				x.Text == e.Text && x.Placeholder == e.Placeholder && !newPasswordWords.matchAny(x.Name, x.ID, x.Text, x.Placeholder)

@@ -207,6 +207,7 @@ func TestLoginFormsDecoyPassword(t *testing.T) {
 	}{
 		{"aria-hidden and tabindex -1 (nytimes')", []string{"readonly", "", "aria-hidden", "true", "tabindex", "-1"}, true},
 		{"out of the tab order", []string{"readonly", "", "tabindex", "-1"}, true},
+		{"hidden from assistive technology", []string{"readonly", "", "aria-hidden", "true"}, true},
 		{"read-only, reachable", []string{"readonly", ""}, false},
 		{"hidden from assistive technology, not read-only", []string{"aria-hidden", "true", "tabindex", "-1"}, false},
 	} {
@@ -270,5 +271,30 @@ func TestLoginFormsOwnButtonFirst(t *testing.T) {
 		if e.Ref == lfs[0].Form && e.ID != "loginForm" {
 			t.Errorf("the first sign-in is form %s (%+v), want loginForm's with its Anmelden", e.ID, lfs[0])
 		}
+	}
+}
+
+// A decoy just before the real password field, alike (same parent, same placeholder), is
+// not the real field's show-password twin: the real field stays the password field.
+func TestLoginFormsDecoyBeforeThePassword(t *testing.T) {
+	d := newTDoc("https://a.example/login")
+	f := d.el(body, "FORM", "method", "post", "action", "/session")
+	d.input(f, "", "type", "email", "name", "email", "placeholder", "Email")
+	box := d.el(f, "DIV")
+	d.input(box, "", "type", "password", "name", "decoy", "placeholder", "Password", "readonly", "", "aria-hidden", "true")
+	d.input(box, "", "type", "password", "name", "password", "placeholder", "Password")
+	d.text(d.el(f, "BUTTON", "type", "submit"), "Sign in")
+	out, _, err := Build(synth(t, d), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	for _, e := range out.Elements {
+		if e.Name == "password" {
+			want = e.Ref
+		}
+	}
+	if lfs := LoginForms(out); len(lfs) == 0 || lfs[0].Password != want || want == "" {
+		t.Fatalf("LoginForms = %+v, want the password field %s", lfs, want)
 	}
 }
