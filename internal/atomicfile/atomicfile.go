@@ -61,8 +61,9 @@ func Write(path string, data []byte) (err error) {
 
 // RemoveLeftovers removes the temporary files [Write] left beside path when its process died
 // mid-write (killed, the machine down), and says how many. Call it only while holding the lock
-// every writer of path holds: a write in progress has one too. Only names Write makes are
-// touched, and a directory of that name is left alone.
+// every writer of path holds: a write in progress has one too. Only names that start as
+// Write's temporary names of path do (".NAME.tmp-"); a directory of such a name is left
+// alone.
 func RemoveLeftovers(path string) (int, error) {
 	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
 	ents, err := os.ReadDir(dir)
@@ -74,10 +75,12 @@ func RemoveLeftovers(path string) (int, error) {
 		if !strings.HasPrefix(e.Name(), prefix) || e.IsDir() {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		switch err := os.Remove(filepath.Join(dir, e.Name())); {
+		case err == nil:
+			n++
+		case !errors.Is(err, fs.ErrNotExist):
 			return n, fmt.Errorf("remove leftovers of %s: %w", path, err)
 		}
-		n++
 	}
 	return n, nil
 }

@@ -33,8 +33,13 @@ func (s *Server) list(ctx context.Context, conn *rpc.Conn, p brokerapi.ListParam
 	}
 	var paths []pathEntry
 	if book := s.bookFor(p.Session); book != nil {
+		// The records by origin: the match runs under the book's lock, once per entry.
+		byOrigin := map[string][]vault.Record{}
+		for _, r := range recs {
+			byOrigin[r.Origin] = append(byOrigin[r.Origin], r)
+		}
 		paths, err = book.entries(func(e pathEntry) bool {
-			return slices.ContainsFunc(recs, func(r vault.Record) bool { return e.names(r.Origin, r.Alias) })
+			return slices.ContainsFunc(byOrigin[e.Origin], func(r vault.Record) bool { return e.names(r.Origin, r.Alias) })
 		})
 		if err != nil {
 			return brokerapi.ListResult{}, err

@@ -110,6 +110,7 @@ func updateFiles(lp *LoginPaths, fn func([]fileRecord) ([]fileRecord, error)) er
 		return fmt.Errorf("%w: %w", errFilesUnusable, err)
 	}
 	defer unlock()
+	atomicfile.RemoveLeftovers(filepath.Join(lp.dir, filesName)) // a killed write's, as the paths file's
 	rs, err := loadFiles(lp)
 	if err != nil {
 		return err

@@ -216,3 +216,21 @@ func TestFileApprovalPassphrase(t *testing.T) {
 		t.Fatalf("the prompt %+v", a)
 	}
 }
+
+// A change of files.json, under its lock, removes what a brokerd killed mid-write left.
+func TestFilesLeftoversRemoved(t *testing.T) {
+	lp, err := OpenLoginPaths(t.TempDir(), os.Getuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := filepath.Join(lp.dir, "."+filesName+".tmp-99")
+	if err := os.WriteFile(torn, []byte(`{"version":1,"fi`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := updateFiles(lp, func(rs []fileRecord) ([]fileRecord, error) { return rs, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(torn); !os.IsNotExist(err) {
+		t.Errorf("the torn write's file is still there: %v", err)
+	}
+}

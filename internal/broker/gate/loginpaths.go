@@ -209,9 +209,10 @@ func (lp *LoginPaths) checkDir() error {
 	return nil
 }
 
-// entries returns the entries match accepts. The directory and the file are checked on every call (as load
-// does, with lstat: a symlink is not a regular file), outside the lock; the file is read
-// again only when its key changed or had not settled.
+// entries returns copies of the entries match accepts (nil: every one). The directory and
+// the file are checked on every call (as load does, with lstat: a symlink is not a regular
+// file), outside the lock; the file is read again only when its key changed or had not
+// settled.
 func (lp *LoginPaths) entries(match func(pathEntry) bool) ([]pathEntry, error) {
 	if err := lp.checkDir(); err != nil {
 		return nil, err
@@ -302,10 +303,9 @@ func (lp *LoginPaths) update(fn func([]pathEntry) ([]pathEntry, error)) error {
 	}
 	defer unlock()
 	// A brokerd killed while it wrote the file left its temporary file: no write is under
-	// way while the lock is held, so whatever is there is such a leftover.
-	if _, err := atomicfile.RemoveLeftovers(lp.Path()); err != nil {
-		return fmt.Errorf("%w: %w", errPathsUnusable, err)
-	}
+	// way while the lock is held, so whatever is there is such a leftover. Best effort: a
+	// leftover that stays is untidy, never a reason to refuse the change.
+	atomicfile.RemoveLeftovers(lp.Path())
 	es, err := lp.load()
 	if err != nil {
 		return err
@@ -346,7 +346,7 @@ func (lp *LoginPaths) load() ([]pathEntry, error) {
 	settled := readAt.Sub(time.Unix(0, max(key.mtimeNs, key.ctimeNs))) >= settleAge
 	if lp.raw != nil && bytes.Equal(b, lp.raw) {
 		lp.key, lp.settled = key, settled
-		return cloneEntries(lp.parsed), nil
+		return cloneMatching(lp.parsed, nil), nil
 	}
 	lp.raw, lp.parsed, lp.settled = nil, nil, false
 	var file struct {
@@ -362,14 +362,12 @@ func (lp *LoginPaths) load() ([]pathEntry, error) {
 	if err := validEntries(file.Credentials); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errPathsUnusable, path, err)
 	}
-	lp.raw, lp.parsed, lp.key, lp.settled = b, cloneEntries(file.Credentials), key, settled
+	lp.raw, lp.parsed, lp.key, lp.settled = b, cloneMatching(file.Credentials, nil), key, settled
 	return file.Credentials, nil
 }
 
-// cloneEntries copies es and their paths: what load returns is its caller's to change.
-func cloneEntries(es []pathEntry) []pathEntry { return cloneMatching(es, nil) }
-
-// cloneMatching copies the entries of es that match accepts (nil: every one) and their paths.
+// cloneMatching copies the entries of es that match accepts (nil: every one) and their
+// paths: what load and entries return is their caller's to change.
 func cloneMatching(es []pathEntry, match func(pathEntry) bool) []pathEntry {
 	var out []pathEntry
 	for _, e := range es {
