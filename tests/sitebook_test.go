@@ -82,6 +82,22 @@ func (b *siteBook) signIn(w http.ResponseWriter, account string) {
 	http.SetCookie(w, &c)
 }
 
+// answer is a sign-in form's answer to account and password: signed in and sent home, or the
+// form's error page.
+func (b *siteBook) answer(w http.ResponseWriter, r *http.Request, account, password string) {
+	if !b.check(account, password) {
+		htmlPage(w, "Sign in", "", `<p role="alert">Invalid credentials</p>`)
+		return
+	}
+	b.signIn(w, account)
+	http.Redirect(w, r, "/home", http.StatusSeeOther)
+}
+
+// home is the page a signed-in session lands on: it greets the session's account.
+func (b *siteBook) home(w http.ResponseWriter, r *http.Request) {
+	htmlPage(w, "Home", "", `<h1>Welcome `+html.EscapeString(b.account(r))+`</h1>`)
+}
+
 // account is the account signed in on r's session, "" when none.
 func (b *siteBook) account(r *http.Request) string {
 	b.mu.Lock()
