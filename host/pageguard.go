@@ -39,8 +39,11 @@ import (
 //     (cdp.Quiet): Chromium 156 ends in SIGSEGV when a page goes with a dialog open.
 //   - Pages that do not answer: every verb on a session has an overall deadline (verbLimit). A
 //     verb that reaches it while it holds the session answers PAGE_STOPPED, and its page is
-//     stopped, so that the next verb does not wait on it again. 'session close' waits for a
-//     running verb of the session for CloseWait at most, then stops its page.
+//     stopped, so that the next verb does not wait on it again. A navigation whose page
+//     neither loads within its bound nor answers for StuckWait after (a script that never
+//     yields from before its load) is stopped the same way, at once (verbs.go). 'session
+//     close' waits for a running verb of the session for CloseWait at most, then stops its
+//     page.
 const (
 	// FloodBurst is the number of navigations a page may start at once.
 	FloodBurst = 100

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/url"
 	"strconv"
@@ -119,9 +120,35 @@ func (h *Host) navigate(ctx context.Context, b *cdp.Browser, s *session, target 
 		return wire.Errorf(wire.CodeNavFailed, "%s: %s", clip.Text(target, 200), clip.Text(r.ErrorText, 200))
 	}
 	if r.LoaderID != "" {
-		return s.waitLoadFor(nctx, r.LoaderID, wait) // within the one bound: Page.navigate spent some of it
+		err := s.waitLoadFor(nctx, r.LoaderID, wait) // within the one bound: Page.navigate spent some of it
+		if wire.CodeOf(err) == wire.CodeTimeout && h.stuck(ctx, b, s) {
+			// A page whose script never yields never loads, and the session's next command
+			// would wait on it to that command's deadline: it is stopped now, and the answer
+			// says why (a longer --timeout would not help).
+			why := fmt.Sprintf("it neither finished loading within %v nor answered for %v after (a script that never yields)", wait, StuckWait)
+			h.stopPage(b, s, s.sid, why)
+			return &pageStoppedError{why: why}
+		}
+		return err
 	}
 	return nil
+}
+
+// StuckWait is how long a page that did not load within its navigation's bound has to answer
+// a call into it before it is taken for stuck (its script never yields) and stopped.
+const StuckWait = 5 * time.Second
+
+// stuck reports whether session s's page does not answer a call into it (served on its main
+// thread, as every look at the page is) within StuckWait, ctx still running: a page that is
+// slow to load but answers is not stuck.
+func (h *Host) stuck(ctx context.Context, b *cdp.Browser, s *session) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, StuckWait)
+	defer cancel()
+	err := b.Call(pctx, s.sid, "DOM.getDocument", map[string]any{"depth": 0}, nil)
+	return err != nil && pctx.Err() != nil && ctx.Err() == nil
 }
 
 func (h *Host) result(ctx context.Context, b *cdp.Browser, s *session) (control.PageResult, error) {

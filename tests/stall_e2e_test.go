@@ -22,7 +22,8 @@ import (
 //	/topstorm  the main frame itself challenged again and again (a 401 page that reloads)
 //	/dialogs   an alert, confirm and prompt after another, from the page and 10 frames
 //	/stormdialogs  both
-//	/spin      a page whose script never yields (while (true) {})
+//	/spin      a page whose script never yields (while (true) {}), from 50 ms after it began
+//	/spinnow   the same from the start, before its load
 func newStormSite(t testing.TB) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /basic", func(w http.ResponseWriter, r *http.Request) {
@@ -71,6 +72,9 @@ setInterval(function () { alert("a"); confirm("c"); prompt("p", "x"); }, 1);
 	})
 	mux.HandleFunc("GET /spin", func(w http.ResponseWriter, r *http.Request) {
 		lsPage(w, "Spin", `<h1>Spin</h1><script>setTimeout(function () { while (true) {} }, 50);</script>`)
+	})
+	mux.HandleFunc("GET /spinnow", func(w http.ResponseWriter, r *http.Request) {
+		lsPage(w, "Spin", `<h1>Spin</h1><script>while (true) {}</script>`)
 	})
 	s := httptest.NewServer(mux)
 	t.Cleanup(s.Close)
@@ -164,7 +168,8 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 		// host quieted a page before it goes: cdp.Quiet).
 		{page: "/stormdialogs", held: true},
 		// Stopped at its verb's deadline: the snapshot's, or, on a loaded machine, the
-		// visit's own when the script starts before the visit has read the page.
+		// visit's own when the script starts before the visit has read the page (before its
+		// load, even: then the visit stops the page it found stuck, TestVisitStuckPage).
 		{page: "/spin", either: true},
 	}
 	// codeOf is a command's error code: "" for a success, NO_ANSWER for one killed at its
@@ -251,5 +256,42 @@ func TestHostilePageStallsNoOneElse(t *testing.T) {
 	}
 	if strings.Contains(e.allOutput(), canary) {
 		t.Error("the password is in an output")
+	}
+}
+
+// TestVisitStuckPage: a page whose script never yields from before its load never loads; the
+// visit answers PAGE_STOPPED once its bound and StuckWait (5 s) have passed, not TIMEOUT with
+// a hint to wait longer, and the session's next command finds a fresh blank page at once
+// instead of waiting on the stuck one to that command's deadline (45 s). A page that is only
+// slow to load answers TIMEOUT as before, and stays.
+func TestVisitStuckPage(t *testing.T) {
+	parallel(t)
+	e := newEnv(t, envOptions{})
+	storm := newStormSite(t)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/img" {
+			time.Sleep(8 * time.Second) // the page's load waits for it
+			return
+		}
+		lsPage(w, "Slow", `<h1>Slow</h1><img src="/img" alt="">`)
+	}))
+	t.Cleanup(slow.Close)
+	e.start(t)
+
+	r, d := e.bounded(t, 60*time.Second, "visit", storm.URL+"/spinnow", "--timeout", "3s", "--json")
+	if code := errCode(t, r); r.code == 0 || code != "PAGE_STOPPED" || !strings.Contains(r.stdout, "never yields") {
+		t.Errorf("visit of a page that never yields: exit %d in %v: %s%s; want PAGE_STOPPED", r.code, d.Round(time.Millisecond), r.stdout, r.stderr)
+	}
+	r, d = e.bounded(t, 20*time.Second, "snapshot", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, "about:blank") {
+		t.Errorf("snapshot after the stuck page: exit %d in %v: %s%s; want the fresh blank page", r.code, d.Round(time.Millisecond), r.stdout, r.stderr)
+	}
+
+	r, _ = e.bounded(t, 60*time.Second, "visit", slow.URL+"/", "--timeout", "3s", "--json")
+	if code := errCode(t, r); r.code == 0 || code != "TIMEOUT" {
+		t.Errorf("visit of a page slow to load: %s%s; want TIMEOUT", r.stdout, r.stderr)
+	}
+	if r := e.run("", "headless", "snapshot", "--json"); r.code != 0 || !strings.Contains(r.stdout, "Slow") {
+		t.Errorf("snapshot of the slow page: %s%s; want the page, kept", r.stdout, r.stderr)
 	}
 }
