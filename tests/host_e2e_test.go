@@ -416,9 +416,31 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 	}
 	queued := func() int { return e.hostStatus(t).QueuedVerbs }
 	running := wait()
-	// Whichever wait takes the session first runs; this one almost surely (and if not, the
-	// one that does is closed below with the queued ones, and this one runs after it).
-	time.Sleep(500 * time.Millisecond)
+	// It must be the one running before the flood: on a loaded machine the host could read a
+	// flood's wait first and refuse this one BUSY (then no wait ran after the flood's were
+	// closed, and the first of the 8 new ones ran instead of queueing). A probe queued behind
+	// it shows one runs; hung up, the probe gives up (or, had it taken the session, this one
+	// runs after it).
+	probe := wait()
+	for deadline := time.Now().Add(20 * time.Second); queued() != 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("queued_verbs %d with two waits sent; want 1 (one runs)", queued())
+		}
+	}
+	probe.Close()
+	select {
+	case o := <-outcomes:
+		if o.c != probe {
+			t.Fatalf("%q answered before the flood; want only the probe's hang-up", o.code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the probe's connection did not end")
+	}
+	for deadline := time.Now().Add(20 * time.Second); queued() != 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("queued_verbs %d after the probe hung up; want 0", queued())
+		}
+	}
 	const flood = 140
 	answered := map[net.Conn]bool{}
 	var all []net.Conn
