@@ -226,12 +226,7 @@ func TestLoginFormsDecoyPassword(t *testing.T) {
 			if len(lfs) != 1 {
 				t.Fatalf("LoginForms = %+v, want one", lfs)
 			}
-			pw := ""
-			for _, e := range out.Elements {
-				if e.Name == "hiddenPassword" {
-					pw = e.Ref
-				}
-			}
+			pw := refNamed(out, "hiddenPassword")
 			if step := lfs[0].Password == ""; step != c.step || !c.step && lfs[0].Password != pw {
 				t.Errorf("LoginForms = %+v (the field %s): a first step %v, want %v", lfs[0], pw, step, c.step)
 			}
@@ -288,13 +283,18 @@ func TestLoginFormsDecoyBeforeThePassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ""
-	for _, e := range out.Elements {
-		if e.Name == "password" {
-			want = e.Ref
-		}
-	}
+	want := refNamed(out, "password")
 	if lfs := LoginForms(out); len(lfs) == 0 || lfs[0].Password != want || want == "" {
 		t.Fatalf("LoginForms = %+v, want the password field %s", lfs, want)
 	}
+}
+
+// refNamed is the ref of o's element named name ("" when none).
+func refNamed(o Outline, name string) string {
+	for _, e := range o.Elements {
+		if e.Name == name {
+			return e.Ref
+		}
+	}
+	return ""
 }
