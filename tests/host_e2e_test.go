@@ -415,6 +415,15 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 		return c
 	}
 	queued := func() int { return e.hostStatus(t).QueuedVerbs }
+	// awaitQueued waits (20 s at most) until n verbs queue; when says at which point.
+	awaitQueued := func(n int, when string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); queued() != n; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("queued_verbs %d %s; want %d", queued(), when, n)
+			}
+		}
+	}
 	running := wait()
 	// It must be the one running before the flood: on a loaded machine the host could read a
 	// flood's wait first and refuse this one BUSY (then no wait ran after the flood's were
@@ -422,11 +431,7 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 	// it shows one runs; hung up, the probe gives up (or, had it taken the session, this one
 	// runs after it).
 	probe := wait()
-	for deadline := time.Now().Add(20 * time.Second); queued() != 1; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("queued_verbs %d with two waits sent; want 1 (one runs)", queued())
-		}
-	}
+	awaitQueued(1, "with two waits sent (one runs)")
 	probe.Close()
 	select {
 	case o := <-outcomes:
@@ -436,11 +441,7 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the probe's connection did not end")
 	}
-	for deadline := time.Now().Add(20 * time.Second); queued() != 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("queued_verbs %d after the probe hung up; want 0", queued())
-		}
-	}
+	awaitQueued(0, "after the probe hung up")
 	const flood = 140
 	answered := map[net.Conn]bool{}
 	var all []net.Conn
@@ -470,11 +471,7 @@ func TestWaitFloodLeavesControlSocketFree(t *testing.T) {
 			c.Close()
 		}
 	}
-	for deadline := time.Now().Add(20 * time.Second); queued() != 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("queued_verbs %d after their callers hung up; want 0", queued())
-		}
-	}
+	awaitQueued(0, "after their callers hung up")
 	for range 8 {
 		wait()
 	}
