@@ -1,11 +1,13 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/headless-dev/headless/host/cdp"
 	"github.com/headless-dev/headless/host/snapshot"
@@ -450,6 +452,111 @@ func (si *signIn) enabled(ctx context.Context, st pageState, ref string) {
 		}
 	}
 }
+
+// typable refuses, before anyone is asked, a form whose fields cannot take what would be typed
+// into them, and returns the look it judged (a fresher one when it waited):
+//   - a disabled account or password field takes no focus (a page may enable its fields a
+//     moment after it loads, or once a script of its own has run: waited for, EnableWait at
+//     most, on the same document);
+//   - an account longer than its field's maxlength would be cut by the browser as it is
+//     typed, and another account than the person's sent (the field is most likely not the
+//     account's: a branch or sub-account number beside it, a card number).
+//
+// The password's length is never compared with its field: it is not known before the release,
+// and a refusal after it would tell a page's author how long the password is.
+func (si *signIn) typable(ctx context.Context, st pageState, form snapshot.LoginForm, account string) (pageState, snapshot.LoginForm, error) {
+	deadline := time.Now().Add(EnableWait)
+	for {
+		what := disabledField(st, form)
+		if what == "" {
+			break
+		}
+		if !time.Now().Before(deadline) {
+			return st, form, wire.Errorf(wire.CodeNotInteractable,
+				"the sign-in form's %s field is disabled: the page has not enabled it within %v; nothing was asked for or released", what, EnableWait).
+				WithHint("the page enables its sign-in fields itself (after a script, a choice or a checkbox of its own: 'headless snapshot' shows what it asks for); sign in again once they are enabled")
+		}
+		select {
+		case <-ctx.Done():
+			return st, form, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		fresh, err := si.h.look(ctx, si.b, si.s)
+		if err != nil {
+			return st, form, err
+		}
+		if fresh.document != st.document {
+			return st, form, wire.Errorf(wire.CodeDocumentChanged,
+				"the page changed while the sign-in waited for its %s field to be enabled; nothing was asked for or released", what)
+		}
+		var f snapshot.LoginForm
+		var ok bool
+		if si.named != nil {
+			var nerr error
+			f, nerr = si.named.form(fresh)
+			ok = nerr == nil
+		} else {
+			f, ok = enabledForm(st, form, fresh)
+		}
+		if !ok {
+			return st, form, wire.Errorf(wire.CodeNoLoginForm,
+				"the sign-in form left the page while the sign-in waited for its %s field to be enabled; nothing was asked for or released", what)
+		}
+		st, form = fresh, f
+	}
+	if acc, ok := fieldElement(st, form.Username); ok && account != "" && acc.MaxLength > 0 && units(account) > acc.MaxLength {
+		return st, form, wire.Errorf(wire.CodeNoLoginForm,
+			"the field taken for the account holds at most %d characters and the credential's account has %d: typed there, it would be cut; nothing was asked for or released",
+			acc.MaxLength, units(account)).
+			WithHint("that field is most likely not the account's (a branch or sub-account number, a card number): name the fields from a fresh 'headless snapshot' with 'headless auth login --alias ALIAS --password-field REF --account-field REF'")
+	}
+	return st, form, nil
+}
+
+// enabledForm finds, in a fresh look at the page, the sign-in form of form's password field
+// (of its account field for a first step), as the detection judges it now: an account field
+// it left out while it was disabled may be in it.
+func enabledForm(old pageState, form snapshot.LoginForm, fresh pageState) (snapshot.LoginForm, bool) {
+	ref := cmp.Or(form.Password, form.Username)
+	node := old.refs[ref].BackendNodeID
+	for _, g := range fresh.forms {
+		r := g.Username
+		if form.Password != "" {
+			r = g.Password
+		}
+		// Still what the sign-in took it for: a sign-in form, or a password step's.
+		if r != "" && fresh.refs[r].BackendNodeID == node && (g.SignIn || !form.SignIn && secondStep(g)) {
+			return g, true
+		}
+	}
+	return snapshot.LoginForm{}, false
+}
+
+// disabledField names the field of form that is disabled in st ("account", "password"), or "".
+func disabledField(st pageState, form snapshot.LoginForm) string {
+	for _, f := range []struct{ ref, what string }{{form.Username, "account"}, {form.Password, "password"}} {
+		if e, ok := fieldElement(st, f.ref); ok && e.Disabled {
+			return f.what
+		}
+	}
+	return ""
+}
+
+// fieldElement finds the element of ref in st's outline.
+func fieldElement(st pageState, ref string) (snapshot.Element, bool) {
+	if ref == "" {
+		return snapshot.Element{}, false
+	}
+	for _, e := range st.outline.Elements {
+		if e.Ref == ref {
+			return e, true
+		}
+	}
+	return snapshot.Element{}, false
+}
+
+// units is the length of s as a page counts it (maxlength counts UTF-16 code units).
+func units(s string) int { return len(utf16.Encode([]rune(s))) }
 
 // EnableWait bounds how long a sign-in waits for a disabled submit control to be enabled.
 const EnableWait = 2 * time.Second

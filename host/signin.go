@@ -181,8 +181,10 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	// The origins the person named for the credential, which its form may post to besides
 	// the credential's (brokerd's list; its release says so again, and that is what the guard
 	// holds to).
+	// The account (metadata) says whether the account field can hold it (typable).
+	var account string
 	if c, err := h.credentialOf(look.ctx, s, si.origin, p.Alias); err == nil {
-		si.also = c.AlsoOrigins
+		si.also, account = c.AlsoOrigins, c.Account
 	}
 	var form snapshot.LoginForm
 	if si.named != nil {
@@ -205,6 +207,9 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 		if account == "" {
 			return wire.Errorf(wire.CodeNoLoginForm, "the page asks for an account first, and alias %q was saved without one (a sign-in with a password only); nothing was typed", p.Alias)
 		}
+		if st, form, err = si.typable(look.ctx, st, form, account); err != nil {
+			return err
+		}
 		if st, form, err = si.firstStep(look.ctx, st, form, account); err != nil {
 			return err
 		}
@@ -213,6 +218,9 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 
 	// Refuse a form that could never take the password before anyone is asked to approve.
 	if err := checkForm(st, form, si.origin, si.also...); err != nil {
+		return err
+	}
+	if st, form, err = si.typable(look.ctx, st, form, account); err != nil {
 		return err
 	}
 	// No other window may hold a reference to the page while the person decides and the host
