@@ -277,13 +277,6 @@ func (h *Host) withBroker(ctx context.Context, fn func(*brokerapi.Client) error)
 	}
 }
 
-// accountFor reads the account of alias at origin from the broker's metadata (no secret): the
-// isolated session's own store, or the vault for a normal session.
-func (h *Host) accountFor(ctx context.Context, s *session, o, alias string) (string, error) {
-	c, err := h.credentialOf(ctx, s, o, alias)
-	return c.Account, err
-}
-
 // credentialOf is what brokerd lists of alias at origin o in session s's store (metadata: the
 // account, the origins the person named for it), never its secret.
 func (h *Host) credentialOf(ctx context.Context, s *session, o, alias string) (brokerapi.Credential, error) {

@@ -290,15 +290,8 @@ func shown(s snapshot.Submitter) string {
 
 // formElement finds the form of ref in st's outline.
 func formElement(st pageState, ref string) (snapshot.Element, bool) {
-	if ref == "" {
-		return snapshot.Element{}, false
-	}
-	for _, e := range st.outline.Elements {
-		if e.Ref == ref && e.Kind == "form" {
-			return e, true
-		}
-	}
-	return snapshot.Element{}, false
+	e, ok := elementOf(st, ref)
+	return e, ok && e.Kind == "form"
 }
 
 // sameForm finds, in a fresh look at the page, the login form whose fields are the same DOM
@@ -427,12 +420,8 @@ func originOf(u string) string {
 // their input events, which the typing just fired.
 func (si *signIn) enabled(ctx context.Context, st pageState, ref string) {
 	disabled := func(st pageState, ref string) bool {
-		for _, e := range st.outline.Elements {
-			if e.Ref == ref {
-				return e.Disabled
-			}
-		}
-		return false
+		e, _ := elementOf(st, ref)
+		return e.Disabled
 	}
 	if !disabled(st, ref) {
 		return
@@ -489,14 +478,13 @@ func (si *signIn) typable(ctx context.Context, st pageState, form snapshot.Login
 			return st, form, wire.Errorf(wire.CodeDocumentChanged,
 				"the page changed while the sign-in waited for its %s field to be enabled; nothing was asked for or released", what)
 		}
-		var f snapshot.LoginForm
-		var ok bool
+		f, ok := enabledForm(st, form, fresh)
 		if si.named != nil {
-			var nerr error
-			f, nerr = si.named.form(fresh)
-			ok = nerr == nil
-		} else {
-			f, ok = enabledForm(st, form, fresh)
+			var err error
+			if f, err = si.named.form(fresh); err != nil {
+				return st, form, err
+			}
+			ok = true
 		}
 		if !ok {
 			return st, form, wire.Errorf(wire.CodeNoLoginForm,
@@ -504,11 +492,15 @@ func (si *signIn) typable(ctx context.Context, st pageState, form snapshot.Login
 		}
 		st, form = fresh, f
 	}
-	if acc, ok := fieldElement(st, form.Username); ok && account != "" && acc.MaxLength > 0 && units(account) > acc.MaxLength {
-		return st, form, wire.Errorf(wire.CodeNoLoginForm,
+	if acc, ok := elementOf(st, form.Username); ok && account != "" && acc.MaxLength > 0 && units(account) > acc.MaxLength {
+		err := wire.Errorf(wire.CodeNoLoginForm,
 			"the field taken for the account holds at most %d characters and the credential's account has %d: typed there, it would be cut; nothing was asked for or released",
-			acc.MaxLength, units(account)).
-			WithHint("that field is most likely not the account's (a branch or sub-account number, a card number): name the fields from a fresh 'headless snapshot' with 'headless auth login --alias ALIAS --password-field REF --account-field REF'")
+			acc.MaxLength, units(account))
+		if form.Password == "" {
+			// A first step's fields cannot be named (a named sign-in starts at its password).
+			return st, form, err.WithHint("that field is most likely not the account's (a branch or sub-account number, a card number): 'headless snapshot' shows the page's fields; sign in where the site asks for the account and the password together")
+		}
+		return st, form, err.WithHint("that field is most likely not the account's (a branch or sub-account number, a card number): name the fields from a fresh 'headless snapshot' with 'headless auth login --alias ALIAS --password-field REF --account-field REF'")
 	}
 	return st, form, nil
 }
@@ -532,18 +524,19 @@ func enabledForm(old pageState, form snapshot.LoginForm, fresh pageState) (snaps
 	return snapshot.LoginForm{}, false
 }
 
-// disabledField names the field of form that is disabled in st ("account", "password"), or "".
+// disabledField names the field of form that the browser keeps disabled in st ("account",
+// "password"), or "" (aria-disabled alone keeps nothing from the typing).
 func disabledField(st pageState, form snapshot.LoginForm) string {
 	for _, f := range []struct{ ref, what string }{{form.Username, "account"}, {form.Password, "password"}} {
-		if e, ok := fieldElement(st, f.ref); ok && e.Disabled {
+		if e, ok := elementOf(st, f.ref); ok && e.Inert {
 			return f.what
 		}
 	}
 	return ""
 }
 
-// fieldElement finds the element of ref in st's outline.
-func fieldElement(st pageState, ref string) (snapshot.Element, bool) {
+// elementOf finds the element of ref in st's outline.
+func elementOf(st pageState, ref string) (snapshot.Element, bool) {
 	if ref == "" {
 		return snapshot.Element{}, false
 	}
@@ -556,7 +549,13 @@ func fieldElement(st pageState, ref string) (snapshot.Element, bool) {
 }
 
 // units is the length of s as a page counts it (maxlength counts UTF-16 code units).
-func units(s string) int { return len(utf16.Encode([]rune(s))) }
+func units(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(1, utf16.RuneLen(r))
+	}
+	return n
+}
 
 // EnableWait bounds how long a sign-in waits for a disabled submit control to be enabled.
 const EnableWait = 2 * time.Second

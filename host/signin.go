@@ -181,9 +181,12 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	// The origins the person named for the credential, which its form may post to besides
 	// the credential's (brokerd's list; its release says so again, and that is what the guard
 	// holds to).
-	// The account (metadata) says whether the account field can hold it (typable).
+	//
+	// Its account (metadata, never a secret): typed by a first step, and compared with the
+	// account field's maxlength before anyone is asked (typable).
 	var account string
-	if c, err := h.credentialOf(look.ctx, s, si.origin, p.Alias); err == nil {
+	c, cerr := h.credentialOf(look.ctx, s, si.origin, p.Alias)
+	if cerr == nil {
 		si.also, account = c.AlsoOrigins, c.Account
 	}
 	var form snapshot.LoginForm
@@ -200,9 +203,8 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 	page := firstPage
 	if form.Password == "" {
 		page = secondPage
-		account, err := h.accountFor(look.ctx, s, si.origin, p.Alias)
-		if err != nil {
-			return err
+		if cerr != nil {
+			return cerr
 		}
 		if account == "" {
 			return wire.Errorf(wire.CodeNoLoginForm, "the page asks for an account first, and alias %q was saved without one (a sign-in with a password only); nothing was typed", p.Alias)
@@ -216,11 +218,12 @@ func (si *signIn) formLogin(ctx context.Context, p control.AuthParams, res *cont
 		challengeID = "" // the challenge was for the first page
 	}
 
-	// Refuse a form that could never take the password before anyone is asked to approve.
-	if err := checkForm(st, form, si.origin, si.also...); err != nil {
+	// Refuse a form that could never take the password before anyone is asked to approve
+	// (typable first: the form it waited for is the one checked).
+	if st, form, err = si.typable(look.ctx, st, form, account); err != nil {
 		return err
 	}
-	if st, form, err = si.typable(look.ctx, st, form, account); err != nil {
+	if err := checkForm(st, form, si.origin, si.also...); err != nil {
 		return err
 	}
 	// No other window may hold a reference to the page while the person decides and the host

@@ -11,10 +11,12 @@ package tests
 //   - fields disabled for good: NOT_INTERACTABLE, nobody asked, nothing posted;
 //   - fields the page enables a moment after it loads: waited for, and signed in;
 //   - an account field whose maxlength is shorter than the account: NO_LOGIN_FORM naming the
-//     lengths, nobody asked, nothing posted; one exactly as long as the account signs in.
+//     lengths, nobody asked, nothing posted; one exactly as long as the account signs in. The
+//     account holds a character outside the BMP, which a page counts as two (maxlength counts
+//     UTF-16 code units): a maxlength of its count of characters is one short;
+//   - a password field marked aria-disabled only (which the browser does not enforce): signed in.
 
 import (
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,7 +29,8 @@ func TestSignInFieldsItCannotType(t *testing.T) {
 	parallel(t)
 	e := newEnv(t, envOptions{})
 	book := newSiteBook(http.Cookie{Name: "ft_sid"})
-	const account = "staff@example.test" // 18 characters
+	// 19 characters, 20 UTF-16 code units (a page's count), 22 bytes.
+	const account = "staff\U0001F600@example.test"
 	form := func(attrs, script string) string {
 		return `<h1>Sign in</h1>
 <form method="post" action="/login">
@@ -43,7 +46,15 @@ func TestSignInFieldsItCannotType(t *testing.T) {
 setTimeout(function () { document.querySelectorAll("input, button").forEach(function (x) { x.disabled = false; }); }, 700);
 </script>`),
 		"/short": form(`maxlength="2"`, ""),
-		"/fits":  form(fmt.Sprintf(`maxlength="%d"`, len(account)), ""),
+		"/cut":   form(`maxlength="19"`, ""),
+		"/fits":  form(`maxlength="20"`, ""),
+		// (A field marked so is no account field to the detection: only the password here.)
+		"/aria": `<h1>Sign in</h1>
+<form method="post" action="/login">
+ <label>User <input name="user"></label>
+ <label>Password <input type="password" name="pw" aria-disabled="true"></label>
+ <button aria-disabled="true">Sign in</button>
+</form>`,
 	}
 	for path, body := range pages {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) { htmlPage(w, "Sign in", "", body) })
@@ -81,7 +92,8 @@ setTimeout(function () { document.querySelectorAll("input, button").forEach(func
 		path, code, says string
 	}{
 		{"/disabled", "NOT_INTERACTABLE", "the sign-in form's password field is disabled"},
-		{"/short", "NO_LOGIN_FORM", "holds at most 2 characters and the credential's account has 18"},
+		{"/short", "NO_LOGIN_FORM", "holds at most 2 characters and the credential's account has 20"},
+		{"/cut", "NO_LOGIN_FORM", "holds at most 19 characters and the credential's account has 20"},
 	} {
 		t.Run("refused before anyone is asked: "+c.path, func(t *testing.T) {
 			n, posts := prompts(), len(book.Posts())
@@ -97,7 +109,7 @@ setTimeout(function () { document.querySelectorAll("input, button").forEach(func
 			}
 		})
 	}
-	for _, path := range []string{"/late", "/fits"} {
+	for _, path := range []string{"/late", "/fits", "/aria"} {
 		t.Run("signed in: "+path, func(t *testing.T) {
 			r := login(path)
 			if r.code != 0 || !strings.Contains(r.stdout, `"status":"authenticated"`) {

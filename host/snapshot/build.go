@@ -168,9 +168,8 @@ func (b *builder) add(d *document, i int, k kind, frame string) {
 		}
 	}
 	if k == kindButton || k.control() {
-		el.Disabled = d.hasAttr(i, "disabled") && (t == tagButton || t == tagInput || t == tagSelect || t == tagTextarea) ||
-			a.fsDisabled[i] && (t == tagButton || t == tagInput || t == tagSelect || t == tagTextarea) ||
-			asciiLower(strings.TrimSpace(d.attrVal(i, "aria-disabled"))) == "true"
+		el.Inert = (d.hasAttr(i, "disabled") || a.fsDisabled[i]) && (t == tagButton || t == tagInput || t == tagSelect || t == tagTextarea)
+		el.Disabled = el.Inert || asciiLower(strings.TrimSpace(d.attrVal(i, "aria-disabled"))) == "true"
 	}
 	switch k {
 	case kindForm, kindButton, kindInput, kindTextarea, kindSelect:

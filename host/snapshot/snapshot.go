@@ -146,6 +146,10 @@ type Element struct {
 	// for finding one-time-code fields (CodeForms). Host only.
 	InputMode string `json:"-"`
 	MaxLength int    `json:"-"`
+	// Inert: a control the browser gives no focus nor input (its disabled attribute, or a
+	// disabled fieldset around it). Disabled also counts aria-disabled, which the browser
+	// does not enforce. Host only.
+	Inert bool `json:"-"`
 	// Decoy is a password input no person is meant to type into: read-only and hidden from
 	// assistive technology or out of the tab order (a trap for browsers' autofill, as
 	// nytimes' "hiddenPassword" beside its e-mail step). Host only. (A read-only password
