@@ -75,9 +75,15 @@ func (h *Host) Enroll(ctx context.Context, p control.EnrollParams) (control.Enro
 	page := firstPage
 	if form.Password == "" {
 		page = secondPage
+		if st, form, err = si.typable(ctx, st, form, p.Account); err != nil {
+			return res, err
+		}
 		if st, form, err = si.firstStep(ctx, st, form, p.Account); err != nil {
 			return res, err
 		}
+	}
+	if st, form, err = si.typable(ctx, st, form, p.Account); err != nil {
+		return res, err
 	}
 	if err := checkForm(st, form, si.origin); err != nil {
 		return res, err

@@ -14,7 +14,9 @@ package tests
 //     lengths, nobody asked, nothing posted; one exactly as long as the account signs in. The
 //     account holds a character outside the BMP, which a page counts as two (maxlength counts
 //     UTF-16 code units): a maxlength of its count of characters is one short;
-//   - a password field marked aria-disabled only (which the browser does not enforce): signed in.
+//   - a password field marked aria-disabled only (which the browser does not enforce): signed in;
+//   - an interactive login (the person types the password at the terminal) is refused the same,
+//     before anything is typed into the page.
 
 import (
 	"net/http"
@@ -109,6 +111,19 @@ setTimeout(function () { document.querySelectorAll("input, button").forEach(func
 			}
 		})
 	}
+	t.Run("an interactive login is refused the same", func(t *testing.T) {
+		posts := len(book.Posts())
+		e.run("", "headless", "visit", site.URL+"/logout", "--json")
+		e.run("", "headless", "visit", site.URL+"/cut", "--json")
+		r := e.runTTY(typed(account, pw), "headless", "auth", "login", "--interactive", "--json")
+		if r.code == 0 || errCode(t, r) != "NO_LOGIN_FORM" || !strings.Contains(r.stdout, "holds at most 19 characters") {
+			t.Fatalf("auth login --interactive on /cut: %+v, want NO_LOGIN_FORM", r)
+		}
+		if p := book.Posts(); len(p) != posts {
+			t.Errorf("something was posted: %v", p[posts:])
+		}
+		noSecretIn(t, "interactive login on /cut", r, pw)
+	})
 	for _, path := range []string{"/late", "/fits", "/aria"} {
 		t.Run("signed in: "+path, func(t *testing.T) {
 			r := login(path)
