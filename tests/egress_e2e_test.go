@@ -272,12 +272,7 @@ func TestAlsoOrigin(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	book := newSiteBook(http.Cookie{Name: "ao_sid"})
 	www := http.NewServeMux()
-	www.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		u, p := r.PostForm.Get("username"), r.PostForm.Get("password")
-		book.record(loginPost{"www", "/login", u, p})
-		book.answer(w, r, u, p)
-	})
+	www.HandleFunc("POST /login", book.formLogin("www", "/login", "username", "password"))
 	www.HandleFunc("GET /home", book.home)
 	wwwSrv := httptest.NewServer(www)
 	t.Cleanup(wwwSrv.Close)

@@ -61,12 +61,7 @@ setTimeout(function () { document.querySelectorAll("input, button").forEach(func
 	for path, body := range pages {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) { htmlPage(w, "Sign in", "", body) })
 	}
-	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		u, p := r.PostForm.Get("user"), r.PostForm.Get("pw")
-		book.record(loginPost{"site", "/login", u, p})
-		book.answer(w, r, u, p)
-	})
+	mux.HandleFunc("POST /login", book.formLogin("site", "/login", "user", "pw"))
 	mux.HandleFunc("GET /home", book.home)
 	mux.HandleFunc("GET /logout", func(w http.ResponseWriter, r *http.Request) {
 		book.signOut(w, r)

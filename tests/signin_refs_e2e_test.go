@@ -52,12 +52,7 @@ document.querySelectorAll("form")[1].addEventListener("submit", function () { th
 	mux.HandleFunc("GET /framed", func(w http.ResponseWriter, r *http.Request) {
 		htmlPage(w, "Help", "", `<input type="password" name="framed_pw" aria-label="framed">`)
 	})
-	mux.HandleFunc("POST /staff-login", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		u, p := r.PostForm.Get("staff_mail"), r.PostForm.Get("staff_pw")
-		book.record(loginPost{"site", "/staff-login", u, p})
-		book.answer(w, r, u, p)
-	})
+	mux.HandleFunc("POST /staff-login", book.formLogin("site", "/staff-login", "staff_mail", "staff_pw"))
 	mux.HandleFunc("POST /admin-login", func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		book.record(loginPost{"site", "/admin-login", r.PostForm.Get("admin_user"), r.PostForm.Get("admin_pw")})

@@ -123,6 +123,17 @@ func (b *siteBook) signOut(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: b.cookie.Name, Value: "", Path: "/", MaxAge: -1})
 }
 
+// formLogin is a sign-in form's POST handler at path: the account and password from the
+// form fields named user and pw, recorded as from server, answered as answer does.
+func (b *siteBook) formLogin(server, path, user, pw string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		u, p := r.PostForm.Get(user), r.PostForm.Get(pw)
+		b.record(loginPost{server, path, u, p})
+		b.answer(w, r, u, p)
+	}
+}
+
 // apiLogin is the JSON sign-in of the script-driven pages (POST /api/login
 // {"username","password"}): recorded as from server, a session on success, {"ok":bool}.
 func (b *siteBook) apiLogin(server string) http.HandlerFunc {
