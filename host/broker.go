@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,16 +49,11 @@ func pathQuery(u string) string {
 
 // fieldLabel is the outline text (accessible name) of the element ref, bounded.
 func fieldLabel(o snapshot.Outline, ref string) string {
-	for _, e := range o.Elements {
-		if e.Ref == ref && ref != "" {
-			l := e.Text
-			if l == "" {
-				l = e.Placeholder
-			}
-			return procstat.Clean(l, brokerapi.MaxField)
-		}
+	e, ok := elementOf(o, ref)
+	if !ok {
+		return ""
 	}
-	return ""
+	return procstat.Clean(cmp.Or(e.Text, e.Placeholder), brokerapi.MaxField)
 }
 
 // clientLabel is what a client.hello said, cleaned and bounded: "name version", in the

@@ -217,11 +217,9 @@ func (si *signIn) recheck(ctx context.Context, st pageState, form snapshot.Login
 func unmarked(st pageState, form snapshot.LoginForm, fresh *pageState) bool {
 	before := map[int64]string{}
 	for _, ref := range []string{form.Username, form.Password} {
-		if t, ok := st.refs[ref]; ok && ref != "" {
-			for _, e := range st.outline.Elements {
-				if e.Ref == ref {
-					before[t.BackendNodeID] = e.Autocomplete
-				}
+		if t, ok := st.refs[ref]; ok {
+			if e, ok := elementOf(st.outline, ref); ok {
+				before[t.BackendNodeID] = e.Autocomplete
 			}
 		}
 	}
@@ -290,7 +288,7 @@ func shown(s snapshot.Submitter) string {
 
 // formElement finds the form of ref in st's outline.
 func formElement(st pageState, ref string) (snapshot.Element, bool) {
-	e, ok := elementOf(st, ref)
+	e, ok := elementOf(st.outline, ref)
 	return e, ok && e.Kind == "form"
 }
 
@@ -420,7 +418,7 @@ func originOf(u string) string {
 // their input events, which the typing just fired.
 func (si *signIn) enabled(ctx context.Context, st pageState, ref string) {
 	disabled := func(st pageState, ref string) bool {
-		e, _ := elementOf(st, ref)
+		e, _ := elementOf(st.outline, ref)
 		return e.Disabled
 	}
 	if !disabled(st, ref) {
@@ -478,21 +476,19 @@ func (si *signIn) typable(ctx context.Context, st pageState, form snapshot.Login
 			return st, form, wire.Errorf(wire.CodeDocumentChanged,
 				"the page changed while the sign-in waited for its %s field to be enabled; nothing was asked for or released", what)
 		}
-		f, ok := enabledForm(st, form, fresh)
+		var f snapshot.LoginForm
+		var ok bool
 		if si.named != nil {
-			var err error
 			if f, err = si.named.form(fresh); err != nil {
 				return st, form, err
 			}
-			ok = true
-		}
-		if !ok {
+		} else if f, ok = enabledForm(st, form, fresh); !ok {
 			return st, form, wire.Errorf(wire.CodeNoLoginForm,
 				"the sign-in form left the page while the sign-in waited for its %s field to be enabled; nothing was asked for or released", what)
 		}
 		st, form = fresh, f
 	}
-	if acc, ok := elementOf(st, form.Username); ok && account != "" && acc.MaxLength > 0 && units(account) > acc.MaxLength {
+	if acc, ok := elementOf(st.outline, form.Username); ok && account != "" && acc.MaxLength > 0 && units(account) > acc.MaxLength {
 		err := wire.Errorf(wire.CodeNoLoginForm,
 			"the field taken for the account holds at most %d characters and the credential's account has %d: typed there, it would be cut; nothing was asked for or released",
 			acc.MaxLength, units(account))
@@ -528,19 +524,19 @@ func enabledForm(old pageState, form snapshot.LoginForm, fresh pageState) (snaps
 // "password"), or "" (aria-disabled alone keeps nothing from the typing).
 func disabledField(st pageState, form snapshot.LoginForm) string {
 	for _, f := range []struct{ ref, what string }{{form.Username, "account"}, {form.Password, "password"}} {
-		if e, ok := elementOf(st, f.ref); ok && e.Inert {
+		if e, ok := elementOf(st.outline, f.ref); ok && e.Inert {
 			return f.what
 		}
 	}
 	return ""
 }
 
-// elementOf finds the element of ref in st's outline.
-func elementOf(st pageState, ref string) (snapshot.Element, bool) {
+// elementOf finds the element of ref in o.
+func elementOf(o snapshot.Outline, ref string) (snapshot.Element, bool) {
 	if ref == "" {
 		return snapshot.Element{}, false
 	}
-	for _, e := range st.outline.Elements {
+	for _, e := range o.Elements {
 		if e.Ref == ref {
 			return e, true
 		}

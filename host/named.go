@@ -55,11 +55,8 @@ func (n *namedFields) form(st pageState) (snapshot.LoginForm, error) {
 			return snapshot.Element{}, false
 		}
 		for ref, t := range st.refs {
-			if t.BackendNodeID != id {
-				continue
-			}
-			for _, e := range st.outline.Elements {
-				if e.Ref == ref {
+			if t.BackendNodeID == id {
+				if e, ok := elementOf(st.outline, ref); ok {
 					return e, true
 				}
 			}

@@ -77,11 +77,15 @@ setTimeout(function () { document.querySelectorAll("input, button").forEach(func
 	lsEnroll(t, e, site.URL, "staff", account, pw)
 	e.start(t)
 	prompts := func() int { return len(presencetest.Prompts(t, approveLog)) }
-	login := func(path string) result {
+	// open signs the session out and shows path.
+	open := func(path string) {
 		e.run("", "headless", "visit", site.URL+"/logout", "--json")
 		if r := e.run("", "headless", "visit", site.URL+path, "--json"); r.code != 0 {
 			t.Fatalf("visit %s: %+v", path, r)
 		}
+	}
+	login := func(path string) result {
+		open(path)
 		return lsLogin(e, "--alias", "staff", "--new-login-path")
 	}
 
@@ -108,8 +112,7 @@ setTimeout(function () { document.querySelectorAll("input, button").forEach(func
 	}
 	t.Run("an interactive login is refused the same", func(t *testing.T) {
 		posts := len(book.Posts())
-		e.run("", "headless", "visit", site.URL+"/logout", "--json")
-		e.run("", "headless", "visit", site.URL+"/cut", "--json")
+		open("/cut")
 		r := e.runTTY(typed(account, pw), "headless", "auth", "login", "--interactive", "--json")
 		if r.code == 0 || errCode(t, r) != "NO_LOGIN_FORM" || !strings.Contains(r.stdout, "holds at most 19 characters") {
 			t.Fatalf("auth login --interactive on /cut: %+v, want NO_LOGIN_FORM", r)
